@@ -1,0 +1,10 @@
+//! Benchmarks: network (iperf3 protocol), disk (fio-like), CPU (sysbench-like), stress.
+//!
+//! Every benchmark is a library call taking a [`progress::Progress`] sink and a
+//! [`progress::Cancel`] token, so the CLI, the daemon and the tuner share them.
+
+pub mod cpu;
+pub mod disk;
+pub mod net;
+pub mod progress;
+pub mod stress;

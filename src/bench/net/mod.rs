@@ -1,0 +1,1 @@
+//! Network throughput: an iperf3-compatible client and server.

@@ -1,0 +1,14 @@
+//! hlctl: inspect, change, measure and tune the network of a home-lab box.
+//!
+//! The library holds all logic; `src/bin/hlctl.rs` and `src/bin/hlctld.rs`
+//! only set up logging and hand over to [`cli`].
+//!
+//! Layers, each knowing only the one below it:
+//! - [`cli`]: words → typed request → text/JSON output;
+//! - [`nic`], [`sysctl`], [`bench`]: the engine;
+//! - [`nic::netlink`] and [`nic::ioctl`]: the kernel.
+
+pub mod bench;
+pub mod cli;
+pub mod nic;
+pub mod sysctl;

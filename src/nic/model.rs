@@ -1,0 +1,201 @@
+//! What a NIC's settings are: the one definition shared by `show`, `--json`,
+//! the change engine, persisted state and (later) D-Bus properties.
+//!
+//! A section the driver does not support is `None` (JSON `null`), never an error.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Everything `hlctl show` knows about one interface.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Interface {
+    pub name: String,
+    pub ifindex: u32,
+    /// Hardware address, `aa:bb:cc:dd:ee:ff`.
+    pub mac: Option<String>,
+    /// rtnetlink link kind (`veth`, `tun`, `bridge`, ...); `None` for plain physical NICs.
+    pub kind: Option<String>,
+    /// True when the device has a parent bus device (PCI, USB, virtio...): a real NIC.
+    pub physical: bool,
+    /// `ethtool -i` data (SIOCETHTOOL ETHTOOL_GDRVINFO).
+    pub driver: Option<String>,
+    pub driver_version: Option<String>,
+    pub firmware_version: Option<String>,
+    pub bus_info: Option<String>,
+    /// RFC 2863 operational state as the kernel names it (`up`, `down`, `lowerlayerdown`...).
+    pub oper_state: String,
+    /// Administratively up (IFF_UP).
+    pub admin_up: bool,
+    pub carrier_changes: Option<u32>,
+    pub mtu: u32,
+    pub mtu_min: Option<u32>,
+    pub mtu_max: Option<u32>,
+    pub txqueuelen: u32,
+    pub link: Option<LinkModes>,
+    pub rings: Option<Rings>,
+    pub pause: Option<Pause>,
+    /// Every feature by kernel name (`rx-gro`, `tx-tcp-segmentation`, ...).
+    pub features: Option<BTreeMap<String, Feature>>,
+    pub channels: Option<Channels>,
+    pub coalesce: Option<Coalesce>,
+    pub counters: Counters,
+    /// The driver's private statistics (`ethtool -S`).
+    pub driver_stats: Option<BTreeMap<String, u64>>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Duplex {
+    Half,
+    Full,
+}
+
+impl std::fmt::Display for Duplex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Duplex::Half => "half",
+            Duplex::Full => "full",
+        })
+    }
+}
+
+/// Link settings (ethtool LINKMODES + LINKINFO + LINKSTATE).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LinkModes {
+    /// Current speed in Mb/s; `None` when unknown (no link).
+    pub speed_mbps: Option<u32>,
+    pub duplex: Option<Duplex>,
+    pub autoneg: bool,
+    /// Connector (`TP`, `FIBRE`, `DA`, `Other`...).
+    pub port: Option<String>,
+    pub lanes: Option<u32>,
+    /// Link modes by ethtool's names (`1000baseT/Full`).
+    pub supported_modes: Vec<String>,
+    pub advertised_modes: Vec<String>,
+    pub partner_modes: Vec<String>,
+    /// Link detected (carrier), from LINKSTATE.
+    pub detected: Option<bool>,
+}
+
+/// Ring buffer sizes and their pre-set maxima (`ethtool -g`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rings {
+    pub rx: Option<u32>,
+    pub tx: Option<u32>,
+    pub rx_mini: Option<u32>,
+    pub rx_jumbo: Option<u32>,
+    pub rx_max: Option<u32>,
+    pub tx_max: Option<u32>,
+    pub rx_mini_max: Option<u32>,
+    pub rx_jumbo_max: Option<u32>,
+}
+
+/// Flow control (`ethtool -a`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pause {
+    pub autoneg: bool,
+    pub rx: bool,
+    pub tx: bool,
+}
+
+/// One offload feature (`ethtool -k`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Feature {
+    pub active: bool,
+    pub requested: bool,
+    /// The driver does not let this feature change (`[fixed]`).
+    pub fixed: bool,
+}
+
+/// Queue counts (`ethtool -l`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Channels {
+    pub rx: Option<u32>,
+    pub tx: Option<u32>,
+    pub other: Option<u32>,
+    pub combined: Option<u32>,
+    pub rx_max: Option<u32>,
+    pub tx_max: Option<u32>,
+    pub other_max: Option<u32>,
+    pub combined_max: Option<u32>,
+}
+
+/// Interrupt coalescing (`ethtool -c`); a field the driver does not report is `None`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Coalesce {
+    pub rx_usecs: Option<u32>,
+    pub tx_usecs: Option<u32>,
+    pub rx_frames: Option<u32>,
+    pub tx_frames: Option<u32>,
+    pub adaptive_rx: Option<bool>,
+    pub adaptive_tx: Option<bool>,
+}
+
+/// Interface counters (rtnetlink IFLA_STATS64).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counters {
+    pub rx_packets: u64,
+    pub tx_packets: u64,
+    pub rx_bytes: u64,
+    pub tx_bytes: u64,
+    pub rx_errors: u64,
+    pub tx_errors: u64,
+    pub rx_dropped: u64,
+    pub tx_dropped: u64,
+    pub rx_crc_errors: u64,
+    pub rx_frame_errors: u64,
+    pub rx_missed_errors: u64,
+    pub rx_fifo_errors: u64,
+    pub rx_over_errors: u64,
+    pub tx_fifo_errors: u64,
+    pub tx_carrier_errors: u64,
+    pub collisions: u64,
+}
+
+/// Requested ring sizes; `None` leaves a value as it is.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RingsSet {
+    pub rx: Option<u32>,
+    pub tx: Option<u32>,
+    pub rx_mini: Option<u32>,
+    pub rx_jumbo: Option<u32>,
+}
+
+/// Requested flow-control settings; `None` leaves a value as it is.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PauseSet {
+    pub autoneg: Option<bool>,
+    pub rx: Option<bool>,
+    pub tx: Option<bool>,
+}
+
+/// Requested link settings (`ethtool -s`); `None` leaves a value as it is.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LinkSet {
+    pub speed_mbps: Option<u32>,
+    pub duplex: Option<Duplex>,
+    pub autoneg: Option<bool>,
+    /// Link modes to advertise, by ethtool name (`1000baseT/Full`).
+    pub advertise: Option<Vec<String>>,
+}
+
+/// Requested queue counts; `None` leaves a value as it is.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChannelsSet {
+    pub rx: Option<u32>,
+    pub tx: Option<u32>,
+    pub other: Option<u32>,
+    pub combined: Option<u32>,
+}
+
+/// Requested coalescing; `None` leaves a value as it is.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CoalesceSet {
+    pub rx_usecs: Option<u32>,
+    pub tx_usecs: Option<u32>,
+    pub rx_frames: Option<u32>,
+    pub tx_frames: Option<u32>,
+    pub adaptive_rx: Option<bool>,
+    pub adaptive_tx: Option<bool>,
+}

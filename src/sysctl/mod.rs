@@ -1,0 +1,1 @@
+//! TCP/network sysctls: the tuning set, validation, normalised comparison and persistence.
