@@ -10,5 +10,8 @@
 
 pub mod bench;
 pub mod cli;
+pub mod fsutil;
 pub mod nic;
+pub mod paths;
+pub mod problem;
 pub mod sysctl;

@@ -1,10 +1,28 @@
 //! The top-level clap definition of `hlctl`.
 
+use std::path::PathBuf;
+
 use clap::{Args, Parser, Subcommand};
 
+use crate::paths::Paths;
+
 /// Inspect, change, measure and tune the network of a home-lab box.
+///
+/// hlctl reads every NIC setting (link, rings, pause, offloads, channels,
+/// coalescing, counters) and the TCP sysctls, changes them safely over
+/// rtnetlink and ethtool netlink (validate everything, snapshot, apply, read
+/// back, restore on failure), and measures with built-in network (iperf3
+/// compatible), disk and CPU benchmarks.
+///
+/// Exit codes: 0 done; 1 failed (a change set was restored); 2 invalid input
+/// (nothing changed); 3 not permitted.
 #[derive(Debug, Parser)]
-#[command(name = "hlctl", version, propagate_version = true)]
+#[command(
+    name = "hlctl",
+    version,
+    propagate_version = true,
+    max_term_width = 100
+)]
 pub struct Cli {
     #[command(flatten)]
     pub global: Global,
@@ -15,13 +33,50 @@ pub struct Cli {
 /// Options every verb accepts.
 #[derive(Clone, Debug, Args)]
 pub struct Global {
-    /// Print machine-readable JSON instead of text.
+    /// Print machine-readable JSON on stdout instead of text.
     #[arg(long, global = true)]
     pub json: bool,
+
+    /// Treat DIR as the root for hlctl's files (state directory, sysctl.d), e.g. for a chroot or an image.
+    #[arg(
+        long,
+        global = true,
+        value_name = "DIR",
+        env = "HLCTL_ROOT",
+        default_value = "/"
+    )]
+    pub root: PathBuf,
+
+    /// Directory of persisted state [default: ROOT/var/lib/hlctl].
+    #[arg(long, global = true, value_name = "DIR", env = "HLCTL_STATE_DIR")]
+    pub state_dir: Option<PathBuf>,
+
+    /// sysctl.d directory that receives 90-hlctl.conf [default: ROOT/etc/sysctl.d].
+    #[arg(long, global = true, value_name = "DIR", env = "HLCTL_SYSCTL_DIR")]
+    pub sysctl_dir: Option<PathBuf>,
+}
+
+impl Global {
+    /// File locations after applying `--root`, `--state-dir` and `--sysctl-dir`.
+    pub fn paths(&self) -> Paths {
+        let mut p = Paths::under(&self.root);
+        if let Some(d) = &self.state_dir {
+            p.state_dir = d.clone();
+        }
+        if let Some(d) = &self.sysctl_dir {
+            p.sysctl_search[0] = d.clone();
+            p.sysctl_dir = d.clone();
+        }
+        p
+    }
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    Show(super::show::ShowArgs),
+    Set(super::set::SetArgs),
+    Sysctl(super::sysctl::SysctlArgs),
+    Export(super::export::ExportArgs),
     /// Run a benchmark: network (iperf3-compatible), disk, CPU, stress.
     #[command(subcommand)]
     Bench(super::bench::BenchCommand),

@@ -5,8 +5,12 @@
 
 pub mod args;
 pub mod bench;
+pub mod export;
 pub mod output;
 pub mod serve;
+pub mod set;
+pub mod show;
+pub mod sysctl;
 
 use clap::Parser;
 
@@ -43,7 +47,35 @@ pub fn main() -> i32 {
 pub fn run(cli: args::Cli) -> i32 {
     let global = cli.global;
     match cli.command {
+        args::Command::Show(a) => show::run(&global, a),
+        args::Command::Set(a) => set::run(&global, a),
+        args::Command::Sysctl(a) => sysctl::run(&global, a),
+        args::Command::Export(a) => export::run(&global, a),
         args::Command::Bench(a) => bench::run(&global, a),
         args::Command::Serve(a) => serve::run(&global, a),
     }
+}
+
+/// Print an error for the user and return the exit code it maps to.
+pub fn fail(err: &dyn std::error::Error, code: i32) -> i32 {
+    eprintln!("hlctl: {err}");
+    code
+}
+
+/// Exit code for a NIC engine error.
+pub fn nic_exit_code(e: &crate::nic::error::NicError) -> i32 {
+    use crate::nic::error::NicError;
+    match e {
+        NicError::Invalid { .. } | NicError::NoSuchInterface { .. } => exit::INVALID,
+        _ if matches!(e.errno(), Some(libc::EPERM) | Some(libc::EACCES)) => exit::NOT_PERMITTED,
+        _ => exit::FAILED,
+    }
+}
+
+/// Open the process's netlink connection, or print why not.
+pub fn netlink() -> Result<crate::nic::netlink::Netlink, i32> {
+    crate::nic::netlink::Netlink::new().map_err(|e| {
+        let e = crate::nic::error::NicError::Connect(e);
+        fail(&e, nic_exit_code(&e))
+    })
 }

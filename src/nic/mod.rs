@@ -7,6 +7,15 @@
 //! - [`persist`]: the NIC state file and the systemd `.link` export;
 //! - [`netlink`], [`ioctl`]: the kernel interfaces.
 
+pub mod aliases;
+pub mod apply;
+pub mod change;
+pub mod diff;
+pub mod error;
+pub mod export;
 pub mod ioctl;
 pub mod model;
 pub mod netlink;
+pub mod persist;
+pub mod read;
+pub mod validate;

@@ -199,3 +199,82 @@ pub struct CoalesceSet {
     pub adaptive_rx: Option<bool>,
     pub adaptive_tx: Option<bool>,
 }
+
+/// A set of requested changes to one interface: what `hlctl set` parses, what
+/// is persisted and re-applied, and what the daemon's `ApplyChanges` takes.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChangeSet {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub txqueuelen: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rings: Option<RingsSet>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pause: Option<PauseSet>,
+    /// Feature name (kernel name, or ethtool short name before validation) → on/off.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub features: BTreeMap<String, bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<LinkSet>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channels: Option<ChannelsSet>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coalesce: Option<CoalesceSet>,
+}
+
+impl ChangeSet {
+    pub fn is_empty(&self) -> bool {
+        *self == ChangeSet::default()
+    }
+
+    /// Lay `newer` over `self`: every value `newer` sets wins, the rest stays.
+    pub fn merge(&mut self, newer: &ChangeSet) {
+        fn pick<T: Clone>(old: &mut Option<T>, new: &Option<T>) {
+            if new.is_some() {
+                *old = new.clone();
+            }
+        }
+        pick(&mut self.mtu, &newer.mtu);
+        pick(&mut self.txqueuelen, &newer.txqueuelen);
+        if let Some(n) = &newer.rings {
+            let o = self.rings.get_or_insert_with(Default::default);
+            pick(&mut o.rx, &n.rx);
+            pick(&mut o.tx, &n.tx);
+            pick(&mut o.rx_mini, &n.rx_mini);
+            pick(&mut o.rx_jumbo, &n.rx_jumbo);
+        }
+        if let Some(n) = &newer.pause {
+            let o = self.pause.get_or_insert_with(Default::default);
+            pick(&mut o.autoneg, &n.autoneg);
+            pick(&mut o.rx, &n.rx);
+            pick(&mut o.tx, &n.tx);
+        }
+        for (k, v) in &newer.features {
+            self.features.insert(k.clone(), *v);
+        }
+        if let Some(n) = &newer.link {
+            let o = self.link.get_or_insert_with(Default::default);
+            pick(&mut o.speed_mbps, &n.speed_mbps);
+            pick(&mut o.duplex, &n.duplex);
+            pick(&mut o.autoneg, &n.autoneg);
+            pick(&mut o.advertise, &n.advertise);
+        }
+        if let Some(n) = &newer.channels {
+            let o = self.channels.get_or_insert_with(Default::default);
+            pick(&mut o.rx, &n.rx);
+            pick(&mut o.tx, &n.tx);
+            pick(&mut o.other, &n.other);
+            pick(&mut o.combined, &n.combined);
+        }
+        if let Some(n) = &newer.coalesce {
+            let o = self.coalesce.get_or_insert_with(Default::default);
+            pick(&mut o.rx_usecs, &n.rx_usecs);
+            pick(&mut o.tx_usecs, &n.tx_usecs);
+            pick(&mut o.rx_frames, &n.rx_frames);
+            pick(&mut o.tx_frames, &n.tx_frames);
+            pick(&mut o.adaptive_rx, &n.adaptive_rx);
+            pick(&mut o.adaptive_tx, &n.adaptive_tx);
+        }
+    }
+}

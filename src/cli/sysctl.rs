@@ -1,0 +1,191 @@
+//! `hlctl sysctl`: show or change the network-tuning sysctls.
+
+use std::collections::BTreeMap;
+
+use clap::Args;
+use serde_json::json;
+
+use super::args::Global;
+use super::exit;
+use super::output::{print_json, table};
+use crate::sysctl::{self, SysctlError};
+
+/// Show or change network sysctls.
+///
+/// With no KEY, shows the network-tuning set (buffer sizes, backlog,
+/// congestion control, TCP options). KEY shows one key; KEY=VALUE changes it.
+/// All assignments are validated first (numbers in range, triplets such as
+/// tcp_rmem need min ≤ default ≤ max, a congestion control must be available,
+/// only keys under net.); values are compared whitespace-normalised. Each
+/// write is read back; if one fails, the earlier ones are restored.
+///
+/// With --persist the values also go to 90-hlctl.conf in sysctl.d (written
+/// atomically, other lines kept). At boot, files sorting after it and
+/// /etc/sysctl.conf win over it: hlctl names any such file that sets the same key.
+///
+/// Inside a network namespace, the per-namespace net.* values are shown and changed.
+#[derive(Debug, Args)]
+pub struct SysctlArgs {
+    /// KEY to show, or KEY=VALUE to set (quote values with spaces: 'net.ipv4.tcp_rmem=4096 131072 16777216').
+    #[arg(value_name = "KEY[=VALUE]")]
+    pub items: Vec<String>,
+
+    /// Also write the values to sysctl.d/90-hlctl.conf so they hold after a reboot.
+    #[arg(long)]
+    pub persist: bool,
+
+    /// Validate and show what would change; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+pub fn run(global: &Global, args: SysctlArgs) -> i32 {
+    let paths = global.paths();
+    let (sets, gets): (Vec<&String>, Vec<&String>) =
+        args.items.iter().partition(|i| i.contains('='));
+    if sets.is_empty() {
+        return match sysctl::show(&paths, &args.items) {
+            Ok(entries) => {
+                if global.json {
+                    print_json(&json!({ "sysctls": entries }));
+                } else {
+                    let mut rows = vec![vec!["key".to_string(), "value".into(), "".into()]];
+                    for e in &entries {
+                        rows.push(vec![
+                            e.key.clone(),
+                            e.value
+                                .clone()
+                                .unwrap_or_else(|| "(not present here)".into()),
+                            e.about.map(|a| format!("# {a}")).unwrap_or_default(),
+                        ]);
+                    }
+                    print!("{}", table(&rows));
+                }
+                exit::OK
+            }
+            Err(e) => super::fail(&e, sysctl_code(&e)),
+        };
+    }
+    if !gets.is_empty() {
+        let problems = gets
+            .iter()
+            .map(|g| {
+                crate::problem::Problem::new(
+                    g.as_str(),
+                    None,
+                    "mix of reads and writes: give KEY=VALUE for every key, or only keys to show",
+                )
+            })
+            .collect();
+        return super::fail(&SysctlError::Invalid(problems), exit::INVALID);
+    }
+    let assignments: Vec<(String, String)> = sets
+        .iter()
+        .filter_map(|s| {
+            s.split_once('=')
+                .map(|(k, v)| (k.trim().to_string(), v.to_string()))
+        })
+        .collect();
+    let plan = match sysctl::plan(&paths, &assignments) {
+        Ok(p) => p,
+        Err(e) => return super::fail(&e, sysctl_code(&e)),
+    };
+    if args.dry_run {
+        if global.json {
+            print_json(&json!({ "dry_run": true, "changes": plan }));
+        } else {
+            println!("dry run: nothing changed");
+            print!("{}", change_table(&plan));
+        }
+        return exit::OK;
+    }
+    let outcome = sysctl::apply(&paths, plan);
+    let mut code = match &outcome.failed {
+        None => exit::OK,
+        Some(f) if f.contains("ermission denied") || f.contains("not permitted") => {
+            exit::NOT_PERMITTED
+        }
+        Some(_) => exit::FAILED,
+    };
+    let mut persisted = None;
+    let mut overrides = Vec::new();
+    if args.persist && outcome.failed.is_none() {
+        let values: BTreeMap<String, String> = outcome
+            .changes
+            .iter()
+            .map(|c| (c.key.clone(), c.requested.clone()))
+            .collect();
+        match sysctl::persist::persist(&paths, &values) {
+            Ok(p) => {
+                persisted = Some(p.display().to_string());
+                overrides =
+                    sysctl::persist::overrides(&paths, &values.keys().cloned().collect::<Vec<_>>());
+            }
+            Err(e) => {
+                eprintln!("hlctl: the values are applied but could not be persisted: {e}");
+                code = exit::FAILED;
+            }
+        }
+    }
+    if global.json {
+        print_json(
+            &json!({ "dry_run": false, "changes": outcome.changes, "failed": outcome.failed,
+            "restore_errors": outcome.restore_errors, "persisted": persisted, "overridden_by": overrides }),
+        );
+    } else {
+        if let Some(f) = &outcome.failed {
+            println!("FAILED: {f}");
+            if outcome.restore_errors.is_empty() {
+                println!("every value written before the failure was restored");
+            } else {
+                println!("restore incomplete: {:?}", outcome.restore_errors);
+            }
+        }
+        print!("{}", change_table(&outcome.changes));
+        if let Some(p) = persisted {
+            println!("persisted in {p}");
+        }
+        for o in &overrides {
+            println!(
+                "warning: {} sets {} = {} and is applied after {} at boot, so its value wins",
+                o.path.display(),
+                o.key,
+                o.value,
+                crate::paths::SYSCTL_FILE
+            );
+        }
+    }
+    code
+}
+
+fn change_table(changes: &[sysctl::Change]) -> String {
+    let mut rows = vec![vec![
+        "key".to_string(),
+        "before".into(),
+        "requested".into(),
+        "after".into(),
+    ]];
+    for c in changes {
+        let after = c.after.clone().unwrap_or_else(|| "-".into());
+        let mark = if c.after.is_some() && !c.matches() {
+            " (DIFFERS)"
+        } else {
+            ""
+        };
+        rows.push(vec![
+            c.key.clone(),
+            c.before.clone(),
+            c.requested.clone(),
+            format!("{after}{mark}"),
+        ]);
+    }
+    table(&rows)
+}
+
+fn sysctl_code(e: &SysctlError) -> i32 {
+    match e {
+        SysctlError::Invalid(_) => exit::INVALID,
+        _ if matches!(e.errno(), Some(libc::EPERM) | Some(libc::EACCES)) => exit::NOT_PERMITTED,
+        _ => exit::FAILED,
+    }
+}

@@ -1,0 +1,165 @@
+//! Persisted NIC settings: a JSON state file under the state directory that
+//! the daemon re-applies at start and when the interface appears again.
+//! Entries are matched by MAC address first (rename-safe), then by name.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::nic::error::NicError;
+use crate::nic::model::ChangeSet;
+
+/// One interface's persisted settings.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mac: Option<String>,
+    pub settings: ChangeSet,
+}
+
+/// The whole state file.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct State {
+    pub version: u32,
+    pub interfaces: Vec<Entry>,
+}
+
+pub const VERSION: u32 = 1;
+
+impl State {
+    /// Read the state file; a missing file is an empty state.
+    pub fn load(path: &Path) -> Result<State, NicError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(State {
+                    version: VERSION,
+                    interfaces: Vec::new(),
+                });
+            }
+            Err(source) => {
+                return Err(NicError::State {
+                    path: path.display().to_string(),
+                    source,
+                });
+            }
+        };
+        let state: State = serde_json::from_str(&text).map_err(|e| NicError::StateFormat {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        if state.version != VERSION {
+            return Err(NicError::StateFormat {
+                path: path.display().to_string(),
+                message: format!(
+                    "version {} is not supported (this hlctl reads version {VERSION})",
+                    state.version
+                ),
+            });
+        }
+        Ok(state)
+    }
+
+    /// Write the state file atomically.
+    pub fn save(&self, path: &Path) -> Result<(), NicError> {
+        let mut text = serde_json::to_string_pretty(self).expect("state serialises");
+        text.push('\n');
+        crate::fsutil::write_atomic(path, text.as_bytes(), 0o644).map_err(|source| {
+            NicError::State {
+                path: path.display().to_string(),
+                source,
+            }
+        })
+    }
+
+    /// The entry for an interface: by MAC when both sides know it, else by name.
+    pub fn find(&self, name: &str, mac: Option<&str>) -> Option<&Entry> {
+        mac.and_then(|m| self.interfaces.iter().find(|e| e.mac.as_deref() == Some(m)))
+            .or_else(|| self.interfaces.iter().find(|e| e.name == name))
+    }
+
+    /// Merge `settings` into the entry for this interface (creating it).
+    pub fn record(&mut self, name: &str, mac: Option<&str>, settings: &ChangeSet) {
+        let idx = mac
+            .and_then(|m| {
+                self.interfaces
+                    .iter()
+                    .position(|e| e.mac.as_deref() == Some(m))
+            })
+            .or_else(|| self.interfaces.iter().position(|e| e.name == name));
+        match idx {
+            Some(i) => {
+                let e = &mut self.interfaces[i];
+                e.name = name.to_string();
+                if mac.is_some() {
+                    e.mac = mac.map(str::to_string);
+                }
+                e.settings.merge(settings);
+            }
+            None => self.interfaces.push(Entry {
+                name: name.to_string(),
+                mac: mac.map(str::to_string),
+                settings: settings.clone(),
+            }),
+        }
+    }
+}
+
+/// Load, merge and save in one go.
+pub fn record(
+    path: &Path,
+    name: &str,
+    mac: Option<&str>,
+    settings: &ChangeSet,
+) -> Result<(), NicError> {
+    let mut state = State::load(path)?;
+    state.record(name, mac, settings);
+    state.save(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nic::model::RingsSet;
+
+    #[test]
+    fn record_merges_by_mac_and_follows_renames() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("state.json");
+        let a = ChangeSet {
+            mtu: Some(9000),
+            ..Default::default()
+        };
+        let b = ChangeSet {
+            rings: Some(RingsSet {
+                rx: Some(4096),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        record(&p, "eth0", Some("02:00:00:00:00:01"), &a).unwrap();
+        record(&p, "enp3s0", Some("02:00:00:00:00:01"), &b).unwrap();
+        let s = State::load(&p).unwrap();
+        assert_eq!(s.interfaces.len(), 1);
+        let e = s.find("whatever", Some("02:00:00:00:00:01")).unwrap();
+        assert_eq!(e.name, "enp3s0");
+        assert_eq!(e.settings.mtu, Some(9000));
+        assert_eq!(e.settings.rings.as_ref().unwrap().rx, Some(4096));
+    }
+
+    #[test]
+    fn unknown_versions_and_garbage_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("state.json");
+        std::fs::write(&p, r#"{"version": 7, "interfaces": []}"#).unwrap();
+        assert!(
+            State::load(&p)
+                .unwrap_err()
+                .to_string()
+                .contains("version 7")
+        );
+        std::fs::write(&p, "not json").unwrap();
+        assert!(matches!(State::load(&p), Err(NicError::StateFormat { .. })));
+    }
+}

@@ -1,0 +1,62 @@
+//! Where hlctl keeps its files. Every path can be moved (tests, chroots, images).
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+/// File locations used by the engine.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Paths {
+    /// State directory: persisted NIC settings, history, tuning journal.
+    pub state_dir: PathBuf,
+    /// The sysctl.d directory hlctl writes `90-hlctl.conf` into.
+    pub sysctl_dir: PathBuf,
+    /// Every place sysctl configuration is read from, in systemd-sysctl's
+    /// order of directories; `/etc/sysctl.conf` is applied last by procps.
+    pub sysctl_search: Vec<PathBuf>,
+    pub sysctl_conf: PathBuf,
+    /// The kernel's sysctl tree.
+    pub proc_sys: PathBuf,
+}
+
+/// The name of the file hlctl owns in the sysctl.d directory.
+pub const SYSCTL_FILE: &str = "90-hlctl.conf";
+/// The name of the persisted NIC settings file in the state directory.
+pub const NIC_STATE_FILE: &str = "nic-settings.json";
+
+impl Paths {
+    /// The standard locations below `root` (`/` on a live system).
+    pub fn under(root: &Path) -> Self {
+        let r = |p: &str| root.join(p.trim_start_matches('/'));
+        Self {
+            state_dir: r("/var/lib/hlctl"),
+            sysctl_dir: r("/etc/sysctl.d"),
+            sysctl_search: [
+                "/etc/sysctl.d",
+                "/run/sysctl.d",
+                "/usr/local/lib/sysctl.d",
+                "/usr/lib/sysctl.d",
+                "/lib/sysctl.d",
+            ]
+            .iter()
+            .map(|p| r(p))
+            .collect(),
+            sysctl_conf: r("/etc/sysctl.conf"),
+            proc_sys: PathBuf::from("/proc/sys"),
+        }
+    }
+
+    pub fn sysctl_file(&self) -> PathBuf {
+        self.sysctl_dir.join(SYSCTL_FILE)
+    }
+
+    pub fn nic_state_file(&self) -> PathBuf {
+        self.state_dir.join(NIC_STATE_FILE)
+    }
+}
+
+impl Default for Paths {
+    fn default() -> Self {
+        Self::under(Path::new("/"))
+    }
+}

@@ -1,0 +1,37 @@
+//! Typed sysctl errors.
+
+pub use crate::problem::Problem;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SysctlError {
+    /// Validation failed; nothing was changed. Every problem is listed.
+    #[error("invalid sysctl request:\n{}", crate::problem::join(.0))]
+    Invalid(Vec<Problem>),
+    /// Reading or writing `/proc/sys` failed.
+    #[error("{op} {key}: {source}")]
+    Io {
+        op: &'static str,
+        key: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Writing the sysctl.d file failed.
+    #[error("cannot write {path}: {source}")]
+    Persist {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl SysctlError {
+    /// The kernel errno, when the failure came from a system call.
+    pub fn errno(&self) -> Option<i32> {
+        match self {
+            SysctlError::Io { source, .. } | SysctlError::Persist { source, .. } => {
+                source.raw_os_error()
+            }
+            SysctlError::Invalid(_) => None,
+        }
+    }
+}

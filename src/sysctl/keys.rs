@@ -1,0 +1,283 @@
+//! The network-tuning set of sysctls: which keys, what values are allowed,
+//! and how values are normalised so `4096\t131072\t6291456` equals
+//! `4096 131072 6291456`.
+
+/// What kind of value a key holds, and its limits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// One integer within `min..=max`.
+    Int { min: i64, max: i64 },
+    /// Three integers `min default max` with min ≤ default ≤ max (tcp_rmem, tcp_wmem).
+    Triplet,
+    /// A TCP congestion control that must be in `tcp_available_congestion_control`.
+    Congestion,
+    /// A queueing discipline name.
+    Qdisc,
+    /// Shown only, never set (e.g. the list of available congestion controls).
+    ReadOnly,
+}
+
+/// One key of the tuning set.
+#[derive(Clone, Copy, Debug)]
+pub struct Key {
+    pub name: &'static str,
+    pub kind: Kind,
+    /// One line on what the key does, for `hlctl sysctl` and `doctor`.
+    pub about: &'static str,
+}
+
+const BYTES: Kind = Kind::Int {
+    min: 4096,
+    max: i32::MAX as i64,
+};
+const BOOL: Kind = Kind::Int { min: 0, max: 1 };
+
+/// The network-tuning set shown by `hlctl sysctl` with no key, in display order.
+pub const TUNING_SET: &[Key] = &[
+    Key {
+        name: "net.core.rmem_max",
+        kind: BYTES,
+        about: "largest receive buffer an application may request (SO_RCVBUF)",
+    },
+    Key {
+        name: "net.core.wmem_max",
+        kind: BYTES,
+        about: "largest send buffer an application may request (SO_SNDBUF)",
+    },
+    Key {
+        name: "net.core.rmem_default",
+        kind: BYTES,
+        about: "default receive buffer of non-TCP sockets",
+    },
+    Key {
+        name: "net.core.wmem_default",
+        kind: BYTES,
+        about: "default send buffer of non-TCP sockets",
+    },
+    Key {
+        name: "net.core.netdev_max_backlog",
+        kind: Kind::Int {
+            min: 1,
+            max: i32::MAX as i64,
+        },
+        about: "packets queued per CPU when the stack falls behind the NIC",
+    },
+    Key {
+        name: "net.core.netdev_budget",
+        kind: Kind::Int {
+            min: 1,
+            max: i32::MAX as i64,
+        },
+        about: "packets processed per softirq poll cycle",
+    },
+    Key {
+        name: "net.core.optmem_max",
+        kind: Kind::Int {
+            min: 0,
+            max: i32::MAX as i64,
+        },
+        about: "ancillary buffer size per socket",
+    },
+    Key {
+        name: "net.core.default_qdisc",
+        kind: Kind::Qdisc,
+        about: "queueing discipline given to new interfaces",
+    },
+    Key {
+        name: "net.ipv4.tcp_rmem",
+        kind: Kind::Triplet,
+        about: "TCP receive buffer: min, default, max (bytes); max bounds the window",
+    },
+    Key {
+        name: "net.ipv4.tcp_wmem",
+        kind: Kind::Triplet,
+        about: "TCP send buffer: min, default, max (bytes)",
+    },
+    Key {
+        name: "net.ipv4.tcp_congestion_control",
+        kind: Kind::Congestion,
+        about: "congestion control for new connections",
+    },
+    Key {
+        name: "net.ipv4.tcp_available_congestion_control",
+        kind: Kind::ReadOnly,
+        about: "congestion controls this kernel offers",
+    },
+    Key {
+        name: "net.ipv4.tcp_mtu_probing",
+        kind: Kind::Int { min: 0, max: 2 },
+        about: "packetization-layer path MTU discovery (0 off, 1 on black hole, 2 always)",
+    },
+    Key {
+        name: "net.ipv4.tcp_slow_start_after_idle",
+        kind: BOOL,
+        about: "shrink the congestion window after an idle period",
+    },
+    Key {
+        name: "net.ipv4.tcp_window_scaling",
+        kind: BOOL,
+        about: "RFC 1323 window scaling (needed for windows above 64 KiB)",
+    },
+    Key {
+        name: "net.ipv4.tcp_timestamps",
+        kind: Kind::Int { min: 0, max: 2 },
+        about: "RFC 1323 timestamps",
+    },
+    Key {
+        name: "net.ipv4.tcp_sack",
+        kind: BOOL,
+        about: "selective acknowledgements",
+    },
+    Key {
+        name: "net.ipv4.tcp_no_metrics_save",
+        kind: BOOL,
+        about: "do not cache metrics of closed connections",
+    },
+    Key {
+        name: "net.ipv4.tcp_max_syn_backlog",
+        kind: Kind::Int {
+            min: 128,
+            max: i32::MAX as i64,
+        },
+        about: "queued connection requests not yet acknowledged",
+    },
+    Key {
+        name: "net.ipv4.tcp_tw_reuse",
+        kind: Kind::Int { min: 0, max: 2 },
+        about: "reuse TIME-WAIT sockets for new outgoing connections (2 = loopback only)",
+    },
+    Key {
+        name: "net.ipv4.tcp_fastopen",
+        kind: Kind::Int { min: 0, max: 0x7ff },
+        about: "TCP Fast Open (bit 1 client, bit 2 server)",
+    },
+];
+
+/// Queueing disciplines `default_qdisc` accepts by name.
+pub const QDISCS: &[&str] = &[
+    "pfifo_fast",
+    "fq",
+    "fq_codel",
+    "cake",
+    "sfq",
+    "pfifo",
+    "bfifo",
+    "noqueue",
+];
+
+/// Look a key up in the tuning set.
+pub fn lookup(name: &str) -> Option<&'static Key> {
+    TUNING_SET.iter().find(|k| k.name == name)
+}
+
+/// The same value written with any whitespace: `4096\t131072` → `4096 131072`.
+pub fn normalise(value: &str) -> String {
+    value.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Check `value` for `key`; `available_cc` is the kernel's list of congestion
+/// controls. Returns the normalised value or a message naming what is allowed.
+pub fn validate(key: &Key, value: &str, available_cc: &[String]) -> Result<String, String> {
+    let v = normalise(value);
+    match key.kind {
+        Kind::ReadOnly => Err("read-only: the kernel reports it, it cannot be set".into()),
+        Kind::Int { min, max } => match v.parse::<i64>() {
+            Ok(n) if (min..=max).contains(&n) => Ok(n.to_string()),
+            Ok(n) => Err(format!("{n} is out of range: allowed {min}..={max}")),
+            Err(_) => Err(format!("'{v}' is not an integer: allowed {min}..={max}")),
+        },
+        Kind::Triplet => {
+            let parts: Vec<&str> = v.split(' ').collect();
+            let nums: Option<Vec<i64>> = parts.iter().map(|p| p.parse::<i64>().ok()).collect();
+            match nums.as_deref() {
+                Some([a, b, c]) if *a >= 1 && a <= b && b <= c && *c <= i32::MAX as i64 => {
+                    Ok(format!("{a} {b} {c}"))
+                }
+                Some([_, _, _]) => Err(format!(
+                    "'{v}' must be three byte counts with 1 ≤ min ≤ default ≤ max ≤ {}",
+                    i32::MAX
+                )),
+                _ => Err(format!("'{v}' must be three integers: \"min default max\"")),
+            }
+        }
+        Kind::Congestion => {
+            if available_cc.iter().any(|c| c == &v) {
+                Ok(v)
+            } else {
+                Err(format!(
+                    "'{v}' is not available: allowed {}",
+                    available_cc.join(", ")
+                ))
+            }
+        }
+        Kind::Qdisc => {
+            if QDISCS.contains(&v.as_str()) {
+                Ok(v)
+            } else {
+                Err(format!(
+                    "'{v}' is not a known qdisc: allowed {}",
+                    QDISCS.join(", ")
+                ))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(name: &str) -> &'static Key {
+        lookup(name).unwrap()
+    }
+
+    #[test]
+    fn whitespace_does_not_change_a_value() {
+        assert_eq!(normalise("4096\t131072  6291456\n"), "4096 131072 6291456");
+        assert_eq!(normalise(" bbr "), "bbr");
+    }
+
+    #[test]
+    fn triplets_need_ordered_numbers() {
+        let k = key("net.ipv4.tcp_rmem");
+        assert_eq!(
+            validate(k, "4096\t87380 6291456", &[]).unwrap(),
+            "4096 87380 6291456"
+        );
+        let e = validate(k, "4096 87380 1024", &[]).unwrap_err();
+        assert!(e.contains("min ≤ default ≤ max"), "{e}");
+        let e = validate(k, "4096 87380", &[]).unwrap_err();
+        assert!(e.contains("three integers"), "{e}");
+        assert!(validate(k, "a b c", &[]).is_err());
+    }
+
+    #[test]
+    fn integers_are_range_checked() {
+        let k = key("net.ipv4.tcp_slow_start_after_idle");
+        assert_eq!(validate(k, "0", &[]).unwrap(), "0");
+        let e = validate(k, "2", &[]).unwrap_err();
+        assert!(e.contains("0..=1"), "{e}");
+        let e = validate(key("net.core.rmem_max"), "12", &[]).unwrap_err();
+        assert!(e.contains("4096"), "{e}");
+        assert!(
+            validate(k, "yes", &[])
+                .unwrap_err()
+                .contains("not an integer")
+        );
+    }
+
+    #[test]
+    fn congestion_control_must_be_available() {
+        let avail = vec!["reno".to_string(), "cubic".to_string()];
+        let k = key("net.ipv4.tcp_congestion_control");
+        assert_eq!(validate(k, "cubic", &avail).unwrap(), "cubic");
+        let e = validate(k, "bbr", &avail).unwrap_err();
+        assert!(e.contains("reno, cubic"), "{e}");
+    }
+
+    #[test]
+    fn read_only_keys_refuse_writes() {
+        let k = key("net.ipv4.tcp_available_congestion_control");
+        assert!(validate(k, "reno", &[]).unwrap_err().contains("read-only"));
+    }
+}
