@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Install everything hlctl's tests, demo and benchmarks need on Debian 12 (as root).
+# Idempotent: fast when everything is already there.
+set -euo pipefail
+
+PKGS=(iproute2 ethtool iperf3 fio sysbench stress-ng strace procps iputils-ping
+      qemu-system-x86 busybox-static cpio kmod xz-utils e2fsprogs
+      dbus polkitd libxml2-utils)
+
+missing=()
+for p in "${PKGS[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The kernel the qemu VM tests boot (Debian's stock kernel, with e1000e, veth, netem...).
+here=$(cd "$(dirname "$0")/.." && pwd)
+if [ -x "$here/tests/vm/fetch-kernel.sh" ]; then
+    "$here/tests/vm/fetch-kernel.sh" >/dev/null
+fi
+echo "setup: ok"

@@ -1,0 +1,331 @@
+//! `hlctl show/set/sysctl/export` end to end against real veth pairs in
+//! throw-away network namespaces, cross-checked with the real `ip` and `ethtool`.
+
+mod common;
+
+use std::process::Output;
+
+use common::NetNs;
+use serde_json::Value;
+
+const HLCTL: &str = env!("CARGO_BIN_EXE_hlctl");
+
+/// A namespace with a veth pair `a`/`b` and a private state and sysctl.d directory.
+struct Lab {
+    ns: NetNs,
+    a: String,
+    b: String,
+    dir: tempfile::TempDir,
+}
+
+impl Lab {
+    fn new() -> Lab {
+        assert!(common::is_root(), "these tests need root (CI runs as root)");
+        let ns = NetNs::new();
+        let (a, b) = (common::unique("va"), common::unique("vb"));
+        ns.veth(&a, &b);
+        let dir = tempfile::tempdir().unwrap();
+        Lab { ns, a, b, dir }
+    }
+
+    fn hlctl(&self, args: &[&str]) -> Output {
+        let state = self.dir.path().join("state");
+        let sysctl = self.dir.path().join("sysctl.d");
+        let mut v = vec![HLCTL, "--state-dir", state.to_str().unwrap(), "--sysctl-dir", sysctl.to_str().unwrap()];
+        v.extend_from_slice(args);
+        self.ns.exec_raw(&v)
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let mut v = args.to_vec();
+        v.push("--json");
+        let out = self.hlctl(&v);
+        assert!(out.status.success(), "hlctl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    fn show(&self, iface: &str) -> Value {
+        self.json(&["show", iface])["interfaces"][0].clone()
+    }
+
+    fn ip_link(&self, iface: &str) -> Value {
+        let out = self.ns.exec(&["ip", "-j", "-d", "-s", "link", "show", "dev", iface]);
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()[0].clone()
+    }
+
+    /// `ethtool -k` as name → (on, fixed).
+    fn ethtool_features(&self, iface: &str) -> Vec<(String, bool, bool)> {
+        let out = self.ns.exec(&["ethtool", "-k", iface]);
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .skip(1)
+            .filter_map(|l| {
+                let (name, rest) = l.trim().split_once(": ")?;
+                Some((name.to_string(), rest.starts_with("on"), rest.contains("[fixed]")))
+            })
+            .collect()
+    }
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn show_agrees_with_ip_and_ethtool() {
+    let lab = Lab::new();
+    // Some traffic so counters are non-zero.
+    lab.ns.ip(&["addr", "add", "10.213.0.1/30", "dev", &lab.a]);
+    lab.ns.ip(&["addr", "add", "10.213.0.2/30", "dev", &lab.b]);
+    lab.ns.exec(&["ping", "-c", "3", "-i", "0.2", "-W", "2", "10.213.0.2"]);
+    let s = lab.show(&lab.a);
+    let ip = lab.ip_link(&lab.a);
+    assert_eq!(s["name"], ip["ifname"]);
+    assert_eq!(s["ifindex"], ip["ifindex"]);
+    assert_eq!(s["mac"], ip["address"]);
+    assert_eq!(s["mtu"], ip["mtu"]);
+    assert_eq!(s["mtu_min"], ip["min_mtu"]);
+    assert_eq!(s["mtu_max"], ip["max_mtu"]);
+    assert_eq!(s["txqueuelen"], ip["txqlen"]);
+    assert_eq!(s["kind"], ip["linkinfo"]["info_kind"]);
+    assert_eq!(s["driver"], "veth");
+    let tx_packets = s["counters"]["tx_packets"].as_u64().unwrap();
+    let ip_tx = ip["stats64"]["tx"]["packets"].as_u64().unwrap();
+    assert!(tx_packets >= 3 && tx_packets <= ip_tx, "hlctl {tx_packets} vs ip {ip_tx} (read after)");
+    // veth: 10000 Mb/s full, rings and pause not supported (null), features all present.
+    assert_eq!(s["link"]["speed_mbps"], 10000);
+    assert_eq!(s["link"]["duplex"], "full");
+    assert!(s["rings"].is_null(), "{}", s["rings"]);
+    assert!(s["pause"].is_null());
+    for (name, on, fixed) in lab.ethtool_features(&lab.a) {
+        let f = &s["features"][&name];
+        assert_eq!(f["active"], on, "feature {name}");
+        assert_eq!(f["fixed"], fixed, "feature {name} fixed");
+    }
+    let text = lab.hlctl(&["show", &lab.a]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("rings     not supported by driver"), "{text}");
+    assert!(text.contains("link      10000 Mb/s, full duplex"), "{text}");
+}
+
+#[test]
+fn show_without_names_lists_all_but_lo_and_spawns_no_programs() {
+    let lab = Lab::new();
+    let s = lab.json(&["show"]);
+    let names: Vec<&str> = s["interfaces"].as_array().unwrap().iter().map(|i| i["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&lab.a.as_str()) && names.contains(&lab.b.as_str()), "{names:?}");
+    assert!(!names.contains(&"lo"), "{names:?}");
+    let lo = lab.show("lo");
+    assert_eq!(lo["name"], "lo");
+    // One process, no helper programs: strace sees exactly one execve.
+    let out = lab.ns.exec_raw(&["strace", "-f", "-qq", "-e", "trace=execve", "-o", "/dev/stderr", HLCTL, "show", "--json"]);
+    assert!(out.status.success());
+    let execs = stderr(&out).lines().filter(|l| l.contains("execve(")).count();
+    assert_eq!(execs, 1, "{}", stderr(&out));
+}
+
+#[test]
+fn set_reads_back_mtu_txqueuelen_features_and_channels() {
+    let lab = Lab::new();
+    let r = lab.json(&["set", &lab.a, "mtu", "9000", "txqueuelen", "4321", "feature", "gso", "off", "gro", "on", "tso", "off", "sg", "off"]);
+    assert!(r["failure"].is_null(), "{r}");
+    let ip = lab.ip_link(&lab.a);
+    assert_eq!(ip["mtu"], 9000);
+    assert_eq!(ip["txqlen"], 4321);
+    let feats = lab.ethtool_features(&lab.a);
+    let get = |n: &str| feats.iter().find(|f| f.0 == n).unwrap().1;
+    assert!(!get("generic-segmentation-offload") || !get("tx-generic-segmentation"));
+    let k = String::from_utf8_lossy(&lab.ns.exec(&["ethtool", "-k", &lab.a]).stdout).to_string();
+    assert!(k.contains("tx-generic-segmentation: off"), "{k}");
+    assert!(k.contains("rx-gro: on"), "{k}");
+    assert!(k.contains("tx-tcp-segmentation: off"), "{k}");
+    assert!(k.contains("tx-scatter-gather: off"), "{k}");
+    let settings = r["settings"].as_array().unwrap();
+    let mtu = settings.iter().find(|s| s["setting"] == "mtu").unwrap();
+    assert_eq!((mtu["before"].as_u64(), mtu["after"].as_u64(), mtu["status"].as_str()), (Some(1500), Some(9000), Some("changed")));
+    // And back on.
+    let r = lab.json(&["set", &lab.a, "feature", "gso", "on", "tso", "on", "sg", "on"]);
+    assert!(r["failure"].is_null(), "{r}");
+    let k = String::from_utf8_lossy(&lab.ns.exec(&["ethtool", "-k", &lab.a]).stdout).to_string();
+    assert!(k.contains("tx-generic-segmentation: on") && k.contains("tx-scatter-gather: on"), "{k}");
+    // Channels: veth allows rx/tx up to its maximum.
+    let before = lab.show(&lab.a)["channels"].clone();
+    let max = before["rx_max"].as_u64().unwrap();
+    assert!(max >= 1);
+    let r = lab.json(&["set", &lab.a, "channels", "rx", &max.to_string(), "tx", "1"]);
+    assert!(r["failure"].is_null(), "{r}");
+    let l = String::from_utf8_lossy(&lab.ns.exec(&["ethtool", "-l", &lab.a]).stdout).to_string();
+    let current = l.split("Current hardware settings:").nth(1).unwrap().to_string();
+    assert!(current.contains(&format!("RX:\t\t{max}")) || current.contains(&format!("RX:\t{max}")), "{l}");
+}
+
+#[test]
+fn unsupported_groups_on_veth_are_refused_and_change_nothing() {
+    let lab = Lab::new();
+    let before = lab.show(&lab.a);
+    for words in [&["ring", "rx", "512"][..], &["pause", "rx", "on"][..], &["coalesce", "rx-usecs", "10"][..]] {
+        let mut args = vec!["set", lab.a.as_str(), "mtu", "2000"];
+        args.extend_from_slice(words);
+        let out = lab.hlctl(&args);
+        assert_eq!(out.status.code(), Some(2), "{words:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains("not supported by driver veth"), "{}", stderr(&out));
+    }
+    let after = lab.show(&lab.a);
+    assert_eq!(before["mtu"], after["mtu"]);
+    assert_eq!(before["features"], after["features"]);
+}
+
+#[test]
+fn invalid_inputs_exit_2_name_the_problem_and_change_nothing() {
+    let lab = Lab::new();
+    let before = lab.show(&lab.a);
+    let cases: &[(&[&str], &str)] = &[
+        (&["mtu", "70000"], "allowed 68..=65535"),
+        (&["mtu", "abc"], "not a number"),
+        (&["txqueuelen"], "missing value"),
+        (&["feature", "gro", "maybe"], "expected on or off"),
+        (&["feature", "warp-drive", "on"], "unknown feature"),
+        (&["channels", "rx", "999"], "above the device's maximum"),
+        (&["link", "duplex", "triple"], "expected half or full"),
+        (&["colour", "blue"], "unknown setting group"),
+        (&["mtu", "9000", "ring", "rx", "x"], "not a number"),
+    ];
+    for (words, msg) in cases {
+        let mut args = vec!["set", lab.a.as_str()];
+        args.extend_from_slice(words);
+        let out = lab.hlctl(&args);
+        assert_eq!(out.status.code(), Some(2), "{words:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(msg), "{words:?}: expected '{msg}' in {}", stderr(&out));
+    }
+    // Several problems are reported together.
+    let out = lab.hlctl(&["set", &lab.a, "mtu", "70000", "feature", "warp-drive", "on"]);
+    let e = stderr(&out);
+    assert!(e.contains("mtu 70000") && e.contains("feature warp-drive"), "{e}");
+    // A fixed feature cannot be changed.
+    let fixed: Vec<String> = lab.ethtool_features(&lab.a).into_iter().filter(|f| f.2).map(|f| (f.0, f.1)).map(|(n, on)| format!("{n}={on}")).collect();
+    if let Some(f) = fixed.first() {
+        let (name, on) = f.split_once('=').unwrap();
+        let want = if on == "true" { "off" } else { "on" };
+        let out = lab.hlctl(&["set", &lab.a, "feature", name, want]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stderr(&out).contains("fixed"), "{}", stderr(&out));
+    }
+    let out = lab.hlctl(&["set", "nosuchif0", "mtu", "1500"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("nosuchif0: no such interface"), "{}", stderr(&out));
+    let after = lab.show(&lab.a);
+    assert_eq!(before["mtu"], after["mtu"]);
+    assert_eq!(before["txqueuelen"], after["txqueuelen"]);
+    assert_eq!(before["features"], after["features"]);
+    assert_eq!(before["channels"], after["channels"]);
+}
+
+#[test]
+fn dry_run_changes_nothing() {
+    let lab = Lab::new();
+    let r = lab.json(&["set", &lab.a, "mtu", "4000", "feature", "gro", "on", "--dry-run"]);
+    assert_eq!(r["dry_run"], true);
+    let mtu = r["settings"].as_array().unwrap().iter().find(|s| s["setting"] == "mtu").unwrap().clone();
+    assert_eq!(mtu["status"], "planned");
+    assert_eq!(mtu["requested"], 4000);
+    assert_eq!(lab.ip_link(&lab.a)["mtu"], 1500);
+}
+
+#[test]
+fn a_failing_later_step_restores_the_earlier_ones() {
+    let lab = Lab::new();
+    let before = lab.show(&lab.a);
+    let gso_before = before["features"]["tx-generic-segmentation"]["active"].as_bool().unwrap();
+    let want = if gso_before { "off" } else { "on" };
+    // veth reports its link settings but refuses LINKMODES_SET at apply time:
+    // mtu and the feature are applied first, then the link step fails.
+    let out = lab.hlctl(&["set", &lab.a, "mtu", "3000", "txqueuelen", "77", "feature", "gso", want, "link", "speed", "1000", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["failure"]["step"], "link", "{r}");
+    for s in r["settings"].as_array().unwrap() {
+        if s["setting"] != "link speed" {
+            assert_eq!(s["status"], "restored", "{s}");
+        }
+    }
+    let ip = lab.ip_link(&lab.a);
+    assert_eq!(ip["mtu"], before["mtu"]);
+    assert_eq!(ip["txqlen"], before["txqueuelen"]);
+    let after = lab.show(&lab.a);
+    assert_eq!(after["features"]["tx-generic-segmentation"]["active"], gso_before);
+    let text = lab.hlctl(&["set", &lab.a, "mtu", "3000", "link", "speed", "1000"]);
+    let t = String::from_utf8_lossy(&text.stdout);
+    assert!(t.contains("FAILED at link") && t.contains("was restored"), "{t}");
+}
+
+#[test]
+fn sysctls_change_inside_the_namespace_only_and_persist() {
+    let lab = Lab::new();
+    let host = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_rmem").unwrap();
+    let r = lab.json(&["sysctl", "net.ipv4.tcp_rmem=4096\t65536   1048576", "net.ipv4.tcp_slow_start_after_idle=0", "--persist"]);
+    assert!(r["failed"].is_null(), "{r}");
+    let inside = String::from_utf8_lossy(&lab.ns.exec(&["cat", "/proc/sys/net/ipv4/tcp_rmem"]).stdout).to_string();
+    assert_eq!(inside.split_whitespace().collect::<Vec<_>>(), ["4096", "65536", "1048576"]);
+    assert_eq!(std::fs::read_to_string("/proc/sys/net/ipv4/tcp_rmem").unwrap(), host, "host value must not change");
+    let file = std::fs::read_to_string(lab.dir.path().join("sysctl.d/90-hlctl.conf")).unwrap();
+    assert!(file.contains("net.ipv4.tcp_rmem = 4096 65536 1048576\n"), "{file}");
+    assert!(file.contains("net.ipv4.tcp_slow_start_after_idle = 0\n"), "{file}");
+    // Rewriting keeps lines we do not own and replaces ours.
+    std::fs::write(lab.dir.path().join("sysctl.d/90-hlctl.conf"), format!("# mine\nvm.swappiness = 5\n{file}")).unwrap();
+    lab.json(&["sysctl", "net.ipv4.tcp_rmem=4096 131072 2097152", "--persist"]);
+    let file = std::fs::read_to_string(lab.dir.path().join("sysctl.d/90-hlctl.conf")).unwrap();
+    assert!(file.starts_with("# mine\nvm.swappiness = 5\n"), "{file}");
+    assert_eq!(file.matches("net.ipv4.tcp_rmem").count(), 1, "{file}");
+    assert!(file.contains("net.ipv4.tcp_rmem = 4096 131072 2097152"), "{file}");
+    // Same value with other whitespace is not a change.
+    let r = lab.json(&["sysctl", "net.ipv4.tcp_rmem=4096  131072\t2097152"]);
+    let c = &r["changes"][0];
+    assert_eq!(c["before"], c["requested"]);
+    // The read view shows the set, with the namespace's values.
+    let shown = lab.json(&["sysctl"]);
+    let rmem = shown["sysctls"].as_array().unwrap().iter().find(|e| e["key"] == "net.ipv4.tcp_rmem").unwrap().clone();
+    assert_eq!(rmem["value"], "4096 131072 2097152");
+}
+
+#[test]
+fn invalid_sysctls_exit_2_and_change_nothing() {
+    let lab = Lab::new();
+    let read = || String::from_utf8_lossy(&lab.ns.exec(&["cat", "/proc/sys/net/ipv4/tcp_wmem", "/proc/sys/net/ipv4/tcp_congestion_control"]).stdout).to_string();
+    let before = read();
+    let cases: &[(&str, &str)] = &[
+        ("net.ipv4.tcp_wmem=4096 1 2", "min ≤ default ≤ max"),
+        ("net.ipv4.tcp_wmem=4096 16384", "three integers"),
+        ("net.ipv4.tcp_congestion_control=warp", "is not available"),
+        ("kernel.panic=1", "keys must start with 'net.'"),
+        ("net.ipv4.tcp_sack=7", "allowed 0..=1"),
+        ("net.ipv4.no_such_key=1", "no such key"),
+    ];
+    for (arg, msg) in cases {
+        // A valid assignment alongside must not be applied either.
+        let out = lab.hlctl(&["sysctl", "net.ipv4.tcp_wmem=4096 20000 400000", arg]);
+        assert_eq!(out.status.code(), Some(2), "{arg}: {}", stderr(&out));
+        assert!(stderr(&out).contains(msg), "{arg}: expected '{msg}' in {}", stderr(&out));
+    }
+    assert_eq!(read(), before);
+}
+
+#[test]
+fn persisted_nic_settings_export_as_a_systemd_link_file() {
+    let lab = Lab::new();
+    let r = lab.json(&["set", &lab.a, "mtu", "9000", "feature", "gro", "on", "--persist"]);
+    assert!(r["persisted"].is_string(), "{r}");
+    let state: Value = serde_json::from_str(&std::fs::read_to_string(lab.dir.path().join("state/nic-settings.json")).unwrap()).unwrap();
+    let e = &state["interfaces"][0];
+    assert_eq!(e["name"], lab.a.as_str());
+    assert_eq!(e["settings"]["mtu"], 9000);
+    assert_eq!(e["settings"]["features"]["rx-gro"], true);
+    let mac = lab.show(&lab.a)["mac"].clone();
+    assert_eq!(e["mac"], mac);
+    let out = lab.hlctl(&["export", &lab.a, "--format", "systemd-link"]);
+    let t = String::from_utf8_lossy(&out.stdout);
+    assert!(t.contains(&format!("MACAddress={}", mac.as_str().unwrap())), "{t}");
+    assert!(t.contains("MTUBytes=9000") && t.contains("GenericReceiveOffload=yes"), "{t}");
+    let out = lab.hlctl(&["export", &lab.b]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no persisted settings"), "{}", stderr(&out));
+}
