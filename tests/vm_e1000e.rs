@@ -8,17 +8,6 @@ mod common;
 use common::vm::{Vm, VmOutput, add_tap};
 use common::{NetNs, is_root};
 
-/// Guest helper: wait up to 10 s for eth0's carrier.
-const WAIT_CARRIER: &str = r#"
-wait_carrier() {
-    i=0
-    while [ "$(cat /sys/class/net/eth0/carrier 2>/dev/null)" != 1 ] && [ $i -lt 100 ]; do
-        sleep 0.1
-        i=$((i + 1))
-    done
-}
-"#;
-
 /// Value of the first line `KEY<whitespace>VALUE` in `text` (ethtool style).
 fn field<'a>(text: &'a str, key: &str) -> Option<&'a str> {
     text.lines()
@@ -57,33 +46,30 @@ fn assert_ok(out: &VmOutput, name: &str) -> String {
 
 #[test]
 fn e1000e_real_ethtool_and_our_binary() {
-    let script = format!(
-        r#"{WAIT_CARRIER}
-ip link set eth0 up
-wait_carrier
+    let script = r#"ip link set eth0 up
+wait_carrier eth0
 section netdevs ls /sys/class/net
 section drvinfo ethtool -i eth0
 section ring-before ethtool -g eth0
 section ring-set ethtool -G eth0 rx 4096 tx 4096
 section ring-after ethtool -g eth0
-wait_carrier
+wait_carrier eth0
 section pause ethtool -a eth0
 section pause-set ethtool -A eth0 autoneg off rx off tx off
 section pause-after ethtool -a eth0
 section link-set ethtool -s eth0 speed 100 duplex full autoneg off
-wait_carrier
+wait_carrier eth0
 section link-after ethtool eth0
 section mtu-set ip link set eth0 mtu 9000
 section mtu-after ip -j link show eth0
 section hlctl-help hlctl --help
-"#
-    );
+"#;
     let out = Vm::builder()
         .binary("/usr/sbin/ethtool")
         .iproute2()
         .binary(env!("CARGO_BIN_EXE_hlctl"))
         .nic_e1000e()
-        .script(&script)
+        .script(script)
         .timeout(240)
         .run();
     eprintln!("VM boot to power-off: {:.1} s", out.elapsed.as_secs_f64());
@@ -139,25 +125,22 @@ fn e1000e_tap_into_test_namespace() {
     }
     let ns = NetNs::new();
     add_tap(&ns, "tap0", "10.213.0.1/24");
-    let script = format!(
-        r#"{WAIT_CARRIER}
-ip addr add 10.213.0.2/24 dev eth0
+    let script = r#"ip addr add 10.213.0.2/24 dev eth0
 ip link set eth0 up
-wait_carrier
+wait_carrier eth0
 # The first packet may be lost while the link settles: warm up, then count.
 i=0
 while ! ping -c 1 -W 1 10.213.0.1 >/dev/null && [ $i -lt 10 ]; do i=$((i + 1)); done
 section ping ping -c 3 -W 5 10.213.0.1
 # Stay up a while so the host side can ping us.
 sleep 6
-"#
-    );
+"#;
     let vm = std::thread::scope(|s| {
         let vm = s.spawn(|| {
             Vm::builder()
                 .iproute2()
                 .nic_e1000e_tap(&ns, "tap0")
-                .script(&script)
+                .script(script)
                 .timeout(240)
                 .run()
         });

@@ -21,7 +21,8 @@
 # PATH=/opt/bin:/bin:..., and a shell function per -b binary so that e.g.
 # `ip` runs /opt/bin/ip rather than busybox's applet of the same name, and
 # the function `section NAME CMD...` (stdout of CMD between ===BEGIN NAME===
-# and ===END NAME rc=N===, for the host to parse).
+# and ===END NAME rc=N===, for the host to parse), and `wait_carrier IFACE
+# [SECONDS]`.
 # Needs: busybox (static: Debian's busybox-static), cpio, gzip, ldd; strip
 # (binutils) unless -S.
 set -euo pipefail
@@ -150,6 +151,15 @@ section() {
         echo "===END $_sn.stderr rc=0==="
     fi
     return $_src
+}
+# wait_carrier IFACE [SECONDS]: wait (default 10 s) until IFACE has carrier.
+wait_carrier() {
+    _wi=0
+    while [ "$(cat "/sys/class/net/$1/carrier" 2>/dev/null)" != 1 ]; do
+        [ $_wi -ge $((${2:-10} * 10)) ] && return 1
+        sleep 0.1
+        _wi=$((_wi + 1))
+    done
 }
 PRELUDE
     echo "# ---- guest script ----"
