@@ -1,6 +1,7 @@
 //! Running qemu with a hard timeout; a guard kills it (by pid) on any exit.
 
 use std::io::{Read, Write};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -55,6 +56,17 @@ pub fn run_qemu(netns: Option<&str>, args: &[String], timeout: Duration) -> VmOu
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    // If the test process dies (Ctrl-C, SIGKILL) before the guard runs, the
+    // kernel kills qemu too (parent-death signal; it fires when this thread
+    // ends, which is after the guard anyway). `ip netns exec` keeps it
+    // across its exec.
+    // SAFETY: the closure only makes one async-signal-safe prctl call.
+    unsafe {
+        cmd.pre_exec(|| {
+            nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
+                .map_err(std::io::Error::from)
+        });
+    }
     let echo = std::env::var_os("HLCTL_VM_VERBOSE").is_some_and(|v| v != "0");
     let started = Instant::now();
     let child = cmd.spawn().unwrap_or_else(|e| {
