@@ -104,6 +104,8 @@ impl NetNs {
 impl Drop for NetNs {
     fn drop(&mut self) {
         // Deleting the namespace destroys the veth pairs inside it.
-        let _ = Command::new("ip").args(["netns", "del", &self.name]).output();
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.name])
+            .output();
     }
 }
