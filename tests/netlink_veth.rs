@@ -187,7 +187,18 @@ fn links_and_counters_agree_with_ip() {
         }
         20u64
     });
-    std::thread::sleep(std::time::Duration::from_millis(200));
+    // Wait (up to 5 s) until ARP resolved and the queued datagrams left.
+    let va2 = va.clone();
+    p.a.run_in(move || {
+        let mut nl = Netlink::new().unwrap();
+        for _ in 0..100 {
+            if nl.link(&va2).unwrap().counters.tx_packets > sent {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("the datagrams never left {va2}");
+    });
     let before = ip_links(&p.a, None);
     let ours = p.a.run_in(|| Netlink::new().unwrap().links().unwrap());
     let after = ip_links(&p.a, None);
@@ -676,4 +687,47 @@ fn one_connection_serves_many_requests() {
             assert_eq!(nl.links().unwrap().len(), 3);
         }
     });
+}
+
+#[test]
+fn every_getter_answers_for_every_kind_of_link() {
+    require_root();
+    // What `hlctl show` does: every section for lo, a veth and a tap; a
+    // section the driver lacks is None, never an error.
+    let (ns, v, _) = one_veth();
+    let tap = unique("tp");
+    ns.exec(&["ip", "tuntap", "add", &tap, "mode", "tap"]);
+    let seen = ns.run_in(move || {
+        let mut nl = Netlink::new().unwrap();
+        let mut seen = BTreeMap::new();
+        for l in nl.links().unwrap() {
+            let n = l.name.clone();
+            let sections = [
+                nl.link_modes(&n).unwrap().is_some(),
+                nl.rings(&n).unwrap().is_some(),
+                nl.pause(&n).unwrap().is_some(),
+                nl.features(&n).unwrap().is_some(),
+                nl.channels(&n).unwrap().is_some(),
+                nl.coalesce(&n).unwrap().is_some(),
+                ioctl::driver_info(&n).unwrap().is_some(),
+                ioctl::driver_stats(&n).unwrap().is_some(),
+            ];
+            seen.insert(n, sections);
+        }
+        seen
+    });
+    assert_eq!(seen.len(), 4);
+    // lo: features only.
+    assert_eq!(
+        seen["lo"],
+        [false, false, false, true, false, false, false, false]
+    );
+    // veth: link modes, features, channels, driver info and stats.
+    assert_eq!(
+        seen[&v],
+        [true, false, false, true, true, false, true, true]
+    );
+    // tap: link modes, features, driver info; tun has no private statistics.
+    let t = &seen[&tap];
+    assert!(t[0] && t[3] && t[6], "tap sections {t:?}");
 }
