@@ -12,7 +12,8 @@
 //!   ever truncated.
 //!
 //! [`Socket::add_membership`] and [`Socket::recv_messages`] are what a
-//! notification listener (RTNLGRP_LINK, the ethtool "monitor" group) needs.
+//! notification listener (RTNLGRP_LINK, the ethtool "monitor" group) needs;
+//! give it a socket of its own, so requests never wait behind notifications.
 
 use std::io;
 use std::mem::size_of;
