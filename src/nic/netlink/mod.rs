@@ -6,7 +6,8 @@
 //! socket and is reused for every request. Sockets belong to the network
 //! namespace of the thread that called [`Netlink::new`].
 //!
-//! - [`socket`]: the AF_NETLINK socket, requests, ACKs, dumps, extended ACK;
+//! - [`message`]: nlmsghdr/nlmsgerr wire format, errors with extended ACK;
+//! - [`socket`]: the AF_NETLINK socket: requests up to the ACK, dumps;
 //! - [`attr`]: attribute encoding/decoding;
 //! - [`genl`]: generic netlink header and family resolution;
 //! - [`rtnl`]: RTM_GETLINK / RTM_NEWLINK;
@@ -15,6 +16,7 @@
 pub mod attr;
 pub mod ethtool;
 pub mod genl;
+pub mod message;
 pub mod rtnl;
 pub mod socket;
 
