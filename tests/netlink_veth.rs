@@ -262,51 +262,9 @@ fn dump_spanning_several_datagrams() {
     }
 }
 
-/// ethtool prints the legacy name instead of the kernel name for these
-/// one-feature groups.
-const ETHTOOL_ALIASES: [(&str, &str); 8] = [
-    ("rx-checksumming", "rx-checksum"),
-    ("generic-segmentation-offload", "tx-generic-segmentation"),
-    ("generic-receive-offload", "rx-gro"),
-    ("large-receive-offload", "rx-lro"),
-    ("rx-vlan-offload", "rx-vlan-hw-parse"),
-    ("tx-vlan-offload", "tx-vlan-hw-insert"),
-    ("ntuple-filters", "rx-ntuple-filter"),
-    ("receive-hashing", "rx-hashing"),
-];
-/// ethtool's group headings (several kernel features, listed below them).
-const ETHTOOL_GROUPS: [&str; 4] = [
-    "tx-checksumming",
-    "scatter-gather",
-    "tcp-segmentation-offload",
-    "udp-fragmentation-offload",
-];
-
 /// `ethtool -k` as kernel name → (on, fixed, requested-suffix).
 fn ethtool_k(ns: &NetNs, dev: &str) -> BTreeMap<String, (bool, bool, Option<bool>)> {
-    let mut m = BTreeMap::new();
-    for line in ethtool(ns, &["-k", dev]).lines().skip(1) {
-        let (name, rest) = line.trim().split_once(": ").expect("name: value");
-        if ETHTOOL_GROUPS.contains(&name) {
-            continue;
-        }
-        let name = ETHTOOL_ALIASES
-            .iter()
-            .find(|(l, _)| *l == name)
-            .map_or(name, |(_, k)| k);
-        let requested = if rest.contains("[requested on]") {
-            Some(true)
-        } else if rest.contains("[requested off]") {
-            Some(false)
-        } else {
-            None
-        };
-        m.insert(
-            name.to_string(),
-            (rest.starts_with("on"), rest.contains("[fixed]"), requested),
-        );
-    }
-    m
+    common::ethtool::parse_k(&ethtool(ns, &["-k", dev]))
 }
 
 fn check_features_match_ethtool(

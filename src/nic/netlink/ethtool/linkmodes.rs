@@ -51,6 +51,7 @@ pub fn parse(attrs: &[u8]) -> Result<LinkModes, AttrError> {
             .unwrap_or_default(),
         advertised_modes: ours.as_ref().map(|o| o.set_names(None)).unwrap_or_default(),
         partner_modes: peer.map(|p| p.set_names(None)).unwrap_or_default(),
+        capabilities: Vec::new(),
         detected: None,
     })
 }
@@ -110,8 +111,9 @@ pub fn encode_set(
     b.finish()
 }
 
-/// `(name, on)` pairs that make the advertised set exactly `wanted`: each
-/// wanted mode on, every other supported or currently advertised mode off.
+/// `(name, on)` pairs that make the advertised speeds exactly `wanted`: each
+/// wanted mode on, every other supported or currently advertised speed mode
+/// off. Capability bits (`Autoneg`, `TP`, `Pause`, `Asym_Pause`) are left alone.
 pub fn advertise_pairs<'a>(wanted: &'a [String], current: &'a LinkModes) -> Vec<(&'a str, bool)> {
     let want: BTreeSet<&str> = wanted.iter().map(String::as_str).collect();
     let mut seen = BTreeSet::new();
@@ -126,7 +128,10 @@ pub fn advertise_pairs<'a>(wanted: &'a [String], current: &'a LinkModes) -> Vec<
         .iter()
         .chain(&current.advertised_modes)
     {
-        if !want.contains(m.as_str()) && seen.insert(m.as_str()) {
+        let is_speed = m
+            .split_once("base")
+            .is_some_and(|(n, _)| n.parse::<u32>().is_ok());
+        if is_speed && !want.contains(m.as_str()) && seen.insert(m.as_str()) {
             pairs.push((m, false));
         }
     }
