@@ -10,8 +10,12 @@
 
 pub mod bench;
 pub mod cli;
+pub mod doctor;
 pub mod fsutil;
+pub mod host;
 pub mod nic;
+pub mod path;
 pub mod paths;
 pub mod problem;
 pub mod sysctl;
+pub mod units;

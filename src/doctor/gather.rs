@@ -1,0 +1,227 @@
+//! Read everything the checks need: two snapshots of each interface a
+//! sample interval apart, the sysctls, and towards the peer the round-trip
+//! time, the path MTU and (when a benchmark server answers) the throughput.
+
+use std::time::{Duration, Instant};
+
+use super::inputs::{CpuData, IfaceSample, Inputs, PeerData, Rtt, Throughput};
+use super::{DoctorError, Options, cpu, mounts};
+use crate::bench::progress::{Cancel, Progress, ProgressEvent};
+use crate::nic::model::Interface;
+use crate::nic::netlink::Netlink;
+use crate::nic::read;
+use crate::path::icmp::Pinger;
+use crate::path::measure::{self, Measure};
+use crate::path::{Peer, pmtu, route, rtt};
+use crate::paths::Paths;
+use crate::sysctl::{keys, procfs};
+
+fn step(progress: &dyn Progress, fraction: f64, message: &str) {
+    progress.report(ProgressEvent {
+        fraction,
+        message: message.to_string(),
+    });
+}
+
+/// Which interfaces to look at when none are named: the one towards the peer,
+/// else every physical NIC that is up, else every interface that is up.
+fn choose(all: &[Interface], peer_iface: Option<&str>) -> Vec<String> {
+    if let Some(p) = peer_iface
+        && p != "lo"
+    {
+        return vec![p.to_string()];
+    }
+    let up = |i: &&Interface| i.admin_up && i.name != "lo";
+    let phys: Vec<String> = all
+        .iter()
+        .filter(up)
+        .filter(|i| i.physical)
+        .map(|i| i.name.clone())
+        .collect();
+    if !phys.is_empty() {
+        return phys;
+    }
+    all.iter().filter(up).map(|i| i.name.clone()).collect()
+}
+
+pub fn sysctls(paths: &Paths) -> std::collections::BTreeMap<String, String> {
+    keys::TUNING_SET
+        .iter()
+        .filter_map(|k| {
+            procfs::read(&paths.proc_sys, k.name)
+                .ok()
+                .flatten()
+                .map(|v| (k.name.to_string(), v))
+        })
+        .collect()
+}
+
+/// Round-trip time: the TCP handshake to the peer's port, else ICMP echo.
+pub fn measure_rtt(peer: &Peer) -> Result<Rtt, String> {
+    let addr = peer.resolve().map_err(|e| format!("{}: {e}", peer.host))?;
+    match rtt::min_connect_rtt(addr, 5, Duration::from_secs(2)) {
+        Ok(d) => Ok(Rtt {
+            ms: d.as_secs_f64() * 1000.0,
+            source: format!("tcp handshake to {}", peer.label()),
+        }),
+        Err(port_err) => {
+            let mut p = Pinger::new(addr.ip()).map_err(|e| {
+                format!(
+                    "port {} does not answer ({port_err}) and ICMP echo is not available ({e})",
+                    peer.port
+                )
+            })?;
+            let best = (0..5)
+                .filter_map(|_| p.echo(64, Duration::from_secs(1)).ok().flatten())
+                .min()
+                .ok_or_else(|| {
+                    format!(
+                        "port {} does not answer ({port_err}) nor does ICMP echo",
+                        peer.port
+                    )
+                })?;
+            Ok(Rtt {
+                ms: best.as_secs_f64() * 1000.0,
+                source: "icmp echo".into(),
+            })
+        }
+    }
+}
+
+fn peer_data(
+    peer: &Peer,
+    iface: Option<&Interface>,
+    opts: &Options,
+    measure: Option<&dyn Measure>,
+    progress: &dyn Progress,
+    cancel: &Cancel,
+) -> PeerData {
+    step(progress, 0.3, "round-trip time to the peer");
+    let rtt = measure_rtt(peer);
+    step(progress, 0.4, "path MTU (don't-fragment probes)");
+    let pmtu = match (peer.ip(), iface) {
+        (Err(e), _) => Err(format!("{}: {e}", peer.host)),
+        (_, None) => Err("the interface towards the peer is unknown".into()),
+        (Ok(ip), Some(i)) => pmtu::probe(ip, i.mtu, Duration::from_millis(300))
+            .map_err(|e| format!("don't-fragment probes: {e}")),
+    };
+    let throughput = match measure {
+        None => Err("no throughput measurement available in this build".to_string()),
+        Some(m) => {
+            let addr = peer.resolve();
+            if !addr
+                .as_ref()
+                .is_ok_and(|a| rtt::port_answers(*a, Duration::from_secs(2)))
+            {
+                Err(format!(
+                    "no benchmark server answers at {} (start `hlctl serve` or `iperf3 -s` there)",
+                    peer.label()
+                ))
+            } else {
+                step(
+                    progress,
+                    0.5,
+                    &format!("throughput to {} ({})", peer.label(), m.describe()),
+                );
+                measure::series(m, opts.runs, cancel, |d, i| {
+                    step(
+                        progress,
+                        0.5 + 0.4 * (i as f64 / opts.runs.max(1) as f64),
+                        &format!("{d} run {}", i + 1),
+                    );
+                })
+                .map(|(upload, download)| Throughput {
+                    upload,
+                    download,
+                    method: m.describe(),
+                })
+                .map_err(|e| format!("throughput: {e}"))
+            }
+        }
+    };
+    PeerData {
+        peer: peer.clone(),
+        interface: iface.map(|i| i.name.clone()),
+        rtt,
+        pmtu,
+        throughput,
+    }
+}
+
+pub fn gather(
+    opts: &Options,
+    paths: &Paths,
+    measure: Option<&dyn Measure>,
+    progress: &dyn Progress,
+    cancel: &Cancel,
+) -> Result<Inputs, DoctorError> {
+    let mut nl =
+        Netlink::new().map_err(|e| DoctorError::Nic(crate::nic::error::NicError::Connect(e)))?;
+    let peer_iface = opts
+        .peer
+        .as_ref()
+        .and_then(|p| p.ip().ok())
+        .and_then(route::egress_interface);
+    let mut names = if opts.interfaces.is_empty() {
+        let all = read::interfaces(&mut nl, &[])?;
+        choose(&all, peer_iface.as_deref())
+    } else {
+        opts.interfaces.clone()
+    };
+    // The interface towards the peer is looked at too (its link speed sets the BDP).
+    if let Some(p) = &peer_iface
+        && p != "lo"
+        && !names.contains(p)
+    {
+        names.push(p.clone());
+    }
+    step(progress, 0.0, "reading interfaces");
+    let first: Vec<Interface> = names
+        .iter()
+        .map(|n| read::interface(&mut nl, n))
+        .collect::<Result<_, _>>()?;
+    let t0 = Instant::now();
+    let mut inp = Inputs {
+        sysctls: sysctls(paths),
+        ..Default::default()
+    };
+    let mut cpu_data: CpuData = cpu::read(std::path::Path::new("/sys/devices/system/cpu"));
+    cpu_data.stress_skipped = Some("the stress benchmark is not available in this build".into());
+    inp.cpu = Some(cpu_data);
+    inp.mounts = opts.dirs.iter().map(|d| mounts::lookup(d)).collect();
+
+    if let Some(peer) = &opts.peer {
+        let iface = peer_iface
+            .as_deref()
+            .and_then(|n| first.iter().find(|i| i.name == n).cloned())
+            .or_else(|| {
+                peer_iface
+                    .as_deref()
+                    .and_then(|n| read::interface(&mut nl, n).ok())
+            });
+        inp.peer = Some(peer_data(
+            peer,
+            iface.as_ref(),
+            opts,
+            measure,
+            progress,
+            cancel,
+        ));
+    }
+    // Second snapshot at least one interval after the first.
+    let wait = opts.sample_interval.saturating_sub(t0.elapsed());
+    if !wait.is_zero() {
+        step(progress, 0.9, "sampling counters");
+        std::thread::sleep(wait);
+    }
+    let interval_s = t0.elapsed().as_secs_f64();
+    for f in first {
+        let second = read::interface(&mut nl, &f.name).ok();
+        inp.interfaces.push(IfaceSample {
+            first: f,
+            second,
+            interval_s,
+        });
+    }
+    Ok(inp)
+}

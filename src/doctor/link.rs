@@ -1,0 +1,226 @@
+//! Link checks: negotiated below what both ends can do, half duplex,
+//! autonegotiation off, carrier flapping, a short transmit queue.
+
+use super::finding::{Finding, Outcome, Severity};
+use super::inputs::IfaceSample;
+use crate::nic::model::Duplex;
+use crate::nic::validate::mode_speed_duplex;
+
+/// The fastest full-duplex mode (or fastest of any) in both lists, Mb/s.
+fn best_common(ours: &[String], partner: &[String]) -> Option<(u32, String)> {
+    ours.iter()
+        .filter(|m| partner.contains(m))
+        .filter_map(|m| mode_speed_duplex(m).map(|(s, d)| (s, d == "Full", m.clone())))
+        .max_by_key(|(s, full, _)| (*s, *full))
+        .map(|(s, _, m)| (s, m))
+}
+
+pub fn check(s: &IfaceSample, out: &mut Outcome) {
+    let i = s.now();
+    let name = i.name.as_str();
+    let n = Some(name);
+    let Some(link) = &i.link else {
+        out.skip("link", n, "the driver reports no link settings");
+        return;
+    };
+
+    // Speed below the best mode both ends advertise.
+    match (link.speed_mbps, link.detected) {
+        (Some(speed), Some(true)) if !link.partner_modes.is_empty() => {
+            match best_common(&link.supported_modes, &link.partner_modes) {
+                Some((best, mode)) if best > speed => out.find(
+                    Finding::new(
+                        "link-below-common-mode",
+                        Severity::Critical,
+                        n,
+                        format!("{name}: link at {speed} Mb/s, but both ends can do {best} Mb/s"),
+                    )
+                    .evidence("speed", format!("{speed} Mb/s"))
+                    .evidence("this NIC supports", link.supported_modes.join(" "))
+                    .evidence("link partner advertises", link.partner_modes.join(" "))
+                    .evidence("advertised by this NIC", link.advertised_modes.join(" "))
+                    .why("the link negotiated down: a damaged cable (a broken pair forces 100 Mb/s), a bad switch port or a forced setting caps throughput")
+                    .fix(if link.advertised_modes.contains(&mode) {
+                        "# check or replace the cable, try another switch port; then renegotiate:".to_string()
+                    } else {
+                        format!("# this NIC does not advertise {mode}:")
+                    })
+                    .fix(format!("hlctl set {name} link autoneg on advertise {}", link.supported_modes.join(" "))),
+                ),
+                Some((best, _)) => out.pass("link-speed", n, format!("{speed} Mb/s = best mode both ends advertise ({best} Mb/s)")),
+                None => out.skip("link-speed", n, "no link mode in common with the partner's list"),
+            }
+        }
+        (Some(_), Some(true)) => out.skip(
+            "link-speed",
+            n,
+            "the driver does not report the link partner's modes",
+        ),
+        (_, Some(false)) => out.skip("link-speed", n, "no carrier (link down)"),
+        _ => out.skip("link-speed", n, "speed unknown"),
+    }
+
+    if link.duplex == Some(Duplex::Half) {
+        out.find(
+            Finding::new(
+                "link-half-duplex",
+                Severity::Critical,
+                n,
+                format!("{name}: half duplex"),
+            )
+            .evidence("duplex", "half")
+            .evidence("speed", link.speed_mbps.map_or("unknown".into(), |s| format!("{s} Mb/s")))
+            .evidence("autoneg", if link.autoneg { "on" } else { "off" })
+            .why("half duplex sends or receives, never both: collisions and late collisions; against a full-duplex switch port it is a duplex mismatch that collapses throughput")
+            .fix(if link.capabilities.iter().any(|c| c == "Autoneg") {
+                format!("hlctl set {name} link autoneg on")
+            } else {
+                format!(
+                    "hlctl set {name} link speed {} duplex full",
+                    link.speed_mbps.unwrap_or(1000)
+                )
+            }),
+        );
+    } else if link.duplex == Some(Duplex::Full) {
+        out.pass("duplex", n, "full");
+    }
+
+    if link.capabilities.iter().any(|c| c == "Autoneg") {
+        if link.autoneg {
+            out.pass("autoneg", n, "on");
+        } else {
+            out.find(
+                Finding::new("link-autoneg-off", Severity::Warning, n, format!("{name}: autonegotiation off"))
+                    .evidence("autoneg", "off")
+                    .evidence("speed", link.speed_mbps.map_or("unknown".into(), |s| format!("{s} Mb/s")))
+                    .evidence("duplex", link.duplex.map_or("unknown".into(), |d| d.to_string()))
+                    .why("with one end forced and the other negotiating, the negotiating end falls back to half duplex: a duplex mismatch")
+                    .fix(format!("hlctl set {name} link autoneg on")),
+            );
+        }
+    } else {
+        out.skip(
+            "autoneg",
+            n,
+            "the device does not negotiate (no Autoneg capability)",
+        );
+    }
+
+    // Carrier changes between the two samples.
+    if let (Some(a), Some(b)) = (
+        s.first.carrier_changes,
+        s.second.as_ref().and_then(|x| x.carrier_changes),
+    ) {
+        if b > a {
+            out.find(
+                Finding::new("link-flapping", Severity::Critical, n, format!("{name}: carrier went down and up {} times in {:.0} s", b - a, s.interval_s))
+                    .evidence("carrier changes", format!("{a} → {b}"))
+                    .why("a flapping link drops every connection and renegotiates each time")
+                    .fix("# check the cable, the transceiver and the switch port; watch with: hlctl show ".to_string() + name),
+            );
+        } else {
+            out.pass(
+                "carrier",
+                n,
+                format!("stable ({b} changes since the device appeared)"),
+            );
+        }
+    }
+
+    // txqueuelen: 0 means noqueue by design (bridges, tunnels).
+    if i.txqueuelen > 0 && i.txqueuelen < 1000 {
+        out.find(
+            Finding::new("txqueuelen-short", Severity::Warning, n, format!("{name}: transmit queue of {} packets", i.txqueuelen))
+                .evidence("txqueuelen", i.txqueuelen)
+                .evidence("speed", link.speed_mbps.map_or("unknown".into(), |s| format!("{s} Mb/s")))
+                .why("a short queue drops packets of bursts the NIC cannot send at once; TCP reads the drops as congestion and slows down")
+                .fix(format!("hlctl set {name} txqueuelen 1000")),
+        );
+    } else if i.txqueuelen > 0 {
+        out.pass("txqueuelen", n, i.txqueuelen.to_string());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nic::model::{Interface, LinkModes};
+
+    fn sample(link: LinkModes) -> IfaceSample {
+        IfaceSample {
+            first: Interface {
+                name: "eth0".into(),
+                txqueuelen: 1000,
+                carrier_changes: Some(2),
+                link: Some(link),
+                ..Default::default()
+            },
+            second: None,
+            interval_s: 1.0,
+        }
+    }
+
+    fn modes(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn hundred_instead_of_gigabit_is_found() {
+        let mut out = Outcome::default();
+        check(
+            &sample(LinkModes {
+                speed_mbps: Some(100),
+                duplex: Some(Duplex::Full),
+                autoneg: true,
+                supported_modes: modes(&["10baseT/Full", "100baseT/Full", "1000baseT/Full"]),
+                advertised_modes: modes(&["10baseT/Full", "100baseT/Full", "1000baseT/Full"]),
+                partner_modes: modes(&["100baseT/Full", "1000baseT/Full"]),
+                capabilities: modes(&["Autoneg", "TP"]),
+                detected: Some(true),
+                ..Default::default()
+            }),
+            &mut out,
+        );
+        let ids: Vec<&str> = out.findings.iter().map(|f| f.id.as_str()).collect();
+        assert_eq!(ids, ["link-below-common-mode"]);
+        assert!(out.findings[0].title.contains("1000 Mb/s"));
+        assert!(out.findings[0].fix[0].contains("cable"));
+    }
+
+    #[test]
+    fn a_virtual_link_at_full_duplex_is_clean() {
+        let mut out = Outcome::default();
+        check(
+            &sample(LinkModes {
+                speed_mbps: Some(10000),
+                duplex: Some(Duplex::Full),
+                detected: Some(true),
+                ..Default::default()
+            }),
+            &mut out,
+        );
+        assert!(out.findings.is_empty(), "{:?}", out.findings);
+        assert!(out.not_checked.iter().any(|c| c.check == "link-speed"));
+    }
+
+    #[test]
+    fn half_duplex_forced_and_short_queue() {
+        let mut s = sample(LinkModes {
+            speed_mbps: Some(1000),
+            duplex: Some(Duplex::Half),
+            autoneg: false,
+            capabilities: modes(&["Autoneg"]),
+            detected: Some(true),
+            ..Default::default()
+        });
+        s.first.txqueuelen = 100;
+        let mut out = Outcome::default();
+        check(&s, &mut out);
+        let mut ids: Vec<&str> = out.findings.iter().map(|f| f.id.as_str()).collect();
+        ids.sort();
+        assert_eq!(
+            ids,
+            ["link-autoneg-off", "link-half-duplex", "txqueuelen-short"]
+        );
+    }
+}

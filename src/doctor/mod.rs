@@ -1,0 +1,130 @@
+//! `hlctl doctor`: read-only diagnosis. Every finding carries the values it
+//! rests on, why it matters and the exact fix; a check whose data this
+//! machine cannot provide is listed as not checked, with the reason.
+//!
+//! - [`gather`]: read interfaces (twice, a second apart), sysctls, and
+//!   towards `--peer` the RTT, path MTU and throughput;
+//! - checks, one file per area: [`link`], [`counters`], [`features`],
+//!   [`mtu`], [`tcp`], [`path`], [`cpu`], [`mounts`];
+//! - [`finding`]: the report's types.
+
+pub mod counters;
+pub mod cpu;
+pub mod features;
+pub mod finding;
+pub mod gather;
+pub mod inputs;
+pub mod link;
+pub mod mounts;
+pub mod mtu;
+pub mod path;
+pub mod tcp;
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+pub use finding::{Check, Evidence, Finding, Outcome, Severity};
+pub use inputs::Inputs;
+
+use crate::bench::progress::{Cancel, Progress};
+use crate::host::HostInfo;
+use crate::path::Peer;
+use crate::path::measure::Measure;
+use crate::paths::Paths;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DoctorError {
+    #[error(transparent)]
+    Nic(#[from] crate::nic::error::NicError),
+}
+
+/// What to examine.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Interfaces; empty = the one towards the peer, else the physical NICs that are up.
+    pub interfaces: Vec<String>,
+    pub peer: Option<Peer>,
+    pub dirs: Vec<String>,
+    /// Time between the two counter samples.
+    pub sample_interval: Duration,
+    /// Throughput runs per direction (when a benchmark server answers at the peer).
+    pub runs: u32,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            interfaces: Vec::new(),
+            peer: None,
+            dirs: Vec::new(),
+            sample_interval: Duration::from_secs(1),
+            runs: 1,
+        }
+    }
+}
+
+/// The doctor's report.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    #[serde(flatten)]
+    pub host: HostInfo,
+    pub timestamp: i64,
+    pub interfaces: Vec<String>,
+    pub findings: Vec<Finding>,
+    pub passed: Vec<Check>,
+    pub not_checked: Vec<Check>,
+    /// What was measured towards the peer.
+    pub peer: Option<inputs::PeerData>,
+}
+
+/// Run every check on gathered inputs (pure: no I/O).
+pub fn check(inp: &Inputs) -> Outcome {
+    let mut out = Outcome::default();
+    for s in &inp.interfaces {
+        link::check(s, &mut out);
+        counters::check(s, &mut out);
+        features::check_offloads(s, &mut out);
+        features::check_pause(s, &mut out);
+    }
+    mtu::check(inp, &mut out);
+    tcp::check_buffers(inp, &mut out);
+    tcp::check_congestion(inp, &mut out);
+    tcp::check_slow_start(inp, &mut out);
+    path::check(inp, &mut out);
+    cpu::check(inp.cpu.as_ref(), &mut out);
+    for m in &inp.mounts {
+        match m {
+            Ok(m) => mounts::check(m, &mut out),
+            Err((dir, why)) => out.skip("filesystem", None, format!("{dir}: {why}")),
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Gather and check.
+pub fn run(
+    opts: &Options,
+    paths: &Paths,
+    measure: Option<&dyn Measure>,
+    progress: &dyn Progress,
+    cancel: &Cancel,
+) -> Result<(Report, Inputs), DoctorError> {
+    let inp = gather::gather(opts, paths, measure, progress, cancel)?;
+    let out = check(&inp);
+    let report = Report {
+        host: HostInfo::current(),
+        timestamp: crate::host::now_unix(),
+        interfaces: inp
+            .interfaces
+            .iter()
+            .map(|s| s.name().to_string())
+            .collect(),
+        findings: out.findings,
+        passed: out.passed,
+        not_checked: out.not_checked,
+        peer: inp.peer.clone(),
+    };
+    Ok((report, inp))
+}

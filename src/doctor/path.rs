@@ -1,0 +1,84 @@
+//! What the path delivers against what the link claims: when a queue builds
+//! under load, the limit lies beyond this host and no setting here raises it.
+
+use super::finding::{Finding, Outcome, Severity};
+use super::inputs::Inputs;
+use super::tcp::peer_link_mbps;
+use crate::path::limit::{self, Limit};
+use crate::path::measure::{Direction, format_bps};
+
+/// Classify each direction from the doctor's measurements.
+pub fn limits(inp: &Inputs) -> Vec<(Direction, Limit)> {
+    let Some(p) = &inp.peer else {
+        return Vec::new();
+    };
+    let Ok(t) = &p.throughput else {
+        return Vec::new();
+    };
+    let rtt = p.rtt.as_ref().ok().map(|r| r.ms);
+    Direction::BOTH
+        .iter()
+        .map(|d| {
+            let s = match d {
+                Direction::Upload => &t.upload,
+                Direction::Download => &t.download,
+            };
+            let (key, _) = limit::keys(*d);
+            let input = limit::Input {
+                bps: s.median(),
+                rtt_idle_ms: rtt,
+                rtt_loaded_ms: s.rtt_loaded_ms(),
+                link_mbps: peer_link_mbps(inp),
+                local_buffer_max: inp.triplet_max(key),
+                cpu_max_percent: s.max_cpu_percent(),
+            };
+            (*d, limit::classify(*d, &input))
+        })
+        .collect()
+}
+
+pub fn check(inp: &Inputs, out: &mut Outcome) {
+    let Some(p) = &inp.peer else {
+        out.skip("path-throughput", None, "no --peer to measure");
+        return;
+    };
+    let iface = p.interface.as_deref();
+    if let Err(e) = &p.throughput {
+        out.skip("path-throughput", iface, e.clone());
+        return;
+    }
+    for (dir, l) in limits(inp) {
+        match &l {
+            Limit::Bottleneck {
+                delivered_bps,
+                link_bps,
+                rtt_idle_ms,
+                rtt_loaded_ms,
+            } => out.find(
+                Finding::new(
+                    "path-bottleneck",
+                    Severity::Warning,
+                    iface,
+                    format!(
+                        "{dir} to {}: the path delivers ~{}{}",
+                        p.peer.host,
+                        format_bps(*delivered_bps),
+                        link_bps
+                            .map(|b| format!(" while the link claims {}", format_bps(b)))
+                            .unwrap_or_default()
+                    ),
+                )
+                .evidence("throughput (median)", format_bps(*delivered_bps))
+                .evidence(
+                    "link speed",
+                    link_bps.map_or("unknown".into(), format_bps),
+                )
+                .evidence("rtt idle", format!("{rtt_idle_ms:.3} ms"))
+                .evidence("rtt under load", format!("{rtt_loaded_ms:.3} ms"))
+                .why("a queue builds while data flows, so something slower than this link sits on the way (a 100 Mb/s hop, a shaper, the peer's own link): no setting on this host raises it")
+                .fix("# find the slow hop: hlctl doctor on the peer, the switch's port speeds, any traffic shaping"),
+            ),
+            other => out.pass("path-throughput", iface, other.explain(dir)),
+        }
+    }
+}

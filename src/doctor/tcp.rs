@@ -1,0 +1,209 @@
+//! TCP: buffers against the bandwidth-delay product, congestion control,
+//! slow start after idle.
+
+use super::finding::{Finding, Outcome, Severity};
+use super::inputs::Inputs;
+use crate::path::limit::buffer_for;
+use crate::units::bytes;
+
+/// The link speed (Mb/s) of the interface towards the peer.
+pub fn peer_link_mbps(inp: &Inputs) -> Option<u32> {
+    let p = inp.peer.as_ref()?;
+    let name = p.interface.as_deref()?;
+    inp.iface(name)?.now().link.as_ref()?.speed_mbps
+}
+
+/// Bandwidth-delay product in bytes: link speed × RTT.
+pub fn bdp(link_mbps: u32, rtt_ms: f64) -> u64 {
+    (link_mbps as f64 * 1e6 / 8.0 * rtt_ms / 1000.0) as u64
+}
+
+pub fn check_buffers(inp: &Inputs, out: &mut Outcome) {
+    let Some(p) = &inp.peer else {
+        out.skip(
+            "tcp-buffers",
+            None,
+            "no --peer: the round-trip time is needed for the bandwidth-delay product",
+        );
+        return;
+    };
+    let rtt = match &p.rtt {
+        Ok(r) => r,
+        Err(e) => {
+            out.skip(
+                "tcp-buffers",
+                None,
+                format!("no round-trip time to the peer: {e}"),
+            );
+            return;
+        }
+    };
+    let Some(mbps) = peer_link_mbps(inp) else {
+        out.skip(
+            "tcp-buffers",
+            None,
+            "the link speed towards the peer is unknown",
+        );
+        return;
+    };
+    let bdp = bdp(mbps, rtt.ms);
+    let need = bdp.saturating_mul(2);
+    let target = buffer_for(bdp);
+    let mut short = Vec::new();
+    for (key, default) in [
+        ("net.ipv4.tcp_rmem", "4096 131072"),
+        ("net.ipv4.tcp_wmem", "4096 16384"),
+    ] {
+        match inp.triplet_max(key) {
+            Some(max) if max < need => {
+                let min_def = inp
+                    .sysctl(key)
+                    .map(|v| v.split_whitespace().take(2).collect::<Vec<_>>().join(" "))
+                    .unwrap_or_else(|| default.to_string());
+                short.push((key, max, min_def));
+            }
+            Some(_) => {}
+            None => out.skip("tcp-buffers", None, format!("{key} is not readable here")),
+        }
+    }
+    if short.is_empty() {
+        out.pass(
+            "tcp-buffers",
+            None,
+            format!(
+                "tcp_rmem/tcp_wmem maxima ≥ 2 × BDP ({} = {mbps} Mb/s × {:.2} ms)",
+                bytes(bdp),
+                rtt.ms
+            ),
+        );
+        return;
+    }
+    let mut f = Finding::new(
+        "tcp-buffers-below-bdp",
+        Severity::Warning,
+        p.interface.as_deref(),
+        format!(
+            "TCP buffers below twice the bandwidth-delay product ({} at {mbps} Mb/s × {:.2} ms)",
+            bytes(bdp),
+            rtt.ms
+        ),
+    )
+    .evidence("link speed", format!("{mbps} Mb/s"))
+    .evidence("rtt", format!("{:.3} ms ({})", rtt.ms, rtt.source))
+    .evidence("bdp", bytes(bdp));
+    for (key, max, _) in &short {
+        f = f.evidence(&format!("{key} max"), format!("{max} ({})", bytes(*max)));
+    }
+    let args: Vec<String> = short
+        .iter()
+        .map(|(key, _, min_def)| format!("'{key}={min_def} {target}'"))
+        .collect();
+    out.find(
+        f.why("TCP keeps at most one window in flight per round trip, and the kernel uses about half a buffer for data: a buffer below 2 × BDP caps throughput below the link's rate")
+            .fix(format!("hlctl sysctl {}", args.join(" "))),
+    );
+}
+
+pub fn check_congestion(inp: &Inputs, out: &mut Outcome) {
+    let Some(cc) = inp.sysctl("net.ipv4.tcp_congestion_control") else {
+        out.skip(
+            "congestion-control",
+            None,
+            "net.ipv4.tcp_congestion_control is not readable",
+        );
+        return;
+    };
+    let avail = inp
+        .sysctl("net.ipv4.tcp_available_congestion_control")
+        .unwrap_or("");
+    let bbr = avail.split_whitespace().any(|c| c == "bbr");
+    let bbr_note = if bbr {
+        "bbr available"
+    } else {
+        "bbr not available (module tcp_bbr not loaded)"
+    };
+    if cc == "reno" {
+        let better = if bbr { "bbr" } else { "cubic" };
+        out.find(
+            Finding::new("congestion-control-reno", Severity::Warning, None, "TCP congestion control is reno".into())
+                .evidence("net.ipv4.tcp_congestion_control", cc)
+                .evidence("available", avail)
+                .why("reno grows the window by one packet per round trip: on fast or long paths it takes very long to fill the pipe and halves on every loss")
+                .fix(format!("hlctl sysctl net.ipv4.tcp_congestion_control={better}")),
+        );
+    } else {
+        out.pass("congestion-control", None, format!("{cc}; {bbr_note}"));
+    }
+}
+
+pub fn check_slow_start(inp: &Inputs, out: &mut Outcome) {
+    match inp.sysctl("net.ipv4.tcp_slow_start_after_idle") {
+        Some("1") => out.find(
+            Finding::new("tcp-slow-start-after-idle", Severity::Info, None, "TCP restarts slow start after every idle pause".into())
+                .evidence("net.ipv4.tcp_slow_start_after_idle", "1")
+                .why("connections that pause (streaming, NFS, HTTP keep-alive) lose their window after each pause and ramp up from scratch")
+                .fix("hlctl sysctl net.ipv4.tcp_slow_start_after_idle=0"),
+        ),
+        Some(v) => out.pass("tcp-slow-start-after-idle", None, v.to_string()),
+        None => out.skip("tcp-slow-start-after-idle", None, "not readable here"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::doctor::inputs::{IfaceSample, PeerData, Rtt};
+    use crate::nic::model::{Interface, LinkModes};
+    use crate::path::Peer;
+
+    fn inputs(rmem_max: u64, rtt_ms: f64) -> Inputs {
+        let mut inp = Inputs::default();
+        inp.sysctls.insert(
+            "net.ipv4.tcp_rmem".into(),
+            format!("4096 131072 {rmem_max}"),
+        );
+        inp.sysctls
+            .insert("net.ipv4.tcp_wmem".into(), "4096 16384 4194304".into());
+        inp.interfaces.push(IfaceSample {
+            first: Interface {
+                name: "eth0".into(),
+                link: Some(LinkModes {
+                    speed_mbps: Some(1000),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            second: None,
+            interval_s: 1.0,
+        });
+        inp.peer = Some(PeerData {
+            peer: Peer::parse("nas").unwrap(),
+            interface: Some("eth0".into()),
+            rtt: Ok(Rtt {
+                ms: rtt_ms,
+                source: "test".into(),
+            }),
+            pmtu: Err("not probed".into()),
+            throughput: Err("not measured".into()),
+        });
+        inp
+    }
+
+    #[test]
+    fn buffers_against_bdp() {
+        // 1 Gb/s × 0.5 ms = 62.5 kB: defaults are plenty.
+        let mut out = Outcome::default();
+        check_buffers(&inputs(6 << 20, 0.5), &mut out);
+        assert!(out.findings.is_empty());
+        // 1 Gb/s × 100 ms = 12.5 MB: both maxima too small.
+        let mut out = Outcome::default();
+        check_buffers(&inputs(6 << 20, 100.0), &mut out);
+        assert_eq!(out.findings.len(), 1);
+        assert_eq!(
+            out.findings[0].fix,
+            [
+                "hlctl sysctl 'net.ipv4.tcp_rmem=4096 131072 33554432' 'net.ipv4.tcp_wmem=4096 16384 33554432'"
+            ]
+        );
+    }
+}

@@ -1,0 +1,31 @@
+//! Who and what this machine is: recorded with every result.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostInfo {
+    pub host: String,
+    /// `uname -r`.
+    pub kernel: String,
+}
+
+impl HostInfo {
+    pub fn current() -> Self {
+        let read = |p: &str| {
+            std::fs::read_to_string(p)
+                .map(|s| s.trim().to_string())
+                .unwrap_or_default()
+        };
+        let host = read("/proc/sys/kernel/hostname");
+        let kernel = read("/proc/sys/kernel/osrelease");
+        HostInfo { host, kernel }
+    }
+}
+
+/// Seconds since the Unix epoch.
+pub fn now_unix() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}

@@ -1,0 +1,187 @@
+//! Throughput to the peer, behind a small trait so the tuner and the doctor
+//! do not depend on how it is measured. [`net`](crate::bench::net) provides
+//! the real one (an iperf3-protocol client); tests may count or script samples.
+
+use serde::{Deserialize, Serialize};
+
+use crate::bench::progress::Cancel;
+
+/// Which way the data flows, seen from this host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// This host sends to the peer.
+    Upload,
+    /// The peer sends to this host.
+    Download,
+}
+
+impl Direction {
+    pub const BOTH: [Direction; 2] = [Direction::Upload, Direction::Download];
+
+    /// `→ peer` / `← peer`.
+    pub fn arrow(self) -> &'static str {
+        match self {
+            Direction::Upload => "→",
+            Direction::Download => "←",
+        }
+    }
+}
+
+impl std::fmt::Display for Direction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Direction::Upload => "upload",
+            Direction::Download => "download",
+        })
+    }
+}
+
+/// One throughput measurement.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    pub bps: f64,
+    /// Round-trip time while the data flowed (echo probes during the test).
+    pub rtt_loaded_ms: Option<f64>,
+    pub retransmits: Option<u64>,
+    /// CPU use in percent of one CPU, this host and the peer.
+    pub local_cpu_percent: Option<f64>,
+    pub remote_cpu_percent: Option<f64>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum MeasureError {
+    #[error("cancelled")]
+    Cancelled,
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// Something that measures throughput to one peer.
+pub trait Measure: Send + Sync {
+    fn sample(&self, dir: Direction, cancel: &Cancel) -> Result<Sample, MeasureError>;
+    /// What is measured, for reports (`hlctl bench net 10.0.0.2:5201, 2 s`).
+    fn describe(&self) -> String;
+}
+
+/// Several samples of one direction and their summary.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Series {
+    pub samples: Vec<Sample>,
+}
+
+impl Series {
+    fn sorted_bps(&self) -> Vec<f64> {
+        let mut v: Vec<f64> = self.samples.iter().map(|s| s.bps).collect();
+        v.sort_by(|a, b| a.total_cmp(b));
+        v
+    }
+
+    pub fn median(&self) -> f64 {
+        median(&self.sorted_bps())
+    }
+
+    /// Run-to-run spread: (max − min) / median, as a fraction.
+    pub fn spread(&self) -> f64 {
+        let v = self.sorted_bps();
+        let m = median(&v);
+        match (v.first(), v.last()) {
+            (Some(lo), Some(hi)) if m > 0.0 => (hi - lo) / m,
+            _ => 0.0,
+        }
+    }
+
+    /// The median of the loaded RTTs that were measured.
+    pub fn rtt_loaded_ms(&self) -> Option<f64> {
+        let mut v: Vec<f64> = self
+            .samples
+            .iter()
+            .filter_map(|s| s.rtt_loaded_ms)
+            .collect();
+        v.sort_by(|a, b| a.total_cmp(b));
+        (!v.is_empty()).then(|| median(&v))
+    }
+
+    /// The highest CPU use seen on either side.
+    pub fn max_cpu_percent(&self) -> Option<f64> {
+        self.samples
+            .iter()
+            .flat_map(|s| [s.local_cpu_percent, s.remote_cpu_percent])
+            .flatten()
+            .reduce(f64::max)
+    }
+}
+
+/// Median of sorted values (0 for none).
+pub fn median(sorted: &[f64]) -> f64 {
+    let n = sorted.len();
+    match n {
+        0 => 0.0,
+        _ if n % 2 == 1 => sorted[n / 2],
+        _ => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
+}
+
+/// Take `runs` samples of each direction (upload first, alternating).
+pub fn series(
+    m: &dyn Measure,
+    runs: u32,
+    cancel: &Cancel,
+    mut each: impl FnMut(Direction, u32),
+) -> Result<(Series, Series), MeasureError> {
+    let (mut up, mut down) = (Series::default(), Series::default());
+    for i in 0..runs.max(1) {
+        for dir in Direction::BOTH {
+            if cancel.is_cancelled() {
+                return Err(MeasureError::Cancelled);
+            }
+            each(dir, i);
+            let s = m.sample(dir, cancel)?;
+            match dir {
+                Direction::Upload => up.samples.push(s),
+                Direction::Download => down.samples.push(s),
+            }
+        }
+    }
+    Ok((up, down))
+}
+
+/// `941 Mbit/s`, `1.66 Gbit/s`.
+pub fn format_bps(bps: f64) -> String {
+    if bps >= 1e9 {
+        format!("{:.2} Gbit/s", bps / 1e9)
+    } else if bps >= 1e6 {
+        format!("{:.0} Mbit/s", bps / 1e6)
+    } else if bps >= 1e3 {
+        format!("{:.0} kbit/s", bps / 1e3)
+    } else {
+        format!("{bps:.0} bit/s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[f64]) -> Series {
+        Series {
+            samples: v
+                .iter()
+                .map(|b| Sample {
+                    bps: *b,
+                    ..Default::default()
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn median_and_spread() {
+        assert_eq!(s(&[3.0, 1.0, 2.0]).median(), 2.0);
+        assert_eq!(s(&[4.0, 1.0, 2.0, 3.0]).median(), 2.5);
+        assert!((s(&[90.0, 100.0, 110.0]).spread() - 0.2).abs() < 1e-9);
+        assert_eq!(s(&[]).spread(), 0.0);
+        assert_eq!(format_bps(941e6), "941 Mbit/s");
+        assert_eq!(format_bps(1.66e9), "1.66 Gbit/s");
+    }
+}

@@ -1,0 +1,18 @@
+//! What lies between this host and a peer, measured without shelling out:
+//!
+//! - [`peer`]: `HOST[:PORT]` and its address;
+//! - [`rtt`]: round-trip time of a TCP handshake to the peer's port, and
+//!   whether the port still answers (the tuner's connectivity check);
+//! - [`icmp`]: ICMP echo with the don't-fragment bit (path MTU, RTT under load);
+//! - [`pmtu`]: the largest packet that reaches the peer unfragmented;
+//! - [`route`]: default routes and the interface that carries traffic to the peer.
+
+pub mod icmp;
+pub mod limit;
+pub mod measure;
+pub mod peer;
+pub mod pmtu;
+pub mod route;
+pub mod rtt;
+
+pub use peer::Peer;

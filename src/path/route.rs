@@ -1,0 +1,136 @@
+//! Routes as this thread's network namespace sees them, read from
+//! `/proc/thread-self/net`, and the interface that carries traffic to a peer.
+
+use std::io;
+use std::net::{IpAddr, SocketAddr, UdpSocket};
+
+use serde::Serialize;
+
+/// One default route: `0.0.0.0/0` or `::/0` and the interface it leaves by.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct DefaultRoute {
+    pub family: &'static str,
+    pub interface: String,
+    pub gateway: String,
+}
+
+fn net_file(name: &str) -> String {
+    std::fs::read_to_string(format!("/proc/thread-self/net/{name}"))
+        .or_else(|_| std::fs::read_to_string(format!("/proc/net/{name}")))
+        .unwrap_or_default()
+}
+
+/// Parse `/proc/net/route` (IPv4) text for default routes.
+pub fn parse_v4(text: &str) -> Vec<DefaultRoute> {
+    text.lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let (iface, dest, gw, mask) = (f.first()?, f.get(1)?, f.get(2)?, f.get(7)?);
+            if *dest != "00000000" || *mask != "00000000" {
+                return None;
+            }
+            let g = u32::from_str_radix(gw, 16).ok()?;
+            Some(DefaultRoute {
+                family: "ipv4",
+                interface: iface.to_string(),
+                gateway: std::net::Ipv4Addr::from(g.to_le_bytes()).to_string(),
+            })
+        })
+        .collect()
+}
+
+/// Parse `/proc/net/ipv6_route` text for default routes (`::/0`, not unreachable).
+pub fn parse_v6(text: &str) -> Vec<DefaultRoute> {
+    text.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            if f.len() < 10 || f[0] != "00000000000000000000000000000000" || f[1] != "00" {
+                return None;
+            }
+            if f[9] == "lo" {
+                return None; // the unreachable default of the local table
+            }
+            let gw = u128::from_str_radix(f[4], 16).ok()?;
+            Some(DefaultRoute {
+                family: "ipv6",
+                interface: f[9].to_string(),
+                gateway: std::net::Ipv6Addr::from(gw).to_string(),
+            })
+        })
+        .collect()
+}
+
+/// Every default route, sorted.
+pub fn default_routes() -> Vec<DefaultRoute> {
+    let mut v = parse_v4(&net_file("route"));
+    v.extend(parse_v6(&net_file("ipv6_route")));
+    v.sort();
+    v
+}
+
+/// The local address the kernel would use to reach `dest` (no packet is sent).
+pub fn source_for(dest: IpAddr) -> io::Result<IpAddr> {
+    let bind: SocketAddr = if dest.is_ipv6() {
+        "[::]:0".parse().expect("literal")
+    } else {
+        "0.0.0.0:0".parse().expect("literal")
+    };
+    let s = UdpSocket::bind(bind)?;
+    s.connect(SocketAddr::new(dest, 9))?;
+    Ok(s.local_addr()?.ip())
+}
+
+/// The interface holding address `ip`.
+pub fn interface_with(ip: IpAddr) -> Option<String> {
+    let addrs = nix::ifaddrs::getifaddrs().ok()?;
+    for a in addrs {
+        let Some(sa) = a.address else { continue };
+        let matches = match ip {
+            IpAddr::V4(v4) => sa.as_sockaddr_in().is_some_and(|s| s.ip() == v4),
+            IpAddr::V6(v6) => sa.as_sockaddr_in6().is_some_and(|s| s.ip() == v6),
+        };
+        if matches {
+            return Some(a.interface_name);
+        }
+    }
+    None
+}
+
+/// The interface traffic to `dest` leaves by (via the source address the kernel picks).
+pub fn egress_interface(dest: IpAddr) -> Option<String> {
+    let src = source_for(dest).ok()?;
+    if src.is_loopback() {
+        return Some("lo".to_string());
+    }
+    interface_with(src)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_routes_from_proc_text() {
+        let v4 = "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n\
+                  eth0\t00000000\t0102A8C0\t0003\t0\t0\t0\t00000000\t0\t0\t0\n\
+                  eth0\t0002A8C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n";
+        let r = parse_v4(v4);
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].interface, "eth0");
+        assert_eq!(r[0].gateway, "192.168.2.1");
+        let v6 = "00000000000000000000000000000000 00 00000000000000000000000000000000 00 fe800000000000000000000000000001 00000400 00000001 00000000 00000003 eth0\n\
+                  00000000000000000000000000000000 00 00000000000000000000000000000000 00 00000000000000000000000000000000 ffffffff 00000001 00000000 00200200 lo\n";
+        let r = parse_v6(v6);
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].gateway, "fe80::1");
+    }
+
+    #[test]
+    fn loopback_egress() {
+        assert_eq!(
+            egress_interface("127.0.0.1".parse().unwrap()).as_deref(),
+            Some("lo")
+        );
+    }
+}
