@@ -12,6 +12,7 @@ pub mod bench;
 pub mod cli;
 pub mod doctor;
 pub mod fsutil;
+pub mod history;
 pub mod host;
 pub mod nic;
 pub mod path;

@@ -1,0 +1,142 @@
+//! `hlctl doctor`: read-only diagnosis with evidence and exact fixes.
+
+use clap::Args;
+
+use super::args::Global;
+use super::exit;
+use super::output::{ProgressBar, print_json};
+use crate::bench::progress::Cancel;
+use crate::doctor::{self, Check, Finding, Options, Report};
+use crate::path::Peer;
+
+/// Diagnose NICs, TCP settings, the path to a peer, the CPU and mounts.
+///
+/// Read-only: changes nothing, allowed to everyone. Each finding names the
+/// values it rests on, why it matters and the exact fix (an `hlctl set` or
+/// `hlctl sysctl` line; lines starting with # are actions hlctl cannot take).
+/// A check this machine cannot provide data for is listed as "not checked"
+/// with the reason, never guessed.
+///
+/// Checks: link speed below the best mode both ends advertise, half duplex,
+/// autonegotiation off, carrier flapping; CRC/frame errors, drops, missed
+/// frames and FIFO overruns (rising across two samples a second apart), rings
+/// below their maximum while dropping; offloads turned off; flow control;
+/// transmit queue length. With --peer: round-trip time (TCP handshake to the
+/// peer's port), path MTU (don't-fragment probes), TCP buffers against the
+/// bandwidth-delay product, and, when a benchmark server (`hlctl serve`,
+/// `iperf3 -s`) answers there, what the path delivers against what the link
+/// claims. Always: congestion control (and whether bbr is available),
+/// tcp_slow_start_after_idle, CPU governor and throttling. With --dir: the
+/// filesystem, and for NFS the rsize/wsize, sync and version options.
+///
+/// Exit codes: 0 report printed (with or without findings); 1 failed; 2 invalid input.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Interfaces to examine [default: the one towards --peer, else the physical NICs that are up].
+    #[arg(value_name = "IFACE")]
+    pub interfaces: Vec<String>,
+
+    /// The peer to measure against: HOST, HOST:PORT or [IPv6]:PORT (port default 5201).
+    #[arg(long, value_name = "HOST[:PORT]")]
+    pub peer: Option<String>,
+
+    /// A directory whose filesystem and mount options to check (repeatable).
+    #[arg(long = "dir", value_name = "PATH")]
+    pub dirs: Vec<String>,
+
+    /// Throughput runs per direction when a benchmark server answers at the peer.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub runs: u32,
+
+    /// Seconds per throughput run.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=60))]
+    pub time: u32,
+}
+
+pub fn run(global: &Global, args: DoctorArgs) -> i32 {
+    let peer = match args.peer.as_deref().map(Peer::parse).transpose() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("hlctl doctor: {e}");
+            return exit::INVALID;
+        }
+    };
+    let opts = Options {
+        interfaces: args.interfaces.clone(),
+        peer: peer.clone(),
+        dirs: args.dirs.clone(),
+        runs: args.runs,
+        ..Default::default()
+    };
+    let measure = peer.as_ref().and_then(|p| super::measure::for_peer(p, args.time));
+    let bar = ProgressBar::new(global.json);
+    let cancel = Cancel::new();
+    let paths = global.paths();
+    let result = doctor::run(&opts, &paths, measure.as_deref(), &bar, &cancel);
+    bar.finish();
+    let (report, _inputs) = match result {
+        Ok(r) => r,
+        Err(doctor::DoctorError::Nic(e)) => return super::fail(&e, super::nic_exit_code(&e)),
+    };
+    super::history::record_doctor(&paths, &report);
+    if global.json {
+        print_json(&report);
+    } else {
+        print!("{}", render(&report));
+    }
+    exit::OK
+}
+
+fn finding_text(f: &Finding) -> String {
+    let mut s = format!("{:<8}  {}\n", f.severity.to_string().to_uppercase(), f.title);
+    s += &format!("          id: {}\n", f.id);
+    for e in &f.evidence {
+        s += &format!("          evidence: {} = {}\n", e.name, e.value);
+    }
+    s += &format!("          why: {}\n", f.why);
+    for l in &f.fix {
+        s += &format!("          fix: {l}\n");
+    }
+    s
+}
+
+fn check_line(c: &Check) -> String {
+    match &c.interface {
+        Some(i) => format!("  {} ({i}): {}\n", c.check, c.detail),
+        None => format!("  {}: {}\n", c.check, c.detail),
+    }
+}
+
+/// The text report.
+pub fn render(r: &Report) -> String {
+    let mut s = format!(
+        "hlctl doctor on {} (kernel {}), interfaces: {}{}\n\n",
+        r.host.host,
+        r.host.kernel,
+        if r.interfaces.is_empty() { "none".to_string() } else { r.interfaces.join(", ") },
+        r.peer.as_ref().map(|p| format!(", peer {}", p.peer.label())).unwrap_or_default()
+    );
+    if r.findings.is_empty() {
+        s += "No problems found.\n\n";
+    } else {
+        s += &format!("{} finding(s):\n\n", r.findings.len());
+        for f in &r.findings {
+            s += &finding_text(f);
+            s.push('\n');
+        }
+    }
+    if !r.passed.is_empty() {
+        s += "Passed:\n";
+        for c in &r.passed {
+            s += &check_line(c);
+        }
+        s.push('\n');
+    }
+    if !r.not_checked.is_empty() {
+        s += "Not checked:\n";
+        for c in &r.not_checked {
+            s += &check_line(c);
+        }
+    }
+    s
+}

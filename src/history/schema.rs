@@ -1,0 +1,69 @@
+//! The schema, versioned with `PRAGMA user_version`: each migration runs once,
+//! in its own transaction, in order. Never edit a released migration: add one.
+
+use rusqlite::Connection;
+
+use super::HistoryError;
+
+/// Migration N (1-based) brings the schema from version N-1 to N.
+const MIGRATIONS: &[&str] = &[
+    // 1: results with their metrics, baselines as frozen copies of metrics.
+    "CREATE TABLE results (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        ts INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        host TEXT NOT NULL,
+        kernel TEXT NOT NULL,
+        interface TEXT,
+        peer TEXT,
+        settings TEXT NOT NULL,
+        result TEXT NOT NULL
+    );
+    CREATE INDEX results_kind_ts ON results(kind, ts);
+    CREATE TABLE metrics (
+        result_id INTEGER NOT NULL REFERENCES results(id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        value REAL NOT NULL,
+        unit TEXT NOT NULL,
+        higher_is_better INTEGER NOT NULL
+    );
+    CREATE INDEX metrics_key ON metrics(name, subject);
+    CREATE TABLE baselines (
+        name TEXT PRIMARY KEY,
+        ts INTEGER NOT NULL,
+        host TEXT NOT NULL
+    );
+    CREATE TABLE baseline_metrics (
+        baseline TEXT NOT NULL REFERENCES baselines(name) ON DELETE CASCADE,
+        result_id INTEGER NOT NULL,
+        ts INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        value REAL NOT NULL,
+        unit TEXT NOT NULL,
+        higher_is_better INTEGER NOT NULL,
+        settings TEXT NOT NULL
+    );",
+];
+
+/// The schema version this build writes.
+pub const VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Bring the database up to [`VERSION`]; refuse a newer one.
+pub fn migrate(conn: &mut Connection) -> Result<(), HistoryError> {
+    let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if current > VERSION {
+        return Err(HistoryError::TooNew {
+            found: current,
+            supported: VERSION,
+        });
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+        tx.commit()?;
+    }
+    Ok(())
+}

@@ -1,0 +1,133 @@
+//! A flat snapshot of the settings that shape performance, stored with every
+//! result, so `compare` can say what changed ("eth0 link speed 1000 → 100").
+
+use std::collections::BTreeMap;
+
+use crate::nic::model::Interface;
+
+/// Features worth remembering (the offloads the doctor cares about).
+const FEATURES: &[&str] = &[
+    "rx-gro",
+    "rx-lro",
+    "tx-generic-segmentation",
+    "tx-tcp-segmentation",
+    "tx-scatter-gather",
+    "rx-checksum",
+    "tx-checksum-ip-generic",
+    "tx-checksum-ipv4",
+];
+
+/// Setting name → value.
+pub type Snapshot = BTreeMap<String, String>;
+
+pub fn interface(i: &Interface, into: &mut Snapshot) {
+    let n = &i.name;
+    let mut put = |k: &str, v: String| {
+        into.insert(format!("{n} {k}"), v);
+    };
+    put("mtu", i.mtu.to_string());
+    put("txqueuelen", i.txqueuelen.to_string());
+    if let Some(l) = &i.link {
+        put(
+            "link speed",
+            l.speed_mbps.map_or("unknown".into(), |s| s.to_string()),
+        );
+        put(
+            "duplex",
+            l.duplex.map_or("unknown".into(), |d| d.to_string()),
+        );
+        put("autoneg", if l.autoneg { "on" } else { "off" }.into());
+    }
+    if let Some(r) = &i.rings {
+        if let Some(v) = r.rx {
+            put("ring rx", v.to_string());
+        }
+        if let Some(v) = r.tx {
+            put("ring tx", v.to_string());
+        }
+    }
+    if let Some(p) = &i.pause {
+        put("pause rx", if p.rx { "on" } else { "off" }.into());
+        put("pause tx", if p.tx { "on" } else { "off" }.into());
+    }
+    if let Some(f) = &i.features {
+        for k in FEATURES {
+            if let Some(x) = f.get(*k) {
+                put(
+                    &format!("feature {k}"),
+                    if x.active { "on" } else { "off" }.into(),
+                );
+            }
+        }
+    }
+}
+
+/// Interfaces plus sysctls in one snapshot.
+pub fn snapshot(ifaces: &[Interface], sysctls: &BTreeMap<String, String>) -> Snapshot {
+    let mut s = Snapshot::new();
+    for i in ifaces {
+        interface(i, &mut s);
+    }
+    for (k, v) in sysctls {
+        if k != "net.ipv4.tcp_available_congestion_control" {
+            s.insert(k.clone(), v.clone());
+        }
+    }
+    s
+}
+
+/// One setting that differs between two snapshots.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Changed {
+    pub setting: String,
+    pub before: Option<String>,
+    pub now: Option<String>,
+}
+
+impl std::fmt::Display for Changed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let v = |x: &Option<String>| x.clone().unwrap_or_else(|| "(absent)".into());
+        write!(f, "{} {} → {}", self.setting, v(&self.before), v(&self.now))
+    }
+}
+
+/// Settings present in either snapshot whose values differ. A setting only
+/// one side recorded counts only when both recorded that interface.
+pub fn diff(before: &Snapshot, now: &Snapshot) -> Vec<Changed> {
+    let prefix = |k: &str| k.split(' ').next().unwrap_or("").to_string();
+    let has_prefix =
+        |s: &Snapshot, p: &str| s.keys().any(|k| k.starts_with(&format!("{p} ")) || k == p);
+    let mut keys: Vec<&String> = before.keys().chain(now.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|k| {
+            let p = prefix(k);
+            has_prefix(before, &p) && has_prefix(now, &p) && before.get(*k) != now.get(*k)
+        })
+        .map(|k| Changed {
+            setting: k.clone(),
+            before: before.get(k).cloned(),
+            now: now.get(k).cloned(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn diff_names_what_changed() {
+        let mut a = Snapshot::new();
+        a.insert("eth0 link speed".into(), "1000".into());
+        a.insert("eth0 mtu".into(), "1500".into());
+        a.insert("net.ipv4.tcp_rmem".into(), "4096 131072 6291456".into());
+        let mut b = a.clone();
+        b.insert("eth0 link speed".into(), "100".into());
+        b.insert("eth1 mtu".into(), "9000".into()); // an interface the baseline never saw
+        let d = diff(&a, &b);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].to_string(), "eth0 link speed 1000 → 100");
+    }
+}

@@ -1,0 +1,239 @@
+//! Writing results (one transaction per result with its metrics) and reading them back.
+
+use rusqlite::params;
+use serde::{Deserialize, Serialize};
+
+use super::settings::Snapshot;
+use super::{History, HistoryError, Kind};
+use crate::host::HostInfo;
+
+/// One number of a result: `net upload` to `10.0.0.2:5201`, 941e6 bit/s.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Metric {
+    /// `net upload`, `net download`, `disk seq-write`, `cpu single`...
+    pub name: String,
+    /// What was measured against: a peer, a directory, or empty.
+    pub subject: String,
+    pub value: f64,
+    /// `bit/s`, `B/s`, `IOPS`, `events/s`.
+    pub unit: String,
+    pub higher_is_better: bool,
+}
+
+impl Metric {
+    pub fn new(name: &str, subject: &str, value: f64, unit: &str) -> Metric {
+        Metric {
+            name: name.into(),
+            subject: subject.into(),
+            value,
+            unit: unit.into(),
+            higher_is_better: true,
+        }
+    }
+
+    /// The value with its unit, e.g. `941 Mbit/s`.
+    pub fn display_value(&self) -> String {
+        format_value(self.value, &self.unit)
+    }
+}
+
+pub fn format_value(v: f64, unit: &str) -> String {
+    match unit {
+        "bit/s" => crate::units::bps(v),
+        "B/s" => format!("{}/s", crate::units::bytes(v as u64)),
+        _ => format!("{v:.0} {unit}"),
+    }
+}
+
+/// A result to store.
+#[derive(Clone, Debug)]
+pub struct NewResult {
+    pub kind: Kind,
+    pub host: HostInfo,
+    pub interface: Option<String>,
+    pub peer: Option<String>,
+    pub settings: Snapshot,
+    pub result: serde_json::Value,
+    pub metrics: Vec<Metric>,
+    /// Unix seconds; `None` = now.
+    pub ts: Option<i64>,
+}
+
+/// A stored result.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StoredResult {
+    pub id: i64,
+    pub ts: i64,
+    pub kind: String,
+    pub host: String,
+    pub kernel: String,
+    pub interface: Option<String>,
+    pub peer: Option<String>,
+    pub metrics: Vec<Metric>,
+    pub settings: Snapshot,
+    pub result: serde_json::Value,
+}
+
+impl History {
+    /// Store one result with its metrics (atomically); returns its id.
+    pub fn add(&mut self, r: &NewResult) -> Result<i64, HistoryError> {
+        let tx = self.conn().transaction()?;
+        tx.execute(
+            "INSERT INTO results (ts, kind, host, kernel, interface, peer, settings, result)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                r.ts.unwrap_or_else(crate::host::now_unix),
+                r.kind.as_str(),
+                r.host.host,
+                r.host.kernel,
+                r.interface,
+                r.peer,
+                serde_json::to_string(&r.settings).unwrap_or_else(|_| "{}".into()),
+                r.result.to_string(),
+            ],
+        )?;
+        let id = tx.last_insert_rowid();
+        for m in &r.metrics {
+            tx.execute(
+                "INSERT INTO metrics (result_id, name, subject, value, unit, higher_is_better)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![id, m.name, m.subject, m.value, m.unit, m.higher_is_better],
+            )?;
+        }
+        tx.commit()?;
+        Ok(id)
+    }
+
+    fn metrics_of(&mut self, id: i64) -> Result<Vec<Metric>, HistoryError> {
+        let mut st = self.conn().prepare_cached(
+            "SELECT name, subject, value, unit, higher_is_better FROM metrics WHERE result_id = ?1 ORDER BY rowid",
+        )?;
+        let rows = st.query_map([id], |r| {
+            Ok(Metric {
+                name: r.get(0)?,
+                subject: r.get(1)?,
+                value: r.get(2)?,
+                unit: r.get(3)?,
+                higher_is_better: r.get(4)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Results, newest first, optionally of one kind and since a time.
+    pub fn list(
+        &mut self,
+        kind: Option<Kind>,
+        since: Option<i64>,
+        limit: u32,
+    ) -> Result<Vec<StoredResult>, HistoryError> {
+        let mut out = Vec::new();
+        {
+            let mut st = self.conn().prepare(
+                "SELECT id, ts, kind, host, kernel, interface, peer, settings, result FROM results
+                 WHERE (?1 IS NULL OR kind = ?1) AND (?2 IS NULL OR ts >= ?2)
+                 ORDER BY ts DESC, id DESC LIMIT ?3",
+            )?;
+            let rows = st.query_map(params![kind.map(Kind::as_str), since, limit], |r| {
+                let settings: String = r.get(7)?;
+                let result: String = r.get(8)?;
+                Ok(StoredResult {
+                    id: r.get(0)?,
+                    ts: r.get(1)?,
+                    kind: r.get(2)?,
+                    host: r.get(3)?,
+                    kernel: r.get(4)?,
+                    interface: r.get(5)?,
+                    peer: r.get(6)?,
+                    metrics: Vec::new(),
+                    settings: serde_json::from_str(&settings).unwrap_or_default(),
+                    result: serde_json::from_str(&result).unwrap_or(serde_json::Value::Null),
+                })
+            })?;
+            for r in rows {
+                out.push(r?);
+            }
+        }
+        for r in out.iter_mut() {
+            r.metrics = self.metrics_of(r.id)?;
+        }
+        Ok(out)
+    }
+}
+
+/// Parse `--since`: `YYYY-MM-DD`, `YYYY-MM-DD HH:MM[:SS]` (UTC), or Unix seconds.
+pub fn parse_since(s: &str) -> Result<i64, HistoryError> {
+    let bad = |why: &str| HistoryError::Invalid {
+        what: "date",
+        value: s.to_string(),
+        why: why.to_string(),
+    };
+    if let Ok(n) = s.parse::<i64>() {
+        return Ok(n);
+    }
+    let (date, time) = s.split_once([' ', 'T']).unwrap_or((s, "00:00:00"));
+    let d: Vec<i64> = date
+        .split('-')
+        .map(|x| x.parse::<i64>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| bad("expected YYYY-MM-DD [HH:MM[:SS]] (UTC) or Unix seconds"))?;
+    let t: Vec<i64> = time
+        .split(':')
+        .map(|x| x.parse::<i64>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| bad("the time must be HH:MM[:SS]"))?;
+    let [y, m, day] = d[..] else {
+        return Err(bad("expected YYYY-MM-DD"));
+    };
+    if !(1..=12).contains(&m) || !(1..=31).contains(&day) || t.len() < 2 || t.len() > 3 {
+        return Err(bad("month 1..=12, day 1..=31, time HH:MM[:SS]"));
+    }
+    let (hh, mm, ss) = (t[0], t[1], t.get(2).copied().unwrap_or(0));
+    if !(0..24).contains(&hh) || !(0..60).contains(&mm) || !(0..61).contains(&ss) {
+        return Err(bad("hours 0..=23, minutes and seconds 0..=59"));
+    }
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y2 = if m <= 2 { y - 1 } else { y };
+    let era = y2.div_euclid(400);
+    let yoe = y2 - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Ok(days * 86_400 + hh * 3600 + mm * 60 + ss)
+}
+
+/// Unix seconds → `YYYY-MM-DD HH:MM:SS` (UTC).
+pub fn format_ts(ts: i64) -> String {
+    let days = ts.div_euclid(86_400);
+    let secs = ts.rem_euclid(86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
+        secs / 3600,
+        secs % 3600 / 60,
+        secs % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_round_trip() {
+        assert_eq!(parse_since("1970-01-01").unwrap(), 0);
+        assert_eq!(parse_since("2026-11-29 23:33").unwrap(), 1_795_995_180);
+        assert_eq!(format_ts(1_795_995_180), "2026-11-29 23:33:00");
+        assert!(parse_since("2026-13-01").is_err());
+        assert!(parse_since("yesterday").is_err());
+    }
+}
