@@ -19,4 +19,5 @@ pub mod path;
 pub mod paths;
 pub mod problem;
 pub mod sysctl;
+pub mod tune;
 pub mod units;

@@ -1,0 +1,117 @@
+//! A tuning change: NIC settings of one interface plus sysctls, what a
+//! candidate applies, what a checkpoint journals to undo, what is persisted.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::nic::diff;
+use crate::nic::model::ChangeSet;
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Change {
+    #[serde(default, skip_serializing_if = "ChangeSet::is_empty")]
+    pub nic: ChangeSet,
+    /// sysctl key → value (whitespace-normalised).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sysctl: BTreeMap<String, String>,
+}
+
+impl Change {
+    pub fn is_empty(&self) -> bool {
+        self.nic.is_empty() && self.sysctl.is_empty()
+    }
+
+    /// Lay `newer` over `self` (newer values win).
+    pub fn merge(&mut self, newer: &Change) {
+        self.nic.merge(&newer.nic);
+        for (k, v) in &newer.sysctl {
+            self.sysctl.insert(k.clone(), v.clone());
+        }
+    }
+
+    /// Add the values of `older` for settings `self` does not hold yet: the
+    /// journal's "original values" keep the first value seen for each setting.
+    pub fn keep_first(&mut self, older: &Change) {
+        let mut nic = older.nic.clone();
+        nic.merge(&self.nic);
+        self.nic = nic;
+        for (k, v) in &older.sysctl {
+            self.sysctl.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+    }
+
+    /// Every setting with its value, as `hlctl set`/`sysctl` name them.
+    pub fn settings(&self) -> Vec<(String, Value)> {
+        let mut v = diff::flatten(&self.nic);
+        for (k, val) in &self.sysctl {
+            v.push((k.clone(), Value::String(val.clone())));
+        }
+        v
+    }
+
+    /// Only the settings of `self` that `other` also names, with `other`'s values.
+    pub fn restricted_to(&self, names: &Change) -> Change {
+        let wanted: Vec<String> = names.settings().into_iter().map(|(k, _)| k).collect();
+        let mut out = Change::default();
+        for (k, v) in &self.sysctl {
+            if names.sysctl.contains_key(k) {
+                out.sysctl.insert(k.clone(), v.clone());
+            }
+        }
+        // NIC: keep groups the other names.
+        let n = &self.nic;
+        let o = &names.nic;
+        if o.mtu.is_some() {
+            out.nic.mtu = n.mtu;
+        }
+        if o.txqueuelen.is_some() {
+            out.nic.txqueuelen = n.txqueuelen;
+        }
+        if o.rings.is_some() {
+            out.nic.rings = n.rings.clone();
+        }
+        if o.pause.is_some() {
+            out.nic.pause = n.pause.clone();
+        }
+        for (k, v) in &n.features {
+            if wanted.contains(&format!("feature {k}")) {
+                out.nic.features.insert(k.clone(), *v);
+            }
+        }
+        out
+    }
+}
+
+/// Render a JSON value the way tables show it (`on`, `4096`, `4096 131072 6291456`).
+pub fn show(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "-".into(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn originals_keep_the_first_value() {
+        let mut orig = Change::default();
+        orig.sysctl
+            .insert("net.ipv4.tcp_rmem".into(), "4096 131072 65536".into());
+        orig.nic.mtu = Some(1500);
+        let mut later = Change::default();
+        later
+            .sysctl
+            .insert("net.ipv4.tcp_rmem".into(), "4096 131072 67108864".into());
+        later.nic.mtu = Some(9000);
+        later.nic.txqueuelen = Some(100);
+        orig.keep_first(&later);
+        assert_eq!(orig.sysctl["net.ipv4.tcp_rmem"], "4096 131072 65536");
+        assert_eq!(orig.nic.mtu, Some(1500));
+        assert_eq!(orig.nic.txqueuelen, Some(100));
+    }
+}

@@ -1,0 +1,67 @@
+//! `hlctl tune`: measure, change one thing at a time, keep only what a
+//! benchmark proves better, roll back everything else, persist the rest.
+//!
+//! - [`plan`]: candidates from the doctor's inputs, each with its reason;
+//! - [`change`]: what a candidate changes (NIC + sysctls);
+//! - [`target`]: applying and checking (live, or scripted in tests);
+//! - [`checkpoint`]: the on-disk journal with a deadline, restore after a crash;
+//! - [`decide`]: the keep/revert rule;
+//! - [`run`]: the loop; [`report`]: its result;
+//! - [`persist`]: sysctl.d + NIC state, and the last tune for `hlctl rollback`;
+//! - [`rollback`]: undo the last tune or a pending journal.
+
+pub mod change;
+pub mod checkpoint;
+pub mod decide;
+pub mod persist;
+pub mod plan;
+pub mod report;
+pub mod rollback;
+pub mod run;
+pub mod target;
+
+use std::path::Path;
+
+pub use change::Change;
+pub use report::TuneReport;
+pub use run::{Context, Options, run};
+
+#[derive(Debug, thiserror::Error)]
+pub enum TuneError {
+    #[error(transparent)]
+    Nic(#[from] crate::nic::error::NicError),
+    #[error("{0}")]
+    Busy(String),
+    #[error("cancelled")]
+    Cancelled,
+    #[error("{0}: the confirm deadline passed and the changes were restored")]
+    DeadlinePassed(String),
+    #[error("measuring: {0}")]
+    Measure(String),
+    #[error("restoring failed: {0}")]
+    Restore(String),
+    #[error("tune journal: {0}")]
+    Journal(String),
+    #[error("persisting: {0}")]
+    Persist(String),
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl TuneError {
+    pub fn io(path: &Path, source: std::io::Error) -> Self {
+        TuneError::Io {
+            path: path.display().to_string(),
+            source,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,182 @@
+//! What the tuner changes and checks, behind a trait so the loop can be
+//! tested with a scripted target: [`LiveTarget`] is the real one (rtnetlink,
+//! ethtool netlink, /proc/sys, the peer's port, don't-fragment probes).
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use super::TuneError;
+use super::change::Change;
+use crate::nic::model::{PauseSet, RingsSet};
+use crate::nic::netlink::Netlink;
+use crate::nic::{apply, read, validate};
+use crate::path::route::{self, DefaultRoute};
+use crate::path::{pmtu, rtt};
+use crate::paths::Paths;
+use crate::sysctl::{self, procfs};
+
+pub trait Target {
+    fn interface(&self) -> &str;
+    /// Validate a change against the device; expand short feature names.
+    fn prepare(&mut self, change: &Change) -> Result<Change, String>;
+    /// The values the settings of `change` hold now (its undo).
+    fn current(&mut self, change: &Change) -> Result<Change, TuneError>;
+    fn apply(&mut self, change: &Change) -> Result<(), String>;
+    /// The peer's port still answers and no default route went away.
+    fn connectivity(&mut self) -> Result<(), String>;
+    /// Does a don't-fragment packet of `size` bytes reach the peer?
+    fn df_probe(&mut self, size: u32) -> Result<bool, String>;
+    fn sysctl(&mut self, key: &str) -> Option<String>;
+}
+
+pub struct LiveTarget {
+    nl: Netlink,
+    paths: Paths,
+    iface: String,
+    peer: SocketAddr,
+    routes_before: Vec<DefaultRoute>,
+}
+
+impl LiveTarget {
+    pub fn new(paths: &Paths, iface: &str, peer: SocketAddr) -> Result<LiveTarget, TuneError> {
+        let nl =
+            Netlink::new().map_err(|e| TuneError::Nic(crate::nic::error::NicError::Connect(e)))?;
+        Ok(LiveTarget {
+            nl,
+            paths: paths.clone(),
+            iface: iface.to_string(),
+            peer,
+            routes_before: route::default_routes(),
+        })
+    }
+}
+
+/// The values `iface` holds now for the settings named by `change`.
+pub fn current_of(iface: &crate::nic::model::Interface, paths: &Paths, change: &Change) -> Change {
+    let mut u = Change::default();
+    let n = &change.nic;
+    if n.mtu.is_some() {
+        u.nic.mtu = Some(iface.mtu);
+    }
+    if n.txqueuelen.is_some() {
+        u.nic.txqueuelen = Some(iface.txqueuelen);
+    }
+    if let (Some(w), Some(r)) = (&n.rings, &iface.rings) {
+        u.nic.rings = Some(RingsSet {
+            rx: w.rx.and(r.rx),
+            tx: w.tx.and(r.tx),
+            rx_mini: w.rx_mini.and(r.rx_mini),
+            rx_jumbo: w.rx_jumbo.and(r.rx_jumbo),
+        });
+    }
+    if let (Some(w), Some(p)) = (&n.pause, &iface.pause) {
+        u.nic.pause = Some(PauseSet {
+            autoneg: w.autoneg.map(|_| p.autoneg),
+            rx: w.rx.map(|_| p.rx),
+            tx: w.tx.map(|_| p.tx),
+        });
+    }
+    if let Some(f) = &iface.features {
+        for k in n.features.keys() {
+            if let Some(x) = f.get(k) {
+                u.nic.features.insert(k.clone(), x.requested);
+            }
+        }
+    }
+    for k in change.sysctl.keys() {
+        if let Ok(Some(v)) = procfs::read(&paths.proc_sys, k) {
+            u.sysctl.insert(k.clone(), v);
+        }
+    }
+    u
+}
+
+/// Apply a change for real: NIC change set (validated, read back, restored
+/// on failure), then sysctls (read back, restored on failure).
+pub fn apply_live(nl: &mut Netlink, paths: &Paths, iface: &str, c: &Change) -> Result<(), String> {
+    if !c.nic.is_empty() {
+        let out = apply::apply(nl, iface, &c.nic, false).map_err(|e| e.to_string())?;
+        if let Some(f) = out.failure {
+            return Err(format!("{}: {} (errno {})", f.step, f.error, f.errno));
+        }
+    }
+    if !c.sysctl.is_empty() {
+        let assignments: Vec<(String, String)> = c
+            .sysctl
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let planned = sysctl::plan(paths, &assignments).map_err(|e| e.to_string())?;
+        let out = sysctl::apply(paths, planned);
+        if let Some(f) = out.failed {
+            return Err(f);
+        }
+    }
+    Ok(())
+}
+
+impl Target for LiveTarget {
+    fn interface(&self) -> &str {
+        &self.iface
+    }
+
+    fn prepare(&mut self, change: &Change) -> Result<Change, String> {
+        let i = read::interface(&mut self.nl, &self.iface).map_err(|e| e.to_string())?;
+        let nic = validate::validate(&i, &change.nic).map_err(|p| crate::problem::join(&p))?;
+        if !change.sysctl.is_empty() {
+            let a: Vec<(String, String)> = change
+                .sysctl
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            sysctl::plan(&self.paths, &a).map_err(|e| e.to_string())?;
+        }
+        Ok(Change {
+            nic,
+            sysctl: change.sysctl.clone(),
+        })
+    }
+
+    fn current(&mut self, change: &Change) -> Result<Change, TuneError> {
+        let i = read::interface(&mut self.nl, &self.iface)?;
+        Ok(current_of(&i, &self.paths, change))
+    }
+
+    fn apply(&mut self, change: &Change) -> Result<(), String> {
+        apply_live(&mut self.nl, &self.paths, &self.iface, change)
+    }
+
+    fn connectivity(&mut self) -> Result<(), String> {
+        // A NIC reset (rings, MTU) may take the link down for a moment.
+        let until = Instant::now() + Duration::from_secs(8);
+        loop {
+            let routes = route::default_routes();
+            let lost: Vec<String> = self
+                .routes_before
+                .iter()
+                .filter(|r| !routes.contains(r))
+                .map(|r| format!("{} default via {} dev {}", r.family, r.gateway, r.interface))
+                .collect();
+            let port = rtt::port_answers(self.peer, Duration::from_secs(2));
+            if lost.is_empty() && port {
+                return Ok(());
+            }
+            if Instant::now() >= until {
+                return Err(if !lost.is_empty() {
+                    format!("default route gone: {}", lost.join(", "))
+                } else {
+                    format!("{} no longer answers", self.peer)
+                });
+            }
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    }
+
+    fn df_probe(&mut self, size: u32) -> Result<bool, String> {
+        pmtu::reaches(self.peer.ip(), size, Duration::from_millis(500)).map_err(|e| e.to_string())
+    }
+
+    fn sysctl(&mut self, key: &str) -> Option<String> {
+        procfs::read(&self.paths.proc_sys, key).ok().flatten()
+    }
+}

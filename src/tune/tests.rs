@@ -1,0 +1,271 @@
+//! The loop against a scripted target and a measure whose throughput is a
+//! function of the target's settings.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::report::{Outcome, StepStatus};
+use super::target::Target;
+use super::*;
+use crate::bench::progress::{Cancel, NoProgress};
+use crate::doctor::Inputs;
+use crate::doctor::inputs::{IfaceSample, PeerData, Rtt};
+use crate::nic::model::{Interface, LinkModes};
+use crate::path::Peer;
+use crate::path::measure::{Direction, Measure, MeasureError, Sample};
+use crate::path::pmtu::PathMtu;
+use crate::paths::Paths;
+
+type State = Arc<Mutex<BTreeMap<String, String>>>;
+
+struct FakeTarget {
+    state: State,
+    mtu_reaches: u32,
+}
+
+impl Target for FakeTarget {
+    fn interface(&self) -> &str {
+        "eth0"
+    }
+    fn prepare(&mut self, c: &Change) -> Result<Change, String> {
+        Ok(c.clone())
+    }
+    fn current(&mut self, c: &Change) -> Result<Change, TuneError> {
+        let s = self.state.lock().unwrap();
+        let mut u = Change::default();
+        for k in c.sysctl.keys() {
+            u.sysctl.insert(k.clone(), s[k].clone());
+        }
+        if c.nic.mtu.is_some() {
+            u.nic.mtu = s["mtu"].parse().ok();
+        }
+        Ok(u)
+    }
+    fn apply(&mut self, c: &Change) -> Result<(), String> {
+        let mut s = self.state.lock().unwrap();
+        for (k, v) in &c.sysctl {
+            s.insert(k.clone(), v.clone());
+        }
+        if let Some(m) = c.nic.mtu {
+            s.insert("mtu".into(), m.to_string());
+        }
+        Ok(())
+    }
+    fn connectivity(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+    fn df_probe(&mut self, size: u32) -> Result<bool, String> {
+        Ok(size <= self.mtu_reaches)
+    }
+    fn sysctl(&mut self, key: &str) -> Option<String> {
+        self.state.lock().unwrap().get(key).cloned()
+    }
+}
+
+/// Throughput: window-limited by the buffer maxima at 20 ms, a `cc` of
+/// "slow" halves it.
+struct FakeMeasure {
+    state: State,
+    cancel_after: Mutex<Option<u32>>,
+    cancel: Cancel,
+}
+
+impl Measure for FakeMeasure {
+    fn sample(&self, dir: Direction, _c: &Cancel) -> Result<Sample, MeasureError> {
+        if let Some(n) = self.cancel_after.lock().unwrap().as_mut() {
+            if *n == 0 {
+                self.cancel.cancel();
+                return Err(MeasureError::Cancelled);
+            }
+            *n -= 1;
+        }
+        let s = self.state.lock().unwrap();
+        let key = if dir == Direction::Upload {
+            "net.ipv4.tcp_wmem"
+        } else {
+            "net.ipv4.tcp_rmem"
+        };
+        let max: f64 = s[key].split(' ').nth(2).unwrap().parse().unwrap();
+        let mut bps = (max / 2.0 * 8.0 / 0.020).min(1e9);
+        if s["net.ipv4.tcp_congestion_control"] == "slow" {
+            bps /= 2.0;
+        }
+        Ok(Sample {
+            bps,
+            ..Default::default()
+        })
+    }
+    fn describe(&self) -> String {
+        "fake".into()
+    }
+}
+
+fn setup(dir: &std::path::Path) -> (Paths, State, Inputs) {
+    let mut paths = Paths::under(dir);
+    paths.state_dir = dir.join("state");
+    paths.sysctl_dir = dir.join("sysctl.d");
+    let mut m = BTreeMap::new();
+    m.insert(
+        "net.ipv4.tcp_rmem".to_string(),
+        "4096 65536 65536".to_string(),
+    );
+    m.insert(
+        "net.ipv4.tcp_wmem".to_string(),
+        "4096 65536 65536".to_string(),
+    );
+    m.insert(
+        "net.ipv4.tcp_congestion_control".to_string(),
+        "cubic".to_string(),
+    );
+    m.insert("mtu".to_string(), "1500".to_string());
+    let mut inp = Inputs::default();
+    for (k, v) in &m {
+        inp.sysctls.insert(k.clone(), v.clone());
+    }
+    inp.interfaces.push(IfaceSample {
+        first: Interface {
+            name: "eth0".into(),
+            mtu: 1500,
+            mtu_max: Some(9000),
+            txqueuelen: 1000,
+            link: Some(LinkModes {
+                speed_mbps: Some(1000),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+        second: None,
+        interval_s: 1.0,
+    });
+    inp.peer = Some(PeerData {
+        peer: Peer::parse("10.0.0.2:7000").unwrap(),
+        interface: Some("eth0".into()),
+        rtt: Ok(Rtt {
+            ms: 20.0,
+            source: "test".into(),
+        }),
+        pmtu: Ok(PathMtu {
+            local_mtu: 1500,
+            path_mtu: 1500,
+            smallest_lost: None,
+            probes: 1,
+        }),
+        throughput: Err("-".into()),
+    });
+    (paths, Arc::new(Mutex::new(m)), inp)
+}
+
+fn opts(extra: Vec<plan::Candidate>) -> Options {
+    Options {
+        interface: "eth0".into(),
+        mac: None,
+        peer: Peer::parse("10.0.0.2:7000").unwrap(),
+        runs: 3,
+        min_gain_percent: 3.0,
+        confirm_timeout: Duration::from_secs(30),
+        dry_run: false,
+        persist: true,
+        mtu: true,
+        extra,
+    }
+}
+
+fn tune(
+    paths: &Paths,
+    state: &State,
+    inp: &Inputs,
+    o: &Options,
+    confirmed: bool,
+    cancel_after: Option<u32>,
+) -> TuneReport {
+    let cancel = Cancel::new();
+    let mut t = FakeTarget {
+        state: state.clone(),
+        mtu_reaches: 1500,
+    };
+    let m = FakeMeasure {
+        state: state.clone(),
+        cancel_after: Mutex::new(cancel_after),
+        cancel: cancel.clone(),
+    };
+    let mut confirm = |_: &TuneReport| confirmed;
+    run(
+        o,
+        Context {
+            paths,
+            target: &mut t,
+            measure: &m,
+            inputs: inp,
+            findings: Vec::new(),
+            progress: &NoProgress,
+            cancel: &cancel,
+            confirm: &mut confirm,
+        },
+    )
+    .unwrap()
+}
+
+#[test]
+fn buffers_kept_worse_candidate_and_jumbo_reverted_then_persisted() {
+    let d = tempfile::tempdir().unwrap();
+    let (paths, state, inp) = setup(d.path());
+    let worse = plan::user_candidate(1, "net.ipv4.tcp_congestion_control=slow").unwrap();
+    let r = tune(&paths, &state, &inp, &opts(vec![worse]), true, None);
+    let st: Vec<(&str, StepStatus)> = r
+        .steps
+        .iter()
+        .map(|s| (s.candidate.as_str(), s.status))
+        .collect();
+    assert_eq!(
+        st,
+        [
+            ("tcp-buffers", StepStatus::Kept),
+            ("mtu-jumbo", StepStatus::Reverted),
+            ("try-1", StepStatus::Reverted)
+        ]
+    );
+    assert!(
+        r.steps[1].reason.contains("does not reach the peer"),
+        "{}",
+        r.steps[1].reason
+    );
+    assert!(
+        r.steps[2].reason.starts_with("worse"),
+        "{}",
+        r.steps[2].reason
+    );
+    assert_eq!(r.outcome, Outcome::Done);
+    let s = state.lock().unwrap().clone();
+    assert_eq!(s["mtu"], "1500");
+    assert_eq!(s["net.ipv4.tcp_congestion_control"], "cubic");
+    assert!(s["net.ipv4.tcp_rmem"].ends_with("16777216"), "{s:?}");
+    let after = r.after.as_ref().unwrap();
+    let before = r.baseline.as_ref().unwrap();
+    assert!(after.upload.median_bps >= 3.0 * before.upload.median_bps);
+    // Persisted, recorded for rollback, journal closed.
+    let text = std::fs::read_to_string(paths.sysctl_file()).unwrap();
+    assert!(
+        text.contains("net.ipv4.tcp_rmem = 4096 65536 16777216"),
+        "{text}"
+    );
+    assert!(persist::load_last(&paths, "eth0").unwrap().is_some());
+    assert!(checkpoint::all(&paths).is_empty());
+}
+
+#[test]
+fn not_confirmed_or_cancelled_means_everything_restored() {
+    let d = tempfile::tempdir().unwrap();
+    let (paths, state, inp) = setup(d.path());
+    let before = state.lock().unwrap().clone();
+    let r = tune(&paths, &state, &inp, &opts(vec![]), false, None);
+    assert_eq!(r.outcome, Outcome::RolledBack);
+    assert_eq!(*state.lock().unwrap(), before);
+    assert!(checkpoint::all(&paths).is_empty());
+    assert!(!paths.sysctl_file().exists());
+    // Cancel in the middle of the first candidate's runs (baseline = 6 samples).
+    let r = tune(&paths, &state, &inp, &opts(vec![]), true, Some(8));
+    assert_eq!(r.outcome, Outcome::Cancelled);
+    assert_eq!(*state.lock().unwrap(), before);
+    assert!(checkpoint::all(&paths).is_empty());
+}
