@@ -18,6 +18,7 @@ pub mod nic;
 pub mod path;
 pub mod paths;
 pub mod problem;
+pub mod report;
 pub mod sysctl;
 pub mod tune;
 pub mod units;

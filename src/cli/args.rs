@@ -82,4 +82,12 @@ pub enum Command {
     Bench(super::bench::BenchCommand),
     /// Serve iperf3-compatible network tests (works with `iperf3 -c`).
     Serve(super::serve::ServeArgs),
+    Doctor(super::doctor::DoctorArgs),
+    Tune(super::tune::TuneArgs),
+    Rollback(super::rollback::RollbackArgs),
+    Status(super::status::StatusArgs),
+    History(super::history::HistoryArgs),
+    Baseline(super::baseline::BaselineArgs),
+    Compare(super::compare::CompareArgs),
+    Report(super::report::ReportArgs),
 }

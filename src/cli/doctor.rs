@@ -68,17 +68,19 @@ pub fn run(global: &Global, args: DoctorArgs) -> i32 {
         runs: args.runs,
         ..Default::default()
     };
-    let measure = peer.as_ref().and_then(|p| super::measure::for_peer(p, args.time));
+    let measure = peer
+        .as_ref()
+        .and_then(|p| super::measure::for_peer(p, args.time));
     let bar = ProgressBar::new(global.json);
     let cancel = Cancel::new();
     let paths = global.paths();
     let result = doctor::run(&opts, &paths, measure.as_deref(), &bar, &cancel);
     bar.finish();
-    let (report, _inputs) = match result {
+    let (report, inputs) = match result {
         Ok(r) => r,
         Err(doctor::DoctorError::Nic(e)) => return super::fail(&e, super::nic_exit_code(&e)),
     };
-    super::history::record_doctor(&paths, &report);
+    super::record::store(&paths, &crate::history::record::doctor(&report, &inputs));
     if global.json {
         print_json(&report);
     } else {
@@ -88,7 +90,11 @@ pub fn run(global: &Global, args: DoctorArgs) -> i32 {
 }
 
 fn finding_text(f: &Finding) -> String {
-    let mut s = format!("{:<8}  {}\n", f.severity.to_string().to_uppercase(), f.title);
+    let mut s = format!(
+        "{:<8}  {}\n",
+        f.severity.to_string().to_uppercase(),
+        f.title
+    );
     s += &format!("          id: {}\n", f.id);
     for e in &f.evidence {
         s += &format!("          evidence: {} = {}\n", e.name, e.value);
@@ -113,8 +119,15 @@ pub fn render(r: &Report) -> String {
         "hlctl doctor on {} (kernel {}), interfaces: {}{}\n\n",
         r.host.host,
         r.host.kernel,
-        if r.interfaces.is_empty() { "none".to_string() } else { r.interfaces.join(", ") },
-        r.peer.as_ref().map(|p| format!(", peer {}", p.peer.label())).unwrap_or_default()
+        if r.interfaces.is_empty() {
+            "none".to_string()
+        } else {
+            r.interfaces.join(", ")
+        },
+        r.peer
+            .as_ref()
+            .map(|p| format!(", peer {}", p.peer.label()))
+            .unwrap_or_default()
     );
     if r.findings.is_empty() {
         s += "No problems found.\n\n";

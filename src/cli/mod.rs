@@ -4,13 +4,24 @@
 //! [`output`] the shared printing and progress helpers.
 
 pub mod args;
+pub mod baseline;
 pub mod bench;
+pub mod compare;
+pub mod doctor;
 pub mod export;
+pub mod history;
+pub mod interrupt;
+pub mod measure;
 pub mod output;
+pub mod record;
+pub mod report;
+pub mod rollback;
 pub mod serve;
 pub mod set;
 pub mod show;
+pub mod status;
 pub mod sysctl;
+pub mod tune;
 
 use clap::Parser;
 
@@ -53,6 +64,14 @@ pub fn run(cli: args::Cli) -> i32 {
         args::Command::Export(a) => export::run(&global, a),
         args::Command::Bench(a) => bench::run(&global, a),
         args::Command::Serve(a) => serve::run(&global, a),
+        args::Command::Doctor(a) => doctor::run(&global, a),
+        args::Command::Tune(a) => tune::run(&global, a),
+        args::Command::Rollback(a) => rollback::run(&global, a),
+        args::Command::Status(a) => status::run(&global, a),
+        args::Command::History(a) => history::run(&global, a),
+        args::Command::Baseline(a) => baseline::run(&global, a),
+        args::Command::Compare(a) => compare::run(&global, a),
+        args::Command::Report(a) => report::run(&global, a),
     }
 }
 

@@ -102,7 +102,7 @@ fn peer_data(
     let pmtu = match (peer.ip(), iface) {
         (Err(e), _) => Err(format!("{}: {e}", peer.host)),
         (_, None) => Err("the interface towards the peer is unknown".into()),
-        (Ok(ip), Some(i)) => pmtu::probe(ip, i.mtu, Duration::from_millis(300))
+        (Ok(ip), Some(i)) => pmtu::probe(ip, i.mtu, Duration::from_millis(250))
             .map_err(|e| format!("don't-fragment probes: {e}")),
     };
     let throughput = match measure {
@@ -190,28 +190,10 @@ pub fn gather(
     inp.cpu = Some(cpu_data);
     inp.mounts = opts.dirs.iter().map(|d| mounts::lookup(d)).collect();
 
-    if let Some(peer) = &opts.peer {
-        let iface = peer_iface
-            .as_deref()
-            .and_then(|n| first.iter().find(|i| i.name == n).cloned())
-            .or_else(|| {
-                peer_iface
-                    .as_deref()
-                    .and_then(|n| read::interface(&mut nl, n).ok())
-            });
-        inp.peer = Some(peer_data(
-            peer,
-            iface.as_ref(),
-            opts,
-            measure,
-            progress,
-            cancel,
-        ));
-    }
     // Second snapshot at least one interval after the first.
     let wait = opts.sample_interval.saturating_sub(t0.elapsed());
     if !wait.is_zero() {
-        step(progress, 0.9, "sampling counters");
+        step(progress, 0.1, "sampling counters");
         std::thread::sleep(wait);
     }
     let interval_s = t0.elapsed().as_secs_f64();
@@ -222,6 +204,21 @@ pub fn gather(
             second,
             interval_s,
         });
+    }
+    // The peer's probes come after the counter samples: their own oversized
+    // don't-fragment packets must not show up as drops.
+    if let Some(peer) = &opts.peer {
+        let iface = peer_iface
+            .as_deref()
+            .and_then(|n| inp.iface(n).map(|s| s.now().clone()));
+        inp.peer = Some(peer_data(
+            peer,
+            iface.as_ref(),
+            opts,
+            measure,
+            progress,
+            cancel,
+        ));
     }
     Ok(inp)
 }

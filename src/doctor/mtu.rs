@@ -29,6 +29,11 @@ pub fn check(inp: &Inputs, out: &mut Outcome) {
         return;
     }
     let name = iface.unwrap_or("IFACE");
+    // Suggest a standard size at or below what got through.
+    let suggest = [9000, 4000, 1500, 1492, 1480, 1280]
+        .into_iter()
+        .find(|m| *m <= pm.path_mtu)
+        .unwrap_or(pm.path_mtu);
     out.find(
         Finding::new(
             "mtu-above-path",
@@ -47,7 +52,7 @@ pub fn check(inp: &Inputs, out: &mut Outcome) {
         )
         .evidence("probes", pm.probes)
         .why("the peer (or a hop on the way) carries smaller frames: larger ones are dropped silently (a PMTU black hole) unless every sender learns the smaller size; UDP and tunnels break first")
-        .fix(format!("hlctl set {name} mtu {}", pm.path_mtu))
+        .fix(format!("hlctl set {name} mtu {suggest}"))
         .fix(format!("# or raise the MTU of the peer and every hop to {}", pm.local_mtu)),
     );
 }

@@ -10,6 +10,7 @@
 //! - [`compare`]: baselines and verdicts.
 
 pub mod compare;
+pub mod record;
 pub mod schema;
 pub mod settings;
 pub mod store;

@@ -1,5 +1,5 @@
 //! The path MTU towards a peer: the largest don't-fragment echo that comes back.
-//! Each size is tried up to three times (a lost reply is not a too-small path).
+//! Each size is tried twice (a lost reply is not a too-small path).
 
 use std::io;
 use std::net::IpAddr;
@@ -34,7 +34,7 @@ struct Prober {
 impl Prober {
     /// Some(true) reached, Some(false) lost, None when the local MTU is smaller.
     fn reaches(&mut self, size: u32) -> io::Result<Option<bool>> {
-        for _ in 0..3 {
+        for _ in 0..2 {
             self.probes += 1;
             match self.p.echo(size as usize, self.timeout) {
                 Ok(Some(_)) => return Ok(Some(true)),

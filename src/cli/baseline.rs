@@ -1,0 +1,80 @@
+//! `hlctl baseline`: freeze the latest results as a named baseline.
+
+use clap::{Args, Subcommand};
+
+use super::args::Global;
+use super::exit;
+use super::output::{print_json, table};
+use crate::history::History;
+use crate::history::store::format_ts;
+use crate::host::HostInfo;
+
+/// Save or list baselines: a frozen copy of the latest value of every metric
+/// (network per peer, disk per directory, CPU) with the settings of the time,
+/// for `hlctl compare`.
+#[derive(Debug, Args)]
+pub struct BaselineArgs {
+    #[command(subcommand)]
+    pub command: BaselineCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BaselineCommand {
+    /// Save the latest value of every metric as baseline NAME (replacing an older one of that name).
+    Save {
+        /// 1 to 64 letters, digits, '-', '_' or '.'.
+        #[arg(value_name = "NAME")]
+        name: String,
+    },
+    /// List saved baselines.
+    List,
+}
+
+pub fn run(global: &Global, args: BaselineArgs) -> i32 {
+    let paths = global.paths();
+    let mut h = match History::open(&paths.state_dir) {
+        Ok(h) => h,
+        Err(e) => return super::fail(&e, exit::FAILED),
+    };
+    match args.command {
+        BaselineCommand::Save { name } => match h.save_baseline(&name, &HostInfo::current()) {
+            Ok(n) => {
+                if global.json {
+                    print_json(&serde_json::json!({ "baseline": name, "metrics": n }));
+                } else {
+                    println!("Baseline '{name}' saved: {n} metric(s).");
+                }
+                exit::OK
+            }
+            Err(e @ crate::history::HistoryError::Invalid { .. }) => super::fail(&e, exit::INVALID),
+            Err(e) => super::fail(&e, exit::FAILED),
+        },
+        BaselineCommand::List => match h.baselines() {
+            Ok(b) => {
+                if global.json {
+                    print_json(&serde_json::json!({ "baselines": b }));
+                } else if b.is_empty() {
+                    println!("No baselines saved.");
+                } else {
+                    let mut t = vec![vec![
+                        "name".to_string(),
+                        "saved (UTC)".into(),
+                        "host".into(),
+                        "metrics".into(),
+                    ]];
+                    for x in &b {
+                        t.push(vec![
+                            x.name.clone(),
+                            format_ts(x.ts),
+                            x.host.clone(),
+                            x.metrics.to_string(),
+                        ]);
+                    }
+                    print!("{}", table(&t));
+                }
+                exit::OK
+            }
+            Err(e) => super::fail(&e, exit::FAILED),
+        },
+    }
+}

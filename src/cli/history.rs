@@ -1,0 +1,76 @@
+//! `hlctl history`: stored results.
+
+use clap::Args;
+
+use super::args::Global;
+use super::exit;
+use super::output::{print_json, table};
+use crate::history::store::{format_ts, parse_since};
+use crate::history::{History, Kind};
+
+/// List stored results (benchmarks, doctor, tune, report), newest first.
+///
+/// Every result is stored with host, kernel, interface, peer and a snapshot
+/// of the settings, in <state dir>/history.db (SQLite).
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// Only results of this kind: net, disk, cpu, doctor, tune, report.
+    #[arg(long, value_name = "KIND")]
+    pub kind: Option<String>,
+
+    /// Only results since DATE: YYYY-MM-DD, 'YYYY-MM-DD HH:MM[:SS]' (UTC) or Unix seconds.
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+
+    /// At most this many results.
+    #[arg(long, default_value_t = 50)]
+    pub limit: u32,
+}
+
+pub fn run(global: &Global, args: HistoryArgs) -> i32 {
+    let kind = match args.kind.as_deref().map(Kind::parse).transpose() {
+        Ok(k) => k,
+        Err(e) => return super::fail(&e, exit::INVALID),
+    };
+    let since = match args.since.as_deref().map(parse_since).transpose() {
+        Ok(s) => s,
+        Err(e) => return super::fail(&e, exit::INVALID),
+    };
+    let paths = global.paths();
+    let rows =
+        match History::open(&paths.state_dir).and_then(|mut h| h.list(kind, since, args.limit)) {
+            Ok(r) => r,
+            Err(e) => return super::fail(&e, exit::FAILED),
+        };
+    if global.json {
+        print_json(&serde_json::json!({ "results": rows }));
+        return exit::OK;
+    }
+    if rows.is_empty() {
+        println!("No results stored yet.");
+        return exit::OK;
+    }
+    let mut t = vec![vec![
+        "time (UTC)".to_string(),
+        "kind".into(),
+        "interface".into(),
+        "peer".into(),
+        "metrics".into(),
+    ]];
+    for r in &rows {
+        let m: Vec<String> = r
+            .metrics
+            .iter()
+            .map(|m| format!("{} {}", m.name, m.display_value()))
+            .collect();
+        t.push(vec![
+            format_ts(r.ts),
+            r.kind.clone(),
+            r.interface.clone().unwrap_or_default(),
+            r.peer.clone().unwrap_or_default(),
+            m.join(", "),
+        ]);
+    }
+    print!("{}", table(&t));
+    exit::OK
+}

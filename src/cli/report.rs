@@ -1,0 +1,107 @@
+//! `hlctl report`: network, disk and CPU in one run, as Markdown and JSON, stored in history.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::args::Global;
+use super::exit;
+use super::output::{ProgressBar, print_json};
+use crate::history::{Kind, NewResult};
+use crate::path::Peer;
+use crate::report::{self, Benches};
+
+/// Run the homelab benchmark report: network to each --peer (both
+/// directions), disk on each --dir, CPU single- and multi-threaded.
+///
+/// Writes hlctl-report-YYYYMMDD-HHMMSS.md and .json into --out and stores the
+/// figures in the history (so `hlctl baseline save` and `hlctl compare` work
+/// on them). Parts this build cannot measure say so in the report.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A peer running a benchmark server: HOST, HOST:PORT or [IPv6]:PORT (repeatable).
+    #[arg(long = "peer", value_name = "HOST[:PORT]")]
+    pub peers: Vec<String>,
+
+    /// A directory to benchmark the disk in (repeatable).
+    #[arg(long = "dir", value_name = "PATH")]
+    pub dirs: Vec<String>,
+
+    /// Seconds per network run.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=60))]
+    pub time: u32,
+
+    /// Where to write the Markdown and JSON files.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub out: PathBuf,
+}
+
+pub fn run(global: &Global, args: ReportArgs) -> i32 {
+    let mut peers = Vec::new();
+    for p in &args.peers {
+        match Peer::parse(p) {
+            Ok(p) => peers.push(p),
+            Err(e) => {
+                eprintln!("hlctl report: {e}");
+                return exit::INVALID;
+            }
+        }
+    }
+    let time = args.time;
+    let net = move |p: &Peer| super::measure::for_peer(p, time);
+    let disk = |d: &str, c: &crate::bench::progress::Cancel| super::measure::disk(d, c);
+    let cpu = |t: u32, c: &crate::bench::progress::Cancel| super::measure::cpu(t, c);
+    let cancel = super::interrupt::cancel_on_sigint();
+    let bar = ProgressBar::new(global.json);
+    let r = report::run(
+        &peers,
+        &args.dirs,
+        &Benches {
+            net: &net,
+            disk: &disk,
+            cpu: &cpu,
+        },
+        &bar,
+        &cancel,
+    );
+    bar.finish();
+    let stamp = crate::history::store::format_ts(r.timestamp)
+        .replace(['-', ':'], "")
+        .replace(' ', "-");
+    let md = args.out.join(format!("hlctl-report-{stamp}.md"));
+    let js = args.out.join(format!("hlctl-report-{stamp}.json"));
+    let json = serde_json::to_string_pretty(&r).unwrap_or_default() + "\n";
+    for (p, text) in [(&md, r.markdown()), (&js, json)] {
+        if let Err(e) = crate::fsutil::write_atomic(p, text.as_bytes(), 0o644) {
+            eprintln!("hlctl report: {}: {e}", p.display());
+            return exit::FAILED;
+        }
+    }
+    let paths = global.paths();
+    let ifaces: Vec<String> = r
+        .network
+        .iter()
+        .filter_map(|n| n.interface.clone())
+        .collect();
+    let snap = super::measure::settings_snapshot(&paths, &ifaces);
+    super::record::store(
+        &paths,
+        &NewResult {
+            kind: Kind::Report,
+            host: r.host.clone(),
+            interface: ifaces.first().cloned(),
+            peer: r.network.first().map(|n| n.peer.clone()),
+            settings: snap,
+            result: serde_json::to_value(&r).unwrap_or_default(),
+            metrics: r.metrics(),
+            ts: Some(r.timestamp),
+        },
+    );
+    if global.json {
+        print_json(&serde_json::json!({ "report": r, "markdown": md, "json": js }));
+    } else {
+        print!("{}", r.markdown());
+        println!("\nSaved: {} and {}", md.display(), js.display());
+    }
+    exit::OK
+}

@@ -1,0 +1,77 @@
+//! `hlctl rollback`: undo an unfinished tune's pending changes, else the last tune.
+
+use clap::Args;
+
+use super::args::Global;
+use super::exit;
+use super::output::print_json;
+use crate::tune::change::show;
+use crate::tune::rollback;
+
+/// Restore the state from before the last tune.
+///
+/// If a tune did not finish (its process was killed, or the daemon died
+/// mid-change), its journalled values are restored first. Otherwise the
+/// last finished tune of IFACE (or of every interface) is undone: the live
+/// settings get their values from before the tune, and sysctl.d/90-hlctl.conf
+/// and the NIC state file are put back as they were.
+///
+/// Exit codes: 0 restored (or nothing to do); 1 restoring failed.
+#[derive(Debug, Args)]
+pub struct RollbackArgs {
+    /// The interface [default: every interface with a pending or last tune].
+    #[arg(value_name = "IFACE")]
+    pub interface: Option<String>,
+}
+
+pub fn run(global: &Global, args: RollbackArgs) -> i32 {
+    let paths = global.paths();
+    match rollback::rollback(&paths, args.interface.as_deref()) {
+        Ok(r) => {
+            let failed = r.pending_restored.iter().any(|p| !p.errors.is_empty());
+            if global.json {
+                print_json(&r);
+            } else if r.pending_restored.is_empty() && r.undone.is_empty() {
+                println!("Nothing to roll back.");
+            } else {
+                for p in &r.pending_restored {
+                    let what: Vec<String> = p
+                        .original
+                        .settings()
+                        .iter()
+                        .map(|(k, v)| format!("{k} {}", show(v)))
+                        .collect();
+                    println!(
+                        "{}: restored the pending changes of tune {} ({}): {}",
+                        p.interface,
+                        p.tune_id,
+                        p.why,
+                        what.join(", ")
+                    );
+                    for e in &p.errors {
+                        println!("  failed: {e}");
+                    }
+                }
+                for u in &r.undone {
+                    let what: Vec<String> = u
+                        .restored
+                        .settings()
+                        .iter()
+                        .map(|(k, v)| format!("{k} {}", show(v)))
+                        .collect();
+                    println!(
+                        "{}: undid tune {}: {}",
+                        u.interface,
+                        u.tune_id,
+                        what.join(", ")
+                    );
+                    for f in &u.files {
+                        println!("  restored {f}");
+                    }
+                }
+            }
+            if failed { exit::FAILED } else { exit::OK }
+        }
+        Err(e) => super::fail(&e, exit::FAILED),
+    }
+}

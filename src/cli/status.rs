@@ -1,0 +1,126 @@
+//! `hlctl status`: pending tune checkpoints and their deadlines, and the last tunes.
+
+use clap::Args;
+use serde::Serialize;
+
+use super::args::Global;
+use super::exit;
+use super::output::{print_json, table};
+use crate::tune::checkpoint::{self, Journal, Phase};
+use crate::tune::persist;
+
+/// Show pending tuning checkpoints (applied, not yet confirmed) with their
+/// deadlines, and the last finished tune of each interface (what
+/// `hlctl rollback` would undo).
+#[derive(Debug, Args)]
+pub struct StatusArgs {}
+
+#[derive(Serialize)]
+struct Pending {
+    #[serde(flatten)]
+    journal: Journal,
+    seconds_left: f64,
+    owner_alive: bool,
+}
+
+#[derive(Serialize)]
+struct Status {
+    pending: Vec<Pending>,
+    last_tunes: Vec<persist::LastTune>,
+}
+
+pub fn run(global: &Global, _args: StatusArgs) -> i32 {
+    let paths = global.paths();
+    let now = checkpoint::now_ms();
+    let pending: Vec<Pending> = checkpoint::all(&paths)
+        .into_iter()
+        .map(|(_, j)| Pending {
+            seconds_left: (j.deadline_ms - now) as f64 / 1000.0,
+            owner_alive: j.owner_alive(),
+            journal: j,
+        })
+        .collect();
+    let mut last_tunes = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(checkpoint::dir(&paths)) {
+        for e in rd.flatten() {
+            let n = e.file_name().to_string_lossy().into_owned();
+            if let Some(i) = n
+                .strip_prefix("last-")
+                .and_then(|x| x.strip_suffix(".json"))
+                && let Ok(Some(l)) = persist::load_last(&paths, i)
+            {
+                last_tunes.push(l);
+            }
+        }
+    }
+    let st = Status {
+        pending,
+        last_tunes,
+    };
+    if global.json {
+        print_json(&st);
+        return exit::OK;
+    }
+    if st.pending.is_empty() {
+        println!("No pending checkpoints.");
+    } else {
+        let mut rows = vec![vec![
+            "interface".to_string(),
+            "tune".into(),
+            "phase".into(),
+            "deadline".into(),
+            "owner".into(),
+            "would restore".into(),
+        ]];
+        for p in &st.pending {
+            let phase = match &p.journal.phase {
+                Phase::Trying { candidate } => format!("trying {candidate}"),
+                Phase::Settled => "between candidates".into(),
+                Phase::AwaitingConfirm => "awaiting confirmation".into(),
+            };
+            let what: Vec<String> = p
+                .journal
+                .original
+                .settings()
+                .iter()
+                .map(|(k, v)| format!("{k}={}", crate::tune::change::show(v)))
+                .collect();
+            rows.push(vec![
+                p.journal.interface.clone(),
+                p.journal.tune_id.clone(),
+                phase,
+                if p.seconds_left >= 0.0 {
+                    format!("in {:.0} s", p.seconds_left)
+                } else {
+                    format!("passed {:.0} s ago", -p.seconds_left)
+                },
+                format!(
+                    "pid {} {}",
+                    p.journal.owner_pid,
+                    if p.owner_alive { "running" } else { "gone" }
+                ),
+                what.join(", "),
+            ]);
+        }
+        print!("{}", table(&rows));
+    }
+    for l in &st.last_tunes {
+        let what: Vec<String> = l
+            .kept
+            .settings()
+            .iter()
+            .map(|(k, v)| format!("{k}={}", crate::tune::change::show(v)))
+            .collect();
+        println!(
+            "Last tune of {} ({}): kept {}",
+            l.interface,
+            crate::history::store::format_ts(l.ts),
+            if what.is_empty() {
+                "nothing".into()
+            } else {
+                what.join(", ")
+            }
+        );
+    }
+    exit::OK
+}

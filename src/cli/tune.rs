@@ -1,0 +1,407 @@
+//! `hlctl tune`: measure, change one thing at a time, keep what is proven better.
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::args::Global;
+use super::exit;
+use super::output::{ProgressBar, print_json, table};
+use crate::doctor::{self, Options as DoctorOptions};
+use crate::nic::read;
+use crate::path::Peer;
+use crate::path::measure::format_bps;
+use crate::tune::plan::{self, PlanOptions};
+use crate::tune::report::{Outcome, StepStatus, TuneReport};
+use crate::tune::target::LiveTarget;
+use crate::tune::{self, Context, Options, checkpoint, rollback};
+
+/// Tune an interface against a peer, with before/after proof and rollback.
+///
+/// 1. Baseline: the network benchmark to the peer (which runs `hlctl serve`
+///    or `iperf3 -s`) in both directions, --runs times each, plus the
+///    doctor's findings.
+/// 2. Plan: candidate changes in order, each with its reason: ring buffers
+///    to their maximum, TCP buffers from the bandwidth-delay product,
+///    offloads back on, flow control, MTU 9000 (kept only if a don't-fragment
+///    probe of that size reaches the peer), congestion control bbr on long
+///    paths, txqueuelen; then your own --try candidates. --dry-run stops here.
+/// 3. Each candidate is a checkpoint: the values it overwrites are journalled
+///    to disk first, then it is applied, the peer's port must still answer
+///    and no default route may go away, and the benchmark runs again. It is
+///    kept only if a direction's median improved by more than both
+///    --min-gain and the baseline's run-to-run spread, and no direction got
+///    worse beyond the noise; otherwise it is reverted.
+/// 4. Commit-confirm: applied changes carry a deadline (--confirm-timeout);
+///    if it passes without the tuner renewing it or the client confirming,
+///    the daemon (hlctld) restores the journalled values on its own. If the
+///    daemon itself dies mid-change, it restores them when it starts again.
+/// 5. Report: setting, before, after, throughput before → after with Δ%,
+///    kept or reverted and why; then what was kept is persisted to
+///    sysctl.d/90-hlctl.conf and the NIC state file (unless --no-persist).
+///
+/// Ctrl-C cancels and rolls everything back. `hlctl rollback IFACE` undoes
+/// the last tune later; `hlctl status` shows pending checkpoints.
+///
+/// With --local (root only) the same code runs in this process with the
+/// same journal, checks and rollback, but WITHOUT the daemon-side deadline:
+/// if this process is killed, the journalled values are restored only by
+/// `hlctl rollback` or when hlctld next starts.
+///
+/// Exit codes: 0 done (kept or not); 1 rolled back, cancelled or failed;
+/// 2 invalid input; 3 not permitted.
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+pub struct TuneArgs {
+    /// The interface to tune.
+    #[arg(value_name = "IFACE")]
+    pub interface: String,
+
+    /// The peer running a benchmark server: HOST, HOST:PORT or [IPv6]:PORT (port default 5201).
+    #[arg(long, value_name = "HOST[:PORT]")]
+    pub peer: String,
+
+    /// Show the baseline and the plan; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Do not ask before changing settings (needed when not on a terminal).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+
+    /// Benchmark runs per direction for the baseline and for each candidate.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub runs: u32,
+
+    /// Seconds per benchmark run.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=60))]
+    pub time: u32,
+
+    /// Smallest median gain (percent) that keeps a candidate; the baseline's
+    /// run-to-run spread raises it when larger.
+    #[arg(long, default_value_t = 3.0, value_name = "PCT")]
+    pub min_gain: f64,
+
+    /// Seconds an applied change may stay unconfirmed before it is rolled back.
+    #[arg(long, default_value_t = 60, value_name = "S", value_parser = clap::value_parser!(u64).range(5..=3600))]
+    pub confirm_timeout: u64,
+
+    /// Keep the changes only until reboot: do not write sysctl.d or the NIC state file.
+    #[arg(long)]
+    pub no_persist: bool,
+
+    /// Do not try MTU 9000.
+    #[arg(long)]
+    pub no_mtu: bool,
+
+    /// An extra candidate to measure: `hlctl set` words ('ring rx 512',
+    /// 'feature gro off') or one sysctl ('net.ipv4.tcp_wmem=4096 16384 65536'). Repeatable.
+    #[arg(long = "try", value_name = "CHANGE")]
+    pub tries: Vec<String>,
+}
+
+pub fn run(global: &Global, args: TuneArgs) -> i32 {
+    let peer = match Peer::parse(&args.peer) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("hlctl tune: {e}");
+            return exit::INVALID;
+        }
+    };
+    if !(0.0..=1000.0).contains(&args.min_gain) {
+        eprintln!(
+            "hlctl tune: --min-gain {}: allowed 0..=1000 (percent)",
+            args.min_gain
+        );
+        return exit::INVALID;
+    }
+    let mut extra = Vec::new();
+    for (i, t) in args.tries.iter().enumerate() {
+        match plan::user_candidate(i + 1, t) {
+            Ok(c) => extra.push(c),
+            Err(e) => {
+                eprintln!("hlctl tune: {e}");
+                return exit::INVALID;
+            }
+        }
+    }
+    let addr = match peer.resolve() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("hlctl tune: peer {}: {e}", peer.host);
+            return exit::INVALID;
+        }
+    };
+    let Some(measure) = super::measure::for_peer(&peer, args.time) else {
+        eprintln!("hlctl tune: this build has no network benchmark");
+        return exit::FAILED;
+    };
+    let paths = global.paths();
+    let mut nl = match super::netlink() {
+        Ok(nl) => nl,
+        Err(code) => return code,
+    };
+    let iface = match read::interface(&mut nl, &args.interface) {
+        Ok(i) => i,
+        Err(e) => return super::fail(&e, super::nic_exit_code(&e)),
+    };
+    let cancel = super::interrupt::cancel_on_sigint();
+    let bar = ProgressBar::new(global.json);
+    let dopts = DoctorOptions {
+        interfaces: vec![args.interface.clone()],
+        peer: Some(peer.clone()),
+        ..Default::default()
+    };
+    let inputs = match doctor::gather::gather(&dopts, &paths, None, &bar, &cancel) {
+        Ok(i) => i,
+        Err(doctor::DoctorError::Nic(e)) => return super::fail(&e, super::nic_exit_code(&e)),
+    };
+    let findings = doctor::check(&inputs).findings;
+    let opts = Options {
+        interface: args.interface.clone(),
+        mac: iface.mac.clone(),
+        peer: peer.clone(),
+        runs: args.runs,
+        min_gain_percent: args.min_gain,
+        confirm_timeout: Duration::from_secs(args.confirm_timeout),
+        dry_run: args.dry_run,
+        persist: !args.no_persist,
+        mtu: !args.no_mtu,
+        extra,
+    };
+    if !args.dry_run && !args.yes {
+        let (cands, _) = plan::plan(
+            &inputs,
+            &PlanOptions {
+                interface: opts.interface.clone(),
+                mtu: opts.mtu,
+                extra: opts.extra.clone(),
+            },
+        );
+        if !std::io::stdin().is_terminal() {
+            eprintln!(
+                "hlctl tune: not on a terminal: add --yes to let the tuner change settings (or --dry-run to see the plan)"
+            );
+            return exit::INVALID;
+        }
+        eprintln!("The tuner will try, one at a time, keeping only what measures better:");
+        for c in &cands {
+            eprintln!("  - {}: {}", c.title, c.reason);
+        }
+        eprint!("Go ahead? [y/N] ");
+        let mut line = String::new();
+        let _ = std::io::stdin().read_line(&mut line);
+        if !matches!(line.trim(), "y" | "Y" | "yes") {
+            eprintln!("Nothing changed.");
+            return exit::OK;
+        }
+    }
+    let mut target = match LiveTarget::new(&paths, &args.interface, addr) {
+        Ok(t) => t,
+        Err(e) => return super::fail(&e, exit::FAILED),
+    };
+    // In-process watchdog: restores the journal if this loop stops renewing it.
+    let stop = crate::bench::progress::Cancel::new();
+    let dog = checkpoint::spawn_watchdog(
+        paths.clone(),
+        Duration::from_millis(500),
+        stop.clone(),
+        rollback::restore_journal(&paths),
+        |r| eprintln!("hlctl tune: {}: {}: restored", r.interface, r.why),
+    );
+    let mut confirm = |_: &TuneReport| true;
+    let result = tune::run(
+        &opts,
+        Context {
+            paths: &paths,
+            target: &mut target,
+            measure: measure.as_ref(),
+            inputs: &inputs,
+            findings,
+            progress: &bar,
+            cancel: &cancel,
+            confirm: &mut confirm,
+        },
+    );
+    stop.cancel();
+    let _ = dog.join();
+    bar.finish();
+    let report = match result {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("hlctl tune: {e}");
+            return match e {
+                tune::TuneError::Busy(_) => exit::FAILED,
+                tune::TuneError::Nic(ref n) => super::nic_exit_code(n),
+                _ => exit::FAILED,
+            };
+        }
+    };
+    if !args.dry_run {
+        let now = read::interface(&mut nl, &args.interface).ok();
+        let snap = crate::history::settings::snapshot(
+            &now.into_iter().collect::<Vec<_>>(),
+            &doctor::gather::sysctls(&paths),
+        );
+        super::record::store(&paths, &crate::history::record::tune(&report, snap));
+    }
+    if global.json {
+        print_json(&report);
+    } else {
+        print!("{}", render(&report));
+    }
+    match report.outcome {
+        Outcome::Done | Outcome::DryRun => exit::OK,
+        Outcome::Cancelled | Outcome::RolledBack => exit::FAILED,
+    }
+}
+
+fn pct(before: f64, after: f64) -> String {
+    if before <= 0.0 {
+        return "-".into();
+    }
+    let c = (after - before) / before * 100.0;
+    format!("{}{:.0}%", if c >= 0.0 { "+" } else { "−" }, c.abs())
+}
+
+/// The text report: the seeds' before/after table.
+pub fn render(r: &TuneReport) -> String {
+    let mut s = format!(
+        "hlctl tune {} → {} ({} runs each way, {}; min gain {}%){}\n\n",
+        r.interface,
+        r.peer,
+        r.runs,
+        r.method,
+        r.min_gain_percent,
+        r.rtt_ms
+            .map(|m| format!(", RTT {m:.2} ms"))
+            .unwrap_or_default()
+    );
+    if !r.findings.is_empty() {
+        s += "Doctor:\n";
+        for f in &r.findings {
+            s += &format!("  {:<8} {}\n", f.severity.to_string(), f.title);
+        }
+        s.push('\n');
+    }
+    if let Some(b) = &r.baseline {
+        s += &format!(
+            "Baseline: upload {} (spread {:.0}%), download {} (spread {:.0}%)\n\n",
+            format_bps(b.upload.median_bps),
+            b.upload.spread_percent,
+            format_bps(b.download.median_bps),
+            b.download.spread_percent
+        );
+    }
+    if r.steps.is_empty() {
+        s += "No candidates: nothing on this host to try.\n";
+    } else {
+        let mut rows = vec![vec![
+            "candidate".to_string(),
+            "setting".into(),
+            "before".into(),
+            "tried".into(),
+            "upload".into(),
+            "Δ".into(),
+            "download".into(),
+            "Δ".into(),
+            "result".into(),
+        ]];
+        for st in &r.steps {
+            let up = st
+                .deltas
+                .iter()
+                .find(|d| d.direction == crate::path::measure::Direction::Upload);
+            let down = st
+                .deltas
+                .iter()
+                .find(|d| d.direction == crate::path::measure::Direction::Download);
+            let cell = |d: Option<&crate::tune::decide::DirDelta>| {
+                d.map_or(("-".to_string(), "".to_string()), |d| {
+                    (
+                        format!("{} → {}", format_bps(d.before_bps), format_bps(d.after_bps)),
+                        pct(d.before_bps, d.after_bps),
+                    )
+                })
+            };
+            let (u, ud) = cell(up);
+            let (dn, dd) = cell(down);
+            let status = match st.status {
+                StepStatus::Kept => "KEPT",
+                StepStatus::Reverted => "reverted",
+                StepStatus::Failed => "failed",
+                StepStatus::Skipped => "not tried",
+            };
+            let settings = if st.settings.is_empty() {
+                vec![crate::tune::report::SettingRow {
+                    setting: "-".into(),
+                    before: "-".into(),
+                    tried: "-".into(),
+                }]
+            } else {
+                st.settings.clone()
+            };
+            for (i, set) in settings.iter().enumerate() {
+                let first = i == 0;
+                rows.push(vec![
+                    if first {
+                        st.title.clone()
+                    } else {
+                        String::new()
+                    },
+                    set.setting.clone(),
+                    set.before.clone(),
+                    set.tried.clone(),
+                    if first { u.clone() } else { String::new() },
+                    if first { ud.clone() } else { String::new() },
+                    if first { dn.clone() } else { String::new() },
+                    if first { dd.clone() } else { String::new() },
+                    if first {
+                        status.to_string()
+                    } else {
+                        String::new()
+                    },
+                ]);
+            }
+        }
+        s += &table(&rows);
+        s.push('\n');
+        for st in &r.steps {
+            s += &format!("  {}: {}\n", st.title, st.reason);
+        }
+        s.push('\n');
+    }
+    if let (Some(b), Some(a)) = (&r.baseline, &r.after) {
+        s += &format!(
+            "Result: upload {} → {} ({}), download {} → {} ({})\n",
+            format_bps(b.upload.median_bps),
+            format_bps(a.upload.median_bps),
+            pct(b.upload.median_bps, a.upload.median_bps),
+            format_bps(b.download.median_bps),
+            format_bps(a.download.median_bps),
+            pct(b.download.median_bps, a.download.median_bps)
+        );
+    }
+    let kept: Vec<&str> = r.kept_steps().map(|s| s.title.as_str()).collect();
+    s += &format!(
+        "Kept: {}\n",
+        if kept.is_empty() {
+            "nothing".to_string()
+        } else {
+            kept.join(", ")
+        }
+    );
+    if let Some(p) = &r.persisted {
+        for f in [&p.sysctl_file, &p.nic_state_file].into_iter().flatten() {
+            s += &format!("Persisted: {f}\n");
+        }
+    }
+    for l in &r.limits {
+        s += &format!("Limit: {}\n", l.text);
+    }
+    for n in r.plan_notes.iter().chain(&r.notes) {
+        s += &format!("Note: {n}\n");
+    }
+    s
+}

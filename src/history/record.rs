@@ -1,0 +1,76 @@
+//! Turn doctor, tune and report results into history rows.
+
+use super::Kind;
+use super::settings::{self, Snapshot};
+use super::store::{Metric, NewResult};
+use crate::doctor::{Inputs, Report};
+use crate::path::measure::Direction;
+use crate::tune::TuneReport;
+
+/// The settings snapshot of the doctor's inputs.
+pub fn snapshot_of(inp: &Inputs) -> Snapshot {
+    let ifaces: Vec<_> = inp.interfaces.iter().map(|s| s.now().clone()).collect();
+    settings::snapshot(&ifaces, &inp.sysctls)
+}
+
+pub fn net_metrics(peer: &str, upload_bps: f64, download_bps: f64) -> Vec<Metric> {
+    vec![
+        Metric::new(
+            &format!("net {}", Direction::Upload),
+            peer,
+            upload_bps,
+            "bit/s",
+        ),
+        Metric::new(
+            &format!("net {}", Direction::Download),
+            peer,
+            download_bps,
+            "bit/s",
+        ),
+    ]
+}
+
+pub fn doctor(r: &Report, inp: &Inputs) -> NewResult {
+    let mut metrics = Vec::new();
+    let mut peer = None;
+    if let Some(p) = &r.peer {
+        peer = Some(p.peer.label());
+        if let Ok(t) = &p.throughput {
+            metrics = net_metrics(&p.peer.label(), t.upload.median(), t.download.median());
+        }
+        if let Ok(rtt) = &p.rtt {
+            let mut m = Metric::new("rtt", &p.peer.label(), rtt.ms, "ms");
+            m.higher_is_better = false;
+            metrics.push(m);
+        }
+    }
+    NewResult {
+        kind: Kind::Doctor,
+        host: r.host.clone(),
+        interface: r.interfaces.first().cloned(),
+        peer,
+        settings: snapshot_of(inp),
+        result: serde_json::to_value(r).unwrap_or_default(),
+        metrics,
+        ts: Some(r.timestamp),
+    }
+}
+
+/// A tune result; the metrics are the throughput after the kept changes.
+pub fn tune(r: &TuneReport, settings: Snapshot) -> NewResult {
+    let metrics = r
+        .after
+        .as_ref()
+        .map(|a| net_metrics(&r.peer, a.upload.median_bps, a.download.median_bps))
+        .unwrap_or_default();
+    NewResult {
+        kind: Kind::Tune,
+        host: r.host.clone(),
+        interface: Some(r.interface.clone()),
+        peer: Some(r.peer.clone()),
+        settings,
+        result: serde_json::to_value(r).unwrap_or_default(),
+        metrics,
+        ts: Some(r.timestamp),
+    }
+}

@@ -1,0 +1,210 @@
+//! `hlctl report`: the seeds' quarterly benchmark script as one call —
+//! network to each peer (both directions), disk on each directory, CPU
+//! single- and multi-threaded — as Markdown and JSON, with metrics for history.
+
+use serde::{Deserialize, Serialize};
+
+use crate::bench::progress::{Cancel, Progress, ProgressEvent};
+use crate::history::store::{Metric, format_ts};
+use crate::host::HostInfo;
+use crate::path::Peer;
+use crate::path::measure::{self, Measure, format_bps};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NetEntry {
+    pub peer: String,
+    pub interface: Option<String>,
+    pub upload_bps: Option<f64>,
+    pub download_bps: Option<f64>,
+    pub error: Option<String>,
+}
+
+/// One named figure of a disk or CPU run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Figure {
+    pub name: String,
+    pub value: f64,
+    pub unit: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    /// The directory (disk) or `single`/`multi` (CPU).
+    pub subject: String,
+    pub figures: Vec<Figure>,
+    pub error: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    #[serde(flatten)]
+    pub host: HostInfo,
+    pub timestamp: i64,
+    pub network: Vec<NetEntry>,
+    pub disk: Vec<Entry>,
+    pub cpu: Vec<Entry>,
+}
+
+/// Measures for the parts other modules provide.
+pub struct Benches<'a> {
+    /// A network measure per peer (`None`: no network benchmark in this build).
+    pub net: &'a dyn Fn(&Peer) -> Option<Box<dyn Measure>>,
+    /// Disk figures for a directory.
+    pub disk: &'a dyn Fn(&str, &Cancel) -> Result<Vec<Figure>, String>,
+    /// CPU figures for `threads` threads (1 = single).
+    pub cpu: &'a dyn Fn(u32, &Cancel) -> Result<Vec<Figure>, String>,
+}
+
+pub fn run(
+    peers: &[Peer],
+    dirs: &[String],
+    b: &Benches,
+    progress: &dyn Progress,
+    cancel: &Cancel,
+) -> Report {
+    let say = |f: f64, m: String| {
+        progress.report(ProgressEvent {
+            fraction: f,
+            message: m,
+        })
+    };
+    let total = (peers.len() + dirs.len() + 2) as f64;
+    let mut k = 0.0;
+    let mut network = Vec::new();
+    for p in peers {
+        say(k / total, format!("network to {}", p.label()));
+        k += 1.0;
+        let interface = p.ip().ok().and_then(crate::path::route::egress_interface);
+        let mut e = NetEntry {
+            peer: p.label(),
+            interface,
+            upload_bps: None,
+            download_bps: None,
+            error: None,
+        };
+        match (b.net)(p) {
+            None => e.error = Some("no network benchmark in this build".into()),
+            Some(m) => match measure::series(m.as_ref(), 1, cancel, |_, _| {}) {
+                Ok((u, d)) => {
+                    e.upload_bps = Some(u.median());
+                    e.download_bps = Some(d.median());
+                }
+                Err(err) => e.error = Some(err.to_string()),
+            },
+        }
+        network.push(e);
+    }
+    let mut disk = Vec::new();
+    for d in dirs {
+        say(k / total, format!("disk on {d}"));
+        k += 1.0;
+        let r = (b.disk)(d, cancel);
+        disk.push(Entry {
+            subject: d.clone(),
+            figures: r.clone().unwrap_or_default(),
+            error: r.err(),
+        });
+    }
+    let mut cpu = Vec::new();
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get() as u32)
+        .unwrap_or(1);
+    for (name, t) in [("single", 1), ("multi", threads)] {
+        say(k / total, format!("CPU {name}-threaded"));
+        k += 1.0;
+        let r = (b.cpu)(t, cancel);
+        cpu.push(Entry {
+            subject: name.into(),
+            figures: r.clone().unwrap_or_default(),
+            error: r.err(),
+        });
+    }
+    Report {
+        host: HostInfo::current(),
+        timestamp: crate::host::now_unix(),
+        network,
+        disk,
+        cpu,
+    }
+}
+
+impl Report {
+    /// The numbers for history (compare works on these).
+    pub fn metrics(&self) -> Vec<Metric> {
+        let mut v = Vec::new();
+        for n in &self.network {
+            if let (Some(u), Some(d)) = (n.upload_bps, n.download_bps) {
+                v.extend(crate::history::record::net_metrics(&n.peer, u, d));
+            }
+        }
+        for (kind, list) in [("disk", &self.disk), ("cpu", &self.cpu)] {
+            for e in list {
+                for f in &e.figures {
+                    let subject = if kind == "disk" {
+                        e.subject.clone()
+                    } else {
+                        String::new()
+                    };
+                    let name = if kind == "cpu" {
+                        format!("cpu {} {}", e.subject, f.name)
+                    } else {
+                        format!("disk {}", f.name)
+                    };
+                    let mut m = Metric::new(&name, &subject, f.value, &f.unit);
+                    m.higher_is_better =
+                        !f.unit.ends_with('s') || f.unit.contains("/s") || f.unit == "IOPS";
+                    v.push(m);
+                }
+            }
+        }
+        v
+    }
+
+    pub fn markdown(&self) -> String {
+        let mut s = format!(
+            "# Homelab benchmark report\n\nHost `{}`, kernel `{}`, {} UTC.\n\n## Network\n\n",
+            self.host.host,
+            self.host.kernel,
+            format_ts(self.timestamp)
+        );
+        if self.network.is_empty() {
+            s += "No peers given (`--peer HOST`).\n";
+        } else {
+            s += "| peer | interface | upload | download |\n|---|---|---|---|\n";
+            for n in &self.network {
+                let v = |x: Option<f64>| {
+                    x.map_or_else(|| n.error.clone().unwrap_or_default(), format_bps)
+                };
+                s += &format!(
+                    "| {} | {} | {} | {} |\n",
+                    n.peer,
+                    n.interface.clone().unwrap_or_default(),
+                    v(n.upload_bps),
+                    v(n.download_bps)
+                );
+            }
+        }
+        for (title, list) in [("Disk", &self.disk), ("CPU", &self.cpu)] {
+            s += &format!("\n## {title}\n\n");
+            if list.is_empty() {
+                s += "Nothing measured (`--dir PATH` for disks).\n";
+                continue;
+            }
+            s += "| subject | figure | value |\n|---|---|---|\n";
+            for e in list {
+                if let Some(err) = &e.error {
+                    s += &format!("| {} | - | not run: {err} |\n", e.subject);
+                }
+                for f in &e.figures {
+                    s += &format!(
+                        "| {} | {} | {} |\n",
+                        e.subject,
+                        f.name,
+                        crate::history::store::format_value(f.value, &f.unit)
+                    );
+                }
+            }
+        }
+        s
+    }
+}
