@@ -467,3 +467,52 @@ fn cli_bad_input_exits_2_naming_the_flag() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/hlctl-test"));
     assert!(files_with_prefix(dir.path(), PREFIX).is_empty());
 }
+
+#[test]
+fn cli_ctrl_c_stops_cleanly_and_removes_the_file() {
+    let dir = disk_tempdir();
+    let d = dir.path().to_str().unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_hlctl"))
+        .args([
+            "bench",
+            "disk",
+            "--dir",
+            d,
+            "--size",
+            "16M",
+            "--runtime",
+            "60",
+            "--time-based",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start hlctl");
+    let t0 = Instant::now();
+    while files_with_prefix(dir.path(), PREFIX).is_empty() && t0.elapsed() < Duration::from_secs(20)
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(800));
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT)
+        .expect("send SIGINT to our child");
+    let out = child.wait_with_output().expect("wait");
+    assert!(
+        t0.elapsed() < Duration::from_secs(20),
+        "Ctrl-C was not prompt"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("cancelled"), "{stdout}");
+    assert!(stdout.contains("IOPS"), "a summary is printed: {stdout}");
+    assert!(
+        files_with_prefix(dir.path(), PREFIX).is_empty(),
+        "file left after Ctrl-C"
+    );
+}

@@ -301,3 +301,39 @@ fn cli_json_and_bad_input() {
         assert!(err.contains(flag), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn cli_ctrl_c_prints_the_summary() {
+    let child = Command::new(env!("CARGO_BIN_EXE_hlctl"))
+        .args([
+            "bench",
+            "stress",
+            "--time",
+            "60",
+            "--cpu",
+            "1",
+            "--vm-bytes",
+            "16M",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start hlctl");
+    std::thread::sleep(Duration::from_millis(1500));
+    let t0 = Instant::now();
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT)
+        .expect("send SIGINT to our child");
+    let out = child.wait_with_output().expect("wait");
+    assert!(
+        t0.elapsed() < Duration::from_secs(10),
+        "Ctrl-C was not prompt"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("verdict"), "{stdout}");
+    assert!(stdout.contains("cancelled before the end"), "{stdout}");
+    assert!(
+        stdout.contains("every word read back as written"),
+        "{stdout}"
+    );
+}
