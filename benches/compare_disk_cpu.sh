@@ -4,7 +4,7 @@
 #   benches/compare_disk_cpu.sh [DIR]
 #
 # DIR (default: a fresh directory under /var/tmp) must be on the disk to measure.
-# Needs: fio, sysbench, jq (apt-get install -y fio sysbench jq), cargo.
+# Needs: fio, sysbench, jq, GNU time (apt-get install -y fio sysbench jq time), cargo.
 # Environment: ROUNDS (default 3), DISK_SECS (5), CPU_SECS (5), DISK_SIZE (256M).
 #
 # Builds hlctl in release mode once, then runs every measurement ROUNDS times, the two
@@ -22,8 +22,8 @@ DISK_SECS=${DISK_SECS:-5}
 CPU_SECS=${CPU_SECS:-5}
 DISK_SIZE=${DISK_SIZE:-256M}
 
-for tool in fio sysbench jq cargo; do
-    command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install -y fio sysbench jq)" >&2; exit 2; }
+for tool in fio sysbench jq cargo /usr/bin/time; do
+    command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install -y fio sysbench jq time)" >&2; exit 2; }
 done
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,8 +38,9 @@ else
     CLEAN_DIR=$DIR
 fi
 FIO_FILE="$DIR/fio-compare.$$"
+TIMES=$(mktemp)
 cleanup() {
-    rm -f "$FIO_FILE"
+    rm -f "$FIO_FILE" "$TIMES"
     if [[ -n $CLEAN_DIR ]]; then rmdir "$CLEAN_DIR" 2>/dev/null || true; fi
 }
 trap cleanup EXIT
@@ -64,37 +65,56 @@ peer_seqwrite() {
         --iodepth=8 --direct=1 --ioengine=io_uring --runtime="$DISK_SECS" --time_based \
         --output-format=json | jq '.jobs[0].write.bw_bytes / 1e6'
 }
+# CPU runs print two numbers: events/s (wall clock, what sysbench reports) and events per
+# CPU-second of the process (user + system time from /usr/bin/time), which other jobs on
+# a shared machine disturb far less.
 us_cpu() {
-    "$HLCTL" --json bench cpu --threads "$1" --time "$CPU_SECS" --no-single | jq '.events_per_second'
+    /usr/bin/time -f '%U %S' -o "$TIMES" "$HLCTL" --json bench cpu --threads "$1" --time "$CPU_SECS" --no-single \
+        | jq -r '"\(.events_per_second) \(.events)"' | per_cpu_second
 }
 peer_cpu() {
-    sysbench cpu --threads="$1" --time="$CPU_SECS" run | awk '/events per second/ {print $4}'
+    /usr/bin/time -f '%U %S' -o "$TIMES" sysbench cpu --threads="$1" --time="$CPU_SECS" run \
+        | awk '/events per second/ {e=$4} /total number of events/ {n=$5} END {print e, n}' | per_cpu_second
+}
+per_cpu_second() {
+    read -r eps events
+    read -r user sys <"$TIMES"
+    awk -v e="$eps" -v n="$events" -v u="$user" -v s="$sys" 'BEGIN {print e, (u + s > 0) ? n / (u + s) : 0}'
 }
 
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
-# compare NAME TARGET US_CMD PEER_CMD: alternate ROUNDS times, then print one table row.
+# row NAME TARGET US_VALUES PEER_VALUES: medians, ratio, verdict.
 ROWS=()
+row() {
+    local mu mp
+    mu=$(printf '%s\n' $3 | median)
+    mp=$(printf '%s\n' $4 | median)
+    ROWS+=("$(awk -v n="$1" -v u="$mu" -v p="$mp" -v t="$2" 'BEGIN {
+        ratio = (p > 0) ? u / p : 0
+        if (t ~ /^>=/) { lo = substr(t, 3) + 0; ok = (ratio >= lo) }
+        else { split(t, b, "-"); ok = (ratio >= b[1] && ratio <= b[2]) }
+        printf "%-34s %12.1f %12.1f %7.3f  %-10s %s", n, u, p, ratio, t, ok ? "met" : "MISSED"
+    }')")
+}
+
+# compare NAME TARGET US_CMD PEER_CMD [NAME2]: alternate ROUNDS times (swapping who goes
+# first each round); a second number per run, when NAME2 is given, makes a second row.
 compare() {
-    local name=$1 target=$2 us_cmd=$3 peer_cmd=$4 us=() peer=() r u p
+    local name=$1 target=$2 us_cmd=$3 peer_cmd=$4 name2=${5:-} us=() peer=() us2=() peer2=() r u p
     for ((r = 1; r <= ROUNDS; r++)); do
         if ((r % 2)); then
             u=$(eval "$us_cmd"); p=$(eval "$peer_cmd")
         else
             p=$(eval "$peer_cmd"); u=$(eval "$us_cmd")
         fi
-        us+=("$u"); peer+=("$p")
-        printf '  %-28s round %d: hlctl %12.1f   peer %12.1f\n' "$name" "$r" "$u" "$p" >&2
+        read -r u1 u2 <<<"$u"
+        read -r p1 p2 <<<"$p"
+        us+=("$u1"); peer+=("$p1"); us2+=("${u2:-0}"); peer2+=("${p2:-0}")
+        printf '  %-28s round %d: hlctl %s   peer %s\n' "$name" "$r" "$u" "$p" >&2
     done
-    local mu mp
-    mu=$(printf '%s\n' "${us[@]}" | median)
-    mp=$(printf '%s\n' "${peer[@]}" | median)
-    ROWS+=("$(awk -v n="$name" -v u="$mu" -v p="$mp" -v t="$target" 'BEGIN {
-        ratio = (p > 0) ? u / p : 0
-        if (t ~ /^>=/) { lo = substr(t, 3) + 0; ok = (ratio >= lo) }
-        else { split(t, b, "-"); ok = (ratio >= b[1] && ratio <= b[2]) }
-        printf "%-30s %14.1f %14.1f %7.3f  %-10s %s", n, u, p, ratio, t, ok ? "met" : "MISSED"
-    }')")
+    row "$name" "$target" "${us[*]}" "${peer[*]}"
+    if [[ -n $name2 ]]; then row "$name2" "$target" "${us2[*]}" "${peer2[*]}"; fi
 }
 
 echo "hlctl vs fio $(fio --version) / $(sysbench --version); $ROUNDS rounds, dir $DIR" >&2
@@ -102,8 +122,8 @@ compare "disk randread 4k QD32 IOPS" ">=0.95" us_randread peer_randread
 rm -f "$FIO_FILE"
 compare "disk seq write 1M MB/s" ">=0.95" us_seqwrite peer_seqwrite
 rm -f "$FIO_FILE"
-compare "cpu 1 thread events/s" "0.95-1.05" "us_cpu 1" "peer_cpu 1"
-compare "cpu 2 threads events/s" "0.95-1.05" "us_cpu 2" "peer_cpu 2"
+compare "cpu 1 thread events/s" "0.95-1.05" "us_cpu 1" "peer_cpu 1" "cpu 1 thread events/CPU-s"
+compare "cpu 2 threads events/s" "0.95-1.05" "us_cpu 2" "peer_cpu 2" "cpu 2 threads events/CPU-s"
 
-printf '\n%-30s %14s %14s %7s  %-10s %s\n' "metric (median of $ROUNDS)" "hlctl" "peer" "ratio" "target" "result"
+printf '\n%-34s %12s %12s %7s  %-10s %s\n' "metric (median of $ROUNDS)" "hlctl" "peer" "ratio" "target" "result"
 printf '%s\n' "${ROWS[@]}"
