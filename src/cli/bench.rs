@@ -6,11 +6,9 @@ use super::args::Global;
 
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
-    /// Disk: fio-like random/sequential I/O (O_DIRECT, io_uring), or dd-style with --seq-dd.
+    // Each variant's help text is the doc comment of its Args struct.
     Disk(super::bench_disk::DiskArgs),
-    /// CPU: the sysbench cpu prime test, events per second.
     Cpu(super::bench_cpu::CpuArgs),
-    /// Stress: sustained CPU and memory load, watching for thermal throttling.
     Stress(super::bench_stress::StressArgs),
 }
 

@@ -11,9 +11,11 @@ use super::output::{ProgressBar, print_json};
 use crate::bench::size::Bytes;
 use crate::bench::stress::{self, MemAmount, StressConfig, StressError, StressReport};
 
-/// Load the CPUs and memory for a while and watch temperatures (hwmon, thermal zones),
-/// frequency (scaling_cur_freq vs cpuinfo_max_freq) and throttle counters
-/// (thermal_throttle) once a second. The memory written is read back and compared.
+/// Sustained CPU and memory load that watches for thermal throttling.
+///
+/// Once a second it samples temperatures (hwmon, thermal zones), frequency
+/// (scaling_cur_freq vs cpuinfo_max_freq) and throttle counters (thermal_throttle).
+/// The memory written is read back and compared.
 ///
 /// The verdict is "throttling observed", "none observed", or "not observable on this
 /// machine" when the machine exposes none of these sensors (usual on VMs); no figure is
