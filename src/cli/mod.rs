@@ -6,6 +6,10 @@
 pub mod args;
 pub mod baseline;
 pub mod bench;
+pub mod bench_cpu;
+pub mod bench_disk;
+pub mod bench_parse;
+pub mod bench_stress;
 pub mod compare;
 pub mod doctor;
 pub mod export;
