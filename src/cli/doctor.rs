@@ -48,6 +48,10 @@ pub struct DoctorArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
     pub runs: u32,
 
+    /// Seconds of CPU stress while watching for thermal throttling (0: none).
+    #[arg(long, default_value_t = 3, value_name = "S", value_parser = clap::value_parser!(u64).range(0..=600))]
+    pub stress: u64,
+
     /// Seconds per throughput run.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=60))]
     pub time: u32,
@@ -66,6 +70,7 @@ pub fn run(global: &Global, args: DoctorArgs) -> i32 {
         peer: peer.clone(),
         dirs: args.dirs.clone(),
         runs: args.runs,
+        stress: std::time::Duration::from_secs(args.stress),
         ..Default::default()
     };
     let measure = peer

@@ -1,7 +1,10 @@
-//! The throughput measurement the doctor, the tuner and `report` use.
+//! The measurements the doctor, the tuner and `report` use, built from the
+//! benchmark library.
 
+use crate::bench::progress::{Cancel, NoProgress};
 use crate::path::Peer;
 use crate::path::measure::Measure;
+use crate::report::Figure;
 
 /// A network benchmark towards `peer`, `time_s` seconds per run; `None` when
 /// this build has no network benchmark.
@@ -9,20 +12,45 @@ pub fn for_peer(_peer: &Peer, _time_s: u32) -> Option<Box<dyn Measure>> {
     None
 }
 
-/// Disk figures for a directory; none in this build.
-pub fn disk(
-    _dir: &str,
-    _cancel: &crate::bench::progress::Cancel,
-) -> Result<Vec<crate::report::Figure>, String> {
-    Err("no disk benchmark in this build".into())
+fn fig(name: &str, value: f64, unit: &str) -> Figure {
+    Figure {
+        name: name.into(),
+        value,
+        unit: unit.into(),
+    }
 }
 
-/// CPU figures for `threads` threads; none in this build.
-pub fn cpu(
-    _threads: u32,
-    _cancel: &crate::bench::progress::Cancel,
-) -> Result<Vec<crate::report::Figure>, String> {
-    Err("no CPU benchmark in this build".into())
+/// Disk figures for a directory, as the seeds' script measured them:
+/// sequential write and read of `size` bytes (dd-like, 1 MiB blocks), then
+/// 4 KiB random reads for up to `seconds`.
+pub fn disk(dir: &str, size: u64, seconds: u64, cancel: &Cancel) -> Result<Vec<Figure>, String> {
+    use crate::bench::disk::{self, DiskConfig, seqdd};
+    let mut cfg = seqdd::SeqDdConfig::new(dir);
+    cfg.size = size;
+    let dd = seqdd::run_seq_dd(&cfg, &NoProgress, cancel.clone()).map_err(|e| e.to_string())?;
+    let mut out = vec![
+        fig("seq-write", dd.write.bytes_per_second, "B/s"),
+        fig("seq-read", dd.read.bytes_per_second, "B/s"),
+    ];
+    let mut rr = DiskConfig::new(dir);
+    rr.size = size;
+    rr.runtime = std::time::Duration::from_secs(seconds);
+    let r = disk::run(&rr, &NoProgress, cancel.clone()).map_err(|e| e.to_string())?;
+    out.push(fig("randread-4k", r.iops, "IOPS"));
+    Ok(out)
+}
+
+/// CPU events per second (sysbench-like) with `threads` threads for `seconds`.
+pub fn cpu(threads: u32, seconds: u64, cancel: &Cancel) -> Result<Vec<Figure>, String> {
+    use crate::bench::cpu::{self, CpuConfig};
+    let cfg = CpuConfig {
+        threads: threads as usize,
+        time: std::time::Duration::from_secs(seconds),
+        single_thread_baseline: false,
+        ..CpuConfig::new()
+    };
+    let r = cpu::run(&cfg, &NoProgress, cancel.clone()).map_err(|e| e.to_string())?;
+    Ok(vec![fig("events", r.run.events_per_second, "events/s")])
 }
 
 /// The settings snapshot of these interfaces and the network sysctls.

@@ -31,6 +31,14 @@ pub struct ReportArgs {
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=60))]
     pub time: u32,
 
+    /// MiB written and read per disk (the seeds' dd used 1024).
+    #[arg(long, default_value_t = 1024, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..=1048576))]
+    pub disk_size: u64,
+
+    /// Seconds for the random-read disk run and for each CPU run.
+    #[arg(long, default_value_t = 10, value_name = "S", value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub bench_time: u64,
+
     /// Where to write the Markdown and JSON files.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub out: PathBuf,
@@ -49,8 +57,10 @@ pub fn run(global: &Global, args: ReportArgs) -> i32 {
     }
     let time = args.time;
     let net = move |p: &Peer| super::measure::for_peer(p, time);
-    let disk = |d: &str, c: &crate::bench::progress::Cancel| super::measure::disk(d, c);
-    let cpu = |t: u32, c: &crate::bench::progress::Cancel| super::measure::cpu(t, c);
+    let (size, secs) = (args.disk_size << 20, args.bench_time);
+    let disk =
+        move |d: &str, c: &crate::bench::progress::Cancel| super::measure::disk(d, size, secs, c);
+    let cpu = move |t: u32, c: &crate::bench::progress::Cancel| super::measure::cpu(t, secs, c);
     let cancel = super::interrupt::cancel_on_sigint();
     let bar = ProgressBar::new(global.json);
     let r = report::run(

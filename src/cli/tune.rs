@@ -151,6 +151,7 @@ pub fn run(global: &Global, args: TuneArgs) -> i32 {
     let dopts = DoctorOptions {
         interfaces: vec![args.interface.clone()],
         peer: Some(peer.clone()),
+        stress: Duration::ZERO,
         ..Default::default()
     };
     let inputs = match doctor::gather::gather(&dopts, &paths, None, &bar, &cancel) {

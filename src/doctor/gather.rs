@@ -148,6 +148,49 @@ fn peer_data(
     }
 }
 
+/// Governors, and throttling seen during a short stress of every CPU.
+fn cpu_under_stress(opts: &Options, progress: &dyn Progress, cancel: &Cancel) -> CpuData {
+    use crate::bench::stress::verdict::Verdict;
+    use crate::bench::stress::{self, StressConfig};
+    let mut d = cpu::read(std::path::Path::new("/sys/devices/system/cpu"));
+    if opts.stress.is_zero() {
+        d.stress_skipped = Some("skipped (--no-stress)".into());
+        return d;
+    }
+    step(progress, 0.05, "short CPU stress (throttling)");
+    let cfg = StressConfig {
+        time: opts.stress,
+        vm_workers: 0,
+        interval: Duration::from_millis(500),
+        ..StressConfig::new()
+    };
+    match stress::run(&cfg, &crate::bench::progress::NoProgress, cancel.clone()) {
+        Err(e) => d.stress_skipped = Some(format!("stress: {e}")),
+        Ok(r) => match (r.verdict, r.throttle_delta) {
+            (Verdict::NotObservable, _) | (_, None) => {
+                d.stress_skipped = Some(format!(
+                    "throttling is not observable here: {}",
+                    if r.reasons.is_empty() {
+                        "no thermal_throttle counters".to_string()
+                    } else {
+                        r.reasons.join("; ")
+                    }
+                ));
+            }
+            (_, Some(t)) => {
+                d.throttle_before = Some(0);
+                d.throttle_after = Some(t.core_count + t.package_count);
+                d.freq_during_stress_khz = r
+                    .frequency_mhz
+                    .as_ref()
+                    .and_then(|f| f.min)
+                    .map(|m| (m * 1000.0) as u64);
+            }
+        },
+    }
+    d
+}
+
 pub fn gather(
     opts: &Options,
     paths: &Paths,
@@ -185,9 +228,7 @@ pub fn gather(
         sysctls: sysctls(paths),
         ..Default::default()
     };
-    let mut cpu_data: CpuData = cpu::read(std::path::Path::new("/sys/devices/system/cpu"));
-    cpu_data.stress_skipped = Some("the stress benchmark is not available in this build".into());
-    inp.cpu = Some(cpu_data);
+    inp.cpu = Some(cpu_under_stress(opts, progress, cancel));
     inp.mounts = opts.dirs.iter().map(|d| mounts::lookup(d)).collect();
 
     // Second snapshot at least one interval after the first.

@@ -50,6 +50,8 @@ pub struct Options {
     pub sample_interval: Duration,
     /// Throughput runs per direction (when a benchmark server answers at the peer).
     pub runs: u32,
+    /// Length of the CPU stress that looks for throttling (zero: none).
+    pub stress: Duration,
 }
 
 impl Default for Options {
@@ -60,6 +62,7 @@ impl Default for Options {
             dirs: Vec::new(),
             sample_interval: Duration::from_secs(1),
             runs: 1,
+            stress: Duration::from_secs(3),
         }
     }
 }
