@@ -1,6 +1,7 @@
 //! Keep or revert: a candidate stays only if the median of some direction
 //! improved by more than both `--min-gain` and the baseline's run-to-run
-//! spread, and no direction got worse by more than the noise.
+//! spread, and no direction got worse beyond that threshold with every trial
+//! run below the reference's median.
 
 use serde::{Deserialize, Serialize};
 
@@ -63,7 +64,8 @@ pub fn decide(
             0.0
         };
         let threshold = min_gain_percent.max(baseline[i].spread() * 100.0);
-        let noise = threshold.max(trial[i].spread() * 100.0);
+        // Worse only when beyond the noise and every trial run fell below the reference's median.
+        let best_trial = trial[i].samples.iter().map(|x| x.bps).fold(0.0, f64::max);
         let d = DirDelta {
             direction: *dir,
             before_bps: before,
@@ -73,7 +75,7 @@ pub fn decide(
         };
         if change > threshold {
             gained.push(d.text());
-        } else if change < -noise {
+        } else if change < -threshold && best_trial < before {
             lost.push(d.text());
         }
         deltas.push(d);

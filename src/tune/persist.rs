@@ -16,6 +16,13 @@ use crate::nic::persist::State;
 use crate::paths::Paths;
 use crate::sysctl::persist as sysctl_persist;
 
+/// The NIC state file's entry for the interface before the tune.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NicBefore {
+    /// None: there was no entry.
+    pub entry: Option<ChangeSet>,
+}
+
 /// What `hlctl rollback` needs to undo a finished tune.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LastTune {
@@ -28,8 +35,8 @@ pub struct LastTune {
     pub kept: Change,
     /// 90-hlctl.conf before: key → its line's value (None: no line).
     pub sysctl_file_before: Option<BTreeMap<String, Option<String>>>,
-    /// The NIC state entry before (outer None: NIC state not written).
-    pub nic_state_before: Option<Option<ChangeSet>>,
+    /// The NIC state entry before (None: the NIC state file was not written).
+    pub nic_state_before: Option<NicBefore>,
 }
 
 pub fn last_path(paths: &Paths, iface: &str) -> PathBuf {
@@ -87,7 +94,9 @@ pub fn persist(
     if !kept.nic.is_empty() {
         let p = paths.nic_state_file();
         let state = State::load(&p)?;
-        files.nic = Some(state.find(iface, mac).map(|e| e.settings.clone()));
+        files.nic = Some(NicBefore {
+            entry: state.find(iface, mac).map(|e| e.settings.clone()),
+        });
         crate::nic::persist::record(&p, iface, mac, &kept.nic)?;
         out.nic_state_file = Some(p.display().to_string());
     }
@@ -98,7 +107,7 @@ pub fn persist(
 #[derive(Clone, Debug, Default)]
 pub struct LastTuneFiles {
     pub sysctl: Option<BTreeMap<String, Option<String>>>,
-    pub nic: Option<Option<ChangeSet>>,
+    pub nic: Option<NicBefore>,
 }
 
 /// Put the persisted files back as they were before the tune.
@@ -152,7 +161,7 @@ pub fn unpersist(paths: &Paths, last: &LastTune) -> Result<Vec<String>, TuneErro
                     .iter()
                     .position(|e| e.name == last.interface)
             });
-        match (idx, before) {
+        match (idx, &before.entry) {
             (Some(i), None) => {
                 state.interfaces.remove(i);
             }
@@ -201,6 +210,8 @@ mod tests {
             sysctl_file_before: files.sysctl,
             nic_state_before: files.nic,
         };
+        // Through JSON, as `hlctl rollback` reads it ("no entry before" must survive).
+        let last: LastTune = serde_json::from_str(&serde_json::to_string(&last).unwrap()).unwrap();
         unpersist(&paths, &last).unwrap();
         let text = std::fs::read_to_string(paths.sysctl_file()).unwrap();
         assert_eq!(text, "# mine\nnet.core.rmem_max = 1048576\n");

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 /// qemu VM rig with Debian's kernel and real NIC drivers (see vm.rs).
 pub mod ethtool;
+pub mod lab;
 pub mod vm;
 
 static COUNTER: AtomicU32 = AtomicU32::new(0);

@@ -1,0 +1,191 @@
+//! Two namespaces joined by a veth pair (`here` 10.70.0.1 ↔ `peer` 10.70.0.2),
+//! a private state and sysctl.d directory, hlctl run inside `here`, and an
+//! iperf3 server in `peer` on a free port, killed by pid when dropped.
+
+use std::process::{Child, Command, Output, Stdio};
+
+use serde_json::Value;
+
+use super::{NetNs, unique};
+
+pub const HLCTL: &str = env!("CARGO_BIN_EXE_hlctl");
+pub const HERE_IP: &str = "10.70.0.1";
+pub const PEER_IP: &str = "10.70.0.2";
+
+pub struct Lab {
+    pub here: NetNs,
+    pub peer: NetNs,
+    /// The tuned side's veth (in `here`) and the peer's (in `peer`).
+    pub a: String,
+    pub b: String,
+    pub dir: tempfile::TempDir,
+}
+
+/// A server process started by a test; killed (by pid) and reaped on drop.
+pub struct Server {
+    pub child: Child,
+    pub port: u16,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Lab {
+    pub fn new() -> Lab {
+        assert!(super::is_root(), "needs root (CI runs as root)");
+        let here = NetNs::new();
+        let peer = NetNs::new();
+        let (a, b) = (unique("ta"), unique("tb"));
+        here.ip(&["link", "add", &a, "type", "veth", "peer", "name", &b]);
+        here.ip(&["link", "set", &b, "netns", &peer.name]);
+        here.ip(&["addr", "add", &format!("{HERE_IP}/24"), "dev", &a]);
+        peer.ip(&["addr", "add", &format!("{PEER_IP}/24"), "dev", &b]);
+        here.ip(&["link", "set", &a, "up"]);
+        peer.ip(&["link", "set", &b, "up"]);
+        Lab {
+            here,
+            peer,
+            a,
+            b,
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn state_dir(&self) -> std::path::PathBuf {
+        self.dir.path().join("state")
+    }
+
+    pub fn sysctl_dir(&self) -> std::path::PathBuf {
+        self.dir.path().join("sysctl.d")
+    }
+
+    /// The argv prefix of hlctl with this lab's directories.
+    pub fn argv<'a>(&self, args: &[&'a str]) -> Vec<String> {
+        let mut v = vec![
+            HLCTL.to_string(),
+            "--state-dir".into(),
+            self.state_dir().display().to_string(),
+            "--sysctl-dir".into(),
+            self.sysctl_dir().display().to_string(),
+        ];
+        v.extend(args.iter().map(|s| s.to_string()));
+        v
+    }
+
+    /// hlctl inside `here`, unchecked.
+    pub fn hlctl(&self, args: &[&str]) -> Output {
+        let v = self.argv(args);
+        let r: Vec<&str> = v.iter().map(String::as_str).collect();
+        self.here.exec_raw(&r)
+    }
+
+    /// hlctl ... --json inside `here`, which must succeed.
+    pub fn json(&self, args: &[&str]) -> Value {
+        let mut v = args.to_vec();
+        v.push("--json");
+        let out = self.hlctl(&v);
+        assert!(
+            out.status.success(),
+            "hlctl {args:?} failed ({}):\n{}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
+        );
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("hlctl {args:?}: not JSON ({e})"))
+    }
+
+    /// `iperf3 -s` in the peer namespace on a port found free there.
+    pub fn iperf3_server(&self) -> Server {
+        let port = self.peer.run_in(|| {
+            std::net::TcpListener::bind("0.0.0.0:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port()
+        });
+        let child = Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &self.peer.name,
+                "iperf3",
+                "-s",
+                "-p",
+                &port.to_string(),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start iperf3 -s");
+        let s = Server { child, port };
+        // Wait until it listens.
+        let addr: std::net::SocketAddr = format!("{PEER_IP}:{port}").parse().unwrap();
+        let ok = self.here.run_in(move || {
+            (0..100).any(|_| {
+                if std::net::TcpStream::connect_timeout(
+                    &addr,
+                    std::time::Duration::from_millis(100),
+                )
+                .is_ok()
+                {
+                    return true;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                false
+            })
+        });
+        assert!(ok, "iperf3 -s did not start listening on {addr}");
+        s
+    }
+
+    /// `PEER_IP:port`.
+    pub fn peer_arg(&self, s: &Server) -> String {
+        format!("{PEER_IP}:{}", s.port)
+    }
+
+    /// `tc qdisc add dev IFACE root tbf rate RATE` on both ends.
+    pub fn shape_both(&self, rate: &str) {
+        for (ns, dev) in [(&self.here, &self.a), (&self.peer, &self.b)] {
+            ns.exec(&[
+                "tc", "qdisc", "add", "dev", dev, "root", "tbf", "rate", rate, "burst", "32kbit",
+                "latency", "50ms",
+            ]);
+        }
+    }
+
+    /// `ethtool -k` value of one kernel feature of the tuned veth.
+    pub fn feature_on(&self, name: &str) -> bool {
+        let out = self.here.exec(&["ethtool", "-k", &self.a]);
+        super::ethtool::parse_k(&String::from_utf8_lossy(&out.stdout))
+            .get(name)
+            .map(|(on, _, _)| *on)
+            .unwrap_or_else(|| panic!("ethtool -k {} has no {name}", self.a))
+    }
+
+    pub fn mtu(&self) -> u32 {
+        let out = self
+            .here
+            .exec(&["cat", &format!("/sys/class/net/{}/mtu", self.a)]);
+        String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+    }
+}
+
+/// The step of a tune report for candidate `id`.
+pub fn step<'a>(report: &'a Value, id: &str) -> &'a Value {
+    report["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["candidate"] == id)
+        .unwrap_or_else(|| {
+            panic!(
+                "no step {id} in {}",
+                serde_json::to_string_pretty(&report["steps"]).unwrap()
+            )
+        })
+}
