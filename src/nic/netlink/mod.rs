@@ -5,6 +5,8 @@
 //! One [`Netlink`] per process holds one rtnetlink and one generic-netlink
 //! socket and is reused for every request.
 
+pub mod monitor;
+
 use std::collections::BTreeMap;
 
 use crate::nic::model::{
