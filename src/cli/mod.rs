@@ -4,9 +4,11 @@
 //! [`output`] the shared printing and progress helpers.
 
 pub mod args;
+pub mod backend;
 pub mod bench;
 pub mod export;
 pub mod output;
+pub mod remote;
 pub mod serve;
 pub mod set;
 pub mod show;

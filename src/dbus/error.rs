@@ -61,7 +61,6 @@ pub fn short_name(full: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use zbus::DBusError as _;
 
     #[test]
     fn names_are_stable() {

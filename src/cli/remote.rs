@@ -1,0 +1,199 @@
+//! hlctl as a D-Bus client of hlctld: each verb's request as method calls,
+//! each reply decoded into the same types the in-process engine returns.
+
+use std::collections::HashMap;
+
+use serde::Deserialize;
+use zbus::proxy::CacheProperties;
+use zbus::{Connection, OwnedObjectPath, Variant};
+
+use super::backend::CliError;
+use super::exit;
+use crate::dbus::proxy::{LinkProxy, ManagerProxy};
+use crate::dbus::{BUS_NAME, PATH, error::short_name, settings};
+use crate::nic::model::{ChangeSet, Interface};
+use crate::nic::set::SetReply;
+use crate::sysctl;
+
+/// A connection to hlctld.
+pub struct Remote {
+    pub rt: tokio::runtime::Runtime,
+    pub conn: Connection,
+    pub manager: ManagerProxy<'static>,
+}
+
+/// Map a D-Bus failure to the message and exit code the in-process path gives.
+pub fn remote_error(e: zbus::Error) -> CliError {
+    match e {
+        zbus::Error::MethodError(name, desc, _) => {
+            let desc = desc.unwrap_or_default();
+            let code = match short_name(name.as_str()) {
+                Some("InvalidArgument") | Some("NoSuchInterface") => exit::INVALID,
+                Some("NotAuthorized") => exit::NOT_PERMITTED,
+                Some(_) => exit::FAILED,
+                None if name.as_str() == "org.freedesktop.DBus.Error.AccessDenied" => {
+                    exit::NOT_PERMITTED
+                }
+                None => return CliError::new(format!("hlctld: {name}: {desc}"), exit::FAILED),
+            };
+            CliError::new(desc, code)
+        }
+        other => CliError::new(format!("talking to hlctld: {other}"), exit::FAILED),
+    }
+}
+
+fn decode<T: for<'de> Deserialize<'de>>(json: &str) -> Result<T, CliError> {
+    serde_json::from_str(json)
+        .map_err(|e| CliError::new(format!("hlctld sent a reply this hlctl cannot read: {e}"), exit::FAILED))
+}
+
+impl Remote {
+    /// Connect to the bus (`address`, else the system bus, honouring
+    /// `DBUS_SYSTEM_BUS_ADDRESS`) and make sure hlctld answers (the bus
+    /// starts it by activation where it can). Err: why it is unreachable.
+    pub fn connect(address: Option<&str>) -> Result<Remote, String> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start the client runtime: {e}"))?;
+        let (conn, manager) = rt.block_on(async {
+            let b = match address {
+                Some(a) => zbus::connection::Builder::address(a),
+                None => zbus::connection::Builder::system(),
+            };
+            let conn = b.build().await.map_err(|e| {
+                format!(
+                    "cannot connect to {}: {e}",
+                    address.unwrap_or("the system bus")
+                )
+            })?;
+            conn.call_method(
+                Some(BUS_NAME),
+                PATH,
+                Some("org.freedesktop.DBus.Peer"),
+                "Ping",
+                &(),
+            )
+            .await
+            .map_err(|e| match e {
+                zbus::Error::MethodError(n, d, _) => {
+                    format!("{BUS_NAME} does not answer: {n}: {}", d.unwrap_or_default())
+                }
+                e => format!("{BUS_NAME} does not answer: {e}"),
+            })?;
+            let manager = ManagerProxy::builder(&conn)
+                .cache_properties(CacheProperties::No)
+                .build()
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok::<_, String>((conn, manager))
+        })?;
+        Ok(Remote { rt, conn, manager })
+    }
+
+    async fn link(&self, path: OwnedObjectPath) -> Result<LinkProxy<'static>, CliError> {
+        LinkProxy::builder(&self.conn)
+            .path(path)
+            .cache_properties(CacheProperties::No)
+            .build()
+            .await
+            .map_err(remote_error)
+    }
+
+    async fn model(&self, path: OwnedObjectPath) -> Result<Interface, CliError> {
+        let json = self.link(path).await?.settings().await.map_err(remote_error)?;
+        decode(&json)
+    }
+
+    pub fn show(&self, names: &[String]) -> Result<Vec<Interface>, CliError> {
+        self.rt.block_on(async {
+            let mut out = Vec::new();
+            if names.is_empty() {
+                for p in self.manager.links().await.map_err(remote_error)? {
+                    match self.model(p).await {
+                        Ok(i) if i.name != "lo" => out.push(i),
+                        Ok(_) => {}
+                        // Gone between the listing and the read: skip it, as in-process does.
+                        Err(e) if e.message.contains("UnknownObject") => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                out.sort_by_key(|i| (!i.physical, i.ifindex));
+            } else {
+                for n in names {
+                    let p = self.manager.get_link(n).await.map_err(remote_error)?;
+                    out.push(self.model(p).await?);
+                }
+            }
+            Ok(out)
+        })
+    }
+
+    pub fn set(
+        &self,
+        iface: &str,
+        cs: &ChangeSet,
+        dry_run: bool,
+        persist: bool,
+    ) -> Result<SetReply, CliError> {
+        self.rt.block_on(async {
+            let p = self.manager.get_link(iface).await.map_err(remote_error)?;
+            let mut opts: HashMap<&str, Variant<'_>> = HashMap::new();
+            opts.insert("dry_run", Variant::Bool(dry_run));
+            opts.insert("persist", Variant::Bool(persist));
+            let json = self
+                .link(p)
+                .await?
+                .apply_changes(settings::encode_changes(cs), opts)
+                .await
+                .map_err(remote_error)?;
+            decode(&json)
+        })
+    }
+
+    pub fn sysctl_show(&self, keys: &[String]) -> Result<Vec<sysctl::Entry>, CliError> {
+        #[derive(Deserialize)]
+        struct E {
+            key: String,
+            value: Option<String>,
+        }
+        #[derive(Deserialize)]
+        struct R {
+            sysctls: Vec<E>,
+        }
+        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let json = self
+            .rt
+            .block_on(self.manager.show_sysctl(&keys))
+            .map_err(remote_error)?;
+        let r: R = decode(&json)?;
+        Ok(r.sysctls
+            .into_iter()
+            .map(|e| sysctl::Entry {
+                about: sysctl::keys::lookup(&e.key).map(|k| k.about),
+                key: e.key,
+                value: e.value,
+            })
+            .collect())
+    }
+
+    pub fn sysctl_set(
+        &self,
+        assignments: &[(String, String)],
+        dry_run: bool,
+        persist: bool,
+    ) -> Result<sysctl::set::SetReply, CliError> {
+        let pairs: Vec<(&str, &str)> = assignments
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let mut opts: HashMap<&str, Variant<'_>> = HashMap::new();
+        opts.insert("dry_run", Variant::Bool(dry_run));
+        opts.insert("persist", Variant::Bool(persist));
+        let json = self
+            .rt
+            .block_on(self.manager.set_sysctl(&pairs, opts))
+            .map_err(remote_error)?;
+        decode(&json)
+    }
+}
