@@ -31,7 +31,13 @@ impl Lab {
     fn hlctl(&self, args: &[&str]) -> Output {
         let state = self.dir.path().join("state");
         let sysctl = self.dir.path().join("sysctl.d");
-        let mut v = vec![HLCTL, "--state-dir", state.to_str().unwrap(), "--sysctl-dir", sysctl.to_str().unwrap()];
+        let mut v = vec![
+            HLCTL,
+            "--state-dir",
+            state.to_str().unwrap(),
+            "--sysctl-dir",
+            sysctl.to_str().unwrap(),
+        ];
         v.extend_from_slice(args);
         self.ns.exec_raw(&v)
     }
@@ -40,7 +46,11 @@ impl Lab {
         let mut v = args.to_vec();
         v.push("--json");
         let out = self.hlctl(&v);
-        assert!(out.status.success(), "hlctl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "hlctl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         serde_json::from_slice(&out.stdout).unwrap()
     }
 
@@ -49,21 +59,27 @@ impl Lab {
     }
 
     fn ip_link(&self, iface: &str) -> Value {
-        let out = self.ns.exec(&["ip", "-j", "-d", "-s", "link", "show", "dev", iface]);
+        let out = self
+            .ns
+            .exec(&["ip", "-j", "-d", "-s", "link", "show", "dev", iface]);
         serde_json::from_slice::<Value>(&out.stdout).unwrap()[0].clone()
     }
 
-    /// `ethtool -k` as name → (on, fixed).
+    /// `ethtool -k` as kernel name → (on, fixed).
     fn ethtool_features(&self, iface: &str) -> Vec<(String, bool, bool)> {
         let out = self.ns.exec(&["ethtool", "-k", iface]);
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .skip(1)
-            .filter_map(|l| {
-                let (name, rest) = l.trim().split_once(": ")?;
-                Some((name.to_string(), rest.starts_with("on"), rest.contains("[fixed]")))
-            })
+        common::ethtool::parse_k(&String::from_utf8_lossy(&out.stdout))
+            .into_iter()
+            .map(|(name, (on, fixed, _))| (name, on, fixed))
             .collect()
+    }
+
+    fn feature_on(&self, iface: &str, kernel_name: &str) -> bool {
+        self.ethtool_features(iface)
+            .into_iter()
+            .find(|f| f.0 == kernel_name)
+            .unwrap_or_else(|| panic!("no {kernel_name}"))
+            .1
     }
 }
 
@@ -74,10 +90,14 @@ fn stderr(o: &Output) -> String {
 #[test]
 fn show_agrees_with_ip_and_ethtool() {
     let lab = Lab::new();
-    // Some traffic so counters are non-zero.
+    // Some traffic so counters are non-zero: move the peer to a second namespace.
+    let peer = NetNs::new();
+    lab.ns.ip(&["link", "set", &lab.b, "netns", &peer.name]);
     lab.ns.ip(&["addr", "add", "10.213.0.1/30", "dev", &lab.a]);
-    lab.ns.ip(&["addr", "add", "10.213.0.2/30", "dev", &lab.b]);
-    lab.ns.exec(&["ping", "-c", "3", "-i", "0.2", "-W", "2", "10.213.0.2"]);
+    peer.ip(&["addr", "add", "10.213.0.2/30", "dev", &lab.b]);
+    peer.ip(&["link", "set", &lab.b, "up"]);
+    lab.ns
+        .exec(&["ping", "-c", "3", "-i", "0.2", "-W", "2", "10.213.0.2"]);
     let s = lab.show(&lab.a);
     let ip = lab.ip_link(&lab.a);
     assert_eq!(s["name"], ip["ifname"]);
@@ -91,7 +111,10 @@ fn show_agrees_with_ip_and_ethtool() {
     assert_eq!(s["driver"], "veth");
     let tx_packets = s["counters"]["tx_packets"].as_u64().unwrap();
     let ip_tx = ip["stats64"]["tx"]["packets"].as_u64().unwrap();
-    assert!(tx_packets >= 3 && tx_packets <= ip_tx, "hlctl {tx_packets} vs ip {ip_tx} (read after)");
+    assert!(
+        tx_packets >= 3 && tx_packets <= ip_tx,
+        "hlctl {tx_packets} vs ip {ip_tx} (read after)"
+    );
     // veth: 10000 Mb/s full, rings and pause not supported (null), features all present.
     assert_eq!(s["link"]["speed_mbps"], 10000);
     assert_eq!(s["link"]["duplex"], "full");
@@ -112,42 +135,97 @@ fn show_agrees_with_ip_and_ethtool() {
 fn show_without_names_lists_all_but_lo_and_spawns_no_programs() {
     let lab = Lab::new();
     let s = lab.json(&["show"]);
-    let names: Vec<&str> = s["interfaces"].as_array().unwrap().iter().map(|i| i["name"].as_str().unwrap()).collect();
-    assert!(names.contains(&lab.a.as_str()) && names.contains(&lab.b.as_str()), "{names:?}");
+    let names: Vec<&str> = s["interfaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&lab.a.as_str()) && names.contains(&lab.b.as_str()),
+        "{names:?}"
+    );
     assert!(!names.contains(&"lo"), "{names:?}");
     let lo = lab.show("lo");
     assert_eq!(lo["name"], "lo");
     // One process, no helper programs: strace sees exactly one execve.
-    let out = lab.ns.exec_raw(&["strace", "-f", "-qq", "-e", "trace=execve", "-o", "/dev/stderr", HLCTL, "show", "--json"]);
+    let out = lab.ns.exec_raw(&[
+        "strace",
+        "-f",
+        "-qq",
+        "-e",
+        "trace=execve",
+        "-o",
+        "/dev/stderr",
+        HLCTL,
+        "show",
+        "--json",
+    ]);
     assert!(out.status.success());
-    let execs = stderr(&out).lines().filter(|l| l.contains("execve(")).count();
+    let execs = stderr(&out)
+        .lines()
+        .filter(|l| l.contains("execve("))
+        .count();
     assert_eq!(execs, 1, "{}", stderr(&out));
 }
 
 #[test]
 fn set_reads_back_mtu_txqueuelen_features_and_channels() {
     let lab = Lab::new();
-    let r = lab.json(&["set", &lab.a, "mtu", "9000", "txqueuelen", "4321", "feature", "gso", "off", "gro", "on", "tso", "off", "sg", "off"]);
+    let r = lab.json(&[
+        "set",
+        &lab.a,
+        "mtu",
+        "9000",
+        "txqueuelen",
+        "4321",
+        "feature",
+        "gso",
+        "off",
+        "gro",
+        "on",
+        "tso",
+        "off",
+        "sg",
+        "off",
+    ]);
     assert!(r["failure"].is_null(), "{r}");
     let ip = lab.ip_link(&lab.a);
     assert_eq!(ip["mtu"], 9000);
     assert_eq!(ip["txqlen"], 4321);
-    let feats = lab.ethtool_features(&lab.a);
-    let get = |n: &str| feats.iter().find(|f| f.0 == n).unwrap().1;
-    assert!(!get("generic-segmentation-offload") || !get("tx-generic-segmentation"));
-    let k = String::from_utf8_lossy(&lab.ns.exec(&["ethtool", "-k", &lab.a]).stdout).to_string();
-    assert!(k.contains("tx-generic-segmentation: off"), "{k}");
-    assert!(k.contains("rx-gro: on"), "{k}");
-    assert!(k.contains("tx-tcp-segmentation: off"), "{k}");
-    assert!(k.contains("tx-scatter-gather: off"), "{k}");
+    for (name, on) in [
+        ("tx-generic-segmentation", false),
+        ("rx-gro", true),
+        ("tx-tcp-segmentation", false),
+        ("tx-scatter-gather", false),
+    ] {
+        assert_eq!(lab.feature_on(&lab.a, name), on, "{name} per ethtool -k");
+    }
     let settings = r["settings"].as_array().unwrap();
     let mtu = settings.iter().find(|s| s["setting"] == "mtu").unwrap();
-    assert_eq!((mtu["before"].as_u64(), mtu["after"].as_u64(), mtu["status"].as_str()), (Some(1500), Some(9000), Some("changed")));
+    assert_eq!(
+        (
+            mtu["before"].as_u64(),
+            mtu["after"].as_u64(),
+            mtu["status"].as_str()
+        ),
+        (Some(1500), Some(9000), Some("changed"))
+    );
     // And back on.
-    let r = lab.json(&["set", &lab.a, "feature", "gso", "on", "tso", "on", "sg", "on"]);
+    let r = lab.json(&[
+        "set", &lab.a, "feature", "gso", "on", "tso", "on", "sg", "on",
+    ]);
     assert!(r["failure"].is_null(), "{r}");
-    let k = String::from_utf8_lossy(&lab.ns.exec(&["ethtool", "-k", &lab.a]).stdout).to_string();
-    assert!(k.contains("tx-generic-segmentation: on") && k.contains("tx-scatter-gather: on"), "{k}");
+    for name in [
+        "tx-generic-segmentation",
+        "tx-tcp-segmentation",
+        "tx-scatter-gather",
+    ] {
+        assert!(
+            lab.feature_on(&lab.a, name),
+            "{name} back on per ethtool -k"
+        );
+    }
     // Channels: veth allows rx/tx up to its maximum.
     let before = lab.show(&lab.a)["channels"].clone();
     let max = before["rx_max"].as_u64().unwrap();
@@ -155,20 +233,35 @@ fn set_reads_back_mtu_txqueuelen_features_and_channels() {
     let r = lab.json(&["set", &lab.a, "channels", "rx", &max.to_string(), "tx", "1"]);
     assert!(r["failure"].is_null(), "{r}");
     let l = String::from_utf8_lossy(&lab.ns.exec(&["ethtool", "-l", &lab.a]).stdout).to_string();
-    let current = l.split("Current hardware settings:").nth(1).unwrap().to_string();
-    assert!(current.contains(&format!("RX:\t\t{max}")) || current.contains(&format!("RX:\t{max}")), "{l}");
+    let current = l
+        .split("Current hardware settings:")
+        .nth(1)
+        .unwrap()
+        .to_string();
+    assert!(
+        current.contains(&format!("RX:\t\t{max}")) || current.contains(&format!("RX:\t{max}")),
+        "{l}"
+    );
 }
 
 #[test]
 fn unsupported_groups_on_veth_are_refused_and_change_nothing() {
     let lab = Lab::new();
     let before = lab.show(&lab.a);
-    for words in [&["ring", "rx", "512"][..], &["pause", "rx", "on"][..], &["coalesce", "rx-usecs", "10"][..]] {
+    for words in [
+        &["ring", "rx", "512"][..],
+        &["pause", "rx", "on"][..],
+        &["coalesce", "rx-usecs", "10"][..],
+    ] {
         let mut args = vec!["set", lab.a.as_str(), "mtu", "2000"];
         args.extend_from_slice(words);
         let out = lab.hlctl(&args);
         assert_eq!(out.status.code(), Some(2), "{words:?}: {}", stderr(&out));
-        assert!(stderr(&out).contains("not supported by driver veth"), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("not supported by driver veth"),
+            "{}",
+            stderr(&out)
+        );
     }
     let after = lab.show(&lab.a);
     assert_eq!(before["mtu"], after["mtu"]);
@@ -195,14 +288,27 @@ fn invalid_inputs_exit_2_name_the_problem_and_change_nothing() {
         args.extend_from_slice(words);
         let out = lab.hlctl(&args);
         assert_eq!(out.status.code(), Some(2), "{words:?}: {}", stderr(&out));
-        assert!(stderr(&out).contains(msg), "{words:?}: expected '{msg}' in {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(msg),
+            "{words:?}: expected '{msg}' in {}",
+            stderr(&out)
+        );
     }
     // Several problems are reported together.
     let out = lab.hlctl(&["set", &lab.a, "mtu", "70000", "feature", "warp-drive", "on"]);
     let e = stderr(&out);
-    assert!(e.contains("mtu 70000") && e.contains("feature warp-drive"), "{e}");
+    assert!(
+        e.contains("mtu 70000") && e.contains("feature warp-drive"),
+        "{e}"
+    );
     // A fixed feature cannot be changed.
-    let fixed: Vec<String> = lab.ethtool_features(&lab.a).into_iter().filter(|f| f.2).map(|f| (f.0, f.1)).map(|(n, on)| format!("{n}={on}")).collect();
+    let fixed: Vec<String> = lab
+        .ethtool_features(&lab.a)
+        .into_iter()
+        .filter(|f| f.2)
+        .map(|f| (f.0, f.1))
+        .map(|(n, on)| format!("{n}={on}"))
+        .collect();
     if let Some(f) = fixed.first() {
         let (name, on) = f.split_once('=').unwrap();
         let want = if on == "true" { "off" } else { "on" };
@@ -212,7 +318,11 @@ fn invalid_inputs_exit_2_name_the_problem_and_change_nothing() {
     }
     let out = lab.hlctl(&["set", "nosuchif0", "mtu", "1500"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("nosuchif0: no such interface"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("nosuchif0: no such interface"),
+        "{}",
+        stderr(&out)
+    );
     let after = lab.show(&lab.a);
     assert_eq!(before["mtu"], after["mtu"]);
     assert_eq!(before["txqueuelen"], after["txqueuelen"]);
@@ -223,9 +333,24 @@ fn invalid_inputs_exit_2_name_the_problem_and_change_nothing() {
 #[test]
 fn dry_run_changes_nothing() {
     let lab = Lab::new();
-    let r = lab.json(&["set", &lab.a, "mtu", "4000", "feature", "gro", "on", "--dry-run"]);
+    let r = lab.json(&[
+        "set",
+        &lab.a,
+        "mtu",
+        "4000",
+        "feature",
+        "gro",
+        "on",
+        "--dry-run",
+    ]);
     assert_eq!(r["dry_run"], true);
-    let mtu = r["settings"].as_array().unwrap().iter().find(|s| s["setting"] == "mtu").unwrap().clone();
+    let mtu = r["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["setting"] == "mtu")
+        .unwrap()
+        .clone();
     assert_eq!(mtu["status"], "planned");
     assert_eq!(mtu["requested"], 4000);
     assert_eq!(lab.ip_link(&lab.a)["mtu"], 1500);
@@ -235,11 +360,27 @@ fn dry_run_changes_nothing() {
 fn a_failing_later_step_restores_the_earlier_ones() {
     let lab = Lab::new();
     let before = lab.show(&lab.a);
-    let gso_before = before["features"]["tx-generic-segmentation"]["active"].as_bool().unwrap();
+    let gso_before = before["features"]["tx-generic-segmentation"]["active"]
+        .as_bool()
+        .unwrap();
     let want = if gso_before { "off" } else { "on" };
     // veth reports its link settings but refuses LINKMODES_SET at apply time:
     // mtu and the feature are applied first, then the link step fails.
-    let out = lab.hlctl(&["set", &lab.a, "mtu", "3000", "txqueuelen", "77", "feature", "gso", want, "link", "speed", "1000", "--json"]);
+    let out = lab.hlctl(&[
+        "set",
+        &lab.a,
+        "mtu",
+        "3000",
+        "txqueuelen",
+        "77",
+        "feature",
+        "gso",
+        want,
+        "link",
+        "speed",
+        "1000",
+        "--json",
+    ]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["failure"]["step"], "link", "{r}");
@@ -252,45 +393,99 @@ fn a_failing_later_step_restores_the_earlier_ones() {
     assert_eq!(ip["mtu"], before["mtu"]);
     assert_eq!(ip["txqlen"], before["txqueuelen"]);
     let after = lab.show(&lab.a);
-    assert_eq!(after["features"]["tx-generic-segmentation"]["active"], gso_before);
+    assert_eq!(
+        after["features"]["tx-generic-segmentation"]["active"],
+        gso_before
+    );
     let text = lab.hlctl(&["set", &lab.a, "mtu", "3000", "link", "speed", "1000"]);
     let t = String::from_utf8_lossy(&text.stdout);
-    assert!(t.contains("FAILED at link") && t.contains("was restored"), "{t}");
+    assert!(
+        t.contains("FAILED at link") && t.contains("was restored"),
+        "{t}"
+    );
 }
 
 #[test]
 fn sysctls_change_inside_the_namespace_only_and_persist() {
     let lab = Lab::new();
     let host = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_rmem").unwrap();
-    let r = lab.json(&["sysctl", "net.ipv4.tcp_rmem=4096\t65536   1048576", "net.ipv4.tcp_slow_start_after_idle=0", "--persist"]);
+    let r = lab.json(&[
+        "sysctl",
+        "net.ipv4.tcp_rmem=4096\t65536   1048576",
+        "net.ipv4.tcp_slow_start_after_idle=0",
+        "--persist",
+    ]);
     assert!(r["failed"].is_null(), "{r}");
-    let inside = String::from_utf8_lossy(&lab.ns.exec(&["cat", "/proc/sys/net/ipv4/tcp_rmem"]).stdout).to_string();
-    assert_eq!(inside.split_whitespace().collect::<Vec<_>>(), ["4096", "65536", "1048576"]);
-    assert_eq!(std::fs::read_to_string("/proc/sys/net/ipv4/tcp_rmem").unwrap(), host, "host value must not change");
+    let inside =
+        String::from_utf8_lossy(&lab.ns.exec(&["cat", "/proc/sys/net/ipv4/tcp_rmem"]).stdout)
+            .to_string();
+    assert_eq!(
+        inside.split_whitespace().collect::<Vec<_>>(),
+        ["4096", "65536", "1048576"]
+    );
+    assert_eq!(
+        std::fs::read_to_string("/proc/sys/net/ipv4/tcp_rmem").unwrap(),
+        host,
+        "host value must not change"
+    );
     let file = std::fs::read_to_string(lab.dir.path().join("sysctl.d/90-hlctl.conf")).unwrap();
-    assert!(file.contains("net.ipv4.tcp_rmem = 4096 65536 1048576\n"), "{file}");
-    assert!(file.contains("net.ipv4.tcp_slow_start_after_idle = 0\n"), "{file}");
+    assert!(
+        file.contains("net.ipv4.tcp_rmem = 4096 65536 1048576\n"),
+        "{file}"
+    );
+    assert!(
+        file.contains("net.ipv4.tcp_slow_start_after_idle = 0\n"),
+        "{file}"
+    );
     // Rewriting keeps lines we do not own and replaces ours.
-    std::fs::write(lab.dir.path().join("sysctl.d/90-hlctl.conf"), format!("# mine\nvm.swappiness = 5\n{file}")).unwrap();
-    lab.json(&["sysctl", "net.ipv4.tcp_rmem=4096 131072 2097152", "--persist"]);
+    std::fs::write(
+        lab.dir.path().join("sysctl.d/90-hlctl.conf"),
+        format!("# mine\nvm.swappiness = 5\n{file}"),
+    )
+    .unwrap();
+    lab.json(&[
+        "sysctl",
+        "net.ipv4.tcp_rmem=4096 131072 2097152",
+        "--persist",
+    ]);
     let file = std::fs::read_to_string(lab.dir.path().join("sysctl.d/90-hlctl.conf")).unwrap();
     assert!(file.starts_with("# mine\nvm.swappiness = 5\n"), "{file}");
     assert_eq!(file.matches("net.ipv4.tcp_rmem").count(), 1, "{file}");
-    assert!(file.contains("net.ipv4.tcp_rmem = 4096 131072 2097152"), "{file}");
+    assert!(
+        file.contains("net.ipv4.tcp_rmem = 4096 131072 2097152"),
+        "{file}"
+    );
     // Same value with other whitespace is not a change.
     let r = lab.json(&["sysctl", "net.ipv4.tcp_rmem=4096  131072\t2097152"]);
     let c = &r["changes"][0];
     assert_eq!(c["before"], c["requested"]);
     // The read view shows the set, with the namespace's values.
     let shown = lab.json(&["sysctl"]);
-    let rmem = shown["sysctls"].as_array().unwrap().iter().find(|e| e["key"] == "net.ipv4.tcp_rmem").unwrap().clone();
+    let rmem = shown["sysctls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["key"] == "net.ipv4.tcp_rmem")
+        .unwrap()
+        .clone();
     assert_eq!(rmem["value"], "4096 131072 2097152");
 }
 
 #[test]
 fn invalid_sysctls_exit_2_and_change_nothing() {
     let lab = Lab::new();
-    let read = || String::from_utf8_lossy(&lab.ns.exec(&["cat", "/proc/sys/net/ipv4/tcp_wmem", "/proc/sys/net/ipv4/tcp_congestion_control"]).stdout).to_string();
+    let read = || {
+        String::from_utf8_lossy(
+            &lab.ns
+                .exec(&[
+                    "cat",
+                    "/proc/sys/net/ipv4/tcp_wmem",
+                    "/proc/sys/net/ipv4/tcp_congestion_control",
+                ])
+                .stdout,
+        )
+        .to_string()
+    };
     let before = read();
     let cases: &[(&str, &str)] = &[
         ("net.ipv4.tcp_wmem=4096 1 2", "min ≤ default ≤ max"),
@@ -304,7 +499,11 @@ fn invalid_sysctls_exit_2_and_change_nothing() {
         // A valid assignment alongside must not be applied either.
         let out = lab.hlctl(&["sysctl", "net.ipv4.tcp_wmem=4096 20000 400000", arg]);
         assert_eq!(out.status.code(), Some(2), "{arg}: {}", stderr(&out));
-        assert!(stderr(&out).contains(msg), "{arg}: expected '{msg}' in {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(msg),
+            "{arg}: expected '{msg}' in {}",
+            stderr(&out)
+        );
     }
     assert_eq!(read(), before);
 }
@@ -312,9 +511,21 @@ fn invalid_sysctls_exit_2_and_change_nothing() {
 #[test]
 fn persisted_nic_settings_export_as_a_systemd_link_file() {
     let lab = Lab::new();
-    let r = lab.json(&["set", &lab.a, "mtu", "9000", "feature", "gro", "on", "--persist"]);
+    let r = lab.json(&[
+        "set",
+        &lab.a,
+        "mtu",
+        "9000",
+        "feature",
+        "gro",
+        "on",
+        "--persist",
+    ]);
     assert!(r["persisted"].is_string(), "{r}");
-    let state: Value = serde_json::from_str(&std::fs::read_to_string(lab.dir.path().join("state/nic-settings.json")).unwrap()).unwrap();
+    let state: Value = serde_json::from_str(
+        &std::fs::read_to_string(lab.dir.path().join("state/nic-settings.json")).unwrap(),
+    )
+    .unwrap();
     let e = &state["interfaces"][0];
     assert_eq!(e["name"], lab.a.as_str());
     assert_eq!(e["settings"]["mtu"], 9000);
@@ -323,9 +534,19 @@ fn persisted_nic_settings_export_as_a_systemd_link_file() {
     assert_eq!(e["mac"], mac);
     let out = lab.hlctl(&["export", &lab.a, "--format", "systemd-link"]);
     let t = String::from_utf8_lossy(&out.stdout);
-    assert!(t.contains(&format!("MACAddress={}", mac.as_str().unwrap())), "{t}");
-    assert!(t.contains("MTUBytes=9000") && t.contains("GenericReceiveOffload=yes"), "{t}");
+    assert!(
+        t.contains(&format!("MACAddress={}", mac.as_str().unwrap())),
+        "{t}"
+    );
+    assert!(
+        t.contains("MTUBytes=9000") && t.contains("GenericReceiveOffload=yes"),
+        "{t}"
+    );
     let out = lab.hlctl(&["export", &lab.b]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("no persisted settings"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no persisted settings"),
+        "{}",
+        stderr(&out)
+    );
 }

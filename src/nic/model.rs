@@ -74,6 +74,11 @@ pub struct LinkModes {
     pub supported_modes: Vec<String>,
     pub advertised_modes: Vec<String>,
     pub partner_modes: Vec<String>,
+    /// The other bits of the supported set: `Autoneg`, ports (`TP`, `FIBRE`),
+    /// `Pause`, `Asym_Pause` (what `ethtool` prints as "Supported ports",
+    /// "Supports auto-negotiation" and "Supported pause frame use").
+    #[serde(default)]
+    pub capabilities: Vec<String>,
     /// Link detected (carrier), from LINKSTATE.
     pub detected: Option<bool>,
 }

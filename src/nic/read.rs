@@ -4,8 +4,9 @@
 
 use crate::nic::error::NicError;
 use crate::nic::ioctl;
-use crate::nic::model::Interface;
+use crate::nic::model::{Interface, LinkModes};
 use crate::nic::netlink::{Netlink, RtLink};
+use crate::nic::validate::mode_speed_duplex;
 
 fn from_rtlink(l: RtLink) -> Interface {
     Interface {
@@ -26,11 +27,28 @@ fn from_rtlink(l: RtLink) -> Interface {
     }
 }
 
+/// The kernel's link-mode bitsets mix speeds (`1000baseT/Full`) with
+/// capability bits (`Autoneg`, `TP`, `Pause`): keep speeds in the mode lists
+/// and move the rest to `capabilities`, as `ethtool` shows them.
+fn split_capabilities(mut l: LinkModes) -> LinkModes {
+    let is_mode = |m: &String| mode_speed_duplex(m).is_some();
+    l.capabilities = l
+        .supported_modes
+        .iter()
+        .filter(|m| !is_mode(m))
+        .cloned()
+        .collect();
+    l.supported_modes.retain(is_mode);
+    l.advertised_modes.retain(is_mode);
+    l.partner_modes.retain(is_mode);
+    l
+}
+
 /// Fill the ethtool sections of `iface`.
 fn fill(nl: &mut Netlink, iface: &mut Interface) -> Result<(), NicError> {
     let name = iface.name.clone();
     let e = |source| NicError::netlink(&name, source);
-    iface.link = nl.link_modes(&name).map_err(e)?;
+    iface.link = nl.link_modes(&name).map_err(e)?.map(split_capabilities);
     iface.rings = nl.rings(&name).map_err(e)?;
     iface.pause = nl.pause(&name).map_err(e)?;
     iface.features = nl.features(&name).map_err(e)?;

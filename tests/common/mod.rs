@@ -9,6 +9,10 @@
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
 
+/// qemu VM rig with Debian's kernel and real NIC drivers (see vm.rs).
+pub mod ethtool;
+pub mod vm;
+
 static COUNTER: AtomicU32 = AtomicU32::new(0);
 
 /// A unique short name (interface names are limited to 15 bytes).
@@ -104,6 +108,8 @@ impl NetNs {
 impl Drop for NetNs {
     fn drop(&mut self) {
         // Deleting the namespace destroys the veth pairs inside it.
-        let _ = Command::new("ip").args(["netns", "del", &self.name]).output();
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.name])
+            .output();
     }
 }

@@ -3,7 +3,25 @@
 //! features, channels and coalescing (GET and SET).
 //!
 //! One [`Netlink`] per process holds one rtnetlink and one generic-netlink
-//! socket and is reused for every request.
+//! socket and is reused for every request. Sockets belong to the network
+//! namespace of the thread that called [`Netlink::new`].
+//!
+//! - [`message`]: nlmsghdr/nlmsgerr wire format, errors with extended ACK;
+//! - [`socket`]: the AF_NETLINK socket: requests up to the ACK, dumps;
+//! - [`attr`]: attribute encoding/decoding;
+//! - [`genl`]: generic netlink header and family resolution;
+//! - [`rtnl`]: RTM_GETLINK / RTM_NEWLINK;
+//! - [`ethtool`]: one file per ethtool message kind.
+
+pub mod attr;
+pub mod ethtool;
+pub mod genl;
+pub mod message;
+pub mod rtnl;
+pub mod socket;
+
+#[cfg(test)]
+mod fixtures;
 
 pub mod monitor;
 
@@ -13,13 +31,22 @@ use crate::nic::model::{
     Channels, ChannelsSet, Coalesce, CoalesceSet, Counters, Feature, LinkModes, LinkSet, Pause,
     PauseSet, Rings, RingsSet,
 };
+use ethtool::Ethtool;
+use socket::{NETLINK_ROUTE, Nack, Socket};
 
-/// A failed netlink request: which operation, the kernel errno, and the
-/// kernel's extended-ack message when it sent one.
+/// A failed netlink request: which operation, on which interface, the kernel
+/// errno, and the kernel's extended-ack message when it sent one.
+///
+/// A reply we could not decode has errno `EPROTO` and our description of
+/// what was wrong in `extack`.
 #[derive(Debug, thiserror::Error)]
-#[error("{op}: {} (errno {errno}){}", std::io::Error::from_raw_os_error(*errno), extack.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
+#[error("{op}{}: {} (errno {errno}){}",
+    ifname.as_deref().map(|n| format!(" on {n}")).unwrap_or_default(),
+    errno_text(*errno),
+    extack.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
 pub struct NetlinkError {
     pub op: &'static str,
+    pub ifname: Option<String>,
     pub errno: i32,
     pub extack: Option<String>,
 }
@@ -29,9 +56,39 @@ impl NetlinkError {
     pub fn is_not_supported(&self) -> bool {
         self.errno == libc::EOPNOTSUPP
     }
+    /// The interface does not exist (ENODEV).
+    pub fn is_no_device(&self) -> bool {
+        self.errno == libc::ENODEV
+    }
+    /// Not allowed: the caller lacks CAP_NET_ADMIN (EPERM).
+    pub fn is_permission_denied(&self) -> bool {
+        self.errno == libc::EPERM || self.errno == libc::EACCES
+    }
+    pub(crate) fn from_nack(op: &'static str, ifname: Option<&str>, n: Nack) -> Self {
+        NetlinkError {
+            op,
+            ifname: ifname.map(str::to_string),
+            errno: n.errno,
+            extack: n.extack,
+        }
+    }
 }
 
 pub type Result<T> = std::result::Result<T, NetlinkError>;
+
+/// The C library's text for `errno` ("Operation not supported").
+pub fn errno_text(errno: i32) -> String {
+    let mut buf = [0 as libc::c_char; 128];
+    // SAFETY: the buffer is writable for its length; strerror_r (XSI) NUL-terminates.
+    let r = unsafe { libc::strerror_r(errno, buf.as_mut_ptr(), buf.len()) };
+    if r != 0 {
+        return format!("error {errno}");
+    }
+    // SAFETY: strerror_r succeeded, so `buf` holds a NUL-terminated string.
+    unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }
+        .to_string_lossy()
+        .into_owned()
+}
 
 /// What rtnetlink says about one link (RTM_GETLINK).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -53,76 +110,170 @@ pub struct RtLink {
 }
 
 /// The process's netlink connection (one rtnetlink and one genetlink socket).
+#[derive(Debug)]
 pub struct Netlink {
-    _private: (),
+    rt: Socket,
+    ethtool: Ethtool,
 }
 
 impl Netlink {
+    /// Open both sockets (in the calling thread's network namespace) and
+    /// resolve the ethtool family.
     pub fn new() -> Result<Self> {
-        todo!()
+        let ctx = |n| NetlinkError::from_nack("open netlink", None, n);
+        let rt = Socket::open(NETLINK_ROUTE).map_err(|e| ctx(e.into()))?;
+        let ethtool = Ethtool::open().map_err(ctx)?;
+        Ok(Netlink { rt, ethtool })
     }
+
+    /// The ethtool connection (family id and multicast groups, raw requests).
+    pub fn ethtool(&mut self) -> &mut Ethtool {
+        &mut self.ethtool
+    }
+
     /// All links (RTM_GETLINK dump), in ifindex order.
     pub fn links(&mut self) -> Result<Vec<RtLink>> {
-        todo!()
+        let ctx = |n| NetlinkError::from_nack("RTM_GETLINK", None, n);
+        let msgs = self
+            .rt
+            .dump(rtnl::RTM_GETLINK, &rtnl::encode_dump())
+            .map_err(ctx)?;
+        let mut links = msgs
+            .iter()
+            .filter(|m| m.kind == rtnl::RTM_NEWLINK)
+            .map(|m| rtnl::parse_link(&m.payload))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(ctx)?;
+        links.sort_by_key(|l| l.ifindex);
+        Ok(links)
     }
+
     /// One link by name; errno ENODEV when it does not exist.
-    pub fn link(&mut self, _name: &str) -> Result<RtLink> {
-        todo!()
+    pub fn link(&mut self, name: &str) -> Result<RtLink> {
+        let ctx = |n| NetlinkError::from_nack("RTM_GETLINK", Some(name), n);
+        if name.is_empty() || name.len() > rtnl::IFNAME_MAX || name.contains(['/', '\0']) {
+            return Err(ctx(Nack {
+                errno: libc::ENODEV,
+                extack: Some(format!(
+                    "not a valid interface name (1 to {} bytes, no '/')",
+                    rtnl::IFNAME_MAX
+                )),
+            }));
+        }
+        let req = rtnl::encode_get_by_name(name).map_err(ctx)?;
+        let msgs = self.rt.request(rtnl::RTM_GETLINK, 0, &req).map_err(ctx)?;
+        let m = msgs
+            .iter()
+            .find(|m| m.kind == rtnl::RTM_NEWLINK)
+            .ok_or_else(|| ctx(Nack::malformed("no RTM_NEWLINK in the reply")))?;
+        rtnl::parse_link(&m.payload).map_err(ctx)
     }
+
+    fn set_link(
+        &mut self,
+        op: &'static str,
+        ifindex: u32,
+        mtu: Option<u32>,
+        txq: Option<u32>,
+    ) -> Result<()> {
+        let req = rtnl::encode_set(ifindex, mtu, txq);
+        self.rt
+            .request(rtnl::RTM_NEWLINK, 0, &req)
+            .map(drop)
+            .map_err(|n| NetlinkError::from_nack(op, Some(&format!("ifindex {ifindex}")), n))
+    }
+
     /// `ip link set dev X mtu N`.
-    pub fn set_mtu(&mut self, _ifindex: u32, _mtu: u32) -> Result<()> {
-        todo!()
+    pub fn set_mtu(&mut self, ifindex: u32, mtu: u32) -> Result<()> {
+        self.set_link("RTM_NEWLINK mtu", ifindex, Some(mtu), None)
     }
     /// `ip link set dev X txqueuelen N`.
-    pub fn set_txqueuelen(&mut self, _ifindex: u32, _len: u32) -> Result<()> {
-        todo!()
+    pub fn set_txqueuelen(&mut self, ifindex: u32, len: u32) -> Result<()> {
+        self.set_link("RTM_NEWLINK txqueuelen", ifindex, None, Some(len))
     }
     /// `ethtool X`: LINKMODES_GET + LINKINFO_GET + LINKSTATE_GET. `Ok(None)` when not supported.
-    pub fn link_modes(&mut self, _ifname: &str) -> Result<Option<LinkModes>> {
-        todo!()
+    pub fn link_modes(&mut self, ifname: &str) -> Result<Option<LinkModes>> {
+        ethtool::linkmodes::get(&mut self.ethtool, ifname)
     }
-    /// `ethtool -s X ...` (LINKMODES_SET).
-    pub fn set_link_modes(&mut self, _ifname: &str, _set: &LinkSet) -> Result<()> {
-        todo!()
+    /// `ethtool -s X ...` (LINKMODES_SET). `advertise` makes the advertised
+    /// set exactly the given modes (others supported are switched off).
+    pub fn set_link_modes(&mut self, ifname: &str, set: &LinkSet) -> Result<()> {
+        ethtool::linkmodes::set(&mut self.ethtool, ifname, set)
     }
     /// `ethtool -g X` (RINGS_GET). `Ok(None)` when not supported.
-    pub fn rings(&mut self, _ifname: &str) -> Result<Option<Rings>> {
-        todo!()
+    pub fn rings(&mut self, ifname: &str) -> Result<Option<Rings>> {
+        ethtool::rings::get(&mut self.ethtool, ifname)
     }
     /// `ethtool -G X ...` (RINGS_SET).
-    pub fn set_rings(&mut self, _ifname: &str, _set: &RingsSet) -> Result<()> {
-        todo!()
+    pub fn set_rings(&mut self, ifname: &str, set: &RingsSet) -> Result<()> {
+        ethtool::rings::set(&mut self.ethtool, ifname, set)
     }
     /// `ethtool -a X` (PAUSE_GET). `Ok(None)` when not supported.
-    pub fn pause(&mut self, _ifname: &str) -> Result<Option<Pause>> {
-        todo!()
+    pub fn pause(&mut self, ifname: &str) -> Result<Option<Pause>> {
+        ethtool::pause::get(&mut self.ethtool, ifname)
     }
     /// `ethtool -A X ...` (PAUSE_SET).
-    pub fn set_pause(&mut self, _ifname: &str, _set: &PauseSet) -> Result<()> {
-        todo!()
+    pub fn set_pause(&mut self, ifname: &str, set: &PauseSet) -> Result<()> {
+        ethtool::pause::set(&mut self.ethtool, ifname, set)
     }
     /// `ethtool -k X` (FEATURES_GET). `Ok(None)` when not supported.
-    pub fn features(&mut self, _ifname: &str) -> Result<Option<BTreeMap<String, Feature>>> {
-        todo!()
+    pub fn features(&mut self, ifname: &str) -> Result<Option<BTreeMap<String, Feature>>> {
+        ethtool::features::get(&mut self.ethtool, ifname)
     }
     /// `ethtool -K X name on|off ...` (FEATURES_SET), kernel feature names.
-    pub fn set_features(&mut self, _ifname: &str, _wanted: &BTreeMap<String, bool>) -> Result<()> {
-        todo!()
+    /// Features the driver cannot change are silently kept by the kernel: read back.
+    pub fn set_features(&mut self, ifname: &str, wanted: &BTreeMap<String, bool>) -> Result<()> {
+        ethtool::features::set(&mut self.ethtool, ifname, wanted)
     }
     /// `ethtool -l X` (CHANNELS_GET). `Ok(None)` when not supported.
-    pub fn channels(&mut self, _ifname: &str) -> Result<Option<Channels>> {
-        todo!()
+    pub fn channels(&mut self, ifname: &str) -> Result<Option<Channels>> {
+        ethtool::channels::get(&mut self.ethtool, ifname)
     }
     /// `ethtool -L X ...` (CHANNELS_SET).
-    pub fn set_channels(&mut self, _ifname: &str, _set: &ChannelsSet) -> Result<()> {
-        todo!()
+    pub fn set_channels(&mut self, ifname: &str, set: &ChannelsSet) -> Result<()> {
+        ethtool::channels::set(&mut self.ethtool, ifname, set)
     }
     /// `ethtool -c X` (COALESCE_GET). `Ok(None)` when not supported.
-    pub fn coalesce(&mut self, _ifname: &str) -> Result<Option<Coalesce>> {
-        todo!()
+    pub fn coalesce(&mut self, ifname: &str) -> Result<Option<Coalesce>> {
+        ethtool::coalesce::get(&mut self.ethtool, ifname)
     }
     /// `ethtool -C X ...` (COALESCE_SET).
-    pub fn set_coalesce(&mut self, _ifname: &str, _set: &CoalesceSet) -> Result<()> {
-        todo!()
+    pub fn set_coalesce(&mut self, ifname: &str, set: &CoalesceSet) -> Result<()> {
+        ethtool::coalesce::set(&mut self.ethtool, ifname, set)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn netlink_can_move_between_threads() {
+        fn send<T: Send>() {}
+        send::<Netlink>();
+        send::<NetlinkError>();
+    }
+
+    #[test]
+    fn error_message_names_operation_interface_and_errno() {
+        let e = NetlinkError::from_nack(
+            "RINGS_SET",
+            Some("eth0"),
+            Nack {
+                errno: libc::EINVAL,
+                extack: Some("requested ring size exceeds maximum".into()),
+            },
+        );
+        assert_eq!(
+            e.to_string(),
+            "RINGS_SET on eth0: Invalid argument (errno 22): requested ring size exceeds maximum"
+        );
+        assert!(!e.is_not_supported());
+        let e = NetlinkError::from_nack("PAUSE_GET", None, Nack::errno(libc::EOPNOTSUPP));
+        assert_eq!(
+            e.to_string(),
+            "PAUSE_GET: Operation not supported (errno 95)"
+        );
+        assert!(e.is_not_supported());
     }
 }

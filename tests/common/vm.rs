@@ -1,0 +1,290 @@
+//! Throw-away qemu VM running Debian's stock kernel with real NIC drivers.
+//!
+//! ```ignore
+//! let out = Vm::builder()
+//!     .binary("/usr/sbin/ethtool")
+//!     .nic_e1000e()
+//!     .script("section ring ethtool -g eth0")
+//!     .run();
+//! out.assert_success();
+//! assert!(out.section("ring").text.contains("4096"));
+//! ```
+//!
+//! `run()` calls `tests/vm/fetch-kernel.sh` (cached kernel + modules) and
+//! `tests/vm/build-initramfs.sh` (busybox, modules, the binaries with their
+//! libraries, the script), then boots qemu with TCG (KVM hangs on these
+//! machines) and returns the serial console. Guest scripts run under busybox
+//! `sh`; every binary passed in lives in `/opt/bin` and is callable by its
+//! name. The guest shell function `section NAME CMD...` prints CMD's stdout
+//! between `===BEGIN NAME===` and `===END NAME rc=N===` (stderr follows as
+//! section `NAME.stderr` when not empty); [`VmOutput::section`] reads it back.
+//!
+//! Env: `HLCTL_VM_CACHE` (kernel cache dir), `HLCTL_VM_VERBOSE=1` (echo the
+//! serial console to stderr while the VM runs).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use super::NetNs;
+
+mod output;
+mod run;
+
+#[allow(unused_imports)] // not every test crate names both
+pub use output::{Section, VmOutput};
+
+/// Where a NIC's other end goes.
+#[derive(Clone, Debug)]
+pub enum NicBackend {
+    /// A qemu hub with no other port: carrier is up, frames go nowhere.
+    Isolated,
+    /// A tap device (already created, in the namespace qemu runs in).
+    Tap(String),
+}
+
+#[derive(Clone, Debug)]
+struct Nic {
+    model: String,
+    backend: NicBackend,
+}
+
+/// Builder for one VM boot. See the module docs.
+#[derive(Clone, Debug)]
+pub struct VmBuilder {
+    binaries: Vec<(PathBuf, Option<String>)>,
+    files: Vec<(PathBuf, String)>,
+    modules: Vec<String>,
+    nics: Vec<Nic>,
+    script: String,
+    timeout: Duration,
+    memory_mb: u32,
+    cpus: u32,
+    netns: Option<String>,
+}
+
+/// Entry point: `Vm::builder()`.
+pub struct Vm;
+
+impl Vm {
+    pub fn builder() -> VmBuilder {
+        VmBuilder {
+            binaries: Vec::new(),
+            files: Vec::new(),
+            modules: Vec::new(),
+            nics: Vec::new(),
+            script: String::new(),
+            timeout: Duration::from_secs(180),
+            memory_mb: 512,
+            cpus: 1,
+            netns: None,
+        }
+    }
+}
+
+impl VmBuilder {
+    /// A host binary, installed as `/opt/bin/<file name>` with its libraries.
+    pub fn binary(mut self, path: impl AsRef<Path>) -> Self {
+        self.binaries.push((path.as_ref().to_path_buf(), None));
+        self
+    }
+
+    /// A host binary installed as `/opt/bin/NAME`.
+    pub fn binary_as(mut self, path: impl AsRef<Path>, name: &str) -> Self {
+        self.binaries
+            .push((path.as_ref().to_path_buf(), Some(name.to_string())));
+        self
+    }
+
+    /// Real `ip` and `tc` (iproute2) plus tc's netem distribution tables.
+    pub fn iproute2(mut self) -> Self {
+        self = self.binary("/usr/sbin/ip").binary("/usr/sbin/tc");
+        for dir in ["/usr/lib/x86_64-linux-gnu/tc", "/usr/lib/tc"] {
+            if Path::new(dir).is_dir() {
+                self = self.file(dir, dir);
+            }
+        }
+        self
+    }
+
+    /// Any host file or directory, copied to `dest` in the guest.
+    pub fn file(mut self, src: impl AsRef<Path>, dest: &str) -> Self {
+        self.files
+            .push((src.as_ref().to_path_buf(), dest.to_string()));
+        self
+    }
+
+    /// A kernel module to insmod at boot (dependencies come along). Modules
+    /// built into the kernel (e.g. `sch_fq_codel`) are accepted and skipped.
+    pub fn module(mut self, name: &str) -> Self {
+        let name = name.replace('-', "_");
+        if !self.modules.contains(&name) {
+            self.modules.push(name);
+        }
+        self
+    }
+
+    /// A NIC of qemu model `model` (e.g. "e1000e", "virtio-net-pci").
+    pub fn nic(mut self, model: &str, backend: NicBackend) -> Self {
+        self.nics.push(Nic {
+            model: model.to_string(),
+            backend,
+        });
+        self
+    }
+
+    /// An emulated Intel 82574L (e1000e driver) on an isolated hub: `eth0`
+    /// for the first NIC.
+    pub fn nic_e1000e(self) -> Self {
+        self.module("e1000e").nic("e1000e", NicBackend::Isolated)
+    }
+
+    /// An e1000e NIC wired to tap `tap` inside namespace `ns` (create it with
+    /// [`add_tap`]); qemu then runs inside `ns`.
+    pub fn nic_e1000e_tap(mut self, ns: &NetNs, tap: &str) -> Self {
+        self.netns = Some(ns.name.clone());
+        self.module("e1000e")
+            .nic("e1000e", NicBackend::Tap(tap.to_string()))
+    }
+
+    /// Run qemu inside this network namespace (for tap backends).
+    pub fn netns(mut self, ns: &NetNs) -> Self {
+        self.netns = Some(ns.name.clone());
+        self
+    }
+
+    /// The guest script (busybox sh). Appended to any earlier script text.
+    pub fn script(mut self, text: &str) -> Self {
+        self.script.push_str(text);
+        self.script.push('\n');
+        self
+    }
+
+    /// Hard limit for the whole boot; qemu is killed when it overruns.
+    pub fn timeout(mut self, secs: u64) -> Self {
+        self.timeout = Duration::from_secs(secs);
+        self
+    }
+
+    pub fn memory_mb(mut self, mb: u32) -> Self {
+        self.memory_mb = mb;
+        self
+    }
+
+    pub fn cpus(mut self, n: u32) -> Self {
+        self.cpus = n;
+        self
+    }
+
+    /// Build the initramfs, boot, wait for power-off (or the timeout).
+    pub fn run(self) -> VmOutput {
+        let dir = tempfile::Builder::new()
+            .prefix("hlctl-vm.")
+            .tempdir()
+            .expect("create VM temp dir");
+        let (kernel, modules) = fetch_kernel(&self.modules);
+        let initrd = dir.path().join("initramfs.cpio.gz");
+        self.build_initramfs(dir.path(), &modules, &initrd);
+        let args = self.qemu_args(&kernel, &initrd);
+        run::run_qemu(self.netns.as_deref(), &args, self.timeout)
+    }
+
+    fn build_initramfs(&self, dir: &Path, modules: &Path, out: &Path) {
+        let script = dir.join("guest.sh");
+        std::fs::write(&script, &self.script).expect("write guest script");
+        let mut cmd = Command::new(vm_dir().join("build-initramfs.sh"));
+        cmd.arg("-o")
+            .arg(out)
+            .arg("-k")
+            .arg(modules)
+            .arg("-s")
+            .arg(&script);
+        for m in &self.modules {
+            cmd.arg("-m").arg(m);
+        }
+        for (path, name) in &self.binaries {
+            let mut spec = path.as_os_str().to_owned();
+            if let Some(name) = name {
+                spec.push(format!(":{name}"));
+            }
+            cmd.arg("-b").arg(spec);
+        }
+        for (src, dest) in &self.files {
+            let mut spec = src.as_os_str().to_owned();
+            spec.push(format!(":{dest}"));
+            cmd.arg("-f").arg(spec);
+        }
+        checked(cmd, "build-initramfs.sh");
+    }
+
+    fn qemu_args(&self, kernel: &Path, initrd: &Path) -> Vec<String> {
+        let mut a: Vec<String> = ["-accel", "tcg", "-nographic", "-no-reboot", "-vga", "none"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        a.extend(["-m".into(), self.memory_mb.to_string()]);
+        a.extend(["-smp".into(), self.cpus.to_string()]);
+        a.extend(["-kernel".into(), kernel.display().to_string()]);
+        a.extend(["-initrd".into(), initrd.display().to_string()]);
+        a.extend(["-append".into(), "console=ttyS0 quiet panic=-1".into()]);
+        if self.nics.is_empty() {
+            a.extend(["-nic".into(), "none".into()]);
+        }
+        for (i, nic) in self.nics.iter().enumerate() {
+            let netdev = match &nic.backend {
+                // Each isolated NIC gets a hub of its own.
+                NicBackend::Isolated => format!("hubport,id=n{i},hubid={i}"),
+                NicBackend::Tap(tap) => {
+                    format!("tap,id=n{i},ifname={tap},script=no,downscript=no")
+                }
+            };
+            a.extend(["-netdev".into(), netdev]);
+            // romfile= : no iPXE option ROM, boots faster.
+            a.extend([
+                "-device".into(),
+                format!("{},netdev=n{i},romfile=", nic.model),
+            ]);
+        }
+        a
+    }
+}
+
+/// Create tap `name` inside `ns` with address `cidr` (e.g. "10.9.0.1/24"),
+/// up. It shows carrier once qemu attaches; the namespace's guard deletes it.
+pub fn add_tap(ns: &NetNs, name: &str, cidr: &str) {
+    ns.ip(&["tuntap", "add", name, "mode", "tap"]);
+    ns.ip(&["addr", "add", cidr, "dev", name]);
+    ns.ip(&["link", "set", name, "up"]);
+}
+
+/// The scripts' directory, `tests/vm/`.
+pub fn vm_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vm")
+}
+
+/// Run fetch-kernel.sh for `modules`; returns (vmlinuz, modules dir).
+pub fn fetch_kernel(modules: &[String]) -> (PathBuf, PathBuf) {
+    let mut cmd = Command::new(vm_dir().join("fetch-kernel.sh"));
+    cmd.args(modules);
+    let out = checked(cmd, "fetch-kernel.sh");
+    let field = |key: &str| {
+        out.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .map(PathBuf::from)
+            .unwrap_or_else(|| panic!("fetch-kernel.sh printed no {key}: {out}"))
+    };
+    (field("KERNEL="), field("MODULES="))
+}
+
+fn checked(mut cmd: Command, what: &str) -> String {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}

@@ -1,0 +1,310 @@
+//! `hlctl show` and `hlctl set` against the real e1000e driver in a qemu VM,
+//! each step cross-checked with the real `ethtool` in the same guest.
+
+mod common;
+
+use common::vm::{Vm, VmOutput};
+use serde_json::Value;
+
+/// Value of the first line `KEY VALUE` in ethtool-style text.
+fn field<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix(key))
+        .map(str::trim)
+}
+
+/// (max rx, max tx, current rx, current tx) from `ethtool -g`.
+fn ethtool_rings(text: &str) -> (u64, u64, u64, u64) {
+    let (max, cur) = text
+        .split_once("Current hardware settings:")
+        .expect("ethtool -g output");
+    let n = |t: &str, k: &str| {
+        field(t, k)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{k} in {t}"))
+    };
+    (n(max, "RX:"), n(max, "TX:"), n(cur, "RX:"), n(cur, "TX:"))
+}
+
+fn ok(out: &VmOutput, name: &str) -> String {
+    let s = out.section(name);
+    assert_eq!(
+        s.rc,
+        0,
+        "{name} failed in the guest:\n{}",
+        out.guest_output()
+    );
+    s.text
+}
+
+fn iface(out: &VmOutput, name: &str) -> Value {
+    ok(out, name);
+    out.json(name)["interfaces"][0].clone()
+}
+
+fn onoff(v: &Value) -> &'static str {
+    if v.as_bool().expect("bool") {
+        "on"
+    } else {
+        "off"
+    }
+}
+
+#[test]
+fn hlctl_on_a_real_e1000e_agrees_with_ethtool() {
+    let script = r#"ip link set eth0 up
+wait_carrier eth0
+section show hlctl show eth0 --json
+section show-text hlctl show eth0
+section e-i ethtool -i eth0
+section e-g ethtool -g eth0
+section e-a ethtool -a eth0
+section e-k ethtool -k eth0
+section e-c ethtool -c eth0
+section e-link ethtool eth0
+section e-S ethtool -S eth0
+section ip ip -j -d link show eth0
+
+section ring-up hlctl set eth0 ring rx 4096 tx 4096 --json
+wait_carrier eth0
+section ring-up-e ethtool -g eth0
+section ring-up-show hlctl show eth0 --json
+section ring-down hlctl set eth0 ring rx 256 tx 256 --json
+wait_carrier eth0
+section ring-down-e ethtool -g eth0
+
+section pause-off hlctl set eth0 pause autoneg off rx off tx off --json
+wait_carrier eth0
+section pause-off-e ethtool -a eth0
+section pause-on hlctl set eth0 pause rx on tx on --json
+wait_carrier eth0
+section pause-on-e ethtool -a eth0
+
+section link-100 hlctl set eth0 link speed 100 duplex full autoneg off --json
+wait_carrier eth0
+section link-100-e ethtool eth0
+section link-100-show hlctl show eth0 --json
+section link-auto hlctl set eth0 link autoneg on --json
+wait_carrier eth0 20
+section link-auto-e ethtool eth0
+
+section mtu hlctl set eth0 mtu 9000 --json
+section mtu-ip ip -j link show eth0
+
+section feat hlctl set eth0 feature gro off tso off --json
+section feat-e ethtool -k eth0
+
+section coal hlctl set eth0 coalesce rx-usecs 100 --json
+section coal-e ethtool -c eth0
+
+section overmax hlctl set eth0 ring rx 8192
+section overmax-e ethtool -g eth0
+true
+"#;
+    let out = Vm::builder()
+        .binary("/usr/sbin/ethtool")
+        .iproute2()
+        .binary(env!("CARGO_BIN_EXE_hlctl"))
+        .nic_e1000e()
+        .script(script)
+        .timeout(300)
+        .run();
+    eprintln!("VM boot to power-off: {:.1} s", out.elapsed.as_secs_f64());
+    out.assert_success();
+
+    // show agrees with ethtool and ip.
+    let s = iface(&out, "show");
+    let drv = ok(&out, "e-i");
+    assert_eq!(s["driver"].as_str(), field(&drv, "driver:"), "{drv}");
+    assert_eq!(s["driver_version"].as_str(), field(&drv, "version:"));
+    assert_eq!(s["bus_info"].as_str(), field(&drv, "bus-info:"));
+    let (rx_max, tx_max, rx, tx) = ethtool_rings(&ok(&out, "e-g"));
+    let r = &s["rings"];
+    assert_eq!(
+        (
+            r["rx_max"].as_u64(),
+            r["tx_max"].as_u64(),
+            r["rx"].as_u64(),
+            r["tx"].as_u64()
+        ),
+        (Some(rx_max), Some(tx_max), Some(rx), Some(tx))
+    );
+    assert_eq!((rx_max, rx), (4096, 256));
+    let pause = ok(&out, "e-a");
+    assert_eq!(
+        Some(onoff(&s["pause"]["autoneg"])),
+        field(&pause, "Autonegotiate:")
+    );
+    assert_eq!(Some(onoff(&s["pause"]["rx"])), field(&pause, "RX:"));
+    assert_eq!(Some(onoff(&s["pause"]["tx"])), field(&pause, "TX:"));
+    let k = common::ethtool::parse_k(&ok(&out, "e-k"));
+    for (name, (on, fixed, _)) in &k {
+        let f = &s["features"][name];
+        assert!(!f.is_null(), "feature {name} missing from hlctl show");
+        assert_eq!(f["active"].as_bool(), Some(*on), "feature {name}");
+        assert_eq!(f["fixed"].as_bool(), Some(*fixed), "feature {name} fixed");
+    }
+    assert_eq!(k.len(), s["features"].as_object().unwrap().len());
+    let c = ok(&out, "e-c");
+    assert_eq!(
+        s["coalesce"]["rx_usecs"]
+            .as_u64()
+            .map(|v| v.to_string())
+            .as_deref(),
+        field(&c, "rx-usecs:"),
+        "{c}"
+    );
+    let link = ok(&out, "e-link");
+    assert_eq!(
+        s["link"]["speed_mbps"]
+            .as_u64()
+            .map(|v| format!("{v}Mb/s"))
+            .as_deref(),
+        field(&link, "Speed:")
+    );
+    assert_eq!(
+        s["link"]["duplex"].as_str(),
+        field(&link, "Duplex:").map(|d| if d == "Full" { "full" } else { "half" })
+    );
+    assert_eq!(
+        Some(onoff(&s["link"]["autoneg"])),
+        field(&link, "Auto-negotiation:")
+    );
+    assert_eq!(
+        s["link"]["detected"].as_bool(),
+        Some(field(&link, "Link detected:") == Some("yes"))
+    );
+    for m in s["link"]["supported_modes"].as_array().unwrap() {
+        assert!(
+            link.contains(m.as_str().unwrap()),
+            "mode {m} not in ethtool:\n{link}"
+        );
+    }
+    assert!(
+        s["link"]["supported_modes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m == "1000baseT/Full")
+    );
+    let stats = ok(&out, "e-S");
+    let n_stats = stats.lines().skip(1).filter(|l| l.contains(':')).count();
+    assert_eq!(
+        s["driver_stats"].as_object().unwrap().len(),
+        n_stats,
+        "{stats}"
+    );
+    let ip = out.json("ip");
+    assert_eq!(s["mtu"], ip[0]["mtu"]);
+    assert_eq!(s["mtu_max"], ip[0]["max_mtu"]);
+    assert_eq!(s["mac"], ip[0]["address"]);
+    assert!(ok(&out, "show-text").contains("! rx ring 256 is below its maximum 4096"));
+
+    // rings 256 → 4096 → 256.
+    assert!(out.json("ring-up")["failure"].is_null());
+    assert_eq!(
+        ethtool_rings(&ok(&out, "ring-up-e")),
+        (4096, 4096, 4096, 4096)
+    );
+    let r = &out.json("ring-up-show")["interfaces"][0]["rings"];
+    assert_eq!(
+        (r["rx"].as_u64(), r["tx"].as_u64()),
+        (Some(4096), Some(4096))
+    );
+    let down = out.json("ring-down");
+    assert!(
+        down["settings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|x| x["status"] == "changed"),
+        "{down}"
+    );
+    assert_eq!(
+        ethtool_rings(&ok(&out, "ring-down-e")),
+        (4096, 4096, 256, 256)
+    );
+
+    // pause off → on.
+    assert!(
+        out.json("pause-off")["failure"].is_null(),
+        "{}",
+        out.json("pause-off")
+    );
+    let p = ok(&out, "pause-off-e");
+    assert_eq!(
+        (field(&p, "RX:"), field(&p, "TX:")),
+        (Some("off"), Some("off")),
+        "{p}"
+    );
+    assert!(out.json("pause-on")["failure"].is_null());
+    let p = ok(&out, "pause-on-e");
+    assert_eq!(
+        (field(&p, "RX:"), field(&p, "TX:")),
+        (Some("on"), Some("on")),
+        "{p}"
+    );
+
+    // link forced to 100 full, then autoneg back on.
+    assert!(
+        out.json("link-100")["failure"].is_null(),
+        "{}",
+        out.json("link-100")
+    );
+    let l = ok(&out, "link-100-e");
+    assert_eq!(
+        (
+            field(&l, "Speed:"),
+            field(&l, "Duplex:"),
+            field(&l, "Auto-negotiation:")
+        ),
+        (Some("100Mb/s"), Some("Full"), Some("off")),
+        "{l}"
+    );
+    let ls = &out.json("link-100-show")["interfaces"][0]["link"];
+    assert_eq!(
+        (ls["speed_mbps"].as_u64(), ls["autoneg"].as_bool()),
+        (Some(100), Some(false))
+    );
+    assert!(out.json("link-auto")["failure"].is_null());
+    let l = ok(&out, "link-auto-e");
+    assert_eq!(field(&l, "Auto-negotiation:"), Some("on"), "{l}");
+
+    // MTU 9000.
+    assert!(out.json("mtu")["failure"].is_null());
+    assert_eq!(out.json("mtu-ip")[0]["mtu"], 9000);
+
+    // A feature toggle.
+    let f = out.json("feat");
+    assert!(f["failure"].is_null(), "{f}");
+    let k = common::ethtool::parse_k(&ok(&out, "feat-e"));
+    assert_eq!(
+        (k["rx-gro"].0, k["tx-tcp-segmentation"].0),
+        (false, false),
+        "{k:?}"
+    );
+
+    // Coalescing rx-usecs.
+    assert!(
+        out.json("coal")["failure"].is_null(),
+        "{}",
+        out.json("coal")
+    );
+    assert_eq!(field(&ok(&out, "coal-e"), "rx-usecs:"), Some("100"));
+
+    // Over-max ring: exit 2, message, nothing changed.
+    let o = out.section("overmax");
+    assert_eq!(o.rc, 2, "{}", o.text);
+    let err = out
+        .try_section("overmax.stderr")
+        .map(|s| s.text)
+        .unwrap_or_default();
+    assert!(
+        err.contains("above the device's maximum: allowed 1..=4096"),
+        "{err}"
+    );
+    assert_eq!(
+        ethtool_rings(&ok(&out, "overmax-e")),
+        (4096, 4096, 256, 256)
+    );
+}
