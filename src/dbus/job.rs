@@ -155,7 +155,7 @@ impl JobObject {
             auth::authorize(conn, &hdr, &[Action::RunBenchmark], &self.job.kind).await?
         };
         if self.job.status() == JobStatus::Running {
-            info!(job = self.job.id, uid = who.uid_text(), "job {} cancelled by its caller", self.job.id);
+            info!(job = self.job.id, uid = %who.uid_text(), "job {} cancelled by its caller", self.job.id);
             self.job.cancel.cancel();
         }
         Ok(())
@@ -201,7 +201,7 @@ pub async fn start(
     info!(
         job = id,
         kind = %job.kind,
-        uid = job.owner.uid_text(),
+        uid = %job.owner.uid_text(),
         sender = %job.owner.sender,
         detached,
         "job {id} started"
@@ -283,7 +283,7 @@ pub fn owner_left(d: &Daemon, name: &str) {
         if job.owner.sender == name && !job.detached && job.status() == JobStatus::Running {
             info!(
                 job = job.id,
-                uid = job.owner.uid_text(),
+                uid = %job.owner.uid_text(),
                 "job {} cancelled: its caller {name} left the bus",
                 job.id
             );

@@ -165,7 +165,7 @@ impl Manager {
         if !dry_run {
             for c in &reply.changes {
                 info!(
-                    uid = caller.uid_text(),
+                    uid = %caller.uid_text(),
                     sender = %caller.sender,
                     key = %c.key,
                     "sysctl {}: {} -> {}",
@@ -175,10 +175,10 @@ impl Manager {
                 );
             }
             if let Some(f) = &reply.failed {
-                warn!(uid = caller.uid_text(), "sysctl change failed: {f}");
+                warn!(uid = %caller.uid_text(), "sysctl change failed: {f}");
             }
             if let Some(p) = &reply.persisted {
-                info!(uid = caller.uid_text(), "sysctls persisted in {p}");
+                info!(uid = %caller.uid_text(), "sysctls persisted in {p}");
             }
         }
         serde_json::to_string(&reply).map_err(|e| Error::Failed(e.to_string()))

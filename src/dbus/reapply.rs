@@ -46,7 +46,7 @@ pub async fn reapply(conn: &Connection, d: &Arc<Daemon>, l: &Arc<LinkState>, why
             for s in &outcome.settings {
                 let after = s.after.as_ref().map_or("-".to_string(), |v| v.to_string());
                 info!(
-                    uid = "hlctld",
+                    uid = "hlctld (persisted settings)",
                     iface = %outcome.interface,
                     setting = %s.setting,
                     "persisted {} {}: {} -> {} ({:?})",
