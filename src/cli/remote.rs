@@ -43,8 +43,12 @@ pub fn remote_error(e: zbus::Error) -> CliError {
 }
 
 fn decode<T: for<'de> Deserialize<'de>>(json: &str) -> Result<T, CliError> {
-    serde_json::from_str(json)
-        .map_err(|e| CliError::new(format!("hlctld sent a reply this hlctl cannot read: {e}"), exit::FAILED))
+    serde_json::from_str(json).map_err(|e| {
+        CliError::new(
+            format!("hlctld sent a reply this hlctl cannot read: {e}"),
+            exit::FAILED,
+        )
+    })
 }
 
 impl Remote {
@@ -101,7 +105,12 @@ impl Remote {
     }
 
     async fn model(&self, path: OwnedObjectPath) -> Result<Interface, CliError> {
-        let json = self.link(path).await?.settings().await.map_err(remote_error)?;
+        let json = self
+            .link(path)
+            .await?
+            .settings()
+            .await
+            .map_err(remote_error)?;
         decode(&json)
     }
 

@@ -6,8 +6,8 @@ use super::args::Global;
 use super::exit;
 use super::output::{print_json, table};
 use crate::nic::apply::Outcome;
-use crate::nic::diff::Status;
 use crate::nic::change;
+use crate::nic::diff::Status;
 
 /// Change NIC settings; several groups in one command form one change set.
 ///

@@ -122,7 +122,11 @@ async fn check(
 ) -> Result<()> {
     let subject = Subject::new_for_message_header(hdr)
         .map_err(|e| Error::NotAuthorized(format!("cannot identify the caller: {e}")))?;
-    let flags = if hdr.primary().flags().contains(Flags::ALLOW_INTERACTIVE_AUTH) {
+    let flags = if hdr
+        .primary()
+        .flags()
+        .contains(Flags::ALLOW_INTERACTIVE_AUTH)
+    {
         CheckAuthorizationFlags::ALLOW_USER_INTERACTION
     } else {
         CheckAuthorizationFlags::empty()

@@ -12,6 +12,10 @@ pub fn prepare(kind: &str, params: &str) -> Result<Work> {
     let _ = params;
     Err(Error::NotSupported(format!(
         "benchmark {kind:?} is not offered by this daemon (offered: {})",
-        if KINDS.is_empty() { "none".to_string() } else { KINDS.join(", ") }
+        if KINDS.is_empty() {
+            "none".to_string()
+        } else {
+            KINDS.join(", ")
+        }
     )))
 }

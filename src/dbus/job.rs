@@ -89,8 +89,9 @@ impl Progress for Sink {
 
 /// The work of a job: runs on a blocking thread, reports progress, checks the
 /// token, returns a JSON result or an error message.
-pub type Work =
-    Box<dyn FnOnce(&dyn Progress, &Cancel) -> std::result::Result<serde_json::Value, String> + Send>;
+pub type Work = Box<
+    dyn FnOnce(&dyn Progress, &Cancel) -> std::result::Result<serde_json::Value, String> + Send,
+>;
 
 /// The D-Bus object of one job.
 pub struct JobObject {
@@ -210,7 +211,13 @@ pub async fn start(
     Ok(p)
 }
 
-async fn drive(conn: Connection, d: Arc<Daemon>, job: Arc<JobState>, claim: Option<Claim>, work: Work) {
+async fn drive(
+    conn: Connection,
+    d: Arc<Daemon>,
+    job: Arc<JobState>,
+    claim: Option<Claim>,
+    work: Work,
+) {
     let p = path(job.id);
     let (j, cancel) = (job.clone(), job.cancel.clone());
     let mut task = tokio::task::spawn_blocking(move || work(&Sink(j), &cancel));

@@ -100,7 +100,7 @@ impl LinkObject {
     }
 
     /// The whole `hlctl show` model of this link as JSON (schema of
-    /// `hlctl show --json`'s `interfaces[]`). Counters are at most 0.5 s old.
+    /// the JSON output of `hlctl show`, one of `interfaces[]`). Counters are at most 0.5 s old.
     #[zbus(property)]
     async fn settings(&self) -> String {
         if self.link.age() > COUNTERS_MAX_AGE {
@@ -116,10 +116,10 @@ impl LinkObject {
         serde_json::to_string(&self.link.model()).unwrap_or_else(|_| "null".into())
     }
 
-    /// Apply a change set (keys in `dbus/org.hlctl.Daemon1.xml`): validate
+    /// Apply a change set (keys: see `dbus/org.hlctl.Daemon1.xml`): validate
     /// everything, snapshot, apply in a safe order, read back, restore on
     /// failure. Options: `dry_run` (b), `persist` (b). Returns JSON: the
-    /// `hlctl set --json` object (settings with before/requested/after/status,
+    /// JSON output of `hlctl set` (settings with before/requested/after/status,
     /// failure, restore_errors, persisted).
     async fn apply_changes(
         &self,

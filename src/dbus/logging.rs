@@ -15,7 +15,14 @@ pub fn init(verbose: bool) -> &'static str {
     // zbus logs every message at debug level: keep it at warnings unless asked.
     let filter = tracing_subscriber::filter::Targets::new()
         .with_default(level)
-        .with_target("zbus", if verbose { LevelFilter::DEBUG } else { LevelFilter::WARN });
+        .with_target(
+            "zbus",
+            if verbose {
+                LevelFilter::DEBUG
+            } else {
+                LevelFilter::WARN
+            },
+        );
     if std::path::Path::new(JOURNALD_SOCKET).exists()
         && let Ok(layer) = tracing_journald::layer()
     {

@@ -111,7 +111,7 @@ impl Manager {
 
     /// Read sysctls: the given `keys` (under `net.`), or the tuning set when
     /// empty. Returns JSON `{"sysctls":[{"key","value","about"}]}` as
-    /// `hlctl sysctl --json`.
+    /// the JSON output of `hlctl sysctl` (D-Bus docs must not hold a double hyphen).
     async fn show_sysctl(&self, keys: Vec<String>) -> Result<String> {
         check_strings("keys", keys.iter().map(String::as_str))?;
         let d = self.daemon.clone();
@@ -186,7 +186,7 @@ impl Manager {
 
     /// Start a benchmark as a job. `kind`: one of the `benchmark.<kind>`
     /// capabilities; `params`: the benchmark's parameters as a JSON object
-    /// (schema per kind, as `hlctl bench <kind> --json` echoes them).
+    /// (schema per kind, as the JSON output of `hlctl bench <kind>` echoes them).
     /// Options: `detached` (b: keep running when the caller leaves the bus),
     /// `link` (s: the interface the benchmark loads; changes to it get `Busy`
     /// while it runs). Returns the job's object path.
@@ -228,16 +228,22 @@ impl Manager {
         if !problems.is_empty() {
             return Err(Error::InvalidArgument(crate::problem::join(&problems)));
         }
-        let work = bench::prepare(kind, params)?;
         let link_state = match &on_link {
-            Some(name) => Some(self.daemon.link_by_name(name).ok_or_else(|| {
-                Error::NoSuchInterface(format!("{name}: no such interface"))
-            })?),
+            Some(name) => Some(
+                self.daemon
+                    .link_by_name(name)
+                    .ok_or_else(|| Error::NoSuchInterface(format!("{name}: no such interface")))?,
+            ),
             None => None,
         };
-        let caller =
-            auth::authorize(conn, &hdr, &[Action::RunBenchmark], &format!("benchmark {kind}"))
-                .await?;
+        let caller = auth::authorize(
+            conn,
+            &hdr,
+            &[Action::RunBenchmark],
+            &format!("benchmark {kind}"),
+        )
+        .await?;
+        let work = bench::prepare(kind, params)?;
         let claim = match &link_state {
             Some(l) => Some(l.claim(format!("a {kind} benchmark (uid {})", caller.uid_text()))?),
             None => None,

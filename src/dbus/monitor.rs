@@ -25,7 +25,9 @@ const DEBOUNCE: Duration = Duration::from_millis(20);
 pub fn spawn(conn: &Connection, d: &Arc<Daemon>) -> std::io::Result<()> {
     let mut mon = Monitor::open()?;
     if !mon.has_ethtool() {
-        warn!("no ethtool netlink monitor group: ethtool changes made by others are seen on the next read only");
+        warn!(
+            "no ethtool netlink monitor group: ethtool changes made by others are seen on the next read only"
+        );
     }
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Vec<Event>>();
     std::thread::Builder::new()
@@ -94,9 +96,8 @@ pub async fn reconcile(conn: &Connection, d: &Arc<Daemon>, touched: BTreeSet<u32
         let present: BTreeSet<u32> = links.iter().map(|l| l.ifindex).collect();
         let mut fresh = Vec::new();
         for l in links {
-            let stale = all
-                || touched.contains(&l.ifindex)
-                || known.get(&l.ifindex) != Some(&l.name);
+            let stale =
+                all || touched.contains(&l.ifindex) || known.get(&l.ifindex) != Some(&l.name);
             if stale {
                 match read::interface(&mut nl, &l.name) {
                     Ok(i) => fresh.push(i),
@@ -136,7 +137,12 @@ pub async fn reconcile(conn: &Connection, d: &Arc<Daemon>, touched: BTreeSet<u32
             }
         }
     }
-    if links_changed && let Ok(m) = conn.object_server().interface::<_, Manager>(super::PATH).await {
+    if links_changed
+        && let Ok(m) = conn
+            .object_server()
+            .interface::<_, Manager>(super::PATH)
+            .await
+    {
         let _ = m.get().await.links_changed(m.signal_emitter()).await;
     }
 }
@@ -162,7 +168,11 @@ pub async fn add(conn: &Connection, d: &Arc<Daemon>, iface: Interface) -> Option
         .unwrap_or_else(|p| p.into_inner())
         .insert(state.ifindex, state.clone());
     info!(iface = %name, ifindex = state.ifindex, "link {name} appeared");
-    if let Ok(m) = conn.object_server().interface::<_, Manager>(super::PATH).await {
+    if let Ok(m) = conn
+        .object_server()
+        .interface::<_, Manager>(super::PATH)
+        .await
+    {
         let _ = Manager::link_added(m.signal_emitter(), p.as_ref(), &name).await;
     }
     Some(state)
@@ -175,9 +185,16 @@ async fn remove(conn: &Connection, d: &Arc<Daemon>, l: &Arc<LinkState>) {
         .write()
         .unwrap_or_else(|p| p.into_inner())
         .remove(&l.ifindex);
-    let _ = conn.object_server().remove::<LinkObject, _>(p.clone()).await;
+    let _ = conn
+        .object_server()
+        .remove::<LinkObject, _>(p.clone())
+        .await;
     info!(iface = %name, ifindex = l.ifindex, "link {name} disappeared");
-    if let Ok(m) = conn.object_server().interface::<_, Manager>(super::PATH).await {
+    if let Ok(m) = conn
+        .object_server()
+        .interface::<_, Manager>(super::PATH)
+        .await
+    {
         let _ = Manager::link_removed(m.signal_emitter(), p.as_ref(), &name).await;
     }
 }

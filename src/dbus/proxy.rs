@@ -41,7 +41,10 @@ pub trait Manager {
     fn link_removed(&self, path: zbus::ObjectPath<'_>, name: &str) -> zbus::Result<()>;
 }
 
-#[proxy(interface = "org.hlctl.Daemon1.Link", default_service = "org.hlctl.Daemon1")]
+#[proxy(
+    interface = "org.hlctl.Daemon1.Link",
+    default_service = "org.hlctl.Daemon1"
+)]
 pub trait Link {
     #[zbus(property)]
     fn name(&self) -> zbus::Result<String>;
@@ -59,7 +62,10 @@ pub trait Link {
     ) -> zbus::Result<String>;
 }
 
-#[proxy(interface = "org.hlctl.Daemon1.Job", default_service = "org.hlctl.Daemon1")]
+#[proxy(
+    interface = "org.hlctl.Daemon1.Job",
+    default_service = "org.hlctl.Daemon1"
+)]
 pub trait Job {
     #[zbus(property)]
     fn kind(&self) -> zbus::Result<String>;

@@ -90,7 +90,9 @@ async fn serve(bus: Bus, opts: Options) -> Result<(), ServiceError> {
         Err(e) => warn!("sd_notify: {e}"),
     }
     if let Err(e) = monitor::spawn(&conn, &d) {
-        warn!("cannot follow netlink changes: {e}; properties refresh on reads and our own changes only");
+        warn!(
+            "cannot follow netlink changes: {e}; properties refresh on reads and our own changes only"
+        );
     }
     tokio::spawn(watch_owners(conn.clone(), d.clone()));
     let (c, dd) = (conn.clone(), d.clone());
@@ -106,9 +108,7 @@ async fn serve(bus: Bus, opts: Options) -> Result<(), ServiceError> {
         j.cancel.cancel();
     }
     let deadline = Instant::now() + Duration::from_secs(3);
-    while Instant::now() < deadline
-        && jobs.iter().any(|j| j.status() == job::JobStatus::Running)
-    {
+    while Instant::now() < deadline && jobs.iter().any(|j| j.status() == job::JobStatus::Running) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let _ = conn.release_name(BUS_NAME).await;
@@ -135,7 +135,11 @@ async fn watch_owners(conn: Connection, d: Arc<Daemon>) {
     };
     let mut stream = match stream.await {
         Ok(s) => s,
-        Err(e) => return warn!("cannot watch callers leaving the bus: {e}; jobs are not cancelled when they do"),
+        Err(e) => {
+            return warn!(
+                "cannot watch callers leaving the bus: {e}; jobs are not cancelled when they do"
+            );
+        }
     };
     while let Some(sig) = super::next(&mut stream).await {
         let Ok(args) = sig.args() else { continue };

@@ -111,7 +111,10 @@ pub fn as_bool(key: &str, v: &Variant<'_>) -> Result<bool, Problem> {
         other => Err(Problem::new(
             setting(key),
             None,
-            format!("wrong type {}: expected a boolean (D-Bus type b)", variant_type(other)),
+            format!(
+                "wrong type {}: expected a boolean (D-Bus type b)",
+                variant_type(other)
+            ),
         )),
     }
 }
@@ -128,7 +131,10 @@ pub fn as_str(key: &str, v: &Variant<'_>) -> Result<String, Problem> {
         other => Err(Problem::new(
             setting(key),
             None,
-            format!("wrong type {}: expected a string (D-Bus type s)", variant_type(other)),
+            format!(
+                "wrong type {}: expected a string (D-Bus type s)",
+                variant_type(other)
+            ),
         )),
     }
 }
@@ -210,19 +216,29 @@ pub fn decode_changes(map: &HashMap<String, OwnedVariant>) -> Result<ChangeSet, 
             "channels.combined" => {
                 u(&mut cs.channels.get_or_insert_with(Default::default).combined)
             }
-            "coalesce.rx-usecs" => u(&mut cs.coalesce.get_or_insert_with(Default::default).rx_usecs),
-            "coalesce.tx-usecs" => u(&mut cs.coalesce.get_or_insert_with(Default::default).tx_usecs),
+            "coalesce.rx-usecs" => {
+                u(&mut cs.coalesce.get_or_insert_with(Default::default).rx_usecs)
+            }
+            "coalesce.tx-usecs" => {
+                u(&mut cs.coalesce.get_or_insert_with(Default::default).tx_usecs)
+            }
             "coalesce.rx-frames" => {
                 u(&mut cs.coalesce.get_or_insert_with(Default::default).rx_frames)
             }
             "coalesce.tx-frames" => {
                 u(&mut cs.coalesce.get_or_insert_with(Default::default).tx_frames)
             }
-            "pause.autoneg" | "pause.rx" | "pause.tx" | "link.autoneg" | "coalesce.adaptive-rx"
+            "pause.autoneg"
+            | "pause.rx"
+            | "pause.tx"
+            | "link.autoneg"
+            | "coalesce.adaptive-rx"
             | "coalesce.adaptive-tx" => match as_bool(key, v) {
                 Ok(b) => {
                     let slot = match key.as_str() {
-                        "pause.autoneg" => &mut cs.pause.get_or_insert_with(Default::default).autoneg,
+                        "pause.autoneg" => {
+                            &mut cs.pause.get_or_insert_with(Default::default).autoneg
+                        }
                         "pause.rx" => &mut cs.pause.get_or_insert_with(Default::default).rx,
                         "pause.tx" => &mut cs.pause.get_or_insert_with(Default::default).tx,
                         "link.autoneg" => &mut cs.link.get_or_insert_with(Default::default).autoneg,
@@ -392,14 +408,15 @@ mod tests {
 
     #[test]
     fn every_cli_setting_round_trips() {
-        let words: Vec<String> = "mtu 9000 txqueuelen 5000 ring rx 4096 tx 512 rx-mini 1 rx-jumbo 2 \
+        let words: Vec<String> =
+            "mtu 9000 txqueuelen 5000 ring rx 4096 tx 512 rx-mini 1 rx-jumbo 2 \
             pause autoneg off rx on tx off feature gro off rx-gro-hw on \
             link speed 1000 duplex full autoneg on advertise 1000baseT/Full 100baseT/Full \
             channels rx 1 tx 2 other 1 combined 4 \
             coalesce rx-usecs 50 tx-usecs 60 rx-frames 7 tx-frames 8 adaptive-rx on adaptive-tx off"
-            .split_whitespace()
-            .map(str::to_string)
-            .collect();
+                .split_whitespace()
+                .map(str::to_string)
+                .collect();
         let cs = change::parse(&words).unwrap();
         let back = decode_changes(&owned(encode_changes(&cs))).unwrap();
         assert_eq!(back, cs);
@@ -418,11 +435,20 @@ mod tests {
         let e = decode_changes(&owned(m)).unwrap_err();
         let text: Vec<String> = e.iter().map(|p| p.to_string()).collect();
         assert_eq!(e.len(), 7, "{text:#?}");
-        assert!(text.iter().any(|t| t.starts_with("mtu -5: negative")), "{text:#?}");
-        assert!(text.iter().any(|t| t.contains("txqueuelen") && t.contains("too large")));
+        assert!(
+            text.iter().any(|t| t.starts_with("mtu -5: negative")),
+            "{text:#?}"
+        );
+        assert!(
+            text.iter()
+                .any(|t| t.contains("txqueuelen") && t.contains("too large"))
+        );
         assert!(text.iter().any(|t| t.starts_with("ring rx: wrong type s")));
         assert!(text.iter().any(|t| t.starts_with("pause rx: wrong type u")));
-        assert!(text.iter().any(|t| t.starts_with("colour: unknown setting: allowed mtu (u)")));
+        assert!(
+            text.iter()
+                .any(|t| t.starts_with("colour: unknown setting: allowed mtu (u)"))
+        );
         assert!(text.iter().any(|t| t.contains("10000 bytes")));
         assert!(text.iter().any(|t| t.contains("not a feature name")));
     }

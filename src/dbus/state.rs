@@ -46,11 +46,19 @@ impl LinkState {
 
     /// The cached model.
     pub fn model(&self) -> Interface {
-        self.model.read().unwrap_or_else(|p| p.into_inner()).0.clone()
+        self.model
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .0
+            .clone()
     }
 
     pub fn age(&self) -> Duration {
-        self.model.read().unwrap_or_else(|p| p.into_inner()).1.elapsed()
+        self.model
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .1
+            .elapsed()
     }
 
     /// Replace the cached model; returns the previous one.

@@ -110,7 +110,10 @@ fn bus_config(socket: &Path) -> String {
             continue;
         }
         if t.starts_with("<listen>") {
-            out.push_str(&format!("  <listen>unix:path={}</listen>\n", socket.display()));
+            out.push_str(&format!(
+                "  <listen>unix:path={}</listen>\n",
+                socket.display()
+            ));
             continue;
         }
         if t == "<includedir>system.d</includedir>" {
@@ -125,9 +128,15 @@ fn bus_config(socket: &Path) -> String {
 
 impl Rig {
     pub fn start() -> Rig {
-        assert!(super::is_root(), "the bus tests need root (CI runs as root)");
+        assert!(
+            super::is_root(),
+            "the bus tests need root (CI runs as root)"
+        );
         let install = Install::new();
-        let dir = tempfile::Builder::new().prefix("hlctl-bus").tempdir().unwrap();
+        let dir = tempfile::Builder::new()
+            .prefix("hlctl-bus")
+            .tempdir()
+            .unwrap();
         // polkitd and `nobody` must reach the socket.
         std::fs::set_permissions(
             dir.path(),
@@ -150,7 +159,10 @@ impl Rig {
         let address = format!("unix:path={}", socket.display());
         let deadline = Instant::now() + Duration::from_secs(10);
         while !socket.exists() {
-            assert!(Instant::now() < deadline, "dbus-daemon did not create {socket:?}");
+            assert!(
+                Instant::now() < deadline,
+                "dbus-daemon did not create {socket:?}"
+            );
             std::thread::sleep(Duration::from_millis(10));
         }
         let rt = tokio::runtime::Builder::new_multi_thread()
@@ -203,7 +215,10 @@ impl Rig {
     pub fn wait_name(&self, name: &str, timeout: Duration) {
         let deadline = Instant::now() + timeout;
         while !self.has_owner(name) {
-            assert!(Instant::now() < deadline, "{name} did not appear on the bus");
+            assert!(
+                Instant::now() < deadline,
+                "{name} did not appear on the bus"
+            );
             std::thread::sleep(Duration::from_millis(10));
         }
     }
@@ -264,12 +279,50 @@ impl Rig {
         c.output().expect("run hlctl via setpriv")
     }
 
-    /// `busctl call` as another user; returns the output.
+    /// `busctl ARGS...` on this bus as another user.
     pub fn busctl_as(&self, uid: u32, gid: u32, args: &[&str]) -> Output {
         let mut c = setpriv(uid, gid);
-        c.args(["busctl", "--address", &self.address, "--no-pager", "call", BUS_NAME])
+        c.args(["busctl", "--address", &self.address, "--no-pager"])
             .args(args);
         c.output().expect("run busctl via setpriv")
+    }
+
+    /// Run this test binary's `helper` test as another user, with `call` in
+    /// `HLCTL_TEST_CALL`: the helper makes one D-Bus call and prints
+    /// `RESULT:OK:<reply>` or `RESULT:ERR:<error name>:<message>`.
+    pub fn call_as(
+        &self,
+        uid: u32,
+        gid: u32,
+        helper: &str,
+        call: &str,
+    ) -> Result<String, (String, String)> {
+        let exe = std::env::current_exe().unwrap();
+        let mut c = setpriv(uid, gid);
+        c.arg(exe)
+            .args(["--exact", helper, "--nocapture", "--test-threads", "1"])
+            .env("HLCTL_TEST_CALL", call)
+            .env("HLCTL_TEST_BUS", &self.address);
+        let out = c.output().expect("run the helper");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let line = text
+            .lines()
+            .find_map(|l| l.find("RESULT:").map(|i| &l[i + "RESULT:".len()..]))
+            .unwrap_or_else(|| {
+                panic!(
+                    "helper printed no result: {text}\n{}",
+                    String::from_utf8_lossy(&out.stderr)
+                )
+            })
+            .to_string();
+        match line.strip_prefix("OK:") {
+            Some(ok) => Ok(ok.to_string()),
+            None => {
+                let rest = line.strip_prefix("ERR:").unwrap_or(&line);
+                let (name, msg) = rest.split_once(':').unwrap_or((rest, ""));
+                Err((name.to_string(), msg.to_string()))
+            }
+        }
     }
 }
 
@@ -333,7 +386,15 @@ impl TempUser {
             gid: 0,
         };
         super::sh(&[
-            "useradd", "-M", "-N", "-g", "nogroup", "-G", &group, "-s", "/usr/sbin/nologin",
+            "useradd",
+            "-M",
+            "-N",
+            "-g",
+            "nogroup",
+            "-G",
+            &group,
+            "-s",
+            "/usr/sbin/nologin",
             &name,
         ]);
         let id = |flag: &str, who: &str| -> u32 {
@@ -369,5 +430,123 @@ impl TempFile {
 impl Drop for TempFile {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// The body of a test binary's `helper` test: when `HLCTL_TEST_CALL` is set
+/// (by [`Rig::call_as`]), make that one call on `HLCTL_TEST_BUS` and print the
+/// result; otherwise do nothing. Calls (space-separated words):
+/// `apply PATH KEY VALUE [persist]`, `set_sysctl KEY VALUE [persist]`,
+/// `tune`, `bench KIND PARAMS_JSON`, `cancel JOB_PATH`, `get PATH IFACE PROP`.
+pub fn helper_main() {
+    use std::collections::HashMap;
+    use zbus::Variant;
+    let (Ok(call), Ok(bus)) = (
+        std::env::var("HLCTL_TEST_CALL"),
+        std::env::var("HLCTL_TEST_BUS"),
+    ) else {
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let w: Vec<&str> = call.split(' ').collect();
+    let r: zbus::Result<String> = rt.block_on(async {
+        let conn = zbus::connection::Builder::address(bus.as_str())
+            .build()
+            .await?;
+        let opts = |persist: bool| {
+            let mut o: HashMap<&str, Variant<'_>> = HashMap::new();
+            if persist {
+                o.insert("persist", Variant::Bool(true));
+            }
+            o
+        };
+        let persist = w.last() == Some(&"persist");
+        let reply = match w[0] {
+            "apply" => {
+                let mut s: HashMap<&str, Variant<'_>> = HashMap::new();
+                s.insert(w[2], Variant::U32(w[3].parse().unwrap()));
+                conn.call_method(
+                    Some(BUS_NAME),
+                    w[1],
+                    Some("org.hlctl.Daemon1.Link"),
+                    "ApplyChanges",
+                    &(s, opts(persist)),
+                )
+                .await?
+            }
+            "set_sysctl" => {
+                let v = vec![(w[1], w[2])];
+                conn.call_method(
+                    Some(BUS_NAME),
+                    "/org/hlctl/Daemon1",
+                    Some("org.hlctl.Daemon1.Manager"),
+                    "SetSysctl",
+                    &(v, opts(persist)),
+                )
+                .await?
+            }
+            "tune" => {
+                conn.call_method(
+                    Some(BUS_NAME),
+                    "/org/hlctl/Daemon1",
+                    Some("org.hlctl.Daemon1.Manager"),
+                    "Tune",
+                    &(opts(false),),
+                )
+                .await?
+            }
+            "bench" => {
+                conn.call_method(
+                    Some(BUS_NAME),
+                    "/org/hlctl/Daemon1",
+                    Some("org.hlctl.Daemon1.Manager"),
+                    "StartBenchmark",
+                    &(w[1], w[2], opts(false)),
+                )
+                .await?
+            }
+            "cancel" => {
+                conn.call_method(
+                    Some(BUS_NAME),
+                    w[1],
+                    Some("org.hlctl.Daemon1.Job"),
+                    "Cancel",
+                    &(),
+                )
+                .await?
+            }
+            "get" => {
+                conn.call_method(
+                    Some(BUS_NAME),
+                    w[1],
+                    Some("org.freedesktop.DBus.Properties"),
+                    "Get",
+                    &(w[2], w[3]),
+                )
+                .await?
+            }
+            other => panic!("unknown helper call {other}"),
+        };
+        let body = reply.body();
+        let sig = body.signature().to_string();
+        Ok(match sig.as_str() {
+            "" => String::new(),
+            "s" => body.deserialize::<String>()?,
+            "o" => body.deserialize::<zbus::OwnedObjectPath>()?.to_string(),
+            "v" => format!("{:?}", &*body.deserialize::<zbus::OwnedVariant>()?),
+            other => format!("<reply of type {other}>"),
+        })
+    });
+    match r {
+        Ok(s) => println!("\nRESULT:OK:{}", s.replace('\n', " ")),
+        Err(zbus::Error::MethodError(name, msg, _)) => println!(
+            "RESULT:ERR:{}:{}",
+            name.as_str(),
+            msg.unwrap_or_default().replace('\n', " ")
+        ),
+        Err(e) => println!("\nRESULT:ERR:transport:{e}"),
     }
 }
