@@ -385,9 +385,12 @@ fn a_failing_later_step_restores_the_earlier_ones() {
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["failure"]["step"], "link", "{r}");
     for s in r["settings"].as_array().unwrap() {
-        if s["setting"] != "link speed" {
-            assert_eq!(s["status"], "restored", "{s}");
-        }
+        let want = if s["setting"] == "link speed" {
+            "not_applied"
+        } else {
+            "restored"
+        };
+        assert_eq!(s["status"], want, "{s}");
     }
     let ip = lab.ip_link(&lab.a);
     assert_eq!(ip["mtu"], before["mtu"]);
@@ -549,4 +552,25 @@ fn persisted_nic_settings_export_as_a_systemd_link_file() {
         "{}",
         stderr(&out)
     );
+}
+
+#[test]
+fn an_unprivileged_caller_gets_exit_3_and_nothing_changes() {
+    let lab = Lab::new();
+    let as_nobody = |args: &[&str]| {
+        let mut v = vec!["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", HLCTL];
+        v.extend_from_slice(args);
+        lab.ns.exec_raw(&v)
+    };
+    // Reading is allowed.
+    let out = as_nobody(&["show", &lab.a, "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = as_nobody(&["set", &lab.a, "mtu", "2000", "txqueuelen", "10"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let out = as_nobody(&["sysctl", "net.ipv4.tcp_sack=0"]);
+    assert_eq!(out.status.code(), Some(3), "{} {}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    let ip = lab.ip_link(&lab.a);
+    assert_eq!((ip["mtu"].as_u64(), ip["txqlen"].as_u64()), (Some(1500), Some(1000)));
+    let sack = lab.ns.exec(&["cat", "/proc/sys/net/ipv4/tcp_sack"]);
+    assert_eq!(String::from_utf8_lossy(&sack.stdout).trim(), "1");
 }

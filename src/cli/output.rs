@@ -71,6 +71,28 @@ pub fn bytes(n: u64) -> String {
     }
 }
 
+/// Words joined by spaces, wrapped at `width` columns, continuation lines
+/// indented to line up after `first` (which starts the first line).
+pub fn wrap(first: &str, words: &[String], width: usize) -> String {
+    let indent = " ".repeat(first.chars().count());
+    let mut out = String::from(first);
+    let mut col = first.chars().count();
+    for (i, w) in words.iter().enumerate() {
+        let len = w.chars().count();
+        if i > 0 && col + 1 + len > width {
+            out.push('\n');
+            out.push_str(&indent);
+            col = indent.len();
+        } else if i > 0 {
+            out.push(' ');
+            col += 1;
+        }
+        out.push_str(w);
+        col += len;
+    }
+    out
+}
+
 /// Render rows as aligned columns (first row is the header).
 pub fn table(rows: &[Vec<String>]) -> String {
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
@@ -110,5 +132,10 @@ mod tests {
             vec!["ccc".into(), "d".into()],
         ]);
         assert_eq!(t, "a    bb\nccc  d\n");
+        let words: Vec<String> = ["aaa", "bbb", "ccc"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(wrap("x: ", &words, 10), "x: aaa bbb\n   ccc");
     }
 }

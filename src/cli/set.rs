@@ -167,6 +167,7 @@ pub fn render(o: &Outcome) -> String {
             Status::Changed => "changed",
             Status::Adjusted => "ADJUSTED by the driver",
             Status::Restored => "restored",
+            Status::NotApplied => "not applied (failed)",
             Status::RestoreFailed => "RESTORE FAILED",
         };
         rows.push(vec![

@@ -4,7 +4,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::args::Global;
-use super::output::{bytes, print_json};
+use super::output::{bytes, print_json, wrap};
 use crate::nic::model::Interface;
 use crate::nic::validate::mode_speed_duplex;
 
@@ -261,7 +261,7 @@ pub fn render(i: &Interface) -> String {
     match &i.features {
         None => line(format!("  features  {NS}")),
         Some(f) => {
-            let list = |active: bool| -> String {
+            let list = |active: bool| -> Vec<String> {
                 f.iter()
                     .filter(|(_, x)| x.active == active)
                     .map(|(n, x)| {
@@ -271,11 +271,10 @@ pub fn render(i: &Interface) -> String {
                             n.clone()
                         }
                     })
-                    .collect::<Vec<_>>()
-                    .join(" ")
+                    .collect()
             };
-            line(format!("  features  on: {}", list(true)));
-            line(format!("            off: {}", list(false)));
+            line(wrap("  features  on: ", &list(true), 100));
+            line(wrap("            off: ", &list(false), 100));
         }
     }
     let c = &i.counters;

@@ -318,10 +318,11 @@ pub fn apply(
         }
     }
     let after = read::interface(nl, name)?;
+    let failed_group = out.failure.as_ref().map(|f| f.step.as_str());
     diff::settle(
         &mut settings,
         &after,
-        out.failure.is_some(),
+        failed_group,
         out.restore_errors.is_empty(),
     );
     out.settings = settings;

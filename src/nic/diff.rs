@@ -19,6 +19,8 @@ pub enum Status {
     Adjusted,
     /// Part of a change set that failed; restored to its value before.
     Restored,
+    /// The request that failed: the kernel still holds the value before.
+    NotApplied,
     /// Part of a change set that failed, and restoring it failed too.
     RestoreFailed,
 }
@@ -207,11 +209,20 @@ pub fn plan(iface: &Interface, cs: &ChangeSet) -> Vec<SettingResult> {
 }
 
 /// Fill in `after` from a re-read of the interface and settle each status.
-pub fn settle(results: &mut [SettingResult], after: &Interface, failed: bool, restore_ok: bool) {
+/// `failed_group` is the setting group (`link`, `ring`...) whose request failed.
+pub fn settle(
+    results: &mut [SettingResult],
+    after: &Interface,
+    failed_group: Option<&str>,
+    restore_ok: bool,
+) {
+    let failed = failed_group.is_some();
     for r in results.iter_mut() {
         let now = current(after, &r.setting);
+        let in_failed = failed_group.is_some_and(|g| r.setting.split(' ').next() == Some(g));
         r.status = match (failed, r.status) {
             (_, Status::Unchanged) => Status::Unchanged,
+            (true, _) if in_failed && now == r.before => Status::NotApplied,
             (false, _) if now == r.requested => Status::Changed,
             (false, _) => Status::Adjusted,
             (true, _) if restore_ok && now == r.before => Status::Restored,
