@@ -558,19 +558,43 @@ fn persisted_nic_settings_export_as_a_systemd_link_file() {
 fn an_unprivileged_caller_gets_exit_3_and_nothing_changes() {
     let lab = Lab::new();
     let as_nobody = |args: &[&str]| {
-        let mut v = vec!["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", HLCTL];
+        let mut v = vec![
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            HLCTL,
+        ];
         v.extend_from_slice(args);
         lab.ns.exec_raw(&v)
     };
-    // Reading is allowed.
+    // Without hlctld (none runs here) only root may run the engine in-process:
+    // an unprivileged caller is told how to start the service (the bus tests
+    // in tests/dbus_*.rs cover reads and refusals through the daemon).
     let out = as_nobody(&["show", &lab.a, "--json"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("systemctl start hlctld"),
+        "{}",
+        stderr(&out)
+    );
+    let out = as_nobody(&["--local", "show", &lab.a]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     let out = as_nobody(&["set", &lab.a, "mtu", "2000", "txqueuelen", "10"]);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     let out = as_nobody(&["sysctl", "net.ipv4.tcp_sack=0"]);
-    assert_eq!(out.status.code(), Some(3), "{} {}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{} {}",
+        String::from_utf8_lossy(&out.stdout),
+        stderr(&out)
+    );
     let ip = lab.ip_link(&lab.a);
-    assert_eq!((ip["mtu"].as_u64(), ip["txqlen"].as_u64()), (Some(1500), Some(1000)));
+    assert_eq!(
+        (ip["mtu"].as_u64(), ip["txqlen"].as_u64()),
+        (Some(1500), Some(1000))
+    );
     let sack = lab.ns.exec(&["cat", "/proc/sys/net/ipv4/tcp_sack"]);
     assert_eq!(String::from_utf8_lossy(&sack.stdout).trim(), "1");
 }

@@ -82,13 +82,15 @@ impl Backend {
                 eprintln!("hlctl: hlctld is not reachable ({why}); running in-process as root");
                 Ok(local())
             }
+            // Without the daemon only root may run the engine: not permitted.
             Err(why) => Err(CliError::new(
                 format!(
                     "hlctld is not reachable ({why}).\n\
-                     Start it with `systemctl start hlctld` (or install hlctl's D-Bus activation \
-                     files), or run this command as root to work without the daemon."
+                     Start it with `sudo systemctl start hlctld` (or install hlctl's D-Bus \
+                     activation files so the bus starts it), or run this command as root to \
+                     work without the daemon."
                 ),
-                exit::FAILED,
+                exit::NOT_PERMITTED,
             )),
         }
     }
