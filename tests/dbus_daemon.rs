@@ -530,7 +530,7 @@ fn malformed_arguments_are_invalid_and_the_daemon_keeps_serving() {
         let k1 = &keys[round % keys.len()];
         let v1 = &values[(round / keys.len()) % values.len()];
         settings.insert(k1.clone(), v1.try_clone().unwrap());
-        if rng % 3 == 0 {
+        if rng.is_multiple_of(3) {
             let k2 = &keys[(rng as usize / 7) % keys.len()];
             let v2 = &values[(rng as usize / 131) % values.len()];
             settings.insert(k2.clone(), v2.try_clone().unwrap());
@@ -548,10 +548,10 @@ fn malformed_arguments_are_invalid_and_the_daemon_keeps_serving() {
             continue;
         }
         let mut opts: HashMap<String, Variant<'static>> = HashMap::new();
-        if rng % 5 == 0 {
+        if rng.is_multiple_of(5) {
             opts.insert("force".into(), Variant::Bool(true));
         }
-        if rng % 7 == 0 {
+        if rng.is_multiple_of(7) {
             opts.insert("dry_run".into(), Variant::from("yes".to_string()));
         }
         match call(
@@ -856,4 +856,91 @@ pub fn interfaces(xml: &str) -> Vec<(String, String)> {
     out.sort();
     out.dedup();
     out
+}
+
+#[test]
+fn bus_activation_starts_the_daemon_for_the_first_call() {
+    let ns = NetNs::new();
+    let (a, b) = (common::unique("aa"), common::unique("ab"));
+    ns.veth(&a, &b);
+    let state = tempfile::tempdir().unwrap();
+    let log = state.path().join("activated.log");
+    // What the installed activation file does (Exec=/usr/sbin/hlctld), here
+    // inside the test namespace and on the test bus.
+    let exec = format!(
+        "/bin/sh -c 'exec ip netns exec {} {} --bus {{bus}} --state-dir {} 2>>{}'",
+        ns.name,
+        common::bus::HLCTLD,
+        state.path().join("state").display(),
+        log.display()
+    );
+    let rig = Rig::with_activation(&exec);
+    assert!(!rig.has_owner(common::bus::BUS_NAME));
+    let out = rig.hlctl(&["show", &a, "--json"]);
+    // Whatever happens next, the activated daemon is stopped when the test ends.
+    let owner_pid = || -> Option<u32> {
+        rig.rt.block_on(async {
+            let bus = zbus::fdo::DBusProxy::new(&rig.conn).await.ok()?;
+            bus.get_connection_unix_process_id(common::bus::BUS_NAME.try_into().ok()?)
+                .await
+                .ok()
+        })
+    };
+    let _early_guard = owner_pid().map(common::bus::PidGuard);
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        std::fs::read_to_string(&log).unwrap_or_default()
+    );
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("in-process"),
+        "answered by the activated daemon, not the fallback"
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["interfaces"][0]["name"], a.as_str());
+    assert!(rig.has_owner(common::bus::BUS_NAME));
+    // Stop the activated daemon (started by the bus, so find it by its name's owner pid).
+    let pid: u32 = rig.rt.block_on(async {
+        let bus = zbus::fdo::DBusProxy::new(&rig.conn).await.unwrap();
+        bus.get_connection_unix_process_id(common::bus::BUS_NAME.try_into().unwrap())
+            .await
+            .unwrap()
+    });
+    let _guard = common::bus::PidGuard(pid);
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    );
+    rig.wait_name_gone(common::bus::BUS_NAME, Duration::from_secs(10));
+    assert!(std::fs::read_to_string(&log).unwrap().contains("stopped"));
+}
+
+#[test]
+fn the_daemon_exits_when_its_bus_goes_away() {
+    let rig = Rig::start();
+    let ns = NetNs::new();
+    let state = tempfile::tempdir().unwrap();
+    let mut daemon = rig.daemon(&ns, state.path(), &[]);
+    drop(rig);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(status) = daemon.proc.0.try_wait().unwrap() {
+            assert!(
+                !status.success(),
+                "a lost bus is a failure (systemd restarts it)"
+            );
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "hlctld outlived its bus"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        daemon.log().contains("lost the bus connection"),
+        "{}",
+        daemon.log()
+    );
 }

@@ -50,9 +50,12 @@ impl From<SysctlError> for CliError {
 /// Where the verbs' work happens.
 pub enum Backend {
     /// The engine in this process.
-    Local { paths: Paths, nl: Option<Netlink> },
+    Local {
+        paths: Box<Paths>,
+        nl: Option<Netlink>,
+    },
     /// hlctld over D-Bus.
-    Bus(Box<Remote>),
+    Bus(Remote),
 }
 
 fn is_root() -> bool {
@@ -64,7 +67,7 @@ impl Backend {
     /// to in-process (saying so on stderr) and others get told how to start it.
     pub fn select(global: &Global) -> Result<Backend, CliError> {
         let local = || Backend::Local {
-            paths: global.paths(),
+            paths: Box::new(global.paths()),
             nl: None,
         };
         if global.local {
@@ -77,7 +80,7 @@ impl Backend {
             return Ok(local());
         }
         match Remote::connect(global.bus.as_deref()) {
-            Ok(r) => Ok(Backend::Bus(Box::new(r))),
+            Ok(r) => Ok(Backend::Bus(r)),
             Err(why) if is_root() => {
                 eprintln!("hlctl: hlctld is not reachable ({why}); running in-process as root");
                 Ok(local())

@@ -34,6 +34,8 @@ pub enum ServiceError {
     Bus(#[from] zbus::Error),
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    #[error("the bus connection was lost")]
+    BusLost,
 }
 
 /// Build a connection builder for `bus`.
@@ -52,7 +54,10 @@ pub fn run(bus: Bus, opts: Options) -> Result<(), ServiceError> {
         .max_blocking_threads(16)
         .enable_all()
         .build()?;
-    rt.block_on(serve(bus, opts))
+    let r = rt.block_on(serve(bus, opts));
+    // Jobs were cancelled; do not wait forever for a blocking task that ignores it.
+    rt.shutdown_timeout(Duration::from_secs(2));
+    r
 }
 
 async fn serve(bus: Bus, opts: Options) -> Result<(), ServiceError> {
@@ -89,20 +94,32 @@ async fn serve(bus: Bus, opts: Options) -> Result<(), ServiceError> {
         Ok(false) => {}
         Err(e) => warn!("sd_notify: {e}"),
     }
+    let (conn_for_watch, dd_for_watch) = (conn.clone(), d.clone());
     if let Err(e) = monitor::spawn(&conn, &d) {
         warn!(
             "cannot follow netlink changes: {e}; properties refresh on reads and our own changes only"
         );
     }
-    tokio::spawn(watch_owners(conn.clone(), d.clone()));
+    let (lost_tx, lost_rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        watch_owners(conn_for_watch, dd_for_watch).await;
+        let _ = lost_tx.send(());
+    });
     let (c, dd) = (conn.clone(), d.clone());
     tokio::spawn(async move {
         for l in dd.all_links() {
             reapply::reapply(&c, &dd, &l, "hlctld started").await;
         }
     });
-    wait_for_signal().await?;
-    info!("shutting down");
+    let lost = tokio::select! {
+        r = wait_for_signal() => { r?; false }
+        _ = lost_rx => true,
+    };
+    if lost {
+        warn!("lost the bus connection; shutting down");
+    } else {
+        info!("shutting down");
+    }
     let jobs: Vec<_> = lock(&d.jobs).values().cloned().collect();
     for j in &jobs {
         j.cancel.cancel();
@@ -111,8 +128,11 @@ async fn serve(bus: Bus, opts: Options) -> Result<(), ServiceError> {
     while Instant::now() < deadline && jobs.iter().any(|j| j.status() == job::JobStatus::Running) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let _ = conn.release_name(BUS_NAME).await;
+    if lost {
+        return Err(ServiceError::BusLost);
+    }
     info!("stopped");
+    let _ = conn.release_name(BUS_NAME).await;
     Ok(())
 }
 
@@ -127,7 +147,8 @@ async fn wait_for_signal() -> std::io::Result<()> {
     Ok(())
 }
 
-/// Cancel the attached jobs of callers that leave the bus.
+/// Cancel the attached jobs of callers that leave the bus. Returns when the
+/// bus connection is gone.
 async fn watch_owners(conn: Connection, d: Arc<Daemon>) {
     let stream = async {
         let bus = zbus::fdo::DBusProxy::new(&conn).await?;

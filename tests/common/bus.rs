@@ -85,6 +85,19 @@ impl Drop for Proc {
     }
 }
 
+/// A process the test did not spawn itself (e.g. started by bus activation),
+/// killed by pid when dropped.
+pub struct PidGuard(pub u32);
+
+impl Drop for PidGuard {
+    fn drop(&mut self) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.0 as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+}
+
 /// A private system bus with polkitd on it.
 pub struct Rig {
     pub dir: tempfile::TempDir,
@@ -97,7 +110,9 @@ pub struct Rig {
 }
 
 /// The bus configuration: the system bus's own, listening on our socket.
-fn bus_config(socket: &Path) -> String {
+/// With `services`, the bus starts services from that directory itself
+/// (activation without the setuid helper, which only knows the real bus).
+fn bus_config(socket: &Path, services: Option<&Path>) -> String {
     let sys = std::fs::read_to_string("/usr/share/dbus-1/system.conf").expect("dbus installed");
     let mut out = String::new();
     for line in sys.lines() {
@@ -107,6 +122,12 @@ fn bus_config(socket: &Path) -> String {
             || t == "<fork/>"
             || t == "<standard_system_servicedirs/>"
         {
+            continue;
+        }
+        if t.starts_with("<servicehelper>") {
+            if let Some(dir) = services {
+                out.push_str(&format!("  <servicedir>{}</servicedir>\n", dir.display()));
+            }
             continue;
         }
         if t.starts_with("<listen>") {
@@ -128,6 +149,16 @@ fn bus_config(socket: &Path) -> String {
 
 impl Rig {
     pub fn start() -> Rig {
+        Self::start_with(None)
+    }
+
+    /// A rig whose bus activates `org.hlctl.Daemon1` by running `exec`
+    /// (a command line; `{bus}` is replaced by the bus address).
+    pub fn with_activation(exec: &str) -> Rig {
+        Self::start_with(Some(exec))
+    }
+
+    fn start_with(activation: Option<&str>) -> Rig {
         assert!(
             super::is_root(),
             "the bus tests need root (CI runs as root)"
@@ -145,7 +176,21 @@ impl Rig {
         .unwrap();
         let socket = dir.path().join("bus");
         let conf = dir.path().join("bus.conf");
-        std::fs::write(&conf, bus_config(&socket)).unwrap();
+        let address = format!("unix:path={}", socket.display());
+        let services = activation.map(|exec| {
+            let dir = dir.path().join("services");
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(
+                dir.join("org.hlctl.Daemon1.service"),
+                format!(
+                    "[D-BUS Service]\nName={BUS_NAME}\nExec={}\nUser=root\n",
+                    exec.replace("{bus}", &address)
+                ),
+            )
+            .unwrap();
+            dir
+        });
+        std::fs::write(&conf, bus_config(&socket, services.as_deref())).unwrap();
         let dbus = Proc(
             Command::new("dbus-daemon")
                 .arg(format!("--config-file={}", conf.display()))
@@ -156,7 +201,6 @@ impl Rig {
                 .spawn()
                 .expect("start dbus-daemon"),
         );
-        let address = format!("unix:path={}", socket.display());
         let deadline = Instant::now() + Duration::from_secs(10);
         while !socket.exists() {
             assert!(
