@@ -7,4 +7,5 @@ pub mod cpu;
 pub mod disk;
 pub mod net;
 pub mod progress;
+pub mod size;
 pub mod stress;

@@ -5,8 +5,17 @@ use clap::Subcommand;
 use super::args::Global;
 
 #[derive(Debug, Subcommand)]
-pub enum BenchCommand {}
+pub enum BenchCommand {
+    // Each variant's help text is the doc comment of its Args struct.
+    Disk(super::bench_disk::DiskArgs),
+    Cpu(super::bench_cpu::CpuArgs),
+    Stress(super::bench_stress::StressArgs),
+}
 
-pub fn run(_global: &Global, cmd: BenchCommand) -> i32 {
-    match cmd {}
+pub fn run(global: &Global, cmd: BenchCommand) -> i32 {
+    match cmd {
+        BenchCommand::Disk(a) => super::bench_disk::run(global, a),
+        BenchCommand::Cpu(a) => super::bench_cpu::run(global, a),
+        BenchCommand::Stress(a) => super::bench_stress::run(global, a),
+    }
 }

@@ -6,7 +6,12 @@
 pub mod args;
 pub mod backend;
 pub mod bench;
+pub mod bench_cpu;
+pub mod bench_disk;
+pub mod bench_parse;
+pub mod bench_stress;
 pub mod export;
+pub mod interrupt;
 pub mod output;
 pub mod remote;
 pub mod serve;

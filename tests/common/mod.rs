@@ -6,6 +6,8 @@
 
 #![allow(dead_code)]
 
+pub mod fs;
+
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
 

@@ -1,1 +1,0 @@
-//! disk benchmark.

@@ -1,0 +1,86 @@
+//! `hlctl bench cpu`: the sysbench cpu test (same prime search, same counting).
+
+use std::time::Duration;
+
+use clap::Args;
+
+use super::args::Global;
+use super::bench_parse;
+use super::exit;
+use super::output::{ProgressBar, print_json};
+use crate::bench::cpu::{self, CpuConfig, CpuError, CpuPhase};
+
+/// Measure CPU speed in sysbench "events per second", comparable with
+/// `sysbench cpu --threads=N --time=S --cpu-max-prime=P run`.
+///
+/// One event finds the primes below --max-prime by trial division (1228 of them for
+/// 10000). With more than one thread a 1-thread run of the same length comes first, so
+/// the report shows both figures and the scaling between them.
+#[derive(Debug, Args)]
+pub struct CpuArgs {
+    /// Worker threads (1 to 4096) [default: the number of online CPUs].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub threads: Option<u32>,
+    /// Seconds per run (e.g. 10, 0.5, 1m).
+    #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = bench_parse::seconds)]
+    pub time: Duration,
+    /// Upper limit of the prime search, as sysbench's --cpu-max-prime (at least 1).
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_prime: u32,
+    /// Skip the 1-thread run that precedes a multi-thread one.
+    #[arg(long)]
+    pub no_single: bool,
+}
+
+pub fn run(global: &Global, args: CpuArgs) -> i32 {
+    let cancel = super::interrupt::cancel_on_sigint();
+    let mut cfg = CpuConfig::new();
+    if let Some(t) = args.threads {
+        cfg.threads = t as usize;
+    }
+    cfg.time = args.time;
+    cfg.max_prime = args.max_prime;
+    cfg.single_thread_baseline = !args.no_single;
+    let bar = ProgressBar::new(global.json);
+    let res = cpu::run(&cfg, &bar, cancel);
+    bar.finish();
+    match res {
+        Ok(r) => {
+            if global.json {
+                print_json(&r);
+            } else {
+                println!(
+                    "cpu: sysbench prime event, max prime {} ({} primes per event)",
+                    r.max_prime, r.primes_per_event
+                );
+                if let Some(s) = &r.single_thread {
+                    print_phase(s);
+                }
+                print_phase(&r.run);
+                if let Some(x) = r.scaling {
+                    println!("  scaling {x:.2}× from 1 to {} threads", r.run.threads);
+                }
+                if r.cancelled {
+                    println!("  cancelled: partial result");
+                }
+            }
+            if r.cancelled { exit::FAILED } else { exit::OK }
+        }
+        Err(e @ CpuError::InvalidConfig { .. }) => {
+            eprintln!("hlctl bench cpu: {e}");
+            exit::INVALID
+        }
+        Err(e) => {
+            eprintln!("hlctl bench cpu: {e}");
+            exit::FAILED
+        }
+    }
+}
+
+fn print_phase(p: &CpuPhase) {
+    let l = &p.latency_ms;
+    println!(
+        "  {:>2} thread(s): {:>9.2} events/s  ({} events in {:.2} s; latency ms min {:.2} avg {:.2} p95 {:.2} max {:.2})",
+        p.threads, p.events_per_second, p.events, p.duration_s, l.min, l.avg, l.p95, l.max
+    );
+}

@@ -1,0 +1,245 @@
+//! `hlctl bench disk`: fio-class disk test, or the dd-style `--seq-dd` test.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+
+use super::args::Global;
+use super::bench_parse;
+use super::exit;
+use super::output::{ProgressBar, print_json};
+use crate::bench::disk::{
+    self, DiskConfig, DiskError, DiskReport, EngineChoice, RwMode, SeqDdConfig, SeqDdReport,
+};
+use crate::bench::size::Bytes;
+
+/// Measure a disk or share like fio (random/sequential I/O with O_DIRECT and io_uring),
+/// or like `dd conv=fdatasync` with `--seq-dd`.
+///
+/// Test files named `.hlctl-bench-<pid>-<n>` are created in DIR and removed at the end,
+/// also on errors and on Ctrl-C; no other file is touched. The run is refused when DIR
+/// lacks room for the files plus 64 MiB, and a warning says when DIR is memory-backed
+/// (tmpfs, ramfs).
+#[derive(Debug, Args)]
+pub struct DiskArgs {
+    /// Directory to test in: a directory on the disk or share to measure.
+    #[arg(long, value_name = "PATH")]
+    pub dir: PathBuf,
+    /// I/O pattern: read, write (sequential), randread, randwrite, randrw (random).
+    #[arg(long, value_enum, default_value_t = RwArg::Randread)]
+    pub rw: RwArg,
+    /// Bytes per I/O, binary units (4k = 4096) [default: 4k; 1M with --seq-dd].
+    #[arg(long, value_name = "SIZE", value_parser = bench_parse::size)]
+    pub bs: Option<u64>,
+    /// Size of each job's file, and how much each job reads or writes (binary units).
+    #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = bench_parse::size)]
+    pub size: u64,
+    /// I/Os kept in flight per job (1 to 4096).
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub iodepth: u32,
+    /// Jobs run in parallel, each on its own file (1 to 64).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub jobs: u32,
+    /// Longest run time in seconds (e.g. 30, 0.5, 2m); a job also ends after --size bytes.
+    #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = bench_parse::seconds)]
+    pub runtime: Duration,
+    /// Keep going until --runtime even after --size bytes (fio's --time_based).
+    #[arg(long)]
+    pub time_based: bool,
+    /// Use the page cache instead of O_DIRECT (then reads may come from RAM).
+    #[arg(long)]
+    pub buffered: bool,
+    /// I/O engine: auto (io_uring, else pread/pwrite threads), io_uring, psync.
+    #[arg(long, value_enum, default_value_t = EngineArg::Auto)]
+    pub engine: EngineArg,
+    /// Percentage of reads in --rw randrw (0 to 100).
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub rwmix_read: u8,
+    /// dd-style test instead: sequential writes (default 1 MiB each) with one fdatasync at
+    /// the end counted in the time, like `dd conv=fdatasync`, then the file read back.
+    #[arg(long, conflicts_with_all = ["rw", "iodepth", "jobs", "time_based", "buffered", "engine", "rwmix_read"])]
+    pub seq_dd: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RwArg {
+    Read,
+    Write,
+    Randread,
+    Randwrite,
+    Randrw,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EngineArg {
+    Auto,
+    #[value(name = "io_uring")]
+    IoUring,
+    Psync,
+}
+
+pub fn run(global: &Global, args: DiskArgs) -> i32 {
+    let cancel = super::interrupt::cancel_on_sigint();
+    let bar = ProgressBar::new(global.json);
+    if args.seq_dd {
+        let cfg = SeqDdConfig {
+            dir: args.dir,
+            size: args.size,
+            bs: args.bs.unwrap_or(1 << 20),
+        };
+        let res = disk::run_seq_dd(&cfg, &bar, cancel);
+        bar.finish();
+        return match res {
+            Ok(r) if global.json => {
+                print_json(&r);
+                exit::OK
+            }
+            Ok(r) => {
+                print_dd(&r);
+                exit::OK
+            }
+            Err(e) => fail(e),
+        };
+    }
+    let cfg = DiskConfig {
+        dir: args.dir,
+        rw: match args.rw {
+            RwArg::Read => RwMode::Read,
+            RwArg::Write => RwMode::Write,
+            RwArg::Randread => RwMode::RandRead,
+            RwArg::Randwrite => RwMode::RandWrite,
+            RwArg::Randrw => RwMode::RandRw,
+        },
+        bs: args.bs.unwrap_or(4096),
+        size: args.size,
+        iodepth: args.iodepth,
+        jobs: args.jobs,
+        runtime: args.runtime,
+        time_based: args.time_based,
+        direct: !args.buffered,
+        engine: match args.engine {
+            EngineArg::Auto => EngineChoice::Auto,
+            EngineArg::IoUring => EngineChoice::IoUring,
+            EngineArg::Psync => EngineChoice::Psync,
+        },
+        rwmix_read: args.rwmix_read,
+    };
+    let res = disk::run(&cfg, &bar, cancel);
+    bar.finish();
+    match res {
+        Ok(r) => {
+            if global.json {
+                print_json(&r);
+            } else {
+                print_report(&r);
+            }
+            if r.cancelled { exit::FAILED } else { exit::OK }
+        }
+        Err(e) => fail(e),
+    }
+}
+
+/// Print the error; map it to an exit code.
+fn fail(e: DiskError) -> i32 {
+    eprintln!("hlctl bench disk: {e}");
+    let denied = |err: &std::io::Error| {
+        matches!(
+            err.raw_os_error(),
+            Some(libc::EACCES) | Some(libc::EPERM) | Some(libc::EROFS)
+        )
+    };
+    match &e {
+        DiskError::InvalidConfig { .. }
+        | DiskError::NotADirectory { .. }
+        | DiskError::NoSpace { .. } => exit::INVALID,
+        DiskError::Dir { source, .. } | DiskError::Create { source, .. } if denied(source) => {
+            exit::NOT_PERMITTED
+        }
+        DiskError::Dir { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+            exit::INVALID
+        }
+        _ => exit::FAILED,
+    }
+}
+
+fn si(bps: f64) -> String {
+    format!(
+        "{:.1} MiB/s ({:.1} MB/s)",
+        bps / (1024.0 * 1024.0),
+        bps / 1e6
+    )
+}
+
+fn print_report(r: &DiskReport) {
+    println!(
+        "{}: bs {}, iodepth {}, {} job(s), {}, {}, {} ({})",
+        r.rw.name(),
+        Bytes(r.bs_bytes),
+        r.iodepth,
+        r.jobs,
+        r.engine,
+        if r.direct { "O_DIRECT" } else { "buffered" },
+        r.filesystem,
+        r.dir.display()
+    );
+    println!("  IOPS        {:.0}", r.iops);
+    println!("  bandwidth   {}", si(r.bytes_per_second));
+    for (name, d) in [("read", &r.read), ("write", &r.write)] {
+        if let Some(d) = d {
+            println!(
+                "    {name:<5}     {:.0} IOPS, {}",
+                d.iops,
+                si(d.bytes_per_second)
+            );
+        }
+    }
+    let l = &r.latency_us;
+    println!(
+        "  latency µs  p50 {:.0}  p90 {:.0}  p99 {:.0}  p99.9 {:.0}  max {:.0}  (mean {:.1})",
+        l.p50, l.p90, l.p99, l.p99_9, l.max, l.mean
+    );
+    println!(
+        "  cpu         user {:.2} s, system {:.2} s ({:.0}% of one CPU)",
+        r.cpu.user_s, r.cpu.system_s, r.cpu.percent
+    );
+    println!(
+        "  ran         {:.2} s, {} in {} I/Os",
+        r.duration_s,
+        Bytes(r.total_bytes),
+        r.total_ios
+    );
+    if r.cancelled {
+        println!("  cancelled: partial result");
+    }
+    for w in &r.warnings {
+        println!("  warning: {w}");
+    }
+}
+
+fn print_dd(r: &SeqDdReport) {
+    println!(
+        "seq-dd: {} in {} blocks, {} ({})",
+        Bytes(r.size_bytes),
+        Bytes(r.bs_bytes),
+        r.filesystem,
+        r.dir.display()
+    );
+    for p in [&r.write, &r.read] {
+        let sync = p
+            .fdatasync_s
+            .map(|s| format!(", incl. fdatasync {s:.2} s"))
+            .unwrap_or_default();
+        println!(
+            "  {:<5} {:>8.1} MB/s ({:.1} MiB/s)  {} in {:.2} s{sync}",
+            p.rw,
+            p.mb_per_s,
+            p.mib_per_s,
+            Bytes(p.bytes),
+            p.duration_s
+        );
+    }
+    for w in &r.warnings {
+        println!("  warning: {w}");
+    }
+}

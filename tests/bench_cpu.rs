@@ -1,0 +1,197 @@
+//! The sysbench cpu event, checked against an independent sieve, and the runner.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use hlctl::bench::cpu::{self, CpuConfig, CpuError};
+use hlctl::bench::progress::{Cancel, NoProgress};
+
+/// Primes p with 3 <= p < max (what one sysbench event counts), by a sieve of Eratosthenes.
+fn sieve_count(max: u32) -> u64 {
+    let n = max as usize;
+    if n <= 3 {
+        return 0;
+    }
+    let mut composite = vec![false; n];
+    let mut i = 2;
+    while i * i < n {
+        if !composite[i] {
+            let mut j = i * i;
+            while j < n {
+                composite[j] = true;
+                j += i;
+            }
+        }
+        i += 1;
+    }
+    (3..n).filter(|&k| !composite[k]).count() as u64
+}
+
+#[test]
+fn one_event_counts_1228_primes_below_10000() {
+    assert_eq!(sieve_count(10_000), 1228, "the sieve itself");
+    assert_eq!(cpu::count_primes(10_000), sieve_count(10_000));
+}
+
+#[test]
+fn event_matches_a_sieve_for_other_limits() {
+    let limits = [
+        1, 2, 3, 4, 5, 6, 9, 10, 11, 25, 26, 49, 50, 100, 101, 1000, 7919, 7920, 20_000, 65_536,
+        100_003,
+    ];
+    for m in limits {
+        assert_eq!(cpu::count_primes(m), sieve_count(m), "max_prime {m}");
+    }
+}
+
+fn cfg(threads: usize, secs: f64) -> CpuConfig {
+    CpuConfig {
+        threads,
+        time: Duration::from_secs_f64(secs),
+        max_prime: 10_000,
+        single_thread_baseline: true,
+    }
+}
+
+/// CPU-heavy tests of this binary run one at a time: on 2 cores, two of them at once
+/// would make "2 threads beat 1" meaningless.
+static CPU_BOUND: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn cpu_bound() -> std::sync::MutexGuard<'static, ()> {
+    CPU_BOUND.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[test]
+fn two_threads_do_more_than_one_in_the_same_time() {
+    let _serial = cpu_bound();
+    // Three runs, each a 1-thread then a 2-thread phase of the same length, so drift in
+    // the machine's other load hits both sides; the totals are compared.
+    let (mut one, mut two) = (0u64, 0u64);
+    for _ in 0..3 {
+        let r = cpu::run(&cfg(2, 0.5), &NoProgress, Cancel::new()).expect("run");
+        let single = r
+            .single_thread
+            .clone()
+            .expect("1-thread run reported with threads > 1");
+        assert_eq!(single.threads, 1);
+        assert_eq!(r.run.threads, 2);
+        assert_eq!(r.run.per_thread_events.len(), 2);
+        assert!(
+            r.run.per_thread_events.iter().all(|&e| e > 0),
+            "{:?}",
+            r.run.per_thread_events
+        );
+        assert_eq!(r.run.per_thread_events.iter().sum::<u64>(), r.run.events);
+        let scaling = r.scaling.expect("scaling");
+        assert!((scaling - r.run.events_per_second / single.events_per_second).abs() < 1e-9);
+        for p in [&single, &r.run] {
+            // Each thread checks the limit before an event: the run ends just after `time`.
+            assert!(
+                p.duration_s >= 0.5 && p.duration_s < 2.5,
+                "duration {}",
+                p.duration_s
+            );
+            assert!((p.events_per_second - p.events as f64 / p.duration_s).abs() < 1e-6);
+            let l = &p.latency_ms;
+            assert!(
+                l.min > 0.0 && l.min <= l.avg && l.avg <= l.max && l.p95 <= l.max,
+                "{l:?}"
+            );
+            assert!(
+                l.sum <= p.duration_s * 1000.0 * p.threads as f64 * 1.01,
+                "{l:?}"
+            );
+        }
+        assert_eq!(r.primes_per_event, 1228);
+        assert!(!r.cancelled);
+        one += single.events;
+        two += r.run.events;
+    }
+    // Generous: 2 shared vCPUs on a busy build machine; only "more" is required.
+    assert!(
+        two > one,
+        "2 threads {two} events vs 1 thread {one} over the same times"
+    );
+}
+
+#[test]
+fn cancel_stops_promptly() {
+    let _serial = cpu_bound();
+    let cancel = Cancel::new();
+    let c2 = cancel.clone();
+    let t0 = Instant::now();
+    let h = std::thread::spawn(move || cpu::run(&cfg(2, 60.0), &NoProgress, c2));
+    std::thread::sleep(Duration::from_millis(300));
+    cancel.cancel();
+    let r = h.join().unwrap().expect("partial result");
+    assert!(r.cancelled);
+    assert!(t0.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn invalid_config_is_refused() {
+    let mut c = cfg(0, 1.0);
+    assert!(matches!(
+        cpu::run(&c, &NoProgress, Cancel::new()),
+        Err(CpuError::InvalidConfig {
+            field: "threads",
+            ..
+        })
+    ));
+    c.threads = 1;
+    c.max_prime = 0;
+    assert!(matches!(
+        cpu::run(&c, &NoProgress, Cancel::new()),
+        Err(CpuError::InvalidConfig {
+            field: "max-prime",
+            ..
+        })
+    ));
+}
+
+fn hlctl(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_hlctl"))
+        .args(args)
+        .output()
+        .expect("run hlctl")
+}
+
+#[test]
+fn cli_json_keys_and_bad_input() {
+    let _serial = cpu_bound();
+    let out = hlctl(&["--json", "bench", "cpu", "--threads", "2", "--time", "0.3"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    for k in [
+        "threads",
+        "events",
+        "duration_s",
+        "events_per_second",
+        "latency_ms",
+    ] {
+        assert!(v.get(k).is_some(), "missing {k}: {v}");
+    }
+    for k in ["min", "avg", "p95", "max"] {
+        assert!(v["latency_ms"][k].is_number(), "missing latency_ms.{k}");
+    }
+    assert_eq!(v["threads"], 2);
+    assert_eq!(v["single_thread"]["threads"], 1);
+    assert_eq!(v["primes_per_event"], 1228);
+
+    for (args, flag) in [
+        (&["--threads", "0"][..], "--threads"),
+        (&["--max-prime", "x"][..], "--max-prime"),
+        (&["--time=0"][..], "--time"),
+    ] {
+        let mut a = vec!["bench", "cpu"];
+        a.extend_from_slice(args);
+        let out = hlctl(&a);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(flag), "{args:?}: {err}");
+    }
+}
