@@ -162,3 +162,47 @@ impl Backend {
         }
     }
 }
+
+impl Backend {
+    /// `hlctl bench cpu`: in-process, or as a daemon job with its progress
+    /// shown on `bar` and Ctrl-C cancelling it. Either way a cancelled run
+    /// returns its partial report (`cancelled: true`).
+    pub fn bench_cpu(
+        &mut self,
+        params: &crate::dbus::bench::CpuParams,
+        bar: &super::output::ProgressBar,
+    ) -> Result<crate::bench::cpu::CpuReport, CliError> {
+        match self {
+            Backend::Local { .. } => {
+                let cancel = super::interrupt::cancel_on_sigint();
+                let cfg = params
+                    .config()
+                    .map_err(|m| CliError::new(m, exit::INVALID))?;
+                crate::bench::cpu::run(&cfg, bar, cancel).map_err(|e| {
+                    let code = match e {
+                        crate::bench::cpu::CpuError::InvalidConfig { .. } => exit::INVALID,
+                        _ => exit::FAILED,
+                    };
+                    CliError::new(e.to_string(), code)
+                })
+            }
+            Backend::Bus(r) => {
+                let params = serde_json::to_string(params)
+                    .map_err(|e| CliError::new(e.to_string(), exit::FAILED))?;
+                let end = r.run_job("cpu", &params, bar)?;
+                if let Some(e) = end.result.get("error").and_then(|e| e.as_str()) {
+                    return Err(CliError::new(
+                        format!("{e} (job {})", end.state),
+                        exit::FAILED,
+                    ));
+                }
+                serde_json::from_value(end.result).map_err(|e| {
+                    CliError::new(
+                        format!("hlctld sent a result this hlctl cannot read: {e}"),
+                        exit::FAILED,
+                    )
+                })
+            }
+        }
+    }
+}

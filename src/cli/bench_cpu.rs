@@ -8,7 +8,7 @@ use super::args::Global;
 use super::bench_parse;
 use super::exit;
 use super::output::{ProgressBar, print_json};
-use crate::bench::cpu::{self, CpuConfig, CpuError, CpuPhase};
+use crate::bench::cpu::CpuPhase;
 
 /// Measure CPU speed in sysbench "events per second", comparable with
 /// `sysbench cpu --threads=N --time=S --cpu-max-prime=P run`.
@@ -33,16 +33,18 @@ pub struct CpuArgs {
 }
 
 pub fn run(global: &Global, args: CpuArgs) -> i32 {
-    let cancel = super::interrupt::cancel_on_sigint();
-    let mut cfg = CpuConfig::new();
-    if let Some(t) = args.threads {
-        cfg.threads = t as usize;
-    }
-    cfg.time = args.time;
-    cfg.max_prime = args.max_prime;
-    cfg.single_thread_baseline = !args.no_single;
+    let params = crate::dbus::bench::CpuParams {
+        threads: args.threads,
+        time_s: Some(args.time.as_secs_f64()),
+        max_prime: Some(args.max_prime),
+        no_single: args.no_single,
+    };
+    let mut backend = match super::backend::Backend::select(global) {
+        Ok(b) => b,
+        Err(e) => return e.report(),
+    };
     let bar = ProgressBar::new(global.json);
-    let res = cpu::run(&cfg, &bar, cancel);
+    let res = backend.bench_cpu(&params, &bar);
     bar.finish();
     match res {
         Ok(r) => {
@@ -66,13 +68,9 @@ pub fn run(global: &Global, args: CpuArgs) -> i32 {
             }
             if r.cancelled { exit::FAILED } else { exit::OK }
         }
-        Err(e @ CpuError::InvalidConfig { .. }) => {
-            eprintln!("hlctl bench cpu: {e}");
-            exit::INVALID
-        }
         Err(e) => {
-            eprintln!("hlctl bench cpu: {e}");
-            exit::FAILED
+            eprintln!("hlctl bench cpu: {}", e.message);
+            e.code
         }
     }
 }

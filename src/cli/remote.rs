@@ -206,3 +206,99 @@ impl Remote {
         decode(&json)
     }
 }
+
+/// How a job run through the daemon ended.
+pub struct JobEnd {
+    /// `succeeded`, `failed` or `cancelled`.
+    pub state: String,
+    /// The job's result (JSON; `{"error": ...}` when it failed).
+    pub result: serde_json::Value,
+}
+
+impl Remote {
+    /// Start a benchmark job, follow its progress into `progress`, cancel it
+    /// on Ctrl-C, and return how it ended.
+    pub fn run_job(
+        &self,
+        kind: &str,
+        params: &str,
+        progress: &dyn crate::bench::progress::Progress,
+    ) -> Result<JobEnd, CliError> {
+        use crate::bench::progress::ProgressEvent;
+        use crate::dbus::proxy::JobProxy;
+        use zbus::{MatchRule, MessageStream};
+        const JOBS: &str = "/org/hlctl/Daemon1/job";
+        self.rt.block_on(async {
+            let stream = |iface: &'static str, member: &'static str| {
+                let conn = self.conn.clone();
+                async move {
+                    let rule = MatchRule::builder()
+                        .msg_type(zbus::message::Type::Signal)
+                        .interface(iface)
+                        .member(member)
+                        .path_namespace(JOBS)
+                        .build()?;
+                    MessageStream::for_match_rule(rule, &conn, None).await
+                }
+            };
+            // Subscribe before starting, so the end cannot be missed.
+            let mut finished = stream(crate::dbus::JOB_IFACE, "Finished")
+                .await
+                .map_err(remote_error)?;
+            let mut changes = stream("org.freedesktop.DBus.Properties", "PropertiesChanged")
+                .await
+                .map_err(remote_error)?;
+            let path = self
+                .manager
+                .start_benchmark(kind, params, HashMap::new())
+                .await
+                .map_err(remote_error)?;
+            let job = JobProxy::builder(&self.conn)
+                .path(path.clone())
+                .cache_properties(CacheProperties::No)
+                .build()
+                .await
+                .map_err(remote_error)?;
+            let ours = |m: &zbus::Message| m.header().path().is_some_and(|p| p.as_str() == path.as_str());
+            let (mut fraction, mut message) = (0.0, String::new());
+            let mut ctrl_c = std::pin::pin!(tokio::signal::ctrl_c());
+            let mut cancelling = false;
+            loop {
+                tokio::select! {
+                    m = crate::dbus::next(&mut finished) => {
+                        let Some(Ok(m)) = m else {
+                            return Err(CliError::new("lost the connection to hlctld while the job ran", exit::FAILED));
+                        };
+                        if !ours(&m) {
+                            continue;
+                        }
+                        let (state, result): (String, String) = m.body().deserialize().map_err(remote_error)?;
+                        let result = decode(&result)?;
+                        return Ok(JobEnd { state, result });
+                    }
+                    Some(Ok(m)) = crate::dbus::next(&mut changes) => {
+                        if !ours(&m) {
+                            continue;
+                        }
+                        let body = m.body();
+                        let Ok((_, changed, _)) = body.deserialize::<(String, HashMap<String, zbus::OwnedVariant>, Vec<String>)>() else {
+                            continue;
+                        };
+                        if let Some(Ok(f)) = changed.get("Progress").map(|v| f64::try_from(&**v)) {
+                            fraction = f;
+                        }
+                        if let Some(Ok(s)) = changed.get("Message").map(|v| <&str>::try_from(&**v)) {
+                            message = s.to_string();
+                        }
+                        progress.report(ProgressEvent { fraction, message: message.clone() });
+                    }
+                    _ = &mut ctrl_c, if !cancelling => {
+                        cancelling = true;
+                        progress.report(ProgressEvent { fraction, message: "cancelling".into() });
+                        job.cancel().await.map_err(remote_error)?;
+                    }
+                }
+            }
+        })
+    }
+}

@@ -242,12 +242,15 @@ async fn drive(
         }
     };
     drop(claim);
+    // A cancelled benchmark still returns what it measured (marked partial).
+    let cancelled = job.cancel.is_cancelled();
     let (status, result) = match outcome {
-        _ if job.cancel.is_cancelled() => (
+        Ok(Ok(v)) if cancelled => (JobStatus::Cancelled, v),
+        Ok(Ok(v)) => (JobStatus::Succeeded, v),
+        _ if cancelled => (
             JobStatus::Cancelled,
             serde_json::json!({"error": "cancelled"}),
         ),
-        Ok(Ok(v)) => (JobStatus::Succeeded, v),
         Ok(Err(msg)) => (JobStatus::Failed, serde_json::json!({ "error": msg })),
         Err(e) => (
             JobStatus::Failed,

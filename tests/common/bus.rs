@@ -214,9 +214,17 @@ impl Rig {
             .enable_all()
             .build()
             .unwrap();
-        let conn = rt
-            .block_on(zbus::connection::Builder::address(address.as_str()).build())
-            .expect("connect to the test bus");
+        // The socket file exists a moment before the bus listens on it.
+        let conn = loop {
+            match rt.block_on(zbus::connection::Builder::address(address.as_str()).build()) {
+                Ok(c) => break c,
+                Err(e) if Instant::now() < deadline => {
+                    let _ = e;
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(e) => panic!("connect to the test bus: {e}"),
+            }
+        };
         let mut rig = Rig {
             dir,
             address,
@@ -481,7 +489,8 @@ impl Drop for TempFile {
 /// (by [`Rig::call_as`]), make that one call on `HLCTL_TEST_BUS` and print the
 /// result; otherwise do nothing. Calls (space-separated words):
 /// `apply PATH KEY VALUE [persist]`, `set_sysctl KEY VALUE [persist]`,
-/// `tune`, `bench KIND PARAMS_JSON`, `cancel JOB_PATH`, `get PATH IFACE PROP`.
+/// `tune`, `bench KIND PARAMS_JSON [detached] [stay=MS]`, `cancel JOB_PATH`,
+/// `get PATH IFACE PROP`. (PARAMS_JSON must not contain spaces.)
 pub fn helper_main() {
     use std::collections::HashMap;
     use zbus::Variant;
@@ -543,14 +552,24 @@ pub fn helper_main() {
                 .await?
             }
             "bench" => {
-                conn.call_method(
-                    Some(BUS_NAME),
-                    "/org/hlctl/Daemon1",
-                    Some("org.hlctl.Daemon1.Manager"),
-                    "StartBenchmark",
-                    &(w[1], w[2], opts(false)),
-                )
-                .await?
+                // bench KIND PARAMS [detached] [stay=MS]
+                let mut o = opts(false);
+                if w.contains(&"detached") {
+                    o.insert("detached", Variant::Bool(true));
+                }
+                let r = conn
+                    .call_method(
+                        Some(BUS_NAME),
+                        "/org/hlctl/Daemon1",
+                        Some("org.hlctl.Daemon1.Manager"),
+                        "StartBenchmark",
+                        &(w[1], w[2], o),
+                    )
+                    .await?;
+                if let Some(ms) = w.iter().find_map(|x| x.strip_prefix("stay=")) {
+                    tokio::time::sleep(std::time::Duration::from_millis(ms.parse().unwrap())).await;
+                }
+                r
             }
             "cancel" => {
                 conn.call_method(
