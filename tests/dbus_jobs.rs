@@ -109,7 +109,7 @@ impl Lab {
 
 /// Signals seen: (path, member, body summary) until `stop` says so or the timeout.
 enum Seen {
-    Progress(String, f64),
+    Progress(f64),
     Finished(String, String, String),
 }
 
@@ -135,7 +135,7 @@ fn next_seen(lab: &Lab, stream: &mut zbus::MessageStream, timeout: Duration) -> 
                         Vec<String>,
                     ) = m.body().deserialize().ok()?;
                     if let Some(v) = changed.get("Progress") {
-                        return Some(Seen::Progress(path, f64::try_from(&**v).ok()?));
+                        return Some(Seen::Progress(f64::try_from(&**v).ok()?));
                     }
                 }
                 _ => {}
@@ -183,7 +183,7 @@ fn root_benchmark_job_shows_progress_and_its_result() {
     let mut progress = Vec::new();
     let (path, state, result) = loop {
         match next_seen(&lab, &mut signals, Duration::from_secs(10)).expect("job signals") {
-            Seen::Progress(_, f) => progress.push(f),
+            Seen::Progress(f) => progress.push(f),
             Seen::Finished(p, s, r) => break (p, s, r),
         }
     };
@@ -387,7 +387,7 @@ fn ctrl_c_on_the_client_cancels_the_job() {
             &mut signals,
             deadline.saturating_duration_since(Instant::now()),
         ) {
-            Some(Seen::Progress(_, f)) if f > 0.0 => break,
+            Some(Seen::Progress(f)) if f > 0.0 => break,
             Some(Seen::Finished(..)) => panic!("finished before Ctrl-C"),
             None => panic!("no progress:\n{}", lab.daemon.log()),
             _ => {}
