@@ -118,13 +118,35 @@ impl Remote {
         self.rt.block_on(async {
             let mut out = Vec::new();
             if names.is_empty() {
-                for p in self.manager.links().await.map_err(remote_error)? {
-                    match self.model(p).await {
-                        Ok(i) if i.name != "lo" => out.push(i),
-                        Ok(_) => {}
+                // All links' models in parallel: one round trip's latency, not N.
+                let paths = self.manager.links().await.map_err(remote_error)?;
+                let mut reads = tokio::task::JoinSet::new();
+                for p in paths {
+                    let conn = self.conn.clone();
+                    reads.spawn(async move {
+                        let link = LinkProxy::builder(&conn)
+                            .path(p)
+                            .cache_properties(CacheProperties::No)
+                            .build()
+                            .await?;
+                        link.settings().await
+                    });
+                }
+                while let Some(r) = reads.join_next().await {
+                    let json = match r {
+                        Ok(Ok(j)) => j,
                         // Gone between the listing and the read: skip it, as in-process does.
-                        Err(e) if e.message.contains("UnknownObject") => {}
-                        Err(e) => return Err(e),
+                        Ok(Err(zbus::Error::MethodError(n, _, _)))
+                            if n.as_str() == "org.freedesktop.DBus.Error.UnknownObject" =>
+                        {
+                            continue;
+                        }
+                        Ok(Err(e)) => return Err(remote_error(e)),
+                        Err(e) => return Err(CliError::new(e.to_string(), exit::FAILED)),
+                    };
+                    let i: Interface = decode(&json)?;
+                    if i.name != "lo" {
+                        out.push(i);
                     }
                 }
                 out.sort_by_key(|i| (!i.physical, i.ifindex));

@@ -51,7 +51,7 @@ pub fn builder(bus: &Bus) -> zbus::connection::Builder<'static> {
 pub fn run(bus: Bus, opts: Options) -> Result<(), ServiceError> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
-        .max_blocking_threads(16)
+        .max_blocking_threads(4)
         .enable_all()
         .build()?;
     let r = rt.block_on(serve(bus, opts));
