@@ -17,6 +17,22 @@ fn helper() {
 #[test]
 fn a_rules_file_granting_a_group_lets_its_member_change_things() {
     let user = TempUser::new();
+    // A second group may try settings (apply-settings) but not keep them (persist).
+    let trier = TempUser::new();
+    let _trier_rules = TempFile::write(
+        format!(
+            "/etc/polkit-1/rules.d/49-{}.rules",
+            common::unique("hlctl-test")
+        ),
+        &format!(
+            "polkit.addRule(function(action, subject) {{\n\
+             \x20   if (action.id == \"org.hlctl.Daemon1.apply-settings\" && subject.isInGroup(\"{}\")) {{\n\
+             \x20       return polkit.Result.YES;\n\
+             \x20   }}\n\
+             }});\n",
+            trier.group
+        ),
+    );
     let rules = TempFile::write(
         format!(
             "/etc/polkit-1/rules.d/49-{}.rules",
@@ -82,6 +98,33 @@ fn a_rules_file_granting_a_group_lets_its_member_change_things() {
         serde_json::from_slice::<Value>(&ip.stdout).unwrap()[0]["mtu"],
         1420
     );
+    // apply-settings without persist: the change is allowed, keeping it is not.
+    let out = rig.hlctl_as(trier.uid, trier.gid, &["set", &a, "mtu", "1410"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = rig.hlctl_as(
+        trier.uid,
+        trier.gid,
+        &["set", &a, "mtu", "1400", "--persist"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("org.hlctl.Daemon1.persist"));
+    let ip = ns.exec(&["ip", "-j", "link", "show", "dev", &a]);
+    assert_eq!(
+        serde_json::from_slice::<Value>(&ip.stdout).unwrap()[0]["mtu"],
+        1410,
+        "refused as a whole: not applied either"
+    );
+    let out = rig.hlctl_as(trier.uid, trier.gid, &["sysctl", "net.ipv4.tcp_sack=1"]);
+    assert_eq!(out.status.code(), Some(3));
     // The daemon logged the member's changes with their uid.
     let log = daemon.log();
     assert!(log.contains(&format!("uid={}", user.uid)), "{log}");
