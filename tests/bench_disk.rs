@@ -516,3 +516,97 @@ fn cli_ctrl_c_stops_cleanly_and_removes_the_file() {
         "file left after Ctrl-C"
     );
 }
+
+/// In the child, before exec: make io_uring_setup fail with EPERM (a seccomp filter),
+/// as on hosts where io_uring is disabled.
+#[cfg(target_arch = "x86_64")]
+fn block_io_uring_setup() -> std::io::Result<()> {
+    use libc::{BPF_ABS, BPF_JEQ, BPF_JMP, BPF_K, BPF_LD, BPF_RET, BPF_W, sock_filter};
+    let filter = [
+        // A = seccomp_data.nr
+        sock_filter {
+            code: (BPF_LD | BPF_W | BPF_ABS) as u16,
+            jt: 0,
+            jf: 0,
+            k: 0,
+        },
+        sock_filter {
+            code: (BPF_JMP | BPF_JEQ | BPF_K) as u16,
+            jt: 0,
+            jf: 1,
+            k: libc::SYS_io_uring_setup as u32,
+        },
+        sock_filter {
+            code: BPF_RET as u16,
+            jt: 0,
+            jf: 0,
+            k: libc::SECCOMP_RET_ERRNO | libc::EPERM as u32,
+        },
+        sock_filter {
+            code: BPF_RET as u16,
+            jt: 0,
+            jf: 0,
+            k: libc::SECCOMP_RET_ALLOW,
+        },
+    ];
+    let prog = libc::sock_fprog {
+        len: filter.len() as u16,
+        filter: filter.as_ptr() as *mut sock_filter,
+    };
+    // SAFETY: plain prctl calls with a valid, live filter program.
+    unsafe {
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+            || libc::prctl(
+                libc::PR_SET_SECCOMP,
+                libc::SECCOMP_MODE_FILTER,
+                &prog as *const libc::sock_fprog,
+            ) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn falls_back_to_psync_when_io_uring_is_unavailable_and_says_so() {
+    use std::os::unix::process::CommandExt;
+    let dir = disk_tempdir();
+    let d = dir.path().to_str().unwrap();
+    let run = |engine: &str| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hlctl"));
+        cmd.args([
+            "--json",
+            "bench",
+            "disk",
+            "--dir",
+            d,
+            "--size",
+            "8M",
+            "--runtime",
+            "0.5",
+        ])
+        .args(["--iodepth", "4", "--engine", engine]);
+        // SAFETY: the closure only makes two prctl calls.
+        unsafe { cmd.pre_exec(block_io_uring_setup) };
+        cmd.output().expect("run hlctl")
+    };
+    let out = run("auto");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["engine"], "psync");
+    let warnings = v["warnings"].to_string();
+    assert!(warnings.contains("io_uring is unavailable"), "{warnings}");
+    assert!(v["iops"].as_f64().unwrap() > 0.0);
+
+    let out = run("io_uring");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("io_uring engine is unavailable"), "{err}");
+    assert!(files_with_prefix(dir.path(), PREFIX).is_empty());
+}
