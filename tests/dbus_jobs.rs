@@ -465,3 +465,70 @@ fn a_detached_job_outlives_its_caller() {
 fn helper() {
     common::bus::helper_main();
 }
+
+#[test]
+fn disk_and_stress_benchmarks_run_in_the_daemon_too() {
+    let lab = Lab::new();
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let d = dir.path().to_str().unwrap();
+    let out = lab.rig.hlctl(&[
+        "bench",
+        "disk",
+        "--dir",
+        d,
+        "--rw",
+        "randwrite",
+        "--size",
+        "16M",
+        "--runtime",
+        "1",
+        "--buffered",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        lab.daemon.log()
+    );
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("in-process"));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["rw"], "randwrite");
+    assert!(v["iops"].as_f64().unwrap() > 0.0, "{v}");
+    assert!(bench_files(dir.path()).is_empty(), "files left behind");
+    // A bad directory is invalid input (exit 2), as in-process.
+    let out = lab.rig.hlctl(&[
+        "bench",
+        "disk",
+        "--dir",
+        "/nonexistent/hlctl",
+        "--size",
+        "1M",
+        "--runtime",
+        "1",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("hlctl bench disk: "));
+    let out = lab.rig.hlctl(&[
+        "bench", "stress", "--time", "1", "--cpu", "1", "--vm", "0", "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        lab.daemon.log()
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["cpu_workers"], 1);
+    assert!(v["verdict"].is_string(), "{v}");
+    let log = lab.daemon.log();
+    assert!(
+        log.contains("kind=benchmark:disk") && log.contains("kind=benchmark:stress"),
+        "{log}"
+    );
+}

@@ -164,37 +164,36 @@ impl Backend {
 }
 
 impl Backend {
-    /// `hlctl bench cpu`: in-process, or as a daemon job with its progress
-    /// shown on `bar` and Ctrl-C cancelling it. Either way a cancelled run
-    /// returns its partial report (`cancelled: true`).
-    pub fn bench_cpu(
+    /// Run benchmark `kind`: in-process through `local` (Ctrl-C cancels it),
+    /// or as a daemon job with its progress on `bar` (Ctrl-C cancels the job).
+    /// Either way a cancelled run returns its partial report.
+    pub fn bench<P, R>(
         &mut self,
-        params: &crate::dbus::bench::CpuParams,
+        kind: &str,
+        params: &P,
         bar: &super::output::ProgressBar,
-    ) -> Result<crate::bench::cpu::CpuReport, CliError> {
+        local: impl FnOnce(
+            &super::output::ProgressBar,
+            crate::bench::progress::Cancel,
+        ) -> Result<R, CliError>,
+    ) -> Result<R, CliError>
+    where
+        P: serde::Serialize,
+        R: serde::de::DeserializeOwned,
+    {
         match self {
-            Backend::Local { .. } => {
-                let cancel = super::interrupt::cancel_on_sigint();
-                let cfg = params
-                    .config()
-                    .map_err(|m| CliError::new(m, exit::INVALID))?;
-                crate::bench::cpu::run(&cfg, bar, cancel).map_err(|e| {
-                    let code = match e {
-                        crate::bench::cpu::CpuError::InvalidConfig { .. } => exit::INVALID,
-                        _ => exit::FAILED,
-                    };
-                    CliError::new(e.to_string(), code)
-                })
-            }
+            Backend::Local { .. } => local(bar, super::interrupt::cancel_on_sigint()),
             Backend::Bus(r) => {
                 let params = serde_json::to_string(params)
                     .map_err(|e| CliError::new(e.to_string(), exit::FAILED))?;
-                let end = r.run_job("cpu", &params, bar)?;
+                let end = r.run_job(kind, &params, bar)?;
                 if let Some(e) = end.result.get("error").and_then(|e| e.as_str()) {
-                    return Err(CliError::new(
-                        format!("{e} (job {})", end.state),
-                        exit::FAILED,
-                    ));
+                    let code = match end.result.get("class").and_then(|c| c.as_str()) {
+                        Some("invalid") => exit::INVALID,
+                        Some("not_permitted") => exit::NOT_PERMITTED,
+                        _ => exit::FAILED,
+                    };
+                    return Err(CliError::new(e, code));
                 }
                 serde_json::from_value(end.result).map_err(|e| {
                     CliError::new(

@@ -5,10 +5,11 @@ use std::time::Duration;
 use clap::Args;
 
 use super::args::Global;
+use super::backend::CliError;
 use super::bench_parse;
 use super::exit;
 use super::output::{ProgressBar, print_json};
-use crate::bench::cpu::CpuPhase;
+use crate::bench::cpu::{self, CpuError, CpuPhase};
 
 /// Measure CPU speed in sysbench "events per second", comparable with
 /// `sysbench cpu --threads=N --time=S --cpu-max-prime=P run`.
@@ -44,7 +45,18 @@ pub fn run(global: &Global, args: CpuArgs) -> i32 {
         Err(e) => return e.report(),
     };
     let bar = ProgressBar::new(global.json);
-    let res = backend.bench_cpu(&params, &bar);
+    let res = backend.bench("cpu", &params, &bar, |bar, cancel| {
+        let cfg = params
+            .config()
+            .map_err(|m| CliError::new(m, exit::INVALID))?;
+        cpu::run(&cfg, bar, cancel).map_err(|e| {
+            let code = match e {
+                CpuError::InvalidConfig { .. } => exit::INVALID,
+                _ => exit::FAILED,
+            };
+            CliError::new(e.to_string(), code)
+        })
+    });
     bar.finish();
     match res {
         Ok(r) => {

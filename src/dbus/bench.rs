@@ -1,26 +1,37 @@
-//! Benchmarks the daemon runs as jobs: parameter decoding (strict, before
-//! anything starts) and the work closure for each kind. Parameters are a JSON
-//! object per kind:
-//! - `cpu`: `{"threads": u32, "time_s": f64, "max_prime": u32, "no_single": bool}`
-//!   (all optional; defaults as `hlctl bench cpu`);
-//! - `disk`: `{"dir": "/abs/path", "rw": "read|write|randread|randwrite|randrw",
-//!   "bs": u64, "size": u64, "iodepth": u32, "jobs": u32, "runtime_s": f64,
-//!   "time_based": bool, "direct": bool}` (`dir` required).
+//! Benchmarks the daemon runs as jobs: their parameters (a JSON object per
+//! kind, decoded strictly before anything starts) and the work closure for
+//! each kind. The same parameter types are what `hlctl bench` builds from its
+//! flags on both paths, in-process and through the daemon.
+//!
+//! - `cpu`: [`CpuParams`]; `disk`: [`DiskParams`] (`dir` absolute);
+//!   `stress`: [`StressParams`]. Every field is optional but `disk.dir`;
+//!   defaults are those of `hlctl bench <kind>`.
 
 use std::time::Duration;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::error::{Error, Result};
-use super::job::Work;
-use crate::bench::cpu::{self, CpuConfig};
-use crate::bench::disk::{self, DiskConfig, RwMode};
+use super::job::{Failure, Work};
+use crate::bench::cpu::{self, CpuConfig, CpuError};
+use crate::bench::disk::{self, DiskConfig, EngineChoice, ErrorClass, RwMode};
+use crate::bench::stress::{self, MemAmount, StressConfig, StressError};
 
 /// The benchmark kinds this daemon runs.
-pub const KINDS: &[&str] = &["cpu", "disk"];
+pub const KINDS: &[&str] = &["cpu", "disk", "stress"];
+
+fn seconds(flag: &str, s: f64) -> std::result::Result<Duration, String> {
+    if s > 0.0 && s <= 86_400.0 {
+        Ok(Duration::from_secs_f64(s))
+    } else {
+        Err(format!(
+            "invalid --{flag}: must be more than 0 and at most 86400 seconds"
+        ))
+    }
+}
 
 /// `hlctl bench cpu` parameters.
-#[derive(Clone, Debug, Default, Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CpuParams {
     pub threads: Option<u32>,
@@ -43,10 +54,7 @@ impl CpuParams {
             cfg.threads = t as usize;
         }
         if let Some(s) = self.time_s {
-            if !(s > 0.0 && s <= 86_400.0) {
-                return Err("invalid --time: must be more than 0 and at most 86400 seconds".into());
-            }
-            cfg.time = Duration::from_secs_f64(s);
+            cfg.time = seconds("time", s)?;
         }
         if let Some(p) = self.max_prime {
             if p == 0 {
@@ -61,53 +69,125 @@ impl CpuParams {
     }
 }
 
-#[derive(Debug, Deserialize)]
+/// `hlctl bench disk` parameters (not `--seq-dd`).
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-struct DiskParams {
-    dir: String,
-    rw: Option<String>,
-    bs: Option<u64>,
-    size: Option<u64>,
-    iodepth: Option<u32>,
-    jobs: Option<u32>,
-    runtime_s: Option<f64>,
-    time_based: Option<bool>,
-    direct: Option<bool>,
+pub struct DiskParams {
+    /// Absolute directory for the test files.
+    pub dir: String,
+    /// `read`, `write`, `randread`, `randwrite`, `randrw`.
+    pub rw: Option<String>,
+    pub bs: Option<u64>,
+    pub size: Option<u64>,
+    pub iodepth: Option<u32>,
+    pub jobs: Option<u32>,
+    pub runtime_s: Option<f64>,
+    pub time_based: Option<bool>,
+    pub direct: Option<bool>,
+    /// `auto`, `io_uring`, `psync`.
+    pub engine: Option<String>,
+    pub rwmix_read: Option<u8>,
 }
 
-fn disk_config(p: DiskParams) -> std::result::Result<DiskConfig, String> {
-    if !p.dir.starts_with('/') {
-        return Err(format!("dir {:?}: give an absolute path", p.dir));
-    }
-    let mut cfg = DiskConfig::new(&p.dir);
-    if let Some(rw) = &p.rw {
-        cfg.rw = match rw.as_str() {
-            "read" => RwMode::Read,
-            "write" => RwMode::Write,
-            "randread" => RwMode::RandRead,
-            "randwrite" => RwMode::RandWrite,
-            "randrw" => RwMode::RandRw,
-            other => {
-                return Err(format!(
-                    "rw {other:?}: allowed read, write, randread, randwrite, randrw"
-                ));
-            }
-        };
-    }
-    cfg.bs = p.bs.unwrap_or(cfg.bs);
-    cfg.size = p.size.unwrap_or(cfg.size);
-    cfg.iodepth = p.iodepth.unwrap_or(cfg.iodepth);
-    cfg.jobs = p.jobs.unwrap_or(cfg.jobs);
-    if let Some(s) = p.runtime_s {
-        if !(s > 0.0 && s <= 86_400.0) {
-            return Err("runtime_s: must be more than 0 and at most 86400".into());
+impl DiskParams {
+    /// The engine configuration, fully validated.
+    pub fn config(&self) -> std::result::Result<DiskConfig, String> {
+        if !self.dir.starts_with('/') {
+            return Err(format!(
+                "invalid --dir {:?}: give an absolute path",
+                self.dir
+            ));
         }
-        cfg.runtime = Duration::from_secs_f64(s);
+        let mut cfg = DiskConfig::new(&self.dir);
+        if let Some(rw) = &self.rw {
+            cfg.rw = match rw.as_str() {
+                "read" => RwMode::Read,
+                "write" => RwMode::Write,
+                "randread" => RwMode::RandRead,
+                "randwrite" => RwMode::RandWrite,
+                "randrw" => RwMode::RandRw,
+                other => {
+                    return Err(format!(
+                        "invalid --rw {other:?}: allowed read, write, randread, randwrite, randrw"
+                    ));
+                }
+            };
+        }
+        if let Some(e) = &self.engine {
+            cfg.engine = match e.as_str() {
+                "auto" => EngineChoice::Auto,
+                "io_uring" => EngineChoice::IoUring,
+                "psync" => EngineChoice::Psync,
+                other => {
+                    return Err(format!(
+                        "invalid --engine {other:?}: allowed auto, io_uring, psync"
+                    ));
+                }
+            };
+        }
+        cfg.bs = self.bs.unwrap_or(cfg.bs);
+        cfg.size = self.size.unwrap_or(cfg.size);
+        cfg.iodepth = self.iodepth.unwrap_or(cfg.iodepth);
+        cfg.jobs = self.jobs.unwrap_or(cfg.jobs);
+        if let Some(s) = self.runtime_s {
+            cfg.runtime = seconds("runtime", s)?;
+        }
+        cfg.time_based = self.time_based.unwrap_or(cfg.time_based);
+        cfg.direct = self.direct.unwrap_or(cfg.direct);
+        cfg.rwmix_read = self.rwmix_read.unwrap_or(cfg.rwmix_read);
+        cfg.validate().map_err(|e| e.to_string())?;
+        Ok(cfg)
     }
-    cfg.time_based = p.time_based.unwrap_or(cfg.time_based);
-    cfg.direct = p.direct.unwrap_or(cfg.direct);
-    cfg.validate().map_err(|e| e.to_string())?;
-    Ok(cfg)
+}
+
+/// `hlctl bench stress` parameters.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct StressParams {
+    pub time_s: Option<f64>,
+    pub cpu: Option<u32>,
+    pub vm: Option<u32>,
+    /// Memory per worker in bytes...
+    pub vm_bytes: Option<u64>,
+    /// ...or in percent of the available memory.
+    pub vm_percent: Option<f64>,
+    pub interval_s: Option<f64>,
+}
+
+impl StressParams {
+    pub fn config(&self) -> std::result::Result<StressConfig, String> {
+        let mut cfg = StressConfig::new();
+        if let Some(s) = self.time_s {
+            cfg.time = seconds("time", s)?;
+        }
+        if let Some(n) = self.cpu {
+            cfg.cpu_workers = n as usize;
+        }
+        if let Some(n) = self.vm {
+            cfg.vm_workers = n as usize;
+        }
+        match (self.vm_bytes, self.vm_percent) {
+            (Some(_), Some(_)) => {
+                return Err("invalid --vm-bytes: give bytes or a percentage, not both".into());
+            }
+            (Some(b), None) => cfg.vm_bytes = MemAmount::Bytes(b),
+            (None, Some(p)) => cfg.vm_bytes = MemAmount::PercentOfAvailable(p),
+            (None, None) => {}
+        }
+        if let Some(s) = self.interval_s {
+            cfg.interval = seconds("interval", s)?;
+        }
+        Ok(cfg)
+    }
+}
+
+/// How a disk error is classed for the client's exit code.
+pub fn disk_class(c: ErrorClass) -> &'static str {
+    match c {
+        ErrorClass::Invalid => "invalid",
+        ErrorClass::NotPermitted => "not_permitted",
+        ErrorClass::Failed => "failed",
+    }
 }
 
 fn parse<T: for<'de> Deserialize<'de>>(kind: &str, params: &str) -> Result<T> {
@@ -121,7 +201,7 @@ fn parse<T: for<'de> Deserialize<'de>>(kind: &str, params: &str) -> Result<T> {
 }
 
 /// A hint for a disk benchmark refused by the unit's read-only file system.
-fn disk_error(e: disk::DiskError, dir: &str) -> String {
+fn disk_message(e: &disk::DiskError, dir: &str) -> String {
     let text = e.to_string();
     if text.contains("Read-only file system") {
         format!(
@@ -133,6 +213,10 @@ fn disk_error(e: disk::DiskError, dir: &str) -> String {
     }
 }
 
+fn to_json<T: Serialize>(v: T) -> std::result::Result<serde_json::Value, Failure> {
+    serde_json::to_value(v).map_err(|e| Failure::from(e.to_string()))
+}
+
 /// Decode `params` (a JSON object) for `kind` and return the work to run.
 pub fn prepare(kind: &str, params: &str) -> Result<Work> {
     match kind {
@@ -140,18 +224,40 @@ pub fn prepare(kind: &str, params: &str) -> Result<Work> {
             let p: CpuParams = parse(kind, params)?;
             let cfg = p.config().map_err(Error::InvalidArgument)?;
             Ok(Box::new(move |progress, cancel| {
-                let report = cpu::run(&cfg, progress, cancel.clone()).map_err(|e| e.to_string())?;
-                serde_json::to_value(report).map_err(|e| e.to_string())
+                let report = cpu::run(&cfg, progress, cancel.clone()).map_err(|e| Failure {
+                    class: match e {
+                        CpuError::InvalidConfig { .. } => "invalid",
+                        _ => "failed",
+                    },
+                    message: e.to_string(),
+                })?;
+                to_json(report)
             }))
         }
         "disk" => {
             let p: DiskParams = parse(kind, params)?;
-            let dir = p.dir.clone();
-            let cfg = disk_config(p).map_err(Error::InvalidArgument)?;
+            let cfg = p.config().map_err(Error::InvalidArgument)?;
+            let dir = p.dir;
             Ok(Box::new(move |progress, cancel| {
-                let report =
-                    disk::run(&cfg, progress, cancel.clone()).map_err(|e| disk_error(e, &dir))?;
-                serde_json::to_value(report).map_err(|e| e.to_string())
+                let report = disk::run(&cfg, progress, cancel.clone()).map_err(|e| Failure {
+                    class: disk_class(e.class()),
+                    message: disk_message(&e, &dir),
+                })?;
+                to_json(report)
+            }))
+        }
+        "stress" => {
+            let p: StressParams = parse(kind, params)?;
+            let cfg = p.config().map_err(Error::InvalidArgument)?;
+            Ok(Box::new(move |progress, cancel| {
+                let report = stress::run(&cfg, progress, cancel.clone()).map_err(|e| Failure {
+                    class: match e {
+                        StressError::InvalidConfig { .. } => "invalid",
+                        _ => "failed",
+                    },
+                    message: e.to_string(),
+                })?;
+                to_json(report)
             }))
         }
         _ => Err(Error::NotSupported(format!(
@@ -170,6 +276,7 @@ mod tests {
     fn parameters_are_checked_before_anything_runs() {
         assert!(prepare("cpu", "").is_ok());
         assert!(prepare("cpu", r#"{"threads": 2, "time_s": 0.5}"#).is_ok());
+        assert!(prepare("stress", r#"{"time_s": 1, "vm_percent": 5}"#).is_ok());
         for bad in [
             r#"{"threads": 0}"#,
             r#"{"threads": -1}"#,
@@ -183,12 +290,20 @@ mod tests {
                 "{bad}"
             );
         }
+        for bad in [
+            r#"{"dir": "relative"}"#,
+            r#"{"dir": "/tmp", "rw": "sideways"}"#,
+            r#"{"dir": "/tmp", "engine": "aio"}"#,
+            r#"{"dir": "/tmp", "bs": 0}"#,
+            r#"{}"#,
+        ] {
+            assert!(
+                matches!(prepare("disk", bad), Err(Error::InvalidArgument(_))),
+                "{bad}"
+            );
+        }
         assert!(matches!(
-            prepare("disk", r#"{"dir": "relative"}"#),
-            Err(Error::InvalidArgument(_))
-        ));
-        assert!(matches!(
-            prepare("disk", r#"{"dir": "/tmp", "rw": "sideways"}"#),
+            prepare("stress", r#"{"vm_bytes": 1, "vm_percent": 1}"#),
             Err(Error::InvalidArgument(_))
         ));
         assert!(matches!(prepare("gpu", "{}"), Err(Error::NotSupported(_))));

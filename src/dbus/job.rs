@@ -87,10 +87,27 @@ impl Progress for Sink {
     }
 }
 
-/// The work of a job: runs on a blocking thread, reports progress, checks the
-/// token, returns a JSON result or an error message.
+/// Why a job's work failed: the message and how a client should treat it
+/// (`invalid`, `not_permitted` or `failed`, as exit codes 2, 3 and 1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    pub message: String,
+    pub class: &'static str,
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Self {
+        Failure {
+            message,
+            class: "failed",
+        }
+    }
+}
+
+/// The work of a job: runs on a thread of its own, reports progress, checks
+/// the token, returns a JSON result or a [`Failure`].
 pub type Work = Box<
-    dyn FnOnce(&dyn Progress, &Cancel) -> std::result::Result<serde_json::Value, String> + Send,
+    dyn FnOnce(&dyn Progress, &Cancel) -> std::result::Result<serde_json::Value, Failure> + Send,
 >;
 
 /// The D-Bus object of one job.
@@ -124,7 +141,8 @@ impl JobObject {
         lock(&self.job.inner).message.clone()
     }
 
-    /// The result as JSON once finished (`{"error": ...}` on failure), "" before.
+    /// The result as JSON once finished (`{"error": ..., "class": ...}` on
+    /// failure), "" before.
     #[zbus(property)]
     fn result(&self) -> String {
         lock(&self.job.inner).result.clone()
@@ -260,7 +278,10 @@ async fn drive(
             JobStatus::Cancelled,
             serde_json::json!({"error": "cancelled"}),
         ),
-        Ok(Err(msg)) => (JobStatus::Failed, serde_json::json!({ "error": msg })),
+        Ok(Err(f)) => (
+            JobStatus::Failed,
+            serde_json::json!({ "error": f.message, "class": f.class }),
+        ),
         Err(_) => (
             JobStatus::Failed,
             serde_json::json!({ "error": "the job's thread ended without a result" }),
