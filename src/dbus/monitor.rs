@@ -15,7 +15,7 @@ use super::manager::Manager;
 use super::state::{Daemon, LinkState, lock};
 use crate::nic::error::NicError;
 use crate::nic::model::Interface;
-use crate::nic::netlink::monitor::{Event, Monitor};
+use crate::nic::netlink::monitor::{self, Event};
 use crate::nic::read;
 
 /// Notifications arriving within this window are handled together.
@@ -23,31 +23,34 @@ const DEBOUNCE: Duration = Duration::from_millis(20);
 
 /// Subscribe (in the daemon's network namespace) and start following changes.
 pub fn spawn(conn: &Connection, d: &Arc<Daemon>) -> std::io::Result<()> {
-    let mut mon = Monitor::open()?;
-    if !mon.has_ethtool() {
+    let receivers = monitor::subscribe()?;
+    if receivers.len() < 2 {
         warn!(
             "no ethtool netlink monitor group: ethtool changes made by others are seen on the next read only"
         );
     }
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Vec<Event>>();
-    std::thread::Builder::new()
-        .name("netlink-monitor".into())
-        .spawn(move || {
-            loop {
-                match mon.wait(-1) {
-                    Ok(ev) if ev.is_empty() => {}
-                    Ok(ev) => {
-                        if tx.send(ev).is_err() {
-                            break;
+    for (i, mut r) in receivers.into_iter().enumerate() {
+        let tx = tx.clone();
+        std::thread::Builder::new()
+            .name(format!("netlink-monitor-{i}"))
+            .spawn(move || {
+                loop {
+                    match r.wait() {
+                        Ok(ev) if ev.is_empty() => {}
+                        Ok(ev) => {
+                            if tx.send(ev).is_err() {
+                                break;
+                            }
+                        }
+                        Err(e) => {
+                            warn!("netlink monitor: {e}");
+                            std::thread::sleep(Duration::from_secs(1));
                         }
                     }
-                    Err(e) => {
-                        warn!("netlink monitor: {e}");
-                        std::thread::sleep(Duration::from_secs(1));
-                    }
                 }
-            }
-        })?;
+            })?;
+    }
     tokio::spawn(run(conn.clone(), d.clone(), rx));
     Ok(())
 }
