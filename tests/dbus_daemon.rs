@@ -201,6 +201,40 @@ fn root_show_set_and_sysctl_through_the_daemon_match_in_process() {
     lab.json(&["sysctl", "net.ipv4.tcp_sack=0", "--persist"]);
     let conf = std::fs::read_to_string(lab.state.path().join("sysctl.d/90-hlctl.conf")).unwrap();
     assert!(conf.contains("net.ipv4.tcp_sack = 0"), "{conf}");
+    // DBUS_SYSTEM_BUS_ADDRESS is honoured when --bus is not given.
+    let out = std::process::Command::new(common::bus::HLCTL)
+        .args(["show", &lab.a, "--json"])
+        .env("DBUS_SYSTEM_BUS_ADDRESS", &lab.rig.address)
+        .env_remove("HLCTL_LOCAL")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "answered by the daemon: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // No daemon on that bus: root says so and runs in-process.
+    let out = lab.ns.exec_raw(&[
+        common::bus::HLCTL,
+        "--bus",
+        "unix:path=/nonexistent/bus",
+        "show",
+        &lab.a,
+        "--json",
+    ]);
+    assert!(out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("running in-process as root"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["interfaces"][0]["name"], lab.a.as_str());
     // Each change is logged with the caller's uid.
     let log = lab.log();
     assert!(
