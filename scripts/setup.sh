@@ -5,7 +5,7 @@ set -euo pipefail
 
 PKGS=(iproute2 ethtool iperf3 fio sysbench stress-ng strace procps iputils-ping
       qemu-system-x86 busybox-static cpio kmod xz-utils e2fsprogs binutils
-      dbus polkitd libxml2-utils jq time)
+      dbus polkitd libxml2-utils jq time systemd)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -10,6 +10,7 @@
 
 pub mod bench;
 pub mod cli;
+pub mod dbus;
 pub mod doctor;
 pub mod fsutil;
 pub mod history;

@@ -568,9 +568,18 @@ fn an_unprivileged_caller_gets_exit_3_and_nothing_changes() {
         v.extend_from_slice(args);
         lab.ns.exec_raw(&v)
     };
-    // Reading is allowed.
+    // Without hlctld (none runs here) only root may run the engine in-process:
+    // an unprivileged caller is told how to start the service (the bus tests
+    // in tests/dbus_*.rs cover reads and refusals through the daemon).
     let out = as_nobody(&["show", &lab.a, "--json"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("systemctl start hlctld"),
+        "{}",
+        stderr(&out)
+    );
+    let out = as_nobody(&["--local", "show", &lab.a]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     let out = as_nobody(&["set", &lab.a, "mtu", "2000", "txqueuelen", "10"]);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     let out = as_nobody(&["sysctl", "net.ipv4.tcp_sack=0"]);

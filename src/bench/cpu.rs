@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::bench::progress::{Cancel, Progress, ProgressEvent};
 
@@ -65,7 +65,7 @@ pub enum CpuError {
 }
 
 /// Per-event latency in milliseconds, as sysbench prints it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatencyMs {
     pub min: f64,
     pub avg: f64,
@@ -75,7 +75,7 @@ pub struct LatencyMs {
 }
 
 /// One run with a fixed number of threads.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CpuPhase {
     pub threads: usize,
     pub events: u64,
@@ -87,7 +87,7 @@ pub struct CpuPhase {
 }
 
 /// The result. The top-level keys are those of the `threads`-thread run.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CpuReport {
     #[serde(flatten)]
     pub run: CpuPhase,

@@ -14,6 +14,10 @@ use crate::paths::Paths;
 /// back, restore on failure), and measures with built-in network (iperf3
 /// compatible), disk and CPU benchmarks.
 ///
+/// Every verb goes through the hlctld daemon on the system bus (started by
+/// D-Bus activation where available), which asks polkit whether you may
+/// change things; anyone may look. --local runs everything in-process (root).
+///
 /// Exit codes: 0 done; 1 failed (a change set was restored); 2 invalid input
 /// (nothing changed); 3 not permitted.
 #[derive(Debug, Parser)]
@@ -54,6 +58,18 @@ pub struct Global {
     /// sysctl.d directory that receives 90-hlctl.conf [default: ROOT/etc/sysctl.d].
     #[arg(long, global = true, value_name = "DIR", env = "HLCTL_SYSCTL_DIR")]
     pub sysctl_dir: Option<PathBuf>,
+
+    /// Talk to hlctld on the D-Bus bus at ADDRESS (e.g. unix:path=/run/test/bus)
+    /// instead of the system bus (which honours DBUS_SYSTEM_BUS_ADDRESS).
+    #[arg(long, global = true, value_name = "ADDRESS", conflicts_with = "local")]
+    pub bus: Option<String>,
+
+    /// Run the engine in this process instead of asking hlctld (root only;
+    /// for rescue situations). --root, --state-dir and --sysctl-dir apply only
+    /// here: through the daemon, its own paths are used. Without --local,
+    /// root falls back to in-process by itself when hlctld cannot be reached.
+    #[arg(long, global = true, env = "HLCTL_LOCAL")]
+    pub local: bool,
 }
 
 impl Global {

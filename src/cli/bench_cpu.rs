@@ -5,10 +5,11 @@ use std::time::Duration;
 use clap::Args;
 
 use super::args::Global;
+use super::backend::CliError;
 use super::bench_parse;
 use super::exit;
 use super::output::{ProgressBar, print_json};
-use crate::bench::cpu::{self, CpuConfig, CpuError, CpuPhase};
+use crate::bench::cpu::{self, CpuError, CpuPhase};
 
 /// Measure CPU speed in sysbench "events per second", comparable with
 /// `sysbench cpu --threads=N --time=S --cpu-max-prime=P run`.
@@ -33,16 +34,29 @@ pub struct CpuArgs {
 }
 
 pub fn run(global: &Global, args: CpuArgs) -> i32 {
-    let cancel = super::interrupt::cancel_on_sigint();
-    let mut cfg = CpuConfig::new();
-    if let Some(t) = args.threads {
-        cfg.threads = t as usize;
-    }
-    cfg.time = args.time;
-    cfg.max_prime = args.max_prime;
-    cfg.single_thread_baseline = !args.no_single;
+    let params = crate::dbus::bench::CpuParams {
+        threads: args.threads,
+        time_s: Some(args.time.as_secs_f64()),
+        max_prime: Some(args.max_prime),
+        no_single: args.no_single,
+    };
+    let mut backend = match super::backend::Backend::select(global) {
+        Ok(b) => b,
+        Err(e) => return e.report(),
+    };
     let bar = ProgressBar::new(global.json);
-    let res = cpu::run(&cfg, &bar, cancel);
+    let res = backend.bench("cpu", &params, &bar, |bar, cancel| {
+        let cfg = params
+            .config()
+            .map_err(|m| CliError::new(m, exit::INVALID))?;
+        cpu::run(&cfg, bar, cancel).map_err(|e| {
+            let code = match e {
+                CpuError::InvalidConfig { .. } => exit::INVALID,
+                _ => exit::FAILED,
+            };
+            CliError::new(e.to_string(), code)
+        })
+    });
     bar.finish();
     match res {
         Ok(r) => {
@@ -66,13 +80,9 @@ pub fn run(global: &Global, args: CpuArgs) -> i32 {
             }
             if r.cancelled { exit::FAILED } else { exit::OK }
         }
-        Err(e @ CpuError::InvalidConfig { .. }) => {
-            eprintln!("hlctl bench cpu: {e}");
-            exit::INVALID
-        }
         Err(e) => {
-            eprintln!("hlctl bench cpu: {e}");
-            exit::FAILED
+            eprintln!("hlctl bench cpu: {}", e.message);
+            e.code
         }
     }
 }

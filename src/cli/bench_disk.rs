@@ -6,13 +6,13 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use super::args::Global;
+use super::backend::CliError;
 use super::bench_parse;
 use super::exit;
 use super::output::{ProgressBar, print_json};
-use crate::bench::disk::{
-    self, DiskConfig, DiskError, DiskReport, EngineChoice, RwMode, SeqDdConfig, SeqDdReport,
-};
+use crate::bench::disk::{self, DiskError, DiskReport, ErrorClass, SeqDdConfig, SeqDdReport};
 use crate::bench::size::Bytes;
+use crate::dbus::bench::DiskParams;
 
 /// Measure a disk or share like fio (random/sequential I/O with O_DIRECT and io_uring),
 /// or like `dd conv=fdatasync` with `--seq-dd`.
@@ -80,9 +80,10 @@ pub enum EngineArg {
 }
 
 pub fn run(global: &Global, args: DiskArgs) -> i32 {
-    let cancel = super::interrupt::cancel_on_sigint();
     let bar = ProgressBar::new(global.json);
+    // --seq-dd runs in-process (its report is not sent over the bus yet).
     if args.seq_dd {
+        let cancel = super::interrupt::cancel_on_sigint();
         let cfg = SeqDdConfig {
             dir: args.dir,
             size: args.size,
@@ -102,30 +103,48 @@ pub fn run(global: &Global, args: DiskArgs) -> i32 {
             Err(e) => fail(e),
         };
     }
-    let cfg = DiskConfig {
-        dir: args.dir,
-        rw: match args.rw {
-            RwArg::Read => RwMode::Read,
-            RwArg::Write => RwMode::Write,
-            RwArg::Randread => RwMode::RandRead,
-            RwArg::Randwrite => RwMode::RandWrite,
-            RwArg::Randrw => RwMode::RandRw,
-        },
-        bs: args.bs.unwrap_or(4096),
-        size: args.size,
-        iodepth: args.iodepth,
-        jobs: args.jobs,
-        runtime: args.runtime,
-        time_based: args.time_based,
-        direct: !args.buffered,
-        engine: match args.engine {
-            EngineArg::Auto => EngineChoice::Auto,
-            EngineArg::IoUring => EngineChoice::IoUring,
-            EngineArg::Psync => EngineChoice::Psync,
-        },
-        rwmix_read: args.rwmix_read,
+    let params = DiskParams {
+        dir: std::path::absolute(&args.dir)
+            .unwrap_or(args.dir)
+            .display()
+            .to_string(),
+        rw: Some(
+            match args.rw {
+                RwArg::Read => "read",
+                RwArg::Write => "write",
+                RwArg::Randread => "randread",
+                RwArg::Randwrite => "randwrite",
+                RwArg::Randrw => "randrw",
+            }
+            .to_string(),
+        ),
+        bs: Some(args.bs.unwrap_or(4096)),
+        size: Some(args.size),
+        iodepth: Some(args.iodepth),
+        jobs: Some(args.jobs),
+        runtime_s: Some(args.runtime.as_secs_f64()),
+        time_based: Some(args.time_based),
+        direct: Some(!args.buffered),
+        engine: Some(
+            match args.engine {
+                EngineArg::Auto => "auto",
+                EngineArg::IoUring => "io_uring",
+                EngineArg::Psync => "psync",
+            }
+            .to_string(),
+        ),
+        rwmix_read: Some(args.rwmix_read),
     };
-    let res = disk::run(&cfg, &bar, cancel);
+    let mut backend = match super::backend::Backend::select(global) {
+        Ok(b) => b,
+        Err(e) => return e.report(),
+    };
+    let res = backend.bench("disk", &params, &bar, |bar, cancel| {
+        let cfg = params
+            .config()
+            .map_err(|m| CliError::new(m, exit::INVALID))?;
+        disk::run(&cfg, bar, cancel).map_err(|e| CliError::new(e.to_string(), code(&e)))
+    });
     bar.finish();
     match res {
         Ok(r) => {
@@ -136,31 +155,26 @@ pub fn run(global: &Global, args: DiskArgs) -> i32 {
             }
             if r.cancelled { exit::FAILED } else { exit::OK }
         }
-        Err(e) => fail(e),
+        Err(e) => {
+            eprintln!("hlctl bench disk: {}", e.message);
+            e.code
+        }
+    }
+}
+
+/// The exit code of a disk benchmark error.
+fn code(e: &DiskError) -> i32 {
+    match e.class() {
+        ErrorClass::Invalid => exit::INVALID,
+        ErrorClass::NotPermitted => exit::NOT_PERMITTED,
+        ErrorClass::Failed => exit::FAILED,
     }
 }
 
 /// Print the error; map it to an exit code.
 fn fail(e: DiskError) -> i32 {
     eprintln!("hlctl bench disk: {e}");
-    let denied = |err: &std::io::Error| {
-        matches!(
-            err.raw_os_error(),
-            Some(libc::EACCES) | Some(libc::EPERM) | Some(libc::EROFS)
-        )
-    };
-    match &e {
-        DiskError::InvalidConfig { .. }
-        | DiskError::NotADirectory { .. }
-        | DiskError::NoSpace { .. } => exit::INVALID,
-        DiskError::Dir { source, .. } | DiskError::Create { source, .. } if denied(source) => {
-            exit::NOT_PERMITTED
-        }
-        DiskError::Dir { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
-            exit::INVALID
-        }
-        _ => exit::FAILED,
-    }
+    code(&e)
 }
 
 fn si(bps: f64) -> String {

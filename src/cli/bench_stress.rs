@@ -5,11 +5,13 @@ use std::time::Duration;
 use clap::Args;
 
 use super::args::Global;
+use super::backend::CliError;
 use super::bench_parse;
 use super::exit;
 use super::output::{ProgressBar, print_json};
 use crate::bench::size::Bytes;
-use crate::bench::stress::{self, MemAmount, StressConfig, StressError, StressReport};
+use crate::bench::stress::{self, MemAmount, StressError, StressReport};
+use crate::dbus::bench::StressParams;
 
 /// Sustained CPU and memory load that watches for thermal throttling.
 ///
@@ -40,17 +42,35 @@ pub struct StressArgs {
 }
 
 pub fn run(global: &Global, args: StressArgs) -> i32 {
-    let cancel = super::interrupt::cancel_on_sigint();
-    let mut cfg = StressConfig::new();
-    cfg.time = args.time;
-    if let Some(n) = args.cpu {
-        cfg.cpu_workers = n as usize;
-    }
-    cfg.vm_workers = args.vm as usize;
-    cfg.vm_bytes = args.vm_bytes;
-    cfg.interval = args.interval;
+    let (vm_bytes, vm_percent) = match args.vm_bytes {
+        MemAmount::Bytes(b) => (Some(b), None),
+        MemAmount::PercentOfAvailable(p) => (None, Some(p)),
+    };
+    let params = StressParams {
+        time_s: Some(args.time.as_secs_f64()),
+        cpu: args.cpu,
+        vm: Some(args.vm),
+        vm_bytes,
+        vm_percent,
+        interval_s: Some(args.interval.as_secs_f64()),
+    };
+    let mut backend = match super::backend::Backend::select(global) {
+        Ok(b) => b,
+        Err(e) => return e.report(),
+    };
     let bar = ProgressBar::new(global.json);
-    let res = stress::run(&cfg, &bar, cancel);
+    let res = backend.bench("stress", &params, &bar, |bar, cancel| {
+        let cfg = params
+            .config()
+            .map_err(|m| CliError::new(m, exit::INVALID))?;
+        stress::run(&cfg, bar, cancel).map_err(|e| {
+            let code = match e {
+                StressError::InvalidConfig { .. } => exit::INVALID,
+                _ => exit::FAILED,
+            };
+            CliError::new(e.to_string(), code)
+        })
+    });
     bar.finish();
     match res {
         Ok(r) => {
@@ -65,13 +85,9 @@ pub fn run(global: &Global, args: StressArgs) -> i32 {
                 exit::OK
             }
         }
-        Err(e @ StressError::InvalidConfig { .. }) => {
-            eprintln!("hlctl bench stress: {e}");
-            exit::INVALID
-        }
         Err(e) => {
-            eprintln!("hlctl bench stress: {e}");
-            exit::FAILED
+            eprintln!("hlctl bench stress: {}", e.message);
+            e.code
         }
     }
 }

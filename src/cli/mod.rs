@@ -4,6 +4,7 @@
 //! [`output`] the shared printing and progress helpers.
 
 pub mod args;
+pub mod backend;
 pub mod baseline;
 pub mod bench;
 pub mod bench_cpu;
@@ -18,6 +19,7 @@ pub mod interrupt;
 pub mod measure;
 pub mod output;
 pub mod record;
+pub mod remote;
 pub mod report;
 pub mod rollback;
 pub mod serve;

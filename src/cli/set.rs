@@ -5,10 +5,9 @@ use clap::Args;
 use super::args::Global;
 use super::exit;
 use super::output::{print_json, table};
-use crate::nic::apply::{self, Outcome};
+use crate::nic::apply::Outcome;
+use crate::nic::change;
 use crate::nic::diff::Status;
-use crate::nic::model::ChangeSet;
-use crate::nic::{change, persist, read, validate};
 
 /// Change NIC settings; several groups in one command form one change set.
 ///
@@ -86,54 +85,32 @@ pub fn run(global: &Global, args: SetArgs) -> i32 {
             return super::fail(&e, exit::INVALID);
         }
     };
-    let mut nl = match super::netlink() {
-        Ok(nl) => nl,
-        Err(code) => return code,
+    let mut backend = match super::backend::Backend::select(global) {
+        Ok(b) => b,
+        Err(e) => return e.report(),
     };
-    let outcome = match apply::apply(&mut nl, &args.interface, &cs, dry_run) {
-        Ok(o) => o,
-        Err(e) => return super::fail(&e, super::nic_exit_code(&e)),
+    let reply = match backend.set(&args.interface, &cs, dry_run, persist_it) {
+        Ok(r) => r,
+        Err(e) => return e.report(),
     };
-    let mut code = outcome_code(&outcome);
-    let mut persisted = None;
-    if persist_it && !dry_run && outcome.ok() {
-        match persist_settings(global, &mut nl, &args.interface, &cs) {
-            Ok(path) => persisted = Some(path),
-            Err(e) => {
-                eprintln!("hlctl: the settings are applied but could not be persisted: {e}");
-                code = exit::FAILED;
-            }
-        }
+    let mut code = outcome_code(&reply.outcome);
+    if let Some(e) = &reply.persist_error {
+        eprintln!("hlctl: the settings are applied but could not be persisted: {e}");
+        code = exit::FAILED;
     }
     if json {
-        let mut v = serde_json::to_value(&outcome).expect("outcome serialises");
-        v["persisted"] = serde_json::json!(persisted);
+        let mut v = serde_json::to_value(&reply).expect("reply serialises");
+        if let Some(m) = v.as_object_mut() {
+            m.remove("persist_error");
+        }
         print_json(&v);
     } else {
-        print!("{}", render(&outcome));
-        if let Some(p) = persisted {
+        print!("{}", render(&reply.outcome));
+        if let Some(p) = &reply.persisted {
             println!("persisted in {p}");
         }
     }
     code
-}
-
-fn persist_settings(
-    global: &Global,
-    nl: &mut crate::nic::netlink::Netlink,
-    name: &str,
-    cs: &ChangeSet,
-) -> Result<String, crate::nic::error::NicError> {
-    let iface = read::interface(nl, name)?;
-    let cs = validate::validate(&iface, cs).map_err(|problems| {
-        crate::nic::error::NicError::Invalid {
-            iface: name.to_string(),
-            problems,
-        }
-    })?;
-    let path = global.paths().nic_state_file();
-    persist::record(&path, name, iface.mac.as_deref(), &cs)?;
-    Ok(path.display().to_string())
 }
 
 /// Exit code of an outcome: 0 ok, 3 not permitted, 1 other failures.

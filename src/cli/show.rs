@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::args::Global;
 use super::output::{bytes, print_json, wrap};
 use crate::nic::model::Interface;
-use crate::nic::{read, validate::mode_speed_duplex};
+use crate::nic::validate::mode_speed_duplex;
 
 /// Show interfaces: identity, MTU, link, rings, pause, features, channels,
 /// coalescing and counters.
@@ -36,11 +36,11 @@ struct ShowJson<'a> {
 }
 
 pub fn run(global: &Global, args: ShowArgs) -> i32 {
-    let mut nl = match super::netlink() {
-        Ok(nl) => nl,
-        Err(code) => return code,
+    let mut backend = match super::backend::Backend::select(global) {
+        Ok(b) => b,
+        Err(e) => return e.report(),
     };
-    match read::interfaces(&mut nl, &args.interfaces) {
+    match backend.show(&args.interfaces) {
         Ok(list) => {
             if global.json {
                 print_json(&ShowJson { interfaces: &list });
@@ -50,7 +50,7 @@ pub fn run(global: &Global, args: ShowArgs) -> i32 {
             }
             super::exit::OK
         }
-        Err(e) => super::fail(&e, super::nic_exit_code(&e)),
+        Err(e) => e.report(),
     }
 }
 

@@ -1,7 +1,5 @@
 //! `hlctl sysctl`: show or change the network-tuning sysctls.
 
-use std::collections::BTreeMap;
-
 use clap::Args;
 use serde_json::json;
 
@@ -40,11 +38,14 @@ pub struct SysctlArgs {
 }
 
 pub fn run(global: &Global, args: SysctlArgs) -> i32 {
-    let paths = global.paths();
     let (sets, gets): (Vec<&String>, Vec<&String>) =
         args.items.iter().partition(|i| i.contains('='));
+    let mut backend = match super::backend::Backend::select(global) {
+        Ok(b) => b,
+        Err(e) => return e.report(),
+    };
     if sets.is_empty() {
-        return match sysctl::show(&paths, &args.items) {
+        return match backend.sysctl_show(&args.items) {
             Ok(entries) => {
                 if global.json {
                     print_json(&json!({ "sysctls": entries }));
@@ -63,7 +64,7 @@ pub fn run(global: &Global, args: SysctlArgs) -> i32 {
                 }
                 exit::OK
             }
-            Err(e) => super::fail(&e, sysctl_code(&e)),
+            Err(e) => e.report(),
         };
     }
     if !gets.is_empty() {
@@ -86,66 +87,50 @@ pub fn run(global: &Global, args: SysctlArgs) -> i32 {
                 .map(|(k, v)| (k.trim().to_string(), v.to_string()))
         })
         .collect();
-    let plan = match sysctl::plan(&paths, &assignments) {
-        Ok(p) => p,
-        Err(e) => return super::fail(&e, sysctl_code(&e)),
+    let reply = match backend.sysctl_set(&assignments, args.dry_run, args.persist) {
+        Ok(r) => r,
+        Err(e) => return e.report(),
     };
-    if args.dry_run {
+    if reply.dry_run {
         if global.json {
-            print_json(&json!({ "dry_run": true, "changes": plan }));
+            print_json(&json!({ "dry_run": true, "changes": reply.changes }));
         } else {
             println!("dry run: nothing changed");
-            print!("{}", change_table(&plan));
+            print!("{}", change_table(&reply.changes));
         }
         return exit::OK;
     }
-    let outcome = sysctl::apply(&paths, plan);
-    let mut code = match &outcome.failed {
+    let mut code = match &reply.failed {
         None => exit::OK,
         Some(f) if f.contains("ermission denied") || f.contains("not permitted") => {
             exit::NOT_PERMITTED
         }
         Some(_) => exit::FAILED,
     };
-    let mut persisted = None;
-    let mut overrides = Vec::new();
-    if args.persist && outcome.failed.is_none() {
-        let values: BTreeMap<String, String> = outcome
-            .changes
-            .iter()
-            .map(|c| (c.key.clone(), c.requested.clone()))
-            .collect();
-        match sysctl::persist::persist(&paths, &values) {
-            Ok(p) => {
-                persisted = Some(p.display().to_string());
-                overrides =
-                    sysctl::persist::overrides(&paths, &values.keys().cloned().collect::<Vec<_>>());
-            }
-            Err(e) => {
-                eprintln!("hlctl: the values are applied but could not be persisted: {e}");
-                code = exit::FAILED;
-            }
-        }
+    if let Some(e) = &reply.persist_error {
+        eprintln!("hlctl: the values are applied but could not be persisted: {e}");
+        code = exit::FAILED;
     }
     if global.json {
         print_json(
-            &json!({ "dry_run": false, "changes": outcome.changes, "failed": outcome.failed,
-            "restore_errors": outcome.restore_errors, "persisted": persisted, "overridden_by": overrides }),
+            &json!({ "dry_run": false, "changes": reply.changes, "failed": reply.failed,
+            "restore_errors": reply.restore_errors, "persisted": reply.persisted,
+            "overridden_by": reply.overridden_by }),
         );
     } else {
-        if let Some(f) = &outcome.failed {
+        if let Some(f) = &reply.failed {
             println!("FAILED: {f}");
-            if outcome.restore_errors.is_empty() {
+            if reply.restore_errors.is_empty() {
                 println!("every value written before the failure was restored");
             } else {
-                println!("restore incomplete: {:?}", outcome.restore_errors);
+                println!("restore incomplete: {:?}", reply.restore_errors);
             }
         }
-        print!("{}", change_table(&outcome.changes));
-        if let Some(p) = persisted {
+        print!("{}", change_table(&reply.changes));
+        if let Some(p) = &reply.persisted {
             println!("persisted in {p}");
         }
-        for o in &overrides {
+        for o in &reply.overridden_by {
             println!(
                 "warning: {} sets {} = {} and is applied after {} at boot, so its value wins",
                 o.path.display(),
@@ -182,7 +167,7 @@ fn change_table(changes: &[sysctl::Change]) -> String {
     table(&rows)
 }
 
-fn sysctl_code(e: &SysctlError) -> i32 {
+pub fn sysctl_code(e: &SysctlError) -> i32 {
     match e {
         SysctlError::Invalid(_) => exit::INVALID,
         _ if matches!(e.errno(), Some(libc::EPERM) | Some(libc::EACCES)) => exit::NOT_PERMITTED,

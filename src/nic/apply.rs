@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::nic::diff::{self, SettingResult};
 use crate::nic::error::NicError;
@@ -230,7 +230,7 @@ fn undo(step: &Step, b: &Interface) -> Step {
 }
 
 /// The failure that stopped a change set.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Failure {
     /// The setting group whose request failed.
     pub step: String,
@@ -239,16 +239,16 @@ pub struct Failure {
 }
 
 /// The result of one `apply`.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Outcome {
     pub interface: String,
     pub dry_run: bool,
     pub settings: Vec<SettingResult>,
     /// Present when a step failed; everything applied before it was restored.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<Failure>,
     /// Restore errors after a failure (empty when the snapshot came back).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub restore_errors: Vec<String>,
 }
 

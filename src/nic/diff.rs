@@ -1,12 +1,12 @@
 //! One line per requested setting: before → requested → after.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::nic::model::{ChangeSet, Interface};
 
 /// What happened to one setting.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// Dry run: would change.
@@ -25,7 +25,7 @@ pub enum Status {
     RestoreFailed,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SettingResult {
     /// As the user names it: `mtu`, `ring rx`, `feature rx-gro`, `link speed`.
     pub setting: String,

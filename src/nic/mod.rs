@@ -18,4 +18,5 @@ pub mod model;
 pub mod netlink;
 pub mod persist;
 pub mod read;
+pub mod set;
 pub mod validate;

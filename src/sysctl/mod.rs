@@ -8,10 +8,11 @@ pub mod error;
 pub mod keys;
 pub mod persist;
 pub mod procfs;
+pub mod set;
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use error::{Problem, SysctlError};
 
@@ -27,7 +28,7 @@ pub struct Entry {
 }
 
 /// One assignment: before, requested and the value the kernel holds afterwards.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Change {
     pub key: String,
     pub before: String,

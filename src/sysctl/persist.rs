@@ -78,7 +78,7 @@ pub fn persist(paths: &Paths, values: &BTreeMap<String, String>) -> Result<PathB
 }
 
 /// A configuration file that sets a key after us, so its value wins at boot.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Override {
     pub key: String,
     pub path: PathBuf,

@@ -51,3 +51,35 @@ pub enum DiskError {
     #[error("cancelled")]
     Cancelled,
 }
+
+/// How a caller should report a [`DiskError`]: bad input (nothing ran), not
+/// permitted, or a failure while running.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorClass {
+    Invalid,
+    NotPermitted,
+    Failed,
+}
+
+impl DiskError {
+    pub fn class(&self) -> ErrorClass {
+        let denied = |err: &std::io::Error| {
+            matches!(
+                err.raw_os_error(),
+                Some(libc::EACCES) | Some(libc::EPERM) | Some(libc::EROFS)
+            )
+        };
+        match self {
+            DiskError::InvalidConfig { .. }
+            | DiskError::NotADirectory { .. }
+            | DiskError::NoSpace { .. } => ErrorClass::Invalid,
+            DiskError::Dir { source, .. } | DiskError::Create { source, .. } if denied(source) => {
+                ErrorClass::NotPermitted
+            }
+            DiskError::Dir { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                ErrorClass::Invalid
+            }
+            _ => ErrorClass::Failed,
+        }
+    }
+}

@@ -30,14 +30,14 @@ mod uring;
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use error::DiskError;
+pub use error::{DiskError, ErrorClass};
 pub use report::{CpuUse, DirectionStats, DiskReport, LatencyUs};
 pub use run::run;
 pub use seqdd::{DdPhase, SeqDdConfig, SeqDdReport, run_seq_dd};
 pub use space::FsInfo;
 
 /// The I/O pattern, named like fio's `--rw`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RwMode {
     /// Sequential reads.

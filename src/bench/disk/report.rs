@@ -14,7 +14,7 @@ use super::job::{WorkerStats, new_histogram};
 use super::{DiskConfig, FsInfo, RwMode};
 
 /// Completion latency percentiles in microseconds (HDR histogram, ≤ 0.1 % error).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct LatencyUs {
     pub min: f64,
     pub mean: f64,
@@ -45,7 +45,7 @@ impl LatencyUs {
 }
 
 /// One direction of a mixed (`randrw`) run.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct DirectionStats {
     pub ios: u64,
     pub bytes: u64,
@@ -54,7 +54,7 @@ pub struct DirectionStats {
 }
 
 /// CPU time the whole process used during the measurement.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct CpuUse {
     pub user_s: f64,
     pub system_s: f64,
@@ -62,7 +62,7 @@ pub struct CpuUse {
     pub percent: f64,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct DiskReport {
     pub rw: RwMode,
     pub bs_bytes: u64,
@@ -73,7 +73,7 @@ pub struct DiskReport {
     pub bytes_per_second: f64,
     pub latency_us: LatencyUs,
     /// `io_uring` or `psync`.
-    pub engine: &'static str,
+    pub engine: String,
     /// Whether O_DIRECT was used.
     pub direct: bool,
     pub mb_per_s: f64,
@@ -147,7 +147,7 @@ pub(crate) fn build(ctx: Context<'_>, start: Instant, workers: Vec<WorkerStats>)
         iops: rate(ios),
         bytes_per_second: bps,
         latency_us: LatencyUs::from_ns(&hist),
-        engine: ctx.engine,
+        engine: ctx.engine.to_string(),
         direct: ctx.direct,
         mb_per_s: bps / 1e6,
         mib_per_s: bps / (1024.0 * 1024.0),

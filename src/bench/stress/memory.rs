@@ -43,7 +43,7 @@ pub fn verify(buf: &[u64], first: u64, pass: u64) -> (u64, Option<(usize, u64, u
 }
 
 /// A word that read back wrong.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Mismatch {
     pub worker: usize,
     pub byte_offset: u64,
@@ -52,7 +52,7 @@ pub struct Mismatch {
 }
 
 /// What one memory worker did.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct MemoryWorker {
     pub bytes: u64,
     pub passes: u64,

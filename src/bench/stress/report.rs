@@ -10,7 +10,7 @@ use super::sensors::{CpuCooling, Inventory, Reading, TempSensor, ThrottleTotals}
 use super::verdict::{Verdict, max_khz};
 
 /// One interval's observations. Sensor fields are `null` when the machine lacks them.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Sample {
     pub t_s: f64,
     pub max_temp_c: Option<f64>,
@@ -100,7 +100,7 @@ impl<'a> Sampler<'a> {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct SensorSummary {
     pub temperatures: Vec<TempSensor>,
     pub cooling_devices: Vec<CpuCooling>,
@@ -109,7 +109,7 @@ pub struct SensorSummary {
 }
 
 /// Hottest sensor at the start, at its peak, and at the end (°C).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct TempSummary {
     pub start: Option<f64>,
     pub max: Option<f64>,
@@ -117,7 +117,7 @@ pub struct TempSummary {
 }
 
 /// Highest CPU frequency per sample (MHz), and the nominal maximum.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct FreqSummary {
     pub nominal: f64,
     pub start: Option<f64>,
@@ -126,13 +126,13 @@ pub struct FreqSummary {
     pub end: Option<f64>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct CpuLoad {
     pub events: u64,
     pub events_per_second: f64,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct MemorySummary {
     pub bytes: u64,
     pub bytes_written: u64,
@@ -143,7 +143,7 @@ pub struct MemorySummary {
     pub workers: Vec<MemoryWorker>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct StressReport {
     pub duration_s: f64,
     pub cpu_workers: usize,

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 /// One temperature sensor, with the limits the kernel gives for it (°C).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct TempSensor {
     /// `hwmon:<name>/<label>` or `zone:<type>`.
     pub name: String,
@@ -26,7 +26,7 @@ pub struct TempSensor {
 }
 
 /// A cooling device that throttles the CPU when its state is above 0.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct CpuCooling {
     pub kind: String,
     #[serde(skip)]
@@ -34,7 +34,7 @@ pub struct CpuCooling {
 }
 
 /// One CPU's cpufreq files.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct CpuFreq {
     pub cpu: u32,
     pub max_khz: u64,
@@ -43,7 +43,7 @@ pub struct CpuFreq {
 }
 
 /// Everything found under the sysfs root at the start of a run.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct Inventory {
     pub temperatures: Vec<TempSensor>,
     pub cooling_devices: Vec<CpuCooling>,
@@ -66,7 +66,7 @@ pub struct Reading {
 }
 
 /// Throttle counters summed over CPUs (package counters once per package).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct ThrottleTotals {
     pub core_count: u64,
     pub core_time_ms: u64,

@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use super::sensors::{Inventory, Reading};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub enum Verdict {
     #[serde(rename = "throttling observed")]
     ThrottlingObserved,

@@ -23,6 +23,8 @@ pub mod socket;
 #[cfg(test)]
 mod fixtures;
 
+pub mod monitor;
+
 use std::collections::BTreeMap;
 
 use crate::nic::model::{

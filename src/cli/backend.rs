@@ -1,0 +1,207 @@
+//! The seam between the verbs and where the work happens: through hlctld on
+//! D-Bus (the default) or in this process (`--local`, or when the daemon
+//! cannot be reached and we are root). Both sides return the same types, so
+//! output and exit codes do not depend on the path taken.
+
+use super::args::Global;
+use super::exit;
+use super::remote::Remote;
+use crate::nic::error::NicError;
+use crate::nic::model::{ChangeSet, Interface};
+use crate::nic::netlink::Netlink;
+use crate::nic::set::{SetReply, apply_and_persist};
+use crate::paths::Paths;
+use crate::sysctl::{self, SysctlError};
+
+/// A failure to report: the message (printed as `hlctl: <message>`) and the exit code.
+#[derive(Debug)]
+pub struct CliError {
+    pub message: String,
+    pub code: i32,
+}
+
+impl CliError {
+    pub fn new(message: impl Into<String>, code: i32) -> Self {
+        Self {
+            message: message.into(),
+            code,
+        }
+    }
+
+    /// Print and return the exit code.
+    pub fn report(&self) -> i32 {
+        eprintln!("hlctl: {}", self.message);
+        self.code
+    }
+}
+
+impl From<NicError> for CliError {
+    fn from(e: NicError) -> Self {
+        CliError::new(e.to_string(), super::nic_exit_code(&e))
+    }
+}
+
+impl From<SysctlError> for CliError {
+    fn from(e: SysctlError) -> Self {
+        CliError::new(e.to_string(), super::sysctl::sysctl_code(&e))
+    }
+}
+
+/// Where the verbs' work happens.
+pub enum Backend {
+    /// The engine in this process.
+    Local {
+        paths: Box<Paths>,
+        nl: Option<Netlink>,
+    },
+    /// hlctld over D-Bus.
+    Bus(Remote),
+}
+
+fn is_root() -> bool {
+    nix::unistd::Uid::effective().is_root()
+}
+
+impl Backend {
+    /// The daemon unless `--local`; when it cannot be reached, root falls back
+    /// to in-process (saying so on stderr) and others get told how to start it.
+    pub fn select(global: &Global) -> Result<Backend, CliError> {
+        let local = || Backend::Local {
+            paths: Box::new(global.paths()),
+            nl: None,
+        };
+        if global.local {
+            if !is_root() {
+                return Err(CliError::new(
+                    "--local runs the engine in this process and needs root; without it hlctl asks hlctld",
+                    exit::NOT_PERMITTED,
+                ));
+            }
+            return Ok(local());
+        }
+        match Remote::connect(global.bus.as_deref()) {
+            Ok(r) => Ok(Backend::Bus(r)),
+            Err(why) if is_root() => {
+                eprintln!("hlctl: hlctld is not reachable ({why}); running in-process as root");
+                Ok(local())
+            }
+            // Without the daemon only root may run the engine: not permitted.
+            Err(why) => Err(CliError::new(
+                format!(
+                    "hlctld is not reachable ({why}).\n\
+                     Start it with `sudo systemctl start hlctld` (or install hlctl's D-Bus \
+                     activation files so the bus starts it), or run this command as root to \
+                     work without the daemon."
+                ),
+                exit::NOT_PERMITTED,
+            )),
+        }
+    }
+
+    fn netlink(nl: &mut Option<Netlink>) -> Result<&mut Netlink, CliError> {
+        if nl.is_none() {
+            *nl = Some(Netlink::new().map_err(NicError::Connect)?);
+        }
+        Ok(nl.as_mut().expect("just set"))
+    }
+
+    /// `hlctl show`: the named interfaces, or all but `lo` (physical first).
+    pub fn show(&mut self, names: &[String]) -> Result<Vec<Interface>, CliError> {
+        match self {
+            Backend::Local { nl, .. } => {
+                Ok(crate::nic::read::interfaces(Self::netlink(nl)?, names)?)
+            }
+            Backend::Bus(r) => r.show(names),
+        }
+    }
+
+    /// `hlctl set`: apply (or plan) a change set, and persist it when asked.
+    pub fn set(
+        &mut self,
+        iface: &str,
+        cs: &ChangeSet,
+        dry_run: bool,
+        persist: bool,
+    ) -> Result<SetReply, CliError> {
+        match self {
+            Backend::Local { paths, nl } => {
+                let state = paths.nic_state_file();
+                Ok(apply_and_persist(
+                    Self::netlink(nl)?,
+                    &state,
+                    iface,
+                    cs,
+                    dry_run,
+                    persist,
+                )?)
+            }
+            Backend::Bus(r) => r.set(iface, cs, dry_run, persist),
+        }
+    }
+
+    /// `hlctl sysctl [KEY...]`.
+    pub fn sysctl_show(&mut self, keys: &[String]) -> Result<Vec<sysctl::Entry>, CliError> {
+        match self {
+            Backend::Local { paths, .. } => Ok(sysctl::show(paths, keys)?),
+            Backend::Bus(r) => r.sysctl_show(keys),
+        }
+    }
+
+    /// `hlctl sysctl KEY=VALUE...`.
+    pub fn sysctl_set(
+        &mut self,
+        assignments: &[(String, String)],
+        dry_run: bool,
+        persist: bool,
+    ) -> Result<sysctl::set::SetReply, CliError> {
+        match self {
+            Backend::Local { paths, .. } => {
+                Ok(sysctl::set::set(paths, assignments, dry_run, persist)?)
+            }
+            Backend::Bus(r) => r.sysctl_set(assignments, dry_run, persist),
+        }
+    }
+}
+
+impl Backend {
+    /// Run benchmark `kind`: in-process through `local` (Ctrl-C cancels it),
+    /// or as a daemon job with its progress on `bar` (Ctrl-C cancels the job).
+    /// Either way a cancelled run returns its partial report.
+    pub fn bench<P, R>(
+        &mut self,
+        kind: &str,
+        params: &P,
+        bar: &super::output::ProgressBar,
+        local: impl FnOnce(
+            &super::output::ProgressBar,
+            crate::bench::progress::Cancel,
+        ) -> Result<R, CliError>,
+    ) -> Result<R, CliError>
+    where
+        P: serde::Serialize,
+        R: serde::de::DeserializeOwned,
+    {
+        match self {
+            Backend::Local { .. } => local(bar, super::interrupt::cancel_on_sigint()),
+            Backend::Bus(r) => {
+                let params = serde_json::to_string(params)
+                    .map_err(|e| CliError::new(e.to_string(), exit::FAILED))?;
+                let end = r.run_job(kind, &params, bar)?;
+                if let Some(e) = end.result.get("error").and_then(|e| e.as_str()) {
+                    let code = match end.result.get("class").and_then(|c| c.as_str()) {
+                        Some("invalid") => exit::INVALID,
+                        Some("not_permitted") => exit::NOT_PERMITTED,
+                        _ => exit::FAILED,
+                    };
+                    return Err(CliError::new(e, code));
+                }
+                serde_json::from_value(end.result).map_err(|e| {
+                    CliError::new(
+                        format!("hlctld sent a result this hlctl cannot read: {e}"),
+                        exit::FAILED,
+                    )
+                })
+            }
+        }
+    }
+}

@@ -1,0 +1,326 @@
+//! hlctl as a D-Bus client of hlctld: each verb's request as method calls,
+//! each reply decoded into the same types the in-process engine returns.
+
+use std::collections::HashMap;
+
+use serde::Deserialize;
+use zbus::proxy::CacheProperties;
+use zbus::{Connection, OwnedObjectPath, Variant};
+
+use super::backend::CliError;
+use super::exit;
+use crate::dbus::proxy::{LinkProxy, ManagerProxy};
+use crate::dbus::{BUS_NAME, PATH, error::short_name, settings};
+use crate::nic::model::{ChangeSet, Interface};
+use crate::nic::set::SetReply;
+use crate::sysctl;
+
+/// A connection to hlctld.
+pub struct Remote {
+    pub rt: tokio::runtime::Runtime,
+    pub conn: Connection,
+    pub manager: ManagerProxy<'static>,
+}
+
+/// Map a D-Bus failure to the message and exit code the in-process path gives.
+pub fn remote_error(e: zbus::Error) -> CliError {
+    match e {
+        zbus::Error::MethodError(name, desc, _) => {
+            let desc = desc.unwrap_or_default();
+            let code = match short_name(name.as_str()) {
+                Some("InvalidArgument") | Some("NoSuchInterface") => exit::INVALID,
+                Some("NotAuthorized") => exit::NOT_PERMITTED,
+                Some(_) => exit::FAILED,
+                None if name.as_str() == "org.freedesktop.DBus.Error.AccessDenied" => {
+                    exit::NOT_PERMITTED
+                }
+                None => return CliError::new(format!("hlctld: {name}: {desc}"), exit::FAILED),
+            };
+            CliError::new(desc, code)
+        }
+        other => CliError::new(format!("talking to hlctld: {other}"), exit::FAILED),
+    }
+}
+
+fn decode<T: for<'de> Deserialize<'de>>(json: &str) -> Result<T, CliError> {
+    serde_json::from_str(json).map_err(|e| {
+        CliError::new(
+            format!("hlctld sent a reply this hlctl cannot read: {e}"),
+            exit::FAILED,
+        )
+    })
+}
+
+impl Remote {
+    /// Connect to the bus (`address`, else the system bus, honouring
+    /// `DBUS_SYSTEM_BUS_ADDRESS`) and make sure hlctld answers (the bus
+    /// starts it by activation where it can). Err: why it is unreachable.
+    pub fn connect(address: Option<&str>) -> Result<Remote, String> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start the client runtime: {e}"))?;
+        let (conn, manager) = rt.block_on(async {
+            let b = match address {
+                Some(a) => zbus::connection::Builder::address(a),
+                None => zbus::connection::Builder::system(),
+            };
+            let conn = b.build().await.map_err(|e| {
+                format!(
+                    "cannot connect to {}: {e}",
+                    address.unwrap_or("the system bus")
+                )
+            })?;
+            conn.call_method(
+                Some(BUS_NAME),
+                PATH,
+                Some("org.freedesktop.DBus.Peer"),
+                "Ping",
+                &(),
+            )
+            .await
+            .map_err(|e| match e {
+                zbus::Error::MethodError(n, d, _) => {
+                    format!("{BUS_NAME} does not answer: {n}: {}", d.unwrap_or_default())
+                }
+                e => format!("{BUS_NAME} does not answer: {e}"),
+            })?;
+            let manager = ManagerProxy::builder(&conn)
+                .cache_properties(CacheProperties::No)
+                .build()
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok::<_, String>((conn, manager))
+        })?;
+        Ok(Remote { rt, conn, manager })
+    }
+
+    async fn link(&self, path: OwnedObjectPath) -> Result<LinkProxy<'static>, CliError> {
+        LinkProxy::builder(&self.conn)
+            .path(path)
+            .cache_properties(CacheProperties::No)
+            .build()
+            .await
+            .map_err(remote_error)
+    }
+
+    async fn model(&self, path: OwnedObjectPath) -> Result<Interface, CliError> {
+        let json = self
+            .link(path)
+            .await?
+            .settings()
+            .await
+            .map_err(remote_error)?;
+        decode(&json)
+    }
+
+    pub fn show(&self, names: &[String]) -> Result<Vec<Interface>, CliError> {
+        self.rt.block_on(async {
+            let mut out = Vec::new();
+            if names.is_empty() {
+                // All links' models in parallel: one round trip's latency, not N.
+                let paths = self.manager.links().await.map_err(remote_error)?;
+                let mut reads = tokio::task::JoinSet::new();
+                for p in paths {
+                    let conn = self.conn.clone();
+                    reads.spawn(async move {
+                        let link = LinkProxy::builder(&conn)
+                            .path(p)
+                            .cache_properties(CacheProperties::No)
+                            .build()
+                            .await?;
+                        link.settings().await
+                    });
+                }
+                while let Some(r) = reads.join_next().await {
+                    let json = match r {
+                        Ok(Ok(j)) => j,
+                        // Gone between the listing and the read: skip it, as in-process does.
+                        Ok(Err(zbus::Error::MethodError(n, _, _)))
+                            if n.as_str() == "org.freedesktop.DBus.Error.UnknownObject" =>
+                        {
+                            continue;
+                        }
+                        Ok(Err(e)) => return Err(remote_error(e)),
+                        Err(e) => return Err(CliError::new(e.to_string(), exit::FAILED)),
+                    };
+                    let i: Interface = decode(&json)?;
+                    if i.name != "lo" {
+                        out.push(i);
+                    }
+                }
+                out.sort_by_key(|i| (!i.physical, i.ifindex));
+            } else {
+                for n in names {
+                    let p = self.manager.get_link(n).await.map_err(remote_error)?;
+                    out.push(self.model(p).await?);
+                }
+            }
+            Ok(out)
+        })
+    }
+
+    pub fn set(
+        &self,
+        iface: &str,
+        cs: &ChangeSet,
+        dry_run: bool,
+        persist: bool,
+    ) -> Result<SetReply, CliError> {
+        self.rt.block_on(async {
+            let p = self.manager.get_link(iface).await.map_err(remote_error)?;
+            let mut opts: HashMap<&str, Variant<'_>> = HashMap::new();
+            opts.insert("dry_run", Variant::Bool(dry_run));
+            opts.insert("persist", Variant::Bool(persist));
+            let json = self
+                .link(p)
+                .await?
+                .apply_changes(settings::encode_changes(cs), opts)
+                .await
+                .map_err(remote_error)?;
+            decode(&json)
+        })
+    }
+
+    pub fn sysctl_show(&self, keys: &[String]) -> Result<Vec<sysctl::Entry>, CliError> {
+        #[derive(Deserialize)]
+        struct E {
+            key: String,
+            value: Option<String>,
+        }
+        #[derive(Deserialize)]
+        struct R {
+            sysctls: Vec<E>,
+        }
+        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let json = self
+            .rt
+            .block_on(self.manager.show_sysctl(&keys))
+            .map_err(remote_error)?;
+        let r: R = decode(&json)?;
+        Ok(r.sysctls
+            .into_iter()
+            .map(|e| sysctl::Entry {
+                about: sysctl::keys::lookup(&e.key).map(|k| k.about),
+                key: e.key,
+                value: e.value,
+            })
+            .collect())
+    }
+
+    pub fn sysctl_set(
+        &self,
+        assignments: &[(String, String)],
+        dry_run: bool,
+        persist: bool,
+    ) -> Result<sysctl::set::SetReply, CliError> {
+        let pairs: Vec<(&str, &str)> = assignments
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let mut opts: HashMap<&str, Variant<'_>> = HashMap::new();
+        opts.insert("dry_run", Variant::Bool(dry_run));
+        opts.insert("persist", Variant::Bool(persist));
+        let json = self
+            .rt
+            .block_on(self.manager.set_sysctl(&pairs, opts))
+            .map_err(remote_error)?;
+        decode(&json)
+    }
+}
+
+/// How a job run through the daemon ended.
+pub struct JobEnd {
+    /// `succeeded`, `failed` or `cancelled`.
+    pub state: String,
+    /// The job's result (JSON; `{"error": ...}` when it failed).
+    pub result: serde_json::Value,
+}
+
+impl Remote {
+    /// Start a benchmark job, follow its progress into `progress`, cancel it
+    /// on Ctrl-C, and return how it ended.
+    pub fn run_job(
+        &self,
+        kind: &str,
+        params: &str,
+        progress: &dyn crate::bench::progress::Progress,
+    ) -> Result<JobEnd, CliError> {
+        use crate::bench::progress::ProgressEvent;
+        use crate::dbus::proxy::JobProxy;
+        use zbus::{MatchRule, MessageStream};
+        const JOBS: &str = "/org/hlctl/Daemon1/job";
+        self.rt.block_on(async {
+            let stream = |iface: &'static str, member: &'static str| {
+                let conn = self.conn.clone();
+                async move {
+                    let rule = MatchRule::builder()
+                        .msg_type(zbus::message::Type::Signal)
+                        .interface(iface)
+                        .member(member)
+                        .path_namespace(JOBS)
+                        .build()?;
+                    MessageStream::for_match_rule(rule, &conn, None).await
+                }
+            };
+            // Subscribe before starting, so the end cannot be missed.
+            let mut finished = stream(crate::dbus::JOB_IFACE, "Finished")
+                .await
+                .map_err(remote_error)?;
+            let mut changes = stream("org.freedesktop.DBus.Properties", "PropertiesChanged")
+                .await
+                .map_err(remote_error)?;
+            let path = self
+                .manager
+                .start_benchmark(kind, params, HashMap::new())
+                .await
+                .map_err(remote_error)?;
+            let job = JobProxy::builder(&self.conn)
+                .path(path.clone())
+                .cache_properties(CacheProperties::No)
+                .build()
+                .await
+                .map_err(remote_error)?;
+            let ours = |m: &zbus::Message| m.header().path().is_some_and(|p| p.as_str() == path.as_str());
+            let (mut fraction, mut message) = (0.0, String::new());
+            let mut ctrl_c = std::pin::pin!(tokio::signal::ctrl_c());
+            let mut cancelling = false;
+            loop {
+                tokio::select! {
+                    m = crate::dbus::next(&mut finished) => {
+                        let Some(Ok(m)) = m else {
+                            return Err(CliError::new("lost the connection to hlctld while the job ran", exit::FAILED));
+                        };
+                        if !ours(&m) {
+                            continue;
+                        }
+                        let (state, result): (String, String) = m.body().deserialize().map_err(remote_error)?;
+                        let result = decode(&result)?;
+                        return Ok(JobEnd { state, result });
+                    }
+                    Some(Ok(m)) = crate::dbus::next(&mut changes) => {
+                        if !ours(&m) {
+                            continue;
+                        }
+                        let body = m.body();
+                        let Ok((_, changed, _)) = body.deserialize::<(String, HashMap<String, zbus::OwnedVariant>, Vec<String>)>() else {
+                            continue;
+                        };
+                        if let Some(Ok(f)) = changed.get("Progress").map(|v| f64::try_from(&**v)) {
+                            fraction = f;
+                        }
+                        if let Some(Ok(s)) = changed.get("Message").map(|v| <&str>::try_from(&**v)) {
+                            message = s.to_string();
+                        }
+                        progress.report(ProgressEvent { fraction, message: message.clone() });
+                    }
+                    _ = &mut ctrl_c, if !cancelling => {
+                        cancelling = true;
+                        progress.report(ProgressEvent { fraction, message: "cancelling".into() });
+                        job.cancel().await.map_err(remote_error)?;
+                    }
+                }
+            }
+        })
+    }
+}

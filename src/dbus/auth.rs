@@ -1,0 +1,182 @@
+//! polkit authorization of the **caller** of a method.
+//!
+//! The subject is the caller's unique bus name taken from the message header
+//! (`system-bus-name`): polkitd itself resolves it to the caller's process and
+//! user. The daemon's own pid is never used: that would authorize everybody,
+//! since hlctld runs as root. Reads need no action at all; every change needs
+//! one of [`Action`].
+
+use std::collections::HashMap;
+
+use tracing::{info, warn};
+use zbus::Connection;
+use zbus::message::{Flags, Header};
+use zbus::names::BusName;
+use zbus_polkit::policykit1::{AuthorityProxy, CheckAuthorizationFlags, Subject};
+
+use super::error::{Error, Result};
+
+/// The polkit actions of `polkit/org.hlctl.Daemon1.policy`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    ApplySettings,
+    SetSysctl,
+    Persist,
+    RunBenchmark,
+    Tune,
+}
+
+impl Action {
+    pub const ALL: [Action; 5] = [
+        Action::ApplySettings,
+        Action::SetSysctl,
+        Action::Persist,
+        Action::RunBenchmark,
+        Action::Tune,
+    ];
+
+    /// The polkit action id.
+    pub fn id(self) -> &'static str {
+        match self {
+            Action::ApplySettings => "org.hlctl.Daemon1.apply-settings",
+            Action::SetSysctl => "org.hlctl.Daemon1.set-sysctl",
+            Action::Persist => "org.hlctl.Daemon1.persist",
+            Action::RunBenchmark => "org.hlctl.Daemon1.run-benchmark",
+            Action::Tune => "org.hlctl.Daemon1.tune",
+        }
+    }
+
+    fn what(self) -> &'static str {
+        match self {
+            Action::ApplySettings => "change NIC settings",
+            Action::SetSysctl => "change network sysctls",
+            Action::Persist => "persist settings across reboots",
+            Action::RunBenchmark => "run benchmarks",
+            Action::Tune => "tune the network",
+        }
+    }
+}
+
+/// Who called: the unique bus name and, when the bus tells, the Unix uid.
+#[derive(Clone, Debug)]
+pub struct Caller {
+    pub sender: String,
+    pub uid: Option<u32>,
+}
+
+impl Caller {
+    /// `uid 1000` or `uid ?` for logs.
+    pub fn uid_text(&self) -> String {
+        self.uid.map_or("?".into(), |u| u.to_string())
+    }
+}
+
+/// The caller of the method whose header is `hdr`.
+pub async fn caller(conn: &Connection, hdr: &Header<'_>) -> Result<Caller> {
+    let sender = hdr
+        .sender()
+        .ok_or_else(|| Error::NotAuthorized("the message has no sender".into()))?;
+    let uid = match zbus::fdo::DBusProxy::new(conn).await {
+        Ok(bus) => bus
+            .get_connection_unix_user(BusName::Unique(sender.clone()))
+            .await
+            .ok(),
+        Err(_) => None,
+    };
+    Ok(Caller {
+        sender: sender.to_string(),
+        uid,
+    })
+}
+
+/// Ask polkit whether the caller of `hdr` may perform every one of `actions`.
+/// Refusal → [`Error::NotAuthorized`], logged with the caller's uid.
+pub async fn authorize(
+    conn: &Connection,
+    hdr: &Header<'_>,
+    actions: &[Action],
+    subject_detail: &str,
+) -> Result<Caller> {
+    let who = caller(conn, hdr).await?;
+    for &action in actions {
+        if let Err(e) = check(conn, hdr, &who, action, subject_detail).await {
+            warn!(
+                uid = %who.uid_text(),
+                sender = %who.sender,
+                action = action.id(),
+                target = subject_detail,
+                "refused: {e:?}"
+            );
+            return Err(e);
+        }
+    }
+    Ok(who)
+}
+
+async fn check(
+    conn: &Connection,
+    hdr: &Header<'_>,
+    who: &Caller,
+    action: Action,
+    detail: &str,
+) -> Result<()> {
+    let subject = Subject::new_for_message_header(hdr)
+        .map_err(|e| Error::NotAuthorized(format!("cannot identify the caller: {e}")))?;
+    let flags = if hdr
+        .primary()
+        .flags()
+        .contains(Flags::ALLOW_INTERACTIVE_AUTH)
+    {
+        CheckAuthorizationFlags::ALLOW_USER_INTERACTION
+    } else {
+        CheckAuthorizationFlags::empty()
+    };
+    let mut details = HashMap::new();
+    if !detail.is_empty() {
+        details.insert("target", detail);
+    }
+    let refused = || {
+        Error::NotAuthorized(format!(
+            "not authorized to {} (polkit action {}); ask an administrator, or run hlctl as root",
+            action.what(),
+            action.id()
+        ))
+    };
+    let authority = match AuthorityProxy::builder(conn)
+        .cache_properties(zbus::proxy::CacheProperties::No)
+        .build()
+        .await
+    {
+        Ok(a) => a,
+        Err(e) => return fallback(who, action, &e.to_string()).ok_or_else(refused),
+    };
+    match authority
+        .check_authorization(&subject, action.id(), &details, flags, "")
+        .await
+    {
+        Ok(r) if r.is_authorized => Ok(()),
+        Ok(_) => Err(refused()),
+        Err(zbus::Error::MethodError(name, _, _))
+            if name.as_str() == "org.freedesktop.DBus.Error.ServiceUnknown"
+                || name.as_str() == "org.freedesktop.DBus.Error.NameHasNoOwner" =>
+        {
+            fallback(who, action, name.as_str()).ok_or_else(refused)
+        }
+        Err(e) => Err(Error::NotAuthorized(format!(
+            "polkit could not decide ({e}); nothing changed"
+        ))),
+    }
+}
+
+/// Without a polkit authority on the bus, only root is allowed.
+fn fallback(who: &Caller, action: Action, why: &str) -> Option<()> {
+    if who.uid == Some(0) {
+        info!(
+            action = action.id(),
+            "polkit is not available ({why}): allowing the root caller"
+        );
+        Some(())
+    } else {
+        None
+    }
+}

@@ -1,0 +1,311 @@
+//! Benchmarks the daemon runs as jobs: their parameters (a JSON object per
+//! kind, decoded strictly before anything starts) and the work closure for
+//! each kind. The same parameter types are what `hlctl bench` builds from its
+//! flags on both paths, in-process and through the daemon.
+//!
+//! - `cpu`: [`CpuParams`]; `disk`: [`DiskParams`] (`dir` absolute);
+//!   `stress`: [`StressParams`]. Every field is optional but `disk.dir`;
+//!   defaults are those of `hlctl bench <kind>`.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::error::{Error, Result};
+use super::job::{Failure, Work};
+use crate::bench::cpu::{self, CpuConfig, CpuError};
+use crate::bench::disk::{self, DiskConfig, EngineChoice, ErrorClass, RwMode};
+use crate::bench::stress::{self, MemAmount, StressConfig, StressError};
+
+/// The benchmark kinds this daemon runs.
+pub const KINDS: &[&str] = &["cpu", "disk", "stress"];
+
+fn seconds(flag: &str, s: f64) -> std::result::Result<Duration, String> {
+    if s > 0.0 && s <= 86_400.0 {
+        Ok(Duration::from_secs_f64(s))
+    } else {
+        Err(format!(
+            "invalid --{flag}: must be more than 0 and at most 86400 seconds"
+        ))
+    }
+}
+
+/// `hlctl bench cpu` parameters.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpuParams {
+    pub threads: Option<u32>,
+    pub time_s: Option<f64>,
+    pub max_prime: Option<u32>,
+    #[serde(default)]
+    pub no_single: bool,
+}
+
+impl CpuParams {
+    /// The engine configuration, checked like the CLI checks its flags.
+    pub fn config(&self) -> std::result::Result<CpuConfig, String> {
+        let mut cfg = CpuConfig::new();
+        if let Some(t) = self.threads {
+            if !(1..=4096).contains(&t) {
+                return Err(format!(
+                    "invalid --threads: {t} is out of range: allowed 1 to 4096"
+                ));
+            }
+            cfg.threads = t as usize;
+        }
+        if let Some(s) = self.time_s {
+            cfg.time = seconds("time", s)?;
+        }
+        if let Some(p) = self.max_prime {
+            if p == 0 {
+                return Err(
+                    "invalid --max-prime: must be at least 1 (sysbench's default is 10000)".into(),
+                );
+            }
+            cfg.max_prime = p;
+        }
+        cfg.single_thread_baseline = !self.no_single;
+        Ok(cfg)
+    }
+}
+
+/// `hlctl bench disk` parameters (not `--seq-dd`).
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiskParams {
+    /// Absolute directory for the test files.
+    pub dir: String,
+    /// `read`, `write`, `randread`, `randwrite`, `randrw`.
+    pub rw: Option<String>,
+    pub bs: Option<u64>,
+    pub size: Option<u64>,
+    pub iodepth: Option<u32>,
+    pub jobs: Option<u32>,
+    pub runtime_s: Option<f64>,
+    pub time_based: Option<bool>,
+    pub direct: Option<bool>,
+    /// `auto`, `io_uring`, `psync`.
+    pub engine: Option<String>,
+    pub rwmix_read: Option<u8>,
+}
+
+impl DiskParams {
+    /// The engine configuration, fully validated.
+    pub fn config(&self) -> std::result::Result<DiskConfig, String> {
+        if !self.dir.starts_with('/') {
+            return Err(format!(
+                "invalid --dir {:?}: give an absolute path",
+                self.dir
+            ));
+        }
+        let mut cfg = DiskConfig::new(&self.dir);
+        if let Some(rw) = &self.rw {
+            cfg.rw = match rw.as_str() {
+                "read" => RwMode::Read,
+                "write" => RwMode::Write,
+                "randread" => RwMode::RandRead,
+                "randwrite" => RwMode::RandWrite,
+                "randrw" => RwMode::RandRw,
+                other => {
+                    return Err(format!(
+                        "invalid --rw {other:?}: allowed read, write, randread, randwrite, randrw"
+                    ));
+                }
+            };
+        }
+        if let Some(e) = &self.engine {
+            cfg.engine = match e.as_str() {
+                "auto" => EngineChoice::Auto,
+                "io_uring" => EngineChoice::IoUring,
+                "psync" => EngineChoice::Psync,
+                other => {
+                    return Err(format!(
+                        "invalid --engine {other:?}: allowed auto, io_uring, psync"
+                    ));
+                }
+            };
+        }
+        cfg.bs = self.bs.unwrap_or(cfg.bs);
+        cfg.size = self.size.unwrap_or(cfg.size);
+        cfg.iodepth = self.iodepth.unwrap_or(cfg.iodepth);
+        cfg.jobs = self.jobs.unwrap_or(cfg.jobs);
+        if let Some(s) = self.runtime_s {
+            cfg.runtime = seconds("runtime", s)?;
+        }
+        cfg.time_based = self.time_based.unwrap_or(cfg.time_based);
+        cfg.direct = self.direct.unwrap_or(cfg.direct);
+        cfg.rwmix_read = self.rwmix_read.unwrap_or(cfg.rwmix_read);
+        cfg.validate().map_err(|e| e.to_string())?;
+        Ok(cfg)
+    }
+}
+
+/// `hlctl bench stress` parameters.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct StressParams {
+    pub time_s: Option<f64>,
+    pub cpu: Option<u32>,
+    pub vm: Option<u32>,
+    /// Memory per worker in bytes...
+    pub vm_bytes: Option<u64>,
+    /// ...or in percent of the available memory.
+    pub vm_percent: Option<f64>,
+    pub interval_s: Option<f64>,
+}
+
+impl StressParams {
+    pub fn config(&self) -> std::result::Result<StressConfig, String> {
+        let mut cfg = StressConfig::new();
+        if let Some(s) = self.time_s {
+            cfg.time = seconds("time", s)?;
+        }
+        if let Some(n) = self.cpu {
+            cfg.cpu_workers = n as usize;
+        }
+        if let Some(n) = self.vm {
+            cfg.vm_workers = n as usize;
+        }
+        match (self.vm_bytes, self.vm_percent) {
+            (Some(_), Some(_)) => {
+                return Err("invalid --vm-bytes: give bytes or a percentage, not both".into());
+            }
+            (Some(b), None) => cfg.vm_bytes = MemAmount::Bytes(b),
+            (None, Some(p)) => cfg.vm_bytes = MemAmount::PercentOfAvailable(p),
+            (None, None) => {}
+        }
+        if let Some(s) = self.interval_s {
+            cfg.interval = seconds("interval", s)?;
+        }
+        Ok(cfg)
+    }
+}
+
+/// How a disk error is classed for the client's exit code.
+pub fn disk_class(c: ErrorClass) -> &'static str {
+    match c {
+        ErrorClass::Invalid => "invalid",
+        ErrorClass::NotPermitted => "not_permitted",
+        ErrorClass::Failed => "failed",
+    }
+}
+
+fn parse<T: for<'de> Deserialize<'de>>(kind: &str, params: &str) -> Result<T> {
+    let params = if params.trim().is_empty() {
+        "{}"
+    } else {
+        params
+    };
+    serde_json::from_str(params)
+        .map_err(|e| Error::InvalidArgument(format!("benchmark {kind}: parameters: {e}")))
+}
+
+/// A hint for a disk benchmark refused by the unit's read-only file system.
+fn disk_message(e: &disk::DiskError, dir: &str) -> String {
+    let text = e.to_string();
+    if text.contains("Read-only file system") {
+        format!(
+            "{text}\nhlctld may only write where its unit allows: add the directory with \
+             `systemctl edit hlctld` → [Service] ReadWritePaths={dir}"
+        )
+    } else {
+        text
+    }
+}
+
+fn to_json<T: Serialize>(v: T) -> std::result::Result<serde_json::Value, Failure> {
+    serde_json::to_value(v).map_err(|e| Failure::from(e.to_string()))
+}
+
+/// Decode `params` (a JSON object) for `kind` and return the work to run.
+pub fn prepare(kind: &str, params: &str) -> Result<Work> {
+    match kind {
+        "cpu" => {
+            let p: CpuParams = parse(kind, params)?;
+            let cfg = p.config().map_err(Error::InvalidArgument)?;
+            Ok(Box::new(move |progress, cancel| {
+                let report = cpu::run(&cfg, progress, cancel.clone()).map_err(|e| Failure {
+                    class: match e {
+                        CpuError::InvalidConfig { .. } => "invalid",
+                        _ => "failed",
+                    },
+                    message: e.to_string(),
+                })?;
+                to_json(report)
+            }))
+        }
+        "disk" => {
+            let p: DiskParams = parse(kind, params)?;
+            let cfg = p.config().map_err(Error::InvalidArgument)?;
+            let dir = p.dir;
+            Ok(Box::new(move |progress, cancel| {
+                let report = disk::run(&cfg, progress, cancel.clone()).map_err(|e| Failure {
+                    class: disk_class(e.class()),
+                    message: disk_message(&e, &dir),
+                })?;
+                to_json(report)
+            }))
+        }
+        "stress" => {
+            let p: StressParams = parse(kind, params)?;
+            let cfg = p.config().map_err(Error::InvalidArgument)?;
+            Ok(Box::new(move |progress, cancel| {
+                let report = stress::run(&cfg, progress, cancel.clone()).map_err(|e| Failure {
+                    class: match e {
+                        StressError::InvalidConfig { .. } => "invalid",
+                        _ => "failed",
+                    },
+                    message: e.to_string(),
+                })?;
+                to_json(report)
+            }))
+        }
+        _ => Err(Error::NotSupported(format!(
+            "benchmark {:?} is not offered by this daemon (offered: {})",
+            kind.chars().take(64).collect::<String>(),
+            KINDS.join(", ")
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameters_are_checked_before_anything_runs() {
+        assert!(prepare("cpu", "").is_ok());
+        assert!(prepare("cpu", r#"{"threads": 2, "time_s": 0.5}"#).is_ok());
+        assert!(prepare("stress", r#"{"time_s": 1, "vm_percent": 5}"#).is_ok());
+        for bad in [
+            r#"{"threads": 0}"#,
+            r#"{"threads": -1}"#,
+            r#"{"time_s": 0}"#,
+            r#"{"colour": 1}"#,
+            "[1,2]",
+            "{",
+        ] {
+            assert!(
+                matches!(prepare("cpu", bad), Err(Error::InvalidArgument(_))),
+                "{bad}"
+            );
+        }
+        for bad in [
+            r#"{"dir": "relative"}"#,
+            r#"{"dir": "/tmp", "rw": "sideways"}"#,
+            r#"{"dir": "/tmp", "engine": "aio"}"#,
+            r#"{"dir": "/tmp", "bs": 0}"#,
+            r#"{}"#,
+        ] {
+            assert!(
+                matches!(prepare("disk", bad), Err(Error::InvalidArgument(_))),
+                "{bad}"
+            );
+        }
+        assert!(matches!(
+            prepare("stress", r#"{"vm_bytes": 1, "vm_percent": 1}"#),
+            Err(Error::InvalidArgument(_))
+        ));
+        assert!(matches!(prepare("gpu", "{}"), Err(Error::NotSupported(_))));
+    }
+}

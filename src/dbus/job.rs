@@ -1,0 +1,333 @@
+//! `org.hlctl.Daemon1.Job`: long work (benchmarks now, tuning later) as an
+//! object at `/org/hlctl/Daemon1/job/<n>`.
+//!
+//! A job belongs to the caller that started it (its unique bus name) and is
+//! cancelled when that caller leaves the bus, unless it was started
+//! `detached`. The work runs on a blocking thread with a
+//! [`Cancel`](crate::bench::progress::Cancel) token; it stops at its next
+//! check and cleans up after itself. A finished job stays on the bus for
+//! [`Options::job_linger`](super::state::Options) so its result can be read.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tracing::{info, warn};
+use zbus::message::Header;
+use zbus::object_server::SignalEmitter;
+use zbus::{Connection, OwnedObjectPath, interface};
+
+use super::auth::{self, Action, Caller};
+use super::error::{Error, Result};
+use super::state::{Claim, Daemon, lock};
+use crate::bench::progress::{Cancel, Progress, ProgressEvent};
+
+/// The object path of job `id`.
+pub fn path(id: u64) -> OwnedObjectPath {
+    OwnedObjectPath::try_from(format!("{}/job/{id}", super::PATH))
+        .unwrap_or_else(|_| OwnedObjectPath::try_from(super::PATH).expect("static path"))
+}
+
+/// A job's life: `running` → `succeeded` | `failed` | `cancelled`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JobStatus {
+    Running,
+    Succeeded,
+    Failed,
+    Cancelled,
+}
+
+impl JobStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobStatus::Running => "running",
+            JobStatus::Succeeded => "succeeded",
+            JobStatus::Failed => "failed",
+            JobStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
+struct Inner {
+    status: JobStatus,
+    progress: f64,
+    message: String,
+    result: String,
+}
+
+/// A job as the daemon tracks it.
+pub struct JobState {
+    pub id: u64,
+    pub kind: String,
+    pub owner: Caller,
+    pub detached: bool,
+    pub cancel: Cancel,
+    inner: Mutex<Inner>,
+    changed: tokio::sync::Notify,
+}
+
+impl JobState {
+    pub fn status(&self) -> JobStatus {
+        lock(&self.inner).status
+    }
+}
+
+/// Progress reports from the work thread land here.
+struct Sink(Arc<JobState>);
+
+impl Progress for Sink {
+    fn report(&self, event: ProgressEvent) {
+        {
+            let mut i = lock(&self.0.inner);
+            i.progress = event.fraction.clamp(0.0, 1.0);
+            i.message = event.message;
+        }
+        self.0.changed.notify_one();
+    }
+}
+
+/// Why a job's work failed: the message and how a client should treat it
+/// (`invalid`, `not_permitted` or `failed`, as exit codes 2, 3 and 1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    pub message: String,
+    pub class: &'static str,
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Self {
+        Failure {
+            message,
+            class: "failed",
+        }
+    }
+}
+
+/// The work of a job: runs on a thread of its own, reports progress, checks
+/// the token, returns a JSON result or a [`Failure`].
+pub type Work = Box<
+    dyn FnOnce(&dyn Progress, &Cancel) -> std::result::Result<serde_json::Value, Failure> + Send,
+>;
+
+/// The D-Bus object of one job.
+pub struct JobObject {
+    pub job: Arc<JobState>,
+}
+
+#[interface(name = "org.hlctl.Daemon1.Job")]
+impl JobObject {
+    /// What runs: `benchmark:cpu`, `benchmark:disk`, ...
+    #[zbus(property(emits_changed_signal = "const"))]
+    fn kind(&self) -> String {
+        self.job.kind.clone()
+    }
+
+    /// `running`, `succeeded`, `failed` or `cancelled`.
+    #[zbus(property)]
+    fn state(&self) -> String {
+        self.job.status().as_str().to_string()
+    }
+
+    /// How far along, 0.0–1.0.
+    #[zbus(property)]
+    fn progress(&self) -> f64 {
+        lock(&self.job.inner).progress
+    }
+
+    /// A short human message about the current step.
+    #[zbus(property)]
+    fn message(&self) -> String {
+        lock(&self.job.inner).message.clone()
+    }
+
+    /// The result as JSON once finished (`{"error": ..., "class": ...}` on
+    /// failure), "" before.
+    #[zbus(property)]
+    fn result(&self) -> String {
+        lock(&self.job.inner).result.clone()
+    }
+
+    /// The unique bus name that owns the job.
+    #[zbus(property(emits_changed_signal = "const"))]
+    fn owner(&self) -> String {
+        self.job.owner.sender.clone()
+    }
+
+    /// True when the job outlives its owner's bus connection.
+    #[zbus(property(emits_changed_signal = "const"))]
+    fn detached(&self) -> bool {
+        self.job.detached
+    }
+
+    /// Ask the job to stop. Its owner may always cancel it; anyone else needs
+    /// the run-benchmark authorization.
+    async fn cancel(
+        &self,
+        #[zbus(header)] hdr: Header<'_>,
+        #[zbus(connection)] conn: &Connection,
+    ) -> Result<()> {
+        let sender = hdr.sender().map(|s| s.to_string()).unwrap_or_default();
+        let who = if sender == self.job.owner.sender {
+            auth::caller(conn, &hdr).await?
+        } else {
+            auth::authorize(conn, &hdr, &[Action::RunBenchmark], &self.job.kind).await?
+        };
+        if self.job.status() == JobStatus::Running {
+            info!(job = self.job.id, uid = %who.uid_text(), "job {} cancelled by its caller", self.job.id);
+            self.job.cancel.cancel();
+        }
+        Ok(())
+    }
+
+    /// The job ended: its final state and its result (JSON).
+    #[zbus(signal)]
+    async fn finished(emitter: &SignalEmitter<'_>, state: &str, result: &str) -> zbus::Result<()>;
+}
+
+/// Register a job object and start `work` on a blocking thread. `claim`
+/// (a held link) is released when the work ends.
+pub async fn start(
+    conn: &Connection,
+    d: &Arc<Daemon>,
+    kind: String,
+    owner: Caller,
+    detached: bool,
+    claim: Option<Claim>,
+    work: Work,
+) -> Result<OwnedObjectPath> {
+    let id = d.next_job_id();
+    let job = Arc::new(JobState {
+        id,
+        kind,
+        owner,
+        detached,
+        cancel: Cancel::new(),
+        inner: Mutex::new(Inner {
+            status: JobStatus::Running,
+            progress: 0.0,
+            message: "starting".into(),
+            result: String::new(),
+        }),
+        changed: tokio::sync::Notify::new(),
+    });
+    let p = path(id);
+    conn.object_server()
+        .at(p.clone(), JobObject { job: job.clone() })
+        .await
+        .map_err(|e| Error::Failed(format!("cannot register job: {e}")))?;
+    lock(&d.jobs).insert(id, job.clone());
+    info!(
+        job = id,
+        kind = %job.kind,
+        uid = %job.owner.uid_text(),
+        sender = %job.owner.sender,
+        detached,
+        "job {id} started"
+    );
+    tokio::spawn(drive(conn.clone(), d.clone(), job, claim, work));
+    Ok(p)
+}
+
+async fn drive(
+    conn: Connection,
+    d: Arc<Daemon>,
+    job: Arc<JobState>,
+    claim: Option<Claim>,
+    work: Work,
+) {
+    let p = path(job.id);
+    let (j, cancel) = (job.clone(), job.cancel.clone());
+    // Long work gets a thread of its own, not one of the runtime's short-task threads.
+    let (tx, mut task) = tokio::sync::oneshot::channel();
+    let spawned = std::thread::Builder::new()
+        .name(format!("job-{}", job.id))
+        .spawn(move || {
+            let _ = tx.send(work(&Sink(j), &cancel));
+        });
+    if let Err(e) = spawned {
+        warn!(job = job.id, "cannot start the job's thread: {e}");
+    }
+    let iref = conn
+        .object_server()
+        .interface::<_, JobObject>(p.clone())
+        .await
+        .ok();
+    let outcome = loop {
+        tokio::select! {
+            r = &mut task => break r,
+            _ = job.changed.notified() => {
+                if let Some(iref) = &iref {
+                    let obj = iref.get().await;
+                    let e = iref.signal_emitter();
+                    let _ = obj.progress_changed(e).await;
+                    let _ = obj.message_changed(e).await;
+                }
+                // At most ten progress announcements a second.
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    };
+    drop(claim);
+    // A cancelled benchmark still returns what it measured (marked partial).
+    let cancelled = job.cancel.is_cancelled();
+    let (status, result) = match outcome {
+        Ok(Ok(v)) if cancelled => (JobStatus::Cancelled, v),
+        Ok(Ok(v)) => (JobStatus::Succeeded, v),
+        _ if cancelled => (
+            JobStatus::Cancelled,
+            serde_json::json!({"error": "cancelled"}),
+        ),
+        Ok(Err(f)) => (
+            JobStatus::Failed,
+            serde_json::json!({ "error": f.message, "class": f.class }),
+        ),
+        Err(_) => (
+            JobStatus::Failed,
+            serde_json::json!({ "error": "the job's thread ended without a result" }),
+        ),
+    };
+    let result = result.to_string();
+    {
+        let mut i = lock(&job.inner);
+        i.status = status;
+        i.result = result.clone();
+        if status == JobStatus::Succeeded {
+            i.progress = 1.0;
+        }
+        i.message = status.as_str().to_string();
+    }
+    info!(job = job.id, kind = %job.kind, "job {} {}", job.id, status.as_str());
+    if let Some(iref) = &iref {
+        let obj = iref.get().await;
+        let e = iref.signal_emitter();
+        let r = obj
+            .state_changed(e)
+            .await
+            .and(obj.progress_changed(e).await)
+            .and(obj.message_changed(e).await)
+            .and(obj.result_changed(e).await)
+            .and(JobObject::finished(e, status.as_str(), &result).await);
+        if let Err(err) = r {
+            warn!(job = job.id, "cannot announce the end of the job: {err}");
+        }
+    }
+    tokio::time::sleep(d.opts.job_linger).await;
+    let _ = conn.object_server().remove::<JobObject, _>(p).await;
+    lock(&d.jobs).remove(&job.id);
+}
+
+/// The caller `name` left the bus: cancel its running, attached jobs.
+pub fn owner_left(d: &Daemon, name: &str) {
+    for job in lock(&d.jobs).values() {
+        if job.owner.sender == name && !job.detached && job.status() == JobStatus::Running {
+            info!(
+                job = job.id,
+                uid = %job.owner.uid_text(),
+                "job {} cancelled: its caller {name} left the bus",
+                job.id
+            );
+            job.cancel.cancel();
+        }
+    }
+}

@@ -1,0 +1,261 @@
+//! `org.hlctl.Daemon1.Link`: one object per link at `/org/hlctl/Daemon1/link/<ifindex>`.
+//!
+//! Properties are served from the daemon's cached model (never waiting for a
+//! change in progress). `Settings` is the whole `hlctl show` model as JSON,
+//! exactly one element of `hlctl show --json`'s `interfaces`; the typed
+//! properties are conveniences. `PropertiesChanged` is emitted whenever a
+//! setting changes, whoever changed it (the monitor sees `ethtool -K` too).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use tracing::{info, warn};
+use zbus::message::Header;
+use zbus::object_server::SignalEmitter;
+use zbus::{Connection, OwnedObjectPath, OwnedVariant, interface};
+
+use super::auth::{self, Action};
+use super::error::{Error, Result};
+use super::settings;
+use super::state::{COUNTERS_MAX_AGE, Daemon, LinkState, lock, settings_only};
+use crate::nic::error::NicError;
+use crate::nic::model::Interface;
+use crate::nic::set::{SetReply, apply_and_persist};
+
+/// The object path of the link with `ifindex`.
+pub fn path(ifindex: u32) -> OwnedObjectPath {
+    OwnedObjectPath::try_from(format!("{}/link/{ifindex}", super::PATH))
+        .unwrap_or_else(|_| OwnedObjectPath::try_from(super::PATH).expect("static path"))
+}
+
+/// The D-Bus object of one link.
+pub struct LinkObject {
+    pub daemon: Arc<Daemon>,
+    pub link: Arc<LinkState>,
+}
+
+#[interface(name = "org.hlctl.Daemon1.Link")]
+impl LinkObject {
+    /// Interface name (`eth0`); follows renames.
+    #[zbus(property)]
+    fn name(&self) -> String {
+        self.link.model().name
+    }
+
+    /// Kernel interface index.
+    #[zbus(property)]
+    fn ifindex(&self) -> u32 {
+        self.link.ifindex
+    }
+
+    /// Hardware address, or "" when the link has none.
+    #[zbus(property)]
+    fn mac(&self) -> String {
+        self.link.model().mac.unwrap_or_default()
+    }
+
+    /// Driver name (`ethtool -i`), or "".
+    #[zbus(property)]
+    fn driver(&self) -> String {
+        self.link.model().driver.unwrap_or_default()
+    }
+
+    /// MTU in bytes.
+    #[zbus(property)]
+    fn mtu(&self) -> u32 {
+        self.link.model().mtu
+    }
+
+    /// Link speed in Mb/s; 0 when unknown or not reported.
+    #[zbus(property)]
+    fn speed(&self) -> u32 {
+        self.link
+            .model()
+            .link
+            .and_then(|l| l.speed_mbps)
+            .unwrap_or(0)
+    }
+
+    /// `full`, `half`, or "" when unknown.
+    #[zbus(property)]
+    fn duplex(&self) -> String {
+        self.link
+            .model()
+            .link
+            .and_then(|l| l.duplex)
+            .map(|d| d.to_string())
+            .unwrap_or_default()
+    }
+
+    /// RFC 2863 operational state (`up`, `down`, ...).
+    #[zbus(property)]
+    fn oper_state(&self) -> String {
+        self.link.model().oper_state
+    }
+
+    /// What holds the link now (a change or a benchmark job), or "".
+    #[zbus(property(emits_changed_signal = "false"))]
+    fn held_by(&self) -> String {
+        self.link.holder().unwrap_or_default()
+    }
+
+    /// The whole `hlctl show` model of this link as JSON (schema of
+    /// the JSON output of `hlctl show`, one of `interfaces[]`). Counters are at most 0.5 s old.
+    #[zbus(property)]
+    async fn settings(&self) -> String {
+        if self.link.age() > COUNTERS_MAX_AGE {
+            let (d, link) = (self.daemon.clone(), self.link.clone());
+            let name = link.model().name;
+            let fresh = tokio::task::spawn_blocking(move || d.read_one(&name)).await;
+            if let Ok(Ok(iface)) = fresh
+                && iface.ifindex == link.ifindex
+            {
+                link.set_model(iface);
+            }
+        }
+        serde_json::to_string(&self.link.model()).unwrap_or_else(|_| "null".into())
+    }
+
+    /// Apply a change set (keys: see `dbus/org.hlctl.Daemon1.xml`): validate
+    /// everything, snapshot, apply in a safe order, read back, restore on
+    /// failure. Options: `dry_run` (b), `persist` (b). Returns JSON: the
+    /// JSON output of `hlctl set` (settings with before/requested/after/status,
+    /// failure, restore_errors, persisted).
+    async fn apply_changes(
+        &self,
+        settings: HashMap<String, OwnedVariant>,
+        options: HashMap<String, OwnedVariant>,
+        #[zbus(header)] hdr: Header<'_>,
+        #[zbus(connection)] conn: &Connection,
+    ) -> Result<String> {
+        let name = self.link.model().name;
+        let invalid = |problems| {
+            Error::InvalidArgument(
+                NicError::Invalid {
+                    iface: name.clone(),
+                    problems,
+                }
+                .to_string(),
+            )
+        };
+        let cs = settings::decode_changes(&settings).map_err(invalid)?;
+        let flags = settings::decode_flags(&options, &["dry_run", "persist"]).map_err(invalid)?;
+        let dry_run = flags.get("dry_run").copied().unwrap_or(false);
+        let persist = flags.get("persist").copied().unwrap_or(false) && !dry_run;
+        let caller = if dry_run {
+            auth::caller(conn, &hdr).await?
+        } else {
+            let mut actions = vec![Action::ApplySettings];
+            if persist {
+                actions.push(Action::Persist);
+            }
+            auth::authorize(conn, &hdr, &actions, &name).await?
+        };
+        let claim = self
+            .link
+            .claim(format!("a change by uid {}", caller.uid_text()))?;
+        if !self.daemon.opts.hold.is_zero() {
+            tokio::time::sleep(self.daemon.opts.hold).await;
+        }
+        let d = self.daemon.clone();
+        let iface = name.clone();
+        let reply = tokio::task::spawn_blocking(move || {
+            let state_file = d.paths().nic_state_file();
+            let mut nl = lock(&d.writer);
+            apply_and_persist(&mut nl, &state_file, &iface, &cs, dry_run, persist)
+        })
+        .await
+        .map_err(|e| Error::Failed(format!("{name}: the change task failed: {e}")))??;
+        drop(claim);
+        log_reply(&caller, &reply);
+        if !dry_run {
+            refresh(conn, &self.daemon, &self.link).await;
+        }
+        serde_json::to_string(&reply).map_err(|e| Error::Failed(e.to_string()))
+    }
+}
+
+fn log_reply(caller: &auth::Caller, reply: &SetReply) {
+    let o = &reply.outcome;
+    if o.dry_run {
+        return;
+    }
+    for s in &o.settings {
+        let after = s.after.as_ref().map_or("-".to_string(), |v| v.to_string());
+        info!(
+            uid = %caller.uid_text(),
+            sender = %caller.sender,
+            iface = %o.interface,
+            setting = %s.setting,
+            status = ?s.status,
+            "{} {}: {} -> {}",
+            o.interface,
+            s.setting,
+            s.before,
+            after
+        );
+    }
+    if let Some(f) = &o.failure {
+        warn!(uid = %caller.uid_text(), iface = %o.interface, "change failed at {}: {} (restore errors: {:?})", f.step, f.error, o.restore_errors);
+    }
+    if let Some(p) = &reply.persisted {
+        info!(uid = %caller.uid_text(), iface = %o.interface, "persisted in {p}");
+    }
+    if let Some(e) = &reply.persist_error {
+        warn!(uid = %caller.uid_text(), iface = %o.interface, "persisting failed: {e}");
+    }
+}
+
+/// Re-read one link, store the model and announce what changed.
+pub async fn refresh(conn: &Connection, d: &Arc<Daemon>, link: &Arc<LinkState>) {
+    let (dd, name) = (d.clone(), link.model().name);
+    match tokio::task::spawn_blocking(move || dd.read_one(&name)).await {
+        Ok(Ok(iface)) if iface.ifindex == link.ifindex => publish(conn, link, iface).await,
+        // Renamed or gone: the monitor's reconciliation takes care of it.
+        _ => {}
+    }
+}
+
+/// Store a freshly read model and emit `PropertiesChanged` for what differs.
+pub async fn publish(conn: &Connection, link: &LinkState, new: Interface) {
+    let old = link.set_model(new.clone());
+    if settings_only(&old) == settings_only(&new) {
+        return;
+    }
+    let Ok(iref) = conn
+        .object_server()
+        .interface::<_, LinkObject>(path(link.ifindex))
+        .await
+    else {
+        return;
+    };
+    let e: &SignalEmitter<'static> = iref.signal_emitter();
+    let obj = iref.get().await;
+    let speed = |i: &Interface| i.link.as_ref().and_then(|l| l.speed_mbps);
+    let duplex = |i: &Interface| i.link.as_ref().and_then(|l| l.duplex);
+    let mut r = obj.settings_changed(e).await;
+    if old.name != new.name {
+        r = r.and(obj.name_changed(e).await);
+    }
+    if old.mac != new.mac {
+        r = r.and(obj.mac_changed(e).await);
+    }
+    if old.driver != new.driver {
+        r = r.and(obj.driver_changed(e).await);
+    }
+    if old.mtu != new.mtu {
+        r = r.and(obj.mtu_changed(e).await);
+    }
+    if speed(&old) != speed(&new) {
+        r = r.and(obj.speed_changed(e).await);
+    }
+    if duplex(&old) != duplex(&new) {
+        r = r.and(obj.duplex_changed(e).await);
+    }
+    if old.oper_state != new.oper_state {
+        r = r.and(obj.oper_state_changed(e).await);
+    }
+    if let Err(err) = r {
+        warn!("{}: cannot emit PropertiesChanged: {err}", new.name);
+    }
+}

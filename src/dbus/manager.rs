@@ -1,0 +1,293 @@
+//! `org.hlctl.Daemon1.Manager` at `/org/hlctl/Daemon1`: version,
+//! capabilities, the links, the sysctl tuning set and its changes,
+//! benchmarks as jobs, and link appearance signals.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use tracing::{info, warn};
+use zbus::message::Header;
+use zbus::object_server::SignalEmitter;
+use zbus::{Connection, ObjectPath, OwnedObjectPath, OwnedVariant, interface};
+
+use super::auth::{self, Action};
+use super::error::{Error, Result};
+use super::settings::{self, MAX_ENTRIES, MAX_STR};
+use super::state::Daemon;
+use super::{bench, job, link};
+use crate::problem::Problem;
+use crate::sysctl::{self, SysctlError};
+
+/// The manager object.
+pub struct Manager {
+    pub daemon: Arc<Daemon>,
+}
+
+fn check_strings<'a>(what: &str, items: impl Iterator<Item = &'a str>) -> Result<()> {
+    let mut n = 0;
+    for s in items {
+        n += 1;
+        if s.len() > MAX_STR {
+            return Err(Error::InvalidArgument(format!(
+                "{what}: a string of {} bytes; at most {MAX_STR} allowed",
+                s.len()
+            )));
+        }
+    }
+    if n > MAX_ENTRIES {
+        return Err(Error::InvalidArgument(format!(
+            "{what}: {n} entries; at most {MAX_ENTRIES} allowed"
+        )));
+    }
+    Ok(())
+}
+
+fn invalid(problems: Vec<Problem>) -> Error {
+    Error::InvalidArgument(SysctlError::Invalid(problems).to_string())
+}
+
+#[interface(name = "org.hlctl.Daemon1.Manager")]
+impl Manager {
+    /// The daemon's version.
+    #[zbus(property(emits_changed_signal = "const"))]
+    fn version(&self) -> String {
+        env!("CARGO_PKG_VERSION").to_string()
+    }
+
+    /// What this daemon can do: `nic.show`, `nic.apply`, `nic.persist`,
+    /// `sysctl.show`, `sysctl.set`, `sysctl.persist`, `jobs`, and
+    /// `benchmark.<kind>` for each benchmark it runs.
+    #[zbus(property(emits_changed_signal = "const"))]
+    fn capabilities(&self) -> Vec<String> {
+        let mut c: Vec<String> = [
+            "nic.show",
+            "nic.apply",
+            "nic.persist",
+            "nic.monitor",
+            "sysctl.show",
+            "sysctl.set",
+            "sysctl.persist",
+            "jobs",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        c.extend(bench::KINDS.iter().map(|k| format!("benchmark.{k}")));
+        c
+    }
+
+    /// Every link's object path, by ifindex.
+    #[zbus(property)]
+    fn links(&self) -> Vec<OwnedObjectPath> {
+        self.daemon
+            .all_links()
+            .iter()
+            .map(|l| link::path(l.ifindex))
+            .collect()
+    }
+
+    /// The network-tuning sysctls and their current values (keys missing in
+    /// this network namespace are left out).
+    #[zbus(property(emits_changed_signal = "false"))]
+    fn sysctl_tuning_set(&self) -> HashMap<String, String> {
+        sysctl::show(self.daemon.paths(), &[])
+            .map(|entries| {
+                entries
+                    .into_iter()
+                    .filter_map(|e| Some((e.key, e.value?)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The object path of the link named `name`.
+    async fn get_link(&self, name: &str) -> Result<OwnedObjectPath> {
+        check_strings("name", std::iter::once(name))?;
+        self.daemon
+            .link_by_name(name)
+            .map(|l| link::path(l.ifindex))
+            .ok_or_else(|| Error::NoSuchInterface(format!("{name}: no such interface")))
+    }
+
+    /// Read sysctls: the given `keys` (under `net.`), or the tuning set when
+    /// empty. Returns JSON `{"sysctls":[{"key","value","about"}]}` as
+    /// the JSON output of `hlctl sysctl` (D-Bus docs must not hold a double hyphen).
+    async fn show_sysctl(&self, keys: Vec<String>) -> Result<String> {
+        check_strings("keys", keys.iter().map(String::as_str))?;
+        let d = self.daemon.clone();
+        let entries = tokio::task::spawn_blocking(move || sysctl::show(d.paths(), &keys))
+            .await
+            .map_err(|e| Error::Failed(e.to_string()))??;
+        Ok(serde_json::json!({ "sysctls": entries }).to_string())
+    }
+
+    /// Validate every assignment (nothing changes on any problem), write each
+    /// and read it back; restore on failure. Options: `dry_run` (b),
+    /// `persist` (b, to sysctl.d/90-hlctl.conf). Returns JSON: changes with
+    /// before/requested/after, failed, restore_errors, persisted, overridden_by.
+    async fn set_sysctl(
+        &self,
+        values: Vec<(String, String)>,
+        options: HashMap<String, OwnedVariant>,
+        #[zbus(header)] hdr: Header<'_>,
+        #[zbus(connection)] conn: &Connection,
+    ) -> Result<String> {
+        check_strings(
+            "values",
+            values.iter().flat_map(|(k, v)| [k.as_str(), v.as_str()]),
+        )?;
+        if values.is_empty() {
+            return Err(invalid(vec![Problem::new(
+                "values",
+                None,
+                "nothing to set: give KEY=VALUE pairs",
+            )]));
+        }
+        let flags = settings::decode_flags(&options, &["dry_run", "persist"]).map_err(invalid)?;
+        let dry_run = flags.get("dry_run").copied().unwrap_or(false);
+        let persist = flags.get("persist").copied().unwrap_or(false) && !dry_run;
+        let keys: Vec<&str> = values.iter().map(|(k, _)| k.as_str()).collect();
+        let caller = if dry_run {
+            auth::caller(conn, &hdr).await?
+        } else {
+            let mut actions = vec![Action::SetSysctl];
+            if persist {
+                actions.push(Action::Persist);
+            }
+            auth::authorize(conn, &hdr, &actions, &keys.join(" ")).await?
+        };
+        let d = self.daemon.clone();
+        let reply = tokio::task::spawn_blocking(move || {
+            sysctl::set::set(d.paths(), &values, dry_run, persist)
+        })
+        .await
+        .map_err(|e| Error::Failed(e.to_string()))??;
+        if !dry_run {
+            for c in &reply.changes {
+                info!(
+                    uid = %caller.uid_text(),
+                    sender = %caller.sender,
+                    key = %c.key,
+                    "sysctl {}: {} -> {}",
+                    c.key,
+                    c.before,
+                    c.after.as_deref().unwrap_or("-")
+                );
+            }
+            if let Some(f) = &reply.failed {
+                warn!(uid = %caller.uid_text(), "sysctl change failed: {f}");
+            }
+            if let Some(p) = &reply.persisted {
+                info!(uid = %caller.uid_text(), "sysctls persisted in {p}");
+            }
+        }
+        serde_json::to_string(&reply).map_err(|e| Error::Failed(e.to_string()))
+    }
+
+    /// Start a benchmark as a job. `kind`: one of the `benchmark.<kind>`
+    /// capabilities; `params`: the benchmark's parameters as a JSON object
+    /// (schema per kind, as the JSON output of `hlctl bench <kind>` echoes them).
+    /// Options: `detached` (b: keep running when the caller leaves the bus),
+    /// `link` (s: the interface the benchmark loads; changes to it get `Busy`
+    /// while it runs). Returns the job's object path.
+    async fn start_benchmark(
+        &self,
+        kind: &str,
+        params: &str,
+        options: HashMap<String, OwnedVariant>,
+        #[zbus(header)] hdr: Header<'_>,
+        #[zbus(connection)] conn: &Connection,
+    ) -> Result<OwnedObjectPath> {
+        check_strings("kind", std::iter::once(kind))?;
+        if params.len() > 64 * 1024 {
+            return Err(Error::InvalidArgument(format!(
+                "params: {} bytes of JSON; at most 65536 allowed",
+                params.len()
+            )));
+        }
+        let mut detached = false;
+        let mut on_link = None;
+        let mut problems = Vec::new();
+        for (k, v) in &options {
+            match k.as_str() {
+                "detached" => match settings::as_bool(k, v) {
+                    Ok(b) => detached = b,
+                    Err(p) => problems.push(p),
+                },
+                "link" => match settings::as_str(k, v) {
+                    Ok(s) => on_link = Some(s),
+                    Err(p) => problems.push(p),
+                },
+                _ => problems.push(Problem::new(
+                    format!("option {}", k.chars().take(64).collect::<String>()),
+                    None,
+                    "unknown option: allowed detached (b), link (s)",
+                )),
+            }
+        }
+        if !problems.is_empty() {
+            return Err(Error::InvalidArgument(crate::problem::join(&problems)));
+        }
+        let link_state = match &on_link {
+            Some(name) => Some(
+                self.daemon
+                    .link_by_name(name)
+                    .ok_or_else(|| Error::NoSuchInterface(format!("{name}: no such interface")))?,
+            ),
+            None => None,
+        };
+        let caller = auth::authorize(
+            conn,
+            &hdr,
+            &[Action::RunBenchmark],
+            &format!("benchmark {kind}"),
+        )
+        .await?;
+        let work = bench::prepare(kind, params)?;
+        let claim = match &link_state {
+            Some(l) => Some(l.claim(format!("a {kind} benchmark (uid {})", caller.uid_text()))?),
+            None => None,
+        };
+        job::start(
+            conn,
+            &self.daemon,
+            format!("benchmark:{kind}"),
+            caller,
+            detached,
+            claim,
+            work,
+        )
+        .await
+    }
+
+    /// Tune the network (measure, change, prove, keep or roll back). Needs the
+    /// tune authorization; not offered by this version (NotSupported).
+    async fn tune(
+        &self,
+        options: HashMap<String, OwnedVariant>,
+        #[zbus(header)] hdr: Header<'_>,
+        #[zbus(connection)] conn: &Connection,
+    ) -> Result<OwnedObjectPath> {
+        let _ = options;
+        auth::authorize(conn, &hdr, &[Action::Tune], "").await?;
+        Err(Error::NotSupported(
+            "tuning is not available in this version of hlctld".into(),
+        ))
+    }
+
+    /// A link appeared (hot-plug, new virtual device).
+    #[zbus(signal)]
+    pub async fn link_added(
+        emitter: &SignalEmitter<'_>,
+        path: ObjectPath<'_>,
+        name: &str,
+    ) -> zbus::Result<()>;
+
+    /// A link disappeared.
+    #[zbus(signal)]
+    pub async fn link_removed(
+        emitter: &SignalEmitter<'_>,
+        path: ObjectPath<'_>,
+        name: &str,
+    ) -> zbus::Result<()>;
+}

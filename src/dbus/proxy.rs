@@ -1,0 +1,83 @@
+//! Client side: typed proxies for hlctl.
+
+use std::collections::HashMap;
+
+use zbus::{OwnedObjectPath, Variant, proxy};
+
+#[proxy(
+    interface = "org.hlctl.Daemon1.Manager",
+    default_service = "org.hlctl.Daemon1",
+    default_path = "/org/hlctl/Daemon1"
+)]
+pub trait Manager {
+    #[zbus(property)]
+    fn version(&self) -> zbus::Result<String>;
+    #[zbus(property)]
+    fn capabilities(&self) -> zbus::Result<Vec<String>>;
+    #[zbus(property)]
+    fn links(&self) -> zbus::Result<Vec<OwnedObjectPath>>;
+    #[zbus(property)]
+    fn sysctl_tuning_set(&self) -> zbus::Result<HashMap<String, String>>;
+    fn get_link(&self, name: &str) -> zbus::Result<OwnedObjectPath>;
+    fn show_sysctl(&self, keys: &[&str]) -> zbus::Result<String>;
+    #[zbus(allow_interactive_auth)]
+    fn set_sysctl(
+        &self,
+        values: &[(&str, &str)],
+        options: HashMap<&str, Variant<'_>>,
+    ) -> zbus::Result<String>;
+    #[zbus(allow_interactive_auth)]
+    fn start_benchmark(
+        &self,
+        kind: &str,
+        params: &str,
+        options: HashMap<&str, Variant<'_>>,
+    ) -> zbus::Result<OwnedObjectPath>;
+    #[zbus(allow_interactive_auth)]
+    fn tune(&self, options: HashMap<&str, Variant<'_>>) -> zbus::Result<OwnedObjectPath>;
+    #[zbus(signal)]
+    fn link_added(&self, path: zbus::ObjectPath<'_>, name: &str) -> zbus::Result<()>;
+    #[zbus(signal)]
+    fn link_removed(&self, path: zbus::ObjectPath<'_>, name: &str) -> zbus::Result<()>;
+}
+
+#[proxy(
+    interface = "org.hlctl.Daemon1.Link",
+    default_service = "org.hlctl.Daemon1"
+)]
+pub trait Link {
+    #[zbus(property)]
+    fn name(&self) -> zbus::Result<String>;
+    #[zbus(property)]
+    fn ifindex(&self) -> zbus::Result<u32>;
+    #[zbus(property)]
+    fn mtu(&self) -> zbus::Result<u32>;
+    #[zbus(property)]
+    fn settings(&self) -> zbus::Result<String>;
+    #[zbus(allow_interactive_auth)]
+    fn apply_changes(
+        &self,
+        settings: HashMap<String, Variant<'_>>,
+        options: HashMap<&str, Variant<'_>>,
+    ) -> zbus::Result<String>;
+}
+
+#[proxy(
+    interface = "org.hlctl.Daemon1.Job",
+    default_service = "org.hlctl.Daemon1"
+)]
+pub trait Job {
+    #[zbus(property)]
+    fn kind(&self) -> zbus::Result<String>;
+    #[zbus(property)]
+    fn state(&self) -> zbus::Result<String>;
+    #[zbus(property)]
+    fn progress(&self) -> zbus::Result<f64>;
+    #[zbus(property)]
+    fn message(&self) -> zbus::Result<String>;
+    #[zbus(property)]
+    fn result(&self) -> zbus::Result<String>;
+    fn cancel(&self) -> zbus::Result<()>;
+    #[zbus(signal)]
+    fn finished(&self, state: &str, result: &str) -> zbus::Result<()>;
+}

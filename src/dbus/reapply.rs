@@ -1,0 +1,68 @@
+//! Re-apply persisted NIC settings: at start, and when a link with persisted
+//! settings appears again (hot-plug, driver reload, a re-created device).
+//! Entries match by MAC first, so a renamed interface still gets its settings.
+
+use std::sync::Arc;
+
+use tracing::{info, warn};
+use zbus::Connection;
+
+use super::link;
+use super::state::{Daemon, LinkState, lock};
+use crate::nic::apply;
+use crate::nic::persist::State;
+
+/// Re-apply the persisted settings of one link, if it has any; log each setting.
+pub async fn reapply(conn: &Connection, d: &Arc<Daemon>, l: &Arc<LinkState>, why: &str) {
+    let model = l.model();
+    let path = d.paths().nic_state_file();
+    let state = match tokio::task::spawn_blocking(move || State::load(&path)).await {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => return warn!("cannot read persisted settings: {e}"),
+        Err(_) => return,
+    };
+    let Some(entry) = state.find(&model.name, model.mac.as_deref()).cloned() else {
+        return;
+    };
+    let claim = match l.claim("re-applying persisted settings") {
+        Ok(c) => c,
+        Err(e) => return warn!("{}: persisted settings not re-applied: {e:?}", model.name),
+    };
+    info!(
+        iface = %model.name,
+        "re-applying persisted settings of {} ({why}; entry {} {})",
+        model.name,
+        entry.name,
+        entry.mac.as_deref().unwrap_or("")
+    );
+    let (dd, name) = (d.clone(), model.name.clone());
+    let r = tokio::task::spawn_blocking(move || {
+        apply::apply(&mut lock(&dd.writer), &name, &entry.settings, false)
+    })
+    .await;
+    drop(claim);
+    match r {
+        Ok(Ok(outcome)) => {
+            for s in &outcome.settings {
+                let after = s.after.as_ref().map_or("-".to_string(), |v| v.to_string());
+                info!(
+                    uid = "hlctld (persisted settings)",
+                    iface = %outcome.interface,
+                    setting = %s.setting,
+                    "persisted {} {}: {} -> {} ({:?})",
+                    outcome.interface,
+                    s.setting,
+                    s.before,
+                    after,
+                    s.status
+                );
+            }
+            if let Some(f) = &outcome.failure {
+                warn!(iface = %outcome.interface, "re-applying failed at {}: {}; restored", f.step, f.error);
+            }
+        }
+        Ok(Err(e)) => warn!(iface = %model.name, "persisted settings not re-applied: {e}"),
+        Err(e) => warn!(iface = %model.name, "re-apply task failed: {e}"),
+    }
+    link::refresh(conn, d, l).await;
+}

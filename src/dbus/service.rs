@@ -1,0 +1,174 @@
+//! hlctld's life: read every link, register the objects, own the bus name,
+//! tell systemd we are ready, follow netlink changes, re-apply persisted
+//! settings, cancel jobs whose callers left, and shut down cleanly on SIGTERM.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tracing::{info, warn};
+use zbus::Connection;
+
+use super::link::{self, LinkObject};
+use super::manager::Manager;
+use super::state::{Daemon, LinkState, Options, lock};
+use super::{BUS_NAME, PATH, job, monitor, notify, reapply};
+use crate::nic::error::NicError;
+
+/// Which bus to serve on.
+#[derive(Clone, Debug)]
+pub enum Bus {
+    /// The system bus (`DBUS_SYSTEM_BUS_ADDRESS` or the standard socket).
+    System,
+    /// The session bus (development).
+    Session,
+    /// Any D-Bus address (`unix:path=/run/test/bus`).
+    Address(String),
+}
+
+/// Why the daemon could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    #[error("cannot read the links: {0}")]
+    Engine(#[from] NicError),
+    #[error("cannot connect to the bus or own {BUS_NAME}: {0}")]
+    Bus(#[from] zbus::Error),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("the bus connection was lost")]
+    BusLost,
+}
+
+/// Build a connection builder for `bus`.
+pub fn builder(bus: &Bus) -> zbus::connection::Builder<'static> {
+    match bus {
+        Bus::System => zbus::connection::Builder::system(),
+        Bus::Session => zbus::connection::Builder::session(),
+        Bus::Address(a) => zbus::connection::Builder::address(a.as_str()),
+    }
+}
+
+/// Run the daemon until SIGTERM or SIGINT.
+pub fn run(bus: Bus, opts: Options) -> Result<(), ServiceError> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(4)
+        .enable_all()
+        .build()?;
+    let r = rt.block_on(serve(bus, opts));
+    // Jobs were cancelled; do not wait forever for a blocking task that ignores it.
+    rt.shutdown_timeout(Duration::from_secs(2));
+    r
+}
+
+async fn serve(bus: Bus, opts: Options) -> Result<(), ServiceError> {
+    let t0 = Instant::now();
+    let d = Daemon::new(opts)?;
+    let dd = d.clone();
+    let ifaces = tokio::task::spawn_blocking(move || dd.read_all())
+        .await
+        .map_err(std::io::Error::other)??;
+    let mut b = builder(&bus).serve_at(PATH, Manager { daemon: d.clone() });
+    {
+        let mut links = d.links.write().unwrap_or_else(|p| p.into_inner());
+        for iface in ifaces {
+            let state = Arc::new(LinkState::new(iface));
+            b = b.serve_at(
+                link::path(state.ifindex),
+                LinkObject {
+                    daemon: d.clone(),
+                    link: state.clone(),
+                },
+            );
+            links.insert(state.ifindex, state);
+        }
+    }
+    let conn = b.name(BUS_NAME).build().await?;
+    info!(
+        links = d.all_links().len(),
+        "hlctld {} serving {BUS_NAME} ({} ms to the bus name)",
+        env!("CARGO_PKG_VERSION"),
+        t0.elapsed().as_millis()
+    );
+    match notify::notify("READY=1") {
+        Ok(true) => info!("told systemd we are ready"),
+        Ok(false) => {}
+        Err(e) => warn!("sd_notify: {e}"),
+    }
+    let (conn_for_watch, dd_for_watch) = (conn.clone(), d.clone());
+    if let Err(e) = monitor::spawn(&conn, &d) {
+        warn!(
+            "cannot follow netlink changes: {e}; properties refresh on reads and our own changes only"
+        );
+    }
+    let (lost_tx, lost_rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        watch_owners(conn_for_watch, dd_for_watch).await;
+        let _ = lost_tx.send(());
+    });
+    let (c, dd) = (conn.clone(), d.clone());
+    tokio::spawn(async move {
+        for l in dd.all_links() {
+            reapply::reapply(&c, &dd, &l, "hlctld started").await;
+        }
+    });
+    let lost = tokio::select! {
+        r = wait_for_signal() => { r?; false }
+        _ = lost_rx => true,
+    };
+    if lost {
+        warn!("lost the bus connection; shutting down");
+    } else {
+        info!("shutting down");
+    }
+    let jobs: Vec<_> = lock(&d.jobs).values().cloned().collect();
+    for j in &jobs {
+        j.cancel.cancel();
+    }
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < deadline && jobs.iter().any(|j| j.status() == job::JobStatus::Running) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    if lost {
+        return Err(ServiceError::BusLost);
+    }
+    info!("stopped");
+    let _ = conn.release_name(BUS_NAME).await;
+    Ok(())
+}
+
+async fn wait_for_signal() -> std::io::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    tokio::select! {
+        _ = term.recv() => info!("SIGTERM"),
+        _ = int.recv() => info!("SIGINT"),
+    }
+    Ok(())
+}
+
+/// Cancel the attached jobs of callers that leave the bus. Returns when the
+/// bus connection is gone.
+async fn watch_owners(conn: Connection, d: Arc<Daemon>) {
+    let stream = async {
+        let bus = zbus::fdo::DBusProxy::new(&conn).await?;
+        bus.receive_name_owner_changed().await
+    };
+    let mut stream = match stream.await {
+        Ok(s) => s,
+        Err(e) => {
+            return warn!(
+                "cannot watch callers leaving the bus: {e}; jobs are not cancelled when they do"
+            );
+        }
+    };
+    while let Some(sig) = super::next(&mut stream).await {
+        let Ok(args) = sig.args() else { continue };
+        if args.new_owner().is_none() {
+            let name = args.name().to_string();
+            if name.starts_with(':') {
+                job::owner_left(&d, &name);
+            }
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! The daemon's shared state: the cached model of every link (what property
+//! reads are served from), per-link change locks, the netlink connections and
+//! the job table.
+//!
+//! Reads never wait for writes: properties come from the cache, refreshed
+//! through a netlink connection of their own; changes use another one.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::time::{Duration, Instant};
+
+use crate::nic::error::NicError;
+use crate::nic::model::Interface;
+use crate::nic::netlink::Netlink;
+use crate::nic::read;
+use crate::paths::Paths;
+
+use super::error::Error;
+use super::job::JobState;
+
+/// Counters older than this are re-read when a client reads `Settings`.
+pub const COUNTERS_MAX_AGE: Duration = Duration::from_millis(500);
+
+/// Lock a std mutex, ignoring poisoning (a panicked holder left consistent data:
+/// every critical section here is a plain assignment).
+pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// One link's cached model and change lock.
+pub struct LinkState {
+    pub ifindex: u32,
+    model: RwLock<(Interface, Instant)>,
+    holder: Mutex<Option<String>>,
+}
+
+impl LinkState {
+    pub fn new(iface: Interface) -> Self {
+        Self {
+            ifindex: iface.ifindex,
+            model: RwLock::new((iface, Instant::now())),
+            holder: Mutex::new(None),
+        }
+    }
+
+    /// The cached model.
+    pub fn model(&self) -> Interface {
+        self.model
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .0
+            .clone()
+    }
+
+    pub fn age(&self) -> Duration {
+        self.model
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .1
+            .elapsed()
+    }
+
+    /// Replace the cached model; returns the previous one.
+    pub fn set_model(&self, iface: Interface) -> Interface {
+        let mut m = self.model.write().unwrap_or_else(|p| p.into_inner());
+        std::mem::replace(&mut *m, (iface, Instant::now())).0
+    }
+
+    /// Take the link for a change or a benchmark, or say who holds it.
+    pub fn claim(self: &Arc<Self>, what: impl Into<String>) -> Result<Claim, Error> {
+        let mut h = lock(&self.holder);
+        if let Some(by) = &*h {
+            let name = self.model().name;
+            return Err(Error::Busy(format!(
+                "{name}: busy with {by}; try again when it has finished"
+            )));
+        }
+        *h = Some(what.into());
+        Ok(Claim(self.clone()))
+    }
+
+    /// What holds the link now, if anything.
+    pub fn holder(&self) -> Option<String> {
+        lock(&self.holder).clone()
+    }
+}
+
+/// A held link; dropping it releases the link.
+pub struct Claim(Arc<LinkState>);
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        *lock(&self.0.holder) = None;
+    }
+}
+
+/// Settings of the daemon given on its command line.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    pub paths: Paths,
+    /// Testing aid: hold each change this long before applying it.
+    pub hold: Duration,
+    /// How long a finished job object stays on the bus for its result to be read.
+    pub job_linger: Duration,
+}
+
+/// Everything the D-Bus objects share.
+pub struct Daemon {
+    pub opts: Options,
+    pub links: RwLock<BTreeMap<u32, Arc<LinkState>>>,
+    /// Used by reads and refreshes only.
+    pub reader: Mutex<Netlink>,
+    /// Used by changes only.
+    pub writer: Mutex<Netlink>,
+    pub jobs: Mutex<BTreeMap<u64, Arc<JobState>>>,
+    next_job: AtomicU64,
+}
+
+impl Daemon {
+    pub fn new(opts: Options) -> Result<Arc<Self>, NicError> {
+        let reader = Netlink::new().map_err(NicError::Connect)?;
+        let writer = Netlink::new().map_err(NicError::Connect)?;
+        Ok(Arc::new(Self {
+            opts,
+            links: RwLock::new(BTreeMap::new()),
+            reader: Mutex::new(reader),
+            writer: Mutex::new(writer),
+            jobs: Mutex::new(BTreeMap::new()),
+            next_job: AtomicU64::new(1),
+        }))
+    }
+
+    pub fn paths(&self) -> &Paths {
+        &self.opts.paths
+    }
+
+    pub fn link(&self, ifindex: u32) -> Option<Arc<LinkState>> {
+        self.links
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&ifindex)
+            .cloned()
+    }
+
+    pub fn link_by_name(&self, name: &str) -> Option<Arc<LinkState>> {
+        self.links
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .find(|l| l.model().name == name)
+            .cloned()
+    }
+
+    pub fn all_links(&self) -> Vec<Arc<LinkState>> {
+        self.links
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect()
+    }
+
+    pub fn next_job_id(&self) -> u64 {
+        self.next_job.fetch_add(1, Ordering::SeqCst)
+    }
+
+    /// Read every link (including `lo`) through the reader connection. Blocking.
+    pub fn read_all(&self) -> Result<Vec<Interface>, NicError> {
+        let mut nl = lock(&self.reader);
+        let links = nl.links().map_err(NicError::Connect)?;
+        let mut out = Vec::with_capacity(links.len());
+        for l in links {
+            match read::interface(&mut nl, &l.name) {
+                Ok(i) => out.push(i),
+                // Gone between the dump and the query.
+                Err(NicError::NoSuchInterface { .. }) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Re-read one link by name through the reader connection. Blocking.
+    pub fn read_one(&self, name: &str) -> Result<Interface, NicError> {
+        read::interface(&mut lock(&self.reader), name)
+    }
+}
+
+/// The parts of a model that are settings, not live counters: what
+/// `PropertiesChanged` is about.
+pub fn settings_only(i: &Interface) -> Interface {
+    Interface {
+        counters: Default::default(),
+        driver_stats: None,
+        carrier_changes: None,
+        ..i.clone()
+    }
+}

@@ -1,0 +1,615 @@
+//! A real D-Bus system bus and the real polkitd, private to one test, with
+//! hlctl's own bus policy and polkit actions installed where they read them,
+//! and hlctld started inside a test network namespace.
+//!
+//! Every process started here is killed by pid in a `Drop` guard; every file
+//! installed outside the test's temp dir is removed again when it was not
+//! there before.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use super::NetNs;
+
+pub const HLCTL: &str = env!("CARGO_BIN_EXE_hlctl");
+pub const HLCTLD: &str = env!("CARGO_BIN_EXE_hlctld");
+pub const BUS_NAME: &str = "org.hlctl.Daemon1";
+const POLKITD: &str = "/usr/lib/polkit-1/polkitd";
+
+fn repo(p: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(p)
+}
+
+/// Our files, installed where the bus and polkitd read them.
+const INSTALLS: &[(&str, &str)] = &[
+    (
+        "dbus/org.hlctl.Daemon1.conf",
+        "/usr/share/dbus-1/system.d/org.hlctl.Daemon1.conf",
+    ),
+    (
+        "polkit/org.hlctl.Daemon1.policy",
+        "/usr/share/polkit-1/actions/org.hlctl.Daemon1.policy",
+    ),
+];
+
+/// (users of the installation, files we created and must remove).
+static INSTALLED: Mutex<(usize, Vec<PathBuf>)> = Mutex::new((0, Vec::new()));
+
+/// Keeps our bus policy and polkit actions installed while alive.
+pub struct Install;
+
+impl Install {
+    pub fn new() -> Install {
+        let mut g = INSTALLED.lock().unwrap_or_else(|p| p.into_inner());
+        for (src, dst) in INSTALLS {
+            let dst = Path::new(dst);
+            let fresh = !dst.exists();
+            std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
+            std::fs::copy(repo(src), dst).unwrap_or_else(|e| panic!("install {dst:?}: {e}"));
+            if fresh && !g.1.iter().any(|p| p == dst) {
+                g.1.push(dst.to_path_buf());
+            }
+        }
+        g.0 += 1;
+        Install
+    }
+}
+
+impl Drop for Install {
+    fn drop(&mut self) {
+        let mut g = INSTALLED.lock().unwrap_or_else(|p| p.into_inner());
+        g.0 -= 1;
+        if g.0 == 0 {
+            for p in g.1.drain(..) {
+                let _ = std::fs::remove_file(p);
+            }
+        }
+    }
+}
+
+/// A child process killed (by its pid) and reaped when dropped.
+pub struct Proc(pub Child);
+
+impl Proc {
+    pub fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A process the test did not spawn itself (e.g. started by bus activation),
+/// killed by pid when dropped.
+pub struct PidGuard(pub u32);
+
+impl Drop for PidGuard {
+    fn drop(&mut self) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.0 as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+}
+
+/// A private system bus with polkitd on it.
+pub struct Rig {
+    pub dir: tempfile::TempDir,
+    pub address: String,
+    pub rt: tokio::runtime::Runtime,
+    pub conn: zbus::Connection,
+    polkit: Option<Proc>,
+    _dbus: Proc,
+    _install: Install,
+}
+
+/// The bus configuration: the system bus's own, listening on our socket.
+/// With `services`, the bus starts services from that directory itself
+/// (activation without the setuid helper, which only knows the real bus).
+fn bus_config(socket: &Path, services: Option<&Path>) -> String {
+    let sys = std::fs::read_to_string("/usr/share/dbus-1/system.conf").expect("dbus installed");
+    let mut out = String::new();
+    for line in sys.lines() {
+        let t = line.trim();
+        if t.starts_with("<user>")
+            || t.starts_with("<pidfile>")
+            || t == "<fork/>"
+            || t == "<standard_system_servicedirs/>"
+        {
+            continue;
+        }
+        if t.starts_with("<servicehelper>") {
+            if let Some(dir) = services {
+                out.push_str(&format!("  <servicedir>{}</servicedir>\n", dir.display()));
+            }
+            continue;
+        }
+        if t.starts_with("<listen>") {
+            out.push_str(&format!(
+                "  <listen>unix:path={}</listen>\n",
+                socket.display()
+            ));
+            continue;
+        }
+        if t == "<includedir>system.d</includedir>" {
+            out.push_str("  <includedir>/usr/share/dbus-1/system.d</includedir>\n");
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+impl Rig {
+    pub fn start() -> Rig {
+        Self::start_with(None)
+    }
+
+    /// A rig whose bus activates `org.hlctl.Daemon1` by running `exec`
+    /// (a command line; `{bus}` is replaced by the bus address).
+    pub fn with_activation(exec: &str) -> Rig {
+        Self::start_with(Some(exec))
+    }
+
+    fn start_with(activation: Option<&str>) -> Rig {
+        assert!(
+            super::is_root(),
+            "the bus tests need root (CI runs as root)"
+        );
+        let install = Install::new();
+        let dir = tempfile::Builder::new()
+            .prefix("hlctl-bus")
+            .tempdir()
+            .unwrap();
+        // polkitd and `nobody` must reach the socket.
+        std::fs::set_permissions(
+            dir.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        let socket = dir.path().join("bus");
+        let conf = dir.path().join("bus.conf");
+        let address = format!("unix:path={}", socket.display());
+        let services = activation.map(|exec| {
+            let dir = dir.path().join("services");
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(
+                dir.join("org.hlctl.Daemon1.service"),
+                format!(
+                    "[D-BUS Service]\nName={BUS_NAME}\nExec={}\nUser=root\n",
+                    exec.replace("{bus}", &address)
+                ),
+            )
+            .unwrap();
+            dir
+        });
+        std::fs::write(&conf, bus_config(&socket, services.as_deref())).unwrap();
+        let dbus = Proc(
+            Command::new("dbus-daemon")
+                .arg(format!("--config-file={}", conf.display()))
+                .arg("--nofork")
+                .arg("--nosyslog")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("start dbus-daemon"),
+        );
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !socket.exists() {
+            assert!(
+                Instant::now() < deadline,
+                "dbus-daemon did not create {socket:?}"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        // The socket file exists a moment before the bus listens on it.
+        let conn = loop {
+            match rt.block_on(zbus::connection::Builder::address(address.as_str()).build()) {
+                Ok(c) => break c,
+                Err(e) if Instant::now() < deadline => {
+                    let _ = e;
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(e) => panic!("connect to the test bus: {e}"),
+            }
+        };
+        let mut rig = Rig {
+            dir,
+            address,
+            rt,
+            conn,
+            polkit: None,
+            _dbus: dbus,
+            _install: install,
+        };
+        rig.start_polkit();
+        rig
+    }
+
+    /// (Re)start polkitd, e.g. after writing a rules file.
+    pub fn start_polkit(&mut self) {
+        self.polkit = None;
+        self.wait_name_gone("org.freedesktop.PolicyKit1", Duration::from_secs(10));
+        let p = Proc(
+            Command::new(POLKITD)
+                .arg("--no-debug")
+                .env("DBUS_SYSTEM_BUS_ADDRESS", &self.address)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("start polkitd"),
+        );
+        self.polkit = Some(p);
+        self.wait_name("org.freedesktop.PolicyKit1", Duration::from_secs(20));
+    }
+
+    pub fn has_owner(&self, name: &str) -> bool {
+        self.rt.block_on(async {
+            let bus = zbus::fdo::DBusProxy::new(&self.conn).await.unwrap();
+            bus.name_has_owner(name.try_into().unwrap())
+                .await
+                .unwrap_or(false)
+        })
+    }
+
+    pub fn wait_name(&self, name: &str, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        while !self.has_owner(name) {
+            assert!(
+                Instant::now() < deadline,
+                "{name} did not appear on the bus"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    pub fn wait_name_gone(&self, name: &str, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        while self.has_owner(name) {
+            assert!(Instant::now() < deadline, "{name} did not leave the bus");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Start hlctld inside `ns`, with its state and sysctl.d under `state`,
+    /// and wait until it owns its name. Its stderr goes to `state/hlctld.log`.
+    pub fn daemon(&self, ns: &NetNs, state: &Path, extra: &[&str]) -> Daemon {
+        std::fs::create_dir_all(state).unwrap();
+        let log_path = state.join("hlctld.log");
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log_path)
+            .unwrap();
+        let child = Command::new("ip")
+            .args(["netns", "exec", &ns.name, HLCTLD, "--bus", &self.address])
+            .arg("--state-dir")
+            .arg(state.join("state"))
+            .arg("--sysctl-dir")
+            .arg(state.join("sysctl.d"))
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("start hlctld");
+        // `ip netns exec` execs hlctld in place: the pid is hlctld's.
+        let d = Daemon {
+            proc: Proc(child),
+            log: log_path,
+        };
+        self.wait_name(BUS_NAME, Duration::from_secs(20));
+        d
+    }
+
+    /// Run hlctl as root through the daemon on this bus.
+    pub fn hlctl(&self, args: &[&str]) -> Output {
+        Command::new(HLCTL)
+            .arg("--bus")
+            .arg(&self.address)
+            .args(args)
+            .env_remove("HLCTL_LOCAL")
+            .output()
+            .expect("run hlctl")
+    }
+
+    /// Run hlctl as another user (uid, gid) through the daemon on this bus.
+    pub fn hlctl_as(&self, uid: u32, gid: u32, args: &[&str]) -> Output {
+        let mut c = setpriv(uid, gid);
+        c.arg(HLCTL).arg("--bus").arg(&self.address).args(args);
+        c.output().expect("run hlctl via setpriv")
+    }
+
+    /// `busctl ARGS...` on this bus as another user.
+    pub fn busctl_as(&self, uid: u32, gid: u32, args: &[&str]) -> Output {
+        let mut c = setpriv(uid, gid);
+        c.args(["busctl", "--address", &self.address, "--no-pager"])
+            .args(args);
+        c.output().expect("run busctl via setpriv")
+    }
+
+    /// Run this test binary's `helper` test as another user, with `call` in
+    /// `HLCTL_TEST_CALL`: the helper makes one D-Bus call and prints
+    /// `RESULT:OK:<reply>` or `RESULT:ERR:<error name>:<message>`.
+    pub fn call_as(
+        &self,
+        uid: u32,
+        gid: u32,
+        helper: &str,
+        call: &str,
+    ) -> Result<String, (String, String)> {
+        let exe = std::env::current_exe().unwrap();
+        let mut c = setpriv(uid, gid);
+        c.arg(exe)
+            .args(["--exact", helper, "--nocapture", "--test-threads", "1"])
+            .env("HLCTL_TEST_CALL", call)
+            .env("HLCTL_TEST_BUS", &self.address);
+        let out = c.output().expect("run the helper");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let line = text
+            .lines()
+            .find_map(|l| l.find("RESULT:").map(|i| &l[i + "RESULT:".len()..]))
+            .unwrap_or_else(|| {
+                panic!(
+                    "helper printed no result: {text}\n{}",
+                    String::from_utf8_lossy(&out.stderr)
+                )
+            })
+            .to_string();
+        match line.strip_prefix("OK:") {
+            Some(ok) => Ok(ok.to_string()),
+            None => {
+                let rest = line.strip_prefix("ERR:").unwrap_or(&line);
+                let (name, msg) = rest.split_once(':').unwrap_or((rest, ""));
+                Err((name.to_string(), msg.to_string()))
+            }
+        }
+    }
+}
+
+fn setpriv(uid: u32, gid: u32) -> Command {
+    let mut c = Command::new("setpriv");
+    c.arg(format!("--reuid={uid}"))
+        .arg(format!("--regid={gid}"))
+        .arg("--clear-groups")
+        .env_remove("HLCTL_LOCAL")
+        .env("HOME", "/");
+    c
+}
+
+/// A running hlctld.
+pub struct Daemon {
+    pub proc: Proc,
+    pub log: PathBuf,
+}
+
+impl Daemon {
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// SIGKILL, as a crash would.
+    pub fn kill9(&mut self) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.proc.pid() as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        let _ = self.proc.0.wait();
+    }
+
+    /// SIGTERM and wait for the exit status.
+    pub fn terminate(&mut self) -> std::process::ExitStatus {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.proc.pid() as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        );
+        self.proc.0.wait().expect("wait hlctld")
+    }
+}
+
+/// A throw-away user in a throw-away group, both deleted when dropped.
+pub struct TempUser {
+    pub name: String,
+    pub group: String,
+    pub uid: u32,
+    pub gid: u32,
+}
+
+impl TempUser {
+    pub fn new() -> TempUser {
+        let name = super::unique("hlu");
+        let group = super::unique("hlg");
+        super::sh(&["groupadd", &group]);
+        let mut user = TempUser {
+            name: name.clone(),
+            group: group.clone(),
+            uid: 0,
+            gid: 0,
+        };
+        super::sh(&[
+            "useradd",
+            "-M",
+            "-N",
+            "-g",
+            "nogroup",
+            "-G",
+            &group,
+            "-s",
+            "/usr/sbin/nologin",
+            &name,
+        ]);
+        let id = |flag: &str, who: &str| -> u32 {
+            let o = super::sh(&["id", flag, who]);
+            String::from_utf8_lossy(&o.stdout).trim().parse().unwrap()
+        };
+        user.uid = id("-u", &name);
+        user.gid = id("-g", &name);
+        user
+    }
+}
+
+impl Drop for TempUser {
+    fn drop(&mut self) {
+        if self.uid != 0 {
+            let _ = Command::new("userdel").arg(&self.name).output();
+        }
+        let _ = Command::new("groupdel").arg(&self.group).output();
+    }
+}
+
+/// A file written now and removed when dropped.
+pub struct TempFile(pub PathBuf);
+
+impl TempFile {
+    pub fn write(path: impl Into<PathBuf>, text: &str) -> TempFile {
+        let p = path.into();
+        std::fs::write(&p, text).unwrap();
+        TempFile(p)
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// The body of a test binary's `helper` test: when `HLCTL_TEST_CALL` is set
+/// (by [`Rig::call_as`]), make that one call on `HLCTL_TEST_BUS` and print the
+/// result; otherwise do nothing. Calls (space-separated words):
+/// `apply PATH KEY VALUE [persist]`, `set_sysctl KEY VALUE [persist]`,
+/// `tune`, `bench KIND PARAMS_JSON [detached] [stay=MS]`, `cancel JOB_PATH`,
+/// `get PATH IFACE PROP`. (PARAMS_JSON must not contain spaces.)
+pub fn helper_main() {
+    use std::collections::HashMap;
+    use zbus::Variant;
+    let (Ok(call), Ok(bus)) = (
+        std::env::var("HLCTL_TEST_CALL"),
+        std::env::var("HLCTL_TEST_BUS"),
+    ) else {
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let w: Vec<&str> = call.split(' ').collect();
+    let r: zbus::Result<String> = rt.block_on(async {
+        let conn = zbus::connection::Builder::address(bus.as_str())
+            .build()
+            .await?;
+        let opts = |persist: bool| {
+            let mut o: HashMap<&str, Variant<'_>> = HashMap::new();
+            if persist {
+                o.insert("persist", Variant::Bool(true));
+            }
+            o
+        };
+        let persist = w.last() == Some(&"persist");
+        let reply = match w[0] {
+            "apply" => {
+                let mut s: HashMap<&str, Variant<'_>> = HashMap::new();
+                s.insert(w[2], Variant::U32(w[3].parse().unwrap()));
+                conn.call_method(
+                    Some(BUS_NAME),
+                    w[1],
+                    Some("org.hlctl.Daemon1.Link"),
+                    "ApplyChanges",
+                    &(s, opts(persist)),
+                )
+                .await?
+            }
+            "set_sysctl" => {
+                let v = vec![(w[1], w[2])];
+                conn.call_method(
+                    Some(BUS_NAME),
+                    "/org/hlctl/Daemon1",
+                    Some("org.hlctl.Daemon1.Manager"),
+                    "SetSysctl",
+                    &(v, opts(persist)),
+                )
+                .await?
+            }
+            "tune" => {
+                conn.call_method(
+                    Some(BUS_NAME),
+                    "/org/hlctl/Daemon1",
+                    Some("org.hlctl.Daemon1.Manager"),
+                    "Tune",
+                    &(opts(false),),
+                )
+                .await?
+            }
+            "bench" => {
+                // bench KIND PARAMS [detached] [stay=MS]
+                let mut o = opts(false);
+                if w.contains(&"detached") {
+                    o.insert("detached", Variant::Bool(true));
+                }
+                let r = conn
+                    .call_method(
+                        Some(BUS_NAME),
+                        "/org/hlctl/Daemon1",
+                        Some("org.hlctl.Daemon1.Manager"),
+                        "StartBenchmark",
+                        &(w[1], w[2], o),
+                    )
+                    .await?;
+                if let Some(ms) = w.iter().find_map(|x| x.strip_prefix("stay=")) {
+                    tokio::time::sleep(std::time::Duration::from_millis(ms.parse().unwrap())).await;
+                }
+                r
+            }
+            "cancel" => {
+                conn.call_method(
+                    Some(BUS_NAME),
+                    w[1],
+                    Some("org.hlctl.Daemon1.Job"),
+                    "Cancel",
+                    &(),
+                )
+                .await?
+            }
+            "get" => {
+                conn.call_method(
+                    Some(BUS_NAME),
+                    w[1],
+                    Some("org.freedesktop.DBus.Properties"),
+                    "Get",
+                    &(w[2], w[3]),
+                )
+                .await?
+            }
+            other => panic!("unknown helper call {other}"),
+        };
+        let body = reply.body();
+        let sig = body.signature().to_string();
+        Ok(match sig.as_str() {
+            "" => String::new(),
+            "s" => body.deserialize::<String>()?,
+            "o" => body.deserialize::<zbus::OwnedObjectPath>()?.to_string(),
+            "v" => format!("{:?}", &*body.deserialize::<zbus::OwnedVariant>()?),
+            other => format!("<reply of type {other}>"),
+        })
+    });
+    match r {
+        Ok(s) => println!("\nRESULT:OK:{}", s.replace('\n', " ")),
+        Err(zbus::Error::MethodError(name, msg, _)) => println!(
+            "RESULT:ERR:{}:{}",
+            name.as_str(),
+            msg.unwrap_or_default().replace('\n', " ")
+        ),
+        Err(e) => println!("\nRESULT:ERR:transport:{e}"),
+    }
+}

@@ -1,0 +1,145 @@
+//! The installable files: bus policy, polkit actions, introspection XML, the
+//! activation file and the systemd unit, checked with the real tools.
+
+use std::path::Path;
+use std::process::Command;
+
+fn file(p: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(p)
+        .display()
+        .to_string()
+}
+
+fn run(cmd: &str, args: &[&str]) -> std::process::Output {
+    Command::new(cmd)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd} is needed (scripts/setup.sh installs it): {e}"))
+}
+
+#[test]
+fn xml_files_are_well_formed() {
+    for f in [
+        "dbus/org.hlctl.Daemon1.conf",
+        "polkit/org.hlctl.Daemon1.policy",
+        "dbus/org.hlctl.Daemon1.xml",
+    ] {
+        let out = run("xmllint", &["--noout", &file(f)]);
+        assert!(
+            out.status.success(),
+            "{f}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // A broken file is caught (the check can fail).
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.policy");
+    std::fs::write(&bad, "<policyconfig><action></policyconfig>").unwrap();
+    assert!(
+        !run("xmllint", &["--noout", bad.to_str().unwrap()])
+            .status
+            .success()
+    );
+}
+
+#[test]
+fn bus_policy_lets_only_root_own_the_name_and_anyone_call() {
+    let conf = std::fs::read_to_string(file("dbus/org.hlctl.Daemon1.conf")).unwrap();
+    let own: Vec<&str> = conf.lines().filter(|l| l.contains("own=")).collect();
+    assert_eq!(own, ["    <allow own=\"org.hlctl.Daemon1\"/>"]);
+    let root = conf.find("<policy user=\"root\">").unwrap();
+    let default = conf.find("<policy context=\"default\">").unwrap();
+    let own_at = conf.find("allow own=").unwrap();
+    assert!(
+        root < own_at && own_at < default,
+        "own is granted in the root policy only"
+    );
+    assert!(conf[default..].contains("<allow send_destination=\"org.hlctl.Daemon1\"/>"));
+    let svc = std::fs::read_to_string(file("dbus/org.hlctl.Daemon1.service")).unwrap();
+    for line in [
+        "Name=org.hlctl.Daemon1",
+        "User=root",
+        "SystemdService=hlctld.service",
+    ] {
+        assert!(svc.lines().any(|l| l == line), "{line} missing");
+    }
+}
+
+#[test]
+fn polkit_actions_are_the_daemons_and_need_an_admin() {
+    let policy = std::fs::read_to_string(file("polkit/org.hlctl.Daemon1.policy")).unwrap();
+    let ids: Vec<&str> = policy
+        .split("<action id=\"")
+        .skip(1)
+        .filter_map(|s| s.split('"').next())
+        .collect();
+    let mut want: Vec<&str> = hlctl::dbus::auth::Action::ALL
+        .iter()
+        .map(|a| a.id())
+        .collect();
+    want.sort();
+    let mut got = ids.clone();
+    got.sort();
+    assert_eq!(got, want);
+    for chunk in policy.split("<action id=\"").skip(1) {
+        for who in ["allow_any", "allow_inactive", "allow_active"] {
+            assert!(
+                chunk.contains(&format!("<{who}>auth_admin_keep</{who}>")),
+                "{}: {who} must be auth_admin_keep",
+                chunk.split('"').next().unwrap_or("")
+            );
+        }
+    }
+}
+
+#[test]
+fn systemd_unit_verifies() {
+    // `verify` checks that ExecStart= exists: point a copy at the built daemon.
+    let unit = std::fs::read_to_string(file("systemd/hlctld.service")).unwrap();
+    assert!(unit.lines().any(|l| l == "ExecStart=/usr/sbin/hlctld"));
+    assert!(unit.lines().any(|l| l == "Type=dbus"));
+    assert!(unit.lines().any(|l| l == "BusName=org.hlctl.Daemon1"));
+    assert!(
+        !unit.contains("PrivateNetwork="),
+        "a NIC daemon cannot use PrivateNetwork"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("hlctld.service");
+    std::fs::write(
+        &copy,
+        unit.replace(
+            "ExecStart=/usr/sbin/hlctld",
+            &format!("ExecStart={}", env!("CARGO_BIN_EXE_hlctld")),
+        ),
+    )
+    .unwrap();
+    let out = run("systemd-analyze", &["verify", copy.to_str().unwrap()]);
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A broken unit is caught.
+    std::fs::write(&copy, unit.replace("Type=dbus", "Type=bogus")).unwrap();
+    let out = run("systemd-analyze", &["verify", copy.to_str().unwrap()]);
+    assert!(!out.stderr.is_empty(), "a bad Type= went unnoticed");
+}
+
+#[test]
+fn systemd_unit_exposure_is_at_most_4() {
+    let out = run(
+        "systemd-analyze",
+        &["security", "--offline=yes", &file("systemd/hlctld.service")],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let level: f64 = text
+        .lines()
+        .find_map(|l| l.split("Overall exposure level for hlctld.service:").nth(1))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no exposure level in:\n{text}"));
+    println!("exposure {level}");
+    assert!(level <= 4.0, "exposure {level} > 4.0:\n{text}");
+    assert!(level > 0.0);
+}
