@@ -28,6 +28,7 @@ pub mod show;
 pub mod status;
 pub mod sysctl;
 pub mod tune;
+pub mod tune_remote;
 
 use clap::Parser;
 

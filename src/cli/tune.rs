@@ -6,16 +6,13 @@ use std::time::Duration;
 use clap::Args;
 
 use super::args::Global;
+use super::backend::{Backend, CliError};
 use super::exit;
 use super::output::{ProgressBar, print_json, table};
-use crate::doctor::{self, Options as DoctorOptions};
-use crate::nic::read;
-use crate::path::Peer;
 use crate::path::measure::format_bps;
-use crate::tune::plan::{self, PlanOptions};
+use crate::tune::params::TuneParams;
 use crate::tune::report::{Outcome, StepStatus, TuneReport};
-use crate::tune::target::LiveTarget;
-use crate::tune::{self, Context, Options, checkpoint, rollback};
+use crate::tune::{self, checkpoint, rollback};
 
 /// Tune an interface against a peer, with before/after proof and rollback.
 ///
@@ -102,95 +99,34 @@ pub struct TuneArgs {
 }
 
 pub fn run(global: &Global, args: TuneArgs) -> i32 {
-    let peer = match Peer::parse(&args.peer) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("hlctl tune: {e}");
-            return exit::INVALID;
-        }
+    let p = TuneParams {
+        interface: args.interface.clone(),
+        peer: args.peer.clone(),
+        runs: Some(args.runs),
+        time_s: Some(args.time),
+        min_gain_percent: Some(args.min_gain),
+        confirm_timeout_s: Some(args.confirm_timeout),
+        dry_run: args.dry_run,
+        no_persist: args.no_persist,
+        no_mtu: args.no_mtu,
+        tries: args.tries.clone(),
     };
-    if !(0.0..=1000.0).contains(&args.min_gain) {
-        eprintln!(
-            "hlctl tune: --min-gain {}: allowed 0..=1000 (percent)",
-            args.min_gain
-        );
+    if let Err(e) = p.options(None) {
+        eprintln!("hlctl tune: {e}");
         return exit::INVALID;
     }
-    let mut extra = Vec::new();
-    for (i, t) in args.tries.iter().enumerate() {
-        match plan::user_candidate(i + 1, t) {
-            Ok(c) => extra.push(c),
-            Err(e) => {
-                eprintln!("hlctl tune: {e}");
-                return exit::INVALID;
-            }
-        }
-    }
-    let addr = match peer.resolve() {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("hlctl tune: peer {}: {e}", peer.host);
-            return exit::INVALID;
-        }
-    };
-    let Some(measure) = super::measure::for_peer(&peer, args.time) else {
-        eprintln!("hlctl tune: this build has no network benchmark");
-        return exit::FAILED;
-    };
-    let paths = global.paths();
-    let mut nl = match super::netlink() {
-        Ok(nl) => nl,
-        Err(code) => return code,
-    };
-    let iface = match read::interface(&mut nl, &args.interface) {
-        Ok(i) => i,
-        Err(e) => return super::fail(&e, super::nic_exit_code(&e)),
-    };
-    let cancel = super::interrupt::cancel_on_sigint();
-    let bar = ProgressBar::new(global.json);
-    let dopts = DoctorOptions {
-        interfaces: vec![args.interface.clone()],
-        peer: Some(peer.clone()),
-        stress: Duration::ZERO,
-        ..Default::default()
-    };
-    let inputs = match doctor::gather::gather(&dopts, &paths, None, &bar, &cancel) {
-        Ok(i) => i,
-        Err(doctor::DoctorError::Nic(e)) => return super::fail(&e, super::nic_exit_code(&e)),
-    };
-    let findings = doctor::check(&inputs).findings;
-    let opts = Options {
-        interface: args.interface.clone(),
-        mac: iface.mac.clone(),
-        peer: peer.clone(),
-        runs: args.runs,
-        min_gain_percent: args.min_gain,
-        confirm_timeout: Duration::from_secs(args.confirm_timeout),
-        dry_run: args.dry_run,
-        persist: !args.no_persist,
-        mtu: !args.no_mtu,
-        extra,
-    };
     if !args.dry_run && !args.yes {
-        let (cands, _) = plan::plan(
-            &inputs,
-            &PlanOptions {
-                interface: opts.interface.clone(),
-                mtu: opts.mtu,
-                extra: opts.extra.clone(),
-            },
-        );
         if !std::io::stdin().is_terminal() {
             eprintln!(
                 "hlctl tune: not on a terminal: add --yes to let the tuner change settings (or --dry-run to see the plan)"
             );
             return exit::INVALID;
         }
-        eprintln!("The tuner will try, one at a time, keeping only what measures better:");
-        for c in &cands {
-            eprintln!("  - {}: {}", c.title, c.reason);
-        }
-        eprint!("Go ahead? [y/N] ");
+        eprint!(
+            "hlctl tune changes {} one setting at a time, keeping only what measures better \
+             (see --dry-run for the plan). Go ahead? [y/N] ",
+            args.interface
+        );
         let mut line = String::new();
         let _ = std::io::stdin().read_line(&mut line);
         if !matches!(line.trim(), "y" | "Y" | "yes") {
@@ -198,55 +134,24 @@ pub fn run(global: &Global, args: TuneArgs) -> i32 {
             return exit::OK;
         }
     }
-    let mut target = match LiveTarget::new(&paths, &args.interface, addr) {
-        Ok(t) => t,
-        Err(e) => return super::fail(&e, exit::FAILED),
+    let bar = ProgressBar::new(global.json);
+    let result = match Backend::select(global) {
+        Err(e) => return e.report(),
+        Ok(Backend::Bus(remote)) => super::tune_remote::tune(&remote, &p, &bar),
+        Ok(Backend::Local { paths, .. }) => local(&paths, &p, &bar).map_err(|e| {
+            let code = match &e {
+                tune::TuneError::Invalid(_) => exit::INVALID,
+                tune::TuneError::Nic(n) => super::nic_exit_code(n),
+                _ => exit::FAILED,
+            };
+            CliError::new(format!("tune: {e}"), code)
+        }),
     };
-    // In-process watchdog: restores the journal if this loop stops renewing it.
-    let stop = crate::bench::progress::Cancel::new();
-    let dog = checkpoint::spawn_watchdog(
-        paths.clone(),
-        Duration::from_millis(500),
-        stop.clone(),
-        rollback::restore_journal(&paths),
-        |r| eprintln!("hlctl tune: {}: {}: restored", r.interface, r.why),
-    );
-    let mut confirm = |_: &TuneReport| true;
-    let result = tune::run(
-        &opts,
-        Context {
-            paths: &paths,
-            target: &mut target,
-            measure: measure.as_ref(),
-            inputs: &inputs,
-            findings,
-            progress: &bar,
-            cancel: &cancel,
-            confirm: &mut confirm,
-        },
-    );
-    stop.cancel();
-    let _ = dog.join();
     bar.finish();
     let report = match result {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("hlctl tune: {e}");
-            return match e {
-                tune::TuneError::Busy(_) => exit::FAILED,
-                tune::TuneError::Nic(ref n) => super::nic_exit_code(n),
-                _ => exit::FAILED,
-            };
-        }
+        Err(e) => return e.report(),
     };
-    if !args.dry_run {
-        let now = read::interface(&mut nl, &args.interface).ok();
-        let snap = crate::history::settings::snapshot(
-            &now.into_iter().collect::<Vec<_>>(),
-            &doctor::gather::sysctls(&paths),
-        );
-        super::record::store(&paths, &crate::history::record::tune(&report, snap));
-    }
     if global.json {
         print_json(&report);
     } else {
@@ -256,6 +161,30 @@ pub fn run(global: &Global, args: TuneArgs) -> i32 {
         Outcome::Done | Outcome::DryRun => exit::OK,
         Outcome::Cancelled | Outcome::RolledBack => exit::FAILED,
     }
+}
+
+/// In this process (`--local`, or root without a daemon): same journal,
+/// checks and rollback, with a watchdog thread of this process instead of the
+/// daemon's deadline.
+fn local(
+    paths: &crate::paths::Paths,
+    p: &TuneParams,
+    bar: &ProgressBar,
+) -> Result<TuneReport, tune::TuneError> {
+    let cancel = super::interrupt::cancel_on_sigint();
+    let stop = crate::bench::progress::Cancel::new();
+    let dog = checkpoint::spawn_watchdog(
+        paths.clone(),
+        Duration::from_millis(500),
+        stop.clone(),
+        rollback::restore_journal(paths),
+        |r| eprintln!("hlctl tune: {}: {}: restored", r.interface, r.why),
+    );
+    let mut confirm = |_: &TuneReport| true;
+    let r = tune::session::tune(p, paths, bar, &cancel, &mut confirm);
+    stop.cancel();
+    let _ = dog.join();
+    r
 }
 
 fn pct(before: f64, after: f64) -> String {

@@ -180,6 +180,30 @@ impl JobObject {
         Ok(())
     }
 
+    /// Confirm a tune's kept changes (commit-confirm). Without this call
+    /// before the confirm timeout, the daemon rolls them back. Only the job's
+    /// owner, or a caller with the tune authorization.
+    async fn confirm(
+        &self,
+        #[zbus(header)] hdr: Header<'_>,
+        #[zbus(connection)] conn: &Connection,
+    ) -> Result<()> {
+        let sender = hdr.sender().map(|s| s.to_string()).unwrap_or_default();
+        let who = if sender == self.job.owner.sender {
+            auth::caller(conn, &hdr).await?
+        } else {
+            auth::authorize(conn, &hdr, &[Action::Tune], &self.job.kind).await?
+        };
+        if !super::tune::confirm(self.job.id) {
+            return Err(Error::InvalidArgument(format!(
+                "job {} ({}) has nothing to confirm",
+                self.job.id, self.job.kind
+            )));
+        }
+        info!(job = self.job.id, uid = %who.uid_text(), "job {} confirmed", self.job.id);
+        Ok(())
+    }
+
     /// The job ended: its final state and its result (JSON).
     #[zbus(signal)]
     async fn finished(emitter: &SignalEmitter<'_>, state: &str, result: &str) -> zbus::Result<()>;

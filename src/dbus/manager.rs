@@ -260,19 +260,80 @@ impl Manager {
         .await
     }
 
-    /// Tune the network (measure, change, prove, keep or roll back). Needs the
-    /// tune authorization; not offered by this version (NotSupported).
+    /// Tune a link against a peer as a job: measure, change one setting at a
+    /// time, keep only what is proven better, roll back the rest. Options:
+    /// `params` (s: JSON object: interface, peer, runs, time_s,
+    /// min_gain_percent, confirm_timeout_s, dry_run, no_persist, no_mtu,
+    /// tries), `detached` (b). Kept changes wait for `Job.Confirm`; without it
+    /// before the confirm timeout they are rolled back. Needs the tune
+    /// authorization (and persist unless no_persist). Returns the job's path.
     async fn tune(
         &self,
         options: HashMap<String, OwnedVariant>,
         #[zbus(header)] hdr: Header<'_>,
         #[zbus(connection)] conn: &Connection,
     ) -> Result<OwnedObjectPath> {
-        let _ = options;
-        auth::authorize(conn, &hdr, &[Action::Tune], "").await?;
-        Err(Error::NotSupported(
-            "tuning is not available in this version of hlctld".into(),
-        ))
+        let mut params = None;
+        let mut detached = false;
+        let mut problems = Vec::new();
+        for (k, v) in &options {
+            match k.as_str() {
+                "params" => match settings::as_str(k, v) {
+                    Ok(s) if s.len() <= 64 * 1024 => params = Some(s),
+                    Ok(_) => problems.push(Problem::new(
+                        "option params",
+                        None,
+                        "at most 65536 bytes of JSON",
+                    )),
+                    Err(p) => problems.push(p),
+                },
+                "detached" => match settings::as_bool(k, v) {
+                    Ok(b) => detached = b,
+                    Err(p) => problems.push(p),
+                },
+                _ => problems.push(Problem::new(
+                    format!("option {}", k.chars().take(64).collect::<String>()),
+                    None,
+                    "unknown option: allowed params (s), detached (b)",
+                )),
+            }
+        }
+        if !problems.is_empty() {
+            return Err(Error::InvalidArgument(crate::problem::join(&problems)));
+        }
+        let p = super::tune::parse(params.as_deref().unwrap_or(""))?;
+        let link = self
+            .daemon
+            .link_by_name(&p.interface)
+            .ok_or_else(|| Error::NoSuchInterface(format!("{}: no such interface", p.interface)))?;
+        let mut actions = vec![Action::Tune];
+        if !p.no_persist && !p.dry_run {
+            actions.push(Action::Persist);
+        }
+        let caller =
+            auth::authorize(conn, &hdr, &actions, &format!("tune {}", p.interface)).await?;
+        let claim = link.claim(format!("a tune (uid {})", caller.uid_text()))?;
+        let kind = format!("tune:{}", p.interface);
+        let (work, flag) = super::tune::prepare(p, self.daemon.opts.paths.clone());
+        let path = job::start(
+            conn,
+            &self.daemon,
+            kind,
+            caller,
+            detached,
+            Some(claim),
+            work,
+        )
+        .await?;
+        if let Some(id) = path
+            .as_str()
+            .rsplit('/')
+            .next()
+            .and_then(|n| n.parse().ok())
+        {
+            super::tune::register(id, flag);
+        }
+        Ok(path)
     }
 
     /// A link appeared (hot-plug, new virtual device).

@@ -23,6 +23,7 @@ pub mod reapply;
 pub mod service;
 pub mod settings;
 pub mod state;
+pub mod tune;
 
 /// The well-known bus name; the version is in the name.
 pub const BUS_NAME: &str = "org.hlctl.Daemon1";

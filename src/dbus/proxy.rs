@@ -78,6 +78,7 @@ pub trait Job {
     #[zbus(property)]
     fn result(&self) -> zbus::Result<String>;
     fn cancel(&self) -> zbus::Result<()>;
+    fn confirm(&self) -> zbus::Result<()>;
     #[zbus(signal)]
     fn finished(&self, state: &str, result: &str) -> zbus::Result<()>;
 }

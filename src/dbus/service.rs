@@ -49,6 +49,9 @@ pub fn builder(bus: &Bus) -> zbus::connection::Builder<'static> {
 
 /// Run the daemon until SIGTERM or SIGINT.
 pub fn run(bus: Bus, opts: Options) -> Result<(), ServiceError> {
+    // A tune interrupted by a crash left journalled settings: restore them
+    // before anything else, then watch the confirm deadlines.
+    super::tune::on_start(&opts.paths);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .max_blocking_threads(4)

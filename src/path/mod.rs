@@ -16,3 +16,9 @@ pub mod route;
 pub mod rtt;
 
 pub use peer::Peer;
+
+/// The network throughput measurement towards `peer` (`time_s` seconds per
+/// run); `None` when this build has no network benchmark.
+pub fn measure_for(_peer: &Peer, _time_s: u32) -> Option<Box<dyn measure::Measure>> {
+    None
+}

@@ -13,11 +13,13 @@
 pub mod change;
 pub mod checkpoint;
 pub mod decide;
+pub mod params;
 pub mod persist;
 pub mod plan;
 pub mod report;
 pub mod rollback;
 pub mod run;
+pub mod session;
 pub mod target;
 
 use std::path::Path;

@@ -1,0 +1,120 @@
+//! Tuning as a daemon job (`Manager.Tune`), with the commit-confirm deadline
+//! enforced here: the job's kept changes wait for `Job.Confirm` from the
+//! client; if it does not come within the confirm timeout (the client died,
+//! its connection dropped, the machine stopped answering) the changes are
+//! rolled back. A watchdog thread restores any journal whose deadline passed,
+//! and at start the daemon restores journals left by a crash.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use tracing::{info, warn};
+
+use super::error::{Error, Result};
+use super::job::{Failure, Work};
+use crate::bench::progress::{Cancel, ProgressEvent};
+use crate::paths::Paths;
+use crate::tune::checkpoint;
+use crate::tune::params::TuneParams;
+use crate::tune::rollback::restore_journal;
+
+/// The message a tune job shows while its kept changes wait for `Job.Confirm`.
+pub const AWAITING: &str = "awaiting confirmation";
+
+fn confirms() -> &'static Mutex<HashMap<u64, Arc<AtomicBool>>> {
+    static C: OnceLock<Mutex<HashMap<u64, Arc<AtomicBool>>>> = OnceLock::new();
+    C.get_or_init(Default::default)
+}
+
+/// Remember job `id`'s confirm flag (for `Job.Confirm`).
+pub fn register(id: u64, flag: Arc<AtomicBool>) {
+    super::state::lock(confirms()).insert(id, flag);
+}
+
+/// `Job.Confirm`: false when the job is not a tune.
+pub fn confirm(id: u64) -> bool {
+    match super::state::lock(confirms()).get(&id) {
+        Some(f) => {
+            f.store(true, Ordering::SeqCst);
+            true
+        }
+        None => false,
+    }
+}
+
+/// Decode the `params` option and check it before anything starts.
+pub fn parse(params: &str) -> Result<TuneParams> {
+    let p: TuneParams = serde_json::from_str(params)
+        .map_err(|e| Error::InvalidArgument(format!("tune: params: {e}")))?;
+    p.options(None).map_err(Error::InvalidArgument)?;
+    Ok(p)
+}
+
+/// The job's work, and the flag `Job.Confirm` sets.
+pub fn prepare(p: TuneParams, paths: Paths) -> (Work, Arc<AtomicBool>) {
+    let flag = Arc::new(AtomicBool::new(false));
+    let f = flag.clone();
+    let work: Work = Box::new(move |progress, cancel| {
+        let timeout = Duration::from_secs(p.confirm_timeout_s.unwrap_or(60));
+        let mut confirm = |_: &crate::tune::TuneReport| {
+            let until = Instant::now() + timeout;
+            while Instant::now() < until && !cancel.is_cancelled() {
+                if f.load(Ordering::SeqCst) {
+                    return true;
+                }
+                let left = until.saturating_duration_since(Instant::now()).as_secs();
+                progress.report(ProgressEvent {
+                    fraction: 0.99,
+                    message: format!("{AWAITING} ({left} s left)"),
+                });
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            warn!(interface = %p.interface, "tune not confirmed within {} s: rolling back", timeout.as_secs());
+            false
+        };
+        let r = crate::tune::session::tune(&p, &paths, progress, cancel, &mut confirm);
+        match r {
+            Ok(report) => serde_json::to_value(report).map_err(|e| Failure::from(e.to_string())),
+            Err(e) => Err(Failure {
+                class: match e {
+                    crate::tune::TuneError::Invalid(_) => "invalid",
+                    crate::tune::TuneError::Nic(ref n)
+                        if matches!(n, crate::nic::error::NicError::NoSuchInterface { .. }) =>
+                    {
+                        "invalid"
+                    }
+                    _ => "failed",
+                },
+                message: e.to_string(),
+            }),
+        }
+    });
+    (work, flag)
+}
+
+/// At daemon start: restore journals left by a crash, then watch deadlines.
+pub fn on_start(paths: &Paths) {
+    let mut restore = restore_journal(paths);
+    for r in checkpoint::restore_pending(paths, &mut restore) {
+        if r.errors.is_empty() {
+            info!(interface = %r.interface, tune = %r.tune_id, "restored the settings of an unfinished tune ({})", r.why);
+        } else {
+            warn!(interface = %r.interface, tune = %r.tune_id, "restoring an unfinished tune failed: {}", r.errors.join("; "));
+        }
+    }
+    let _ = checkpoint::spawn_watchdog(
+        paths.clone(),
+        Duration::from_millis(500),
+        Cancel::new(),
+        restore_journal(paths),
+        |r| {
+            if r.errors.is_empty() {
+                info!(interface = %r.interface, tune = %r.tune_id, "rolled back: {}", r.why);
+            } else {
+                warn!(interface = %r.interface, tune = %r.tune_id, "rollback at the deadline failed: {}", r.errors.join("; "));
+            }
+        },
+    );
+}

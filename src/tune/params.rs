@@ -1,0 +1,137 @@
+//! What a tune is asked to do, as one JSON-able type: `hlctl tune` builds it
+//! from its flags, hlctld decodes it from the `Tune` call, both turn it into
+//! [`Options`](super::Options) the same way.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::plan;
+use super::run::Options;
+use crate::path::Peer;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TuneParams {
+    pub interface: String,
+    /// HOST, HOST:PORT or [IPv6]:PORT.
+    pub peer: String,
+    pub runs: Option<u32>,
+    pub time_s: Option<u32>,
+    pub min_gain_percent: Option<f64>,
+    pub confirm_timeout_s: Option<u64>,
+    #[serde(default)]
+    pub dry_run: bool,
+    #[serde(default)]
+    pub no_persist: bool,
+    #[serde(default)]
+    pub no_mtu: bool,
+    /// `--try` candidates.
+    #[serde(default)]
+    pub tries: Vec<String>,
+}
+
+impl TuneParams {
+    /// Seconds per benchmark run (default 5).
+    pub fn time(&self) -> u32 {
+        self.time_s.unwrap_or(5)
+    }
+
+    /// Check every field; the message names the flag and what is allowed.
+    pub fn options(&self, mac: Option<String>) -> Result<Options, String> {
+        if self.interface.is_empty() || self.interface.len() > 15 || self.interface.contains('/') {
+            return Err(format!(
+                "invalid interface {:?}: 1 to 15 characters, no '/'",
+                self.interface
+            ));
+        }
+        let peer = Peer::parse(&self.peer)?;
+        let runs = self.runs.unwrap_or(3);
+        if !(1..=20).contains(&runs) {
+            return Err(format!("invalid --runs {runs}: allowed 1..=20"));
+        }
+        if !(1..=60).contains(&self.time()) {
+            return Err(format!(
+                "invalid --time {}: allowed 1..=60 seconds",
+                self.time()
+            ));
+        }
+        let min_gain = self.min_gain_percent.unwrap_or(3.0);
+        if !(0.0..=1000.0).contains(&min_gain) {
+            return Err(format!(
+                "invalid --min-gain {min_gain}: allowed 0..=1000 (percent)"
+            ));
+        }
+        let ct = self.confirm_timeout_s.unwrap_or(60);
+        if !(5..=3600).contains(&ct) {
+            return Err(format!(
+                "invalid --confirm-timeout {ct}: allowed 5..=3600 seconds"
+            ));
+        }
+        if self.tries.len() > 32 {
+            return Err("at most 32 --try candidates".into());
+        }
+        let extra = self
+            .tries
+            .iter()
+            .enumerate()
+            .map(|(i, t)| plan::user_candidate(i + 1, t))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Options {
+            interface: self.interface.clone(),
+            mac,
+            peer,
+            runs,
+            min_gain_percent: min_gain,
+            confirm_timeout: Duration::from_secs(ct),
+            dry_run: self.dry_run,
+            persist: !self.no_persist,
+            mtu: !self.no_mtu,
+            extra,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_are_checked() {
+        let ok = TuneParams {
+            interface: "eth0".into(),
+            peer: "nas:5201".into(),
+            ..Default::default()
+        };
+        let o = ok.options(None).unwrap();
+        assert_eq!((o.runs, o.persist, o.mtu), (3, true, true));
+        for bad in [
+            TuneParams {
+                interface: "".into(),
+                ..ok.clone()
+            },
+            TuneParams {
+                peer: "nas:0".into(),
+                ..ok.clone()
+            },
+            TuneParams {
+                runs: Some(0),
+                ..ok.clone()
+            },
+            TuneParams {
+                confirm_timeout_s: Some(1),
+                ..ok.clone()
+            },
+            TuneParams {
+                tries: vec!["link speed 10".into()],
+                ..ok.clone()
+            },
+        ] {
+            assert!(bad.options(None).is_err(), "{bad:?}");
+        }
+        assert!(
+            serde_json::from_str::<TuneParams>(r#"{"interface":"a","peer":"b","colour":1}"#)
+                .is_err()
+        );
+    }
+}
