@@ -8,8 +8,8 @@ use crate::report::Figure;
 
 /// A network benchmark towards `peer`, `time_s` seconds per run; `None` when
 /// this build has no network benchmark.
-pub fn for_peer(_peer: &Peer, _time_s: u32) -> Option<Box<dyn Measure>> {
-    None
+pub fn for_peer(peer: &Peer, time_s: u32) -> Option<Box<dyn Measure>> {
+    crate::path::measure_for(peer, time_s)
 }
 
 fn fig(name: &str, value: f64, unit: &str) -> Figure {
