@@ -37,6 +37,17 @@ pub fn tune(r: &Remote, p: &TuneParams, progress: &dyn Progress) -> Result<TuneR
         let mut changes = stream("org.freedesktop.DBus.Properties", "PropertiesChanged")
             .await
             .map_err(remote_error)?;
+        // The daemon going away (crash, restart) ends the wait too.
+        let gone_rule = MatchRule::builder()
+            .msg_type(zbus::message::Type::Signal)
+            .sender("org.freedesktop.DBus")
+            .member("NameOwnerChanged")
+            .arg(0, crate::dbus::BUS_NAME)
+            .build()
+            .map_err(remote_error)?;
+        let mut gone = MessageStream::for_match_rule(gone_rule, &r.conn, None)
+            .await
+            .map_err(remote_error)?;
         let mut opts: HashMap<&str, Variant<'_>> = HashMap::new();
         opts.insert("params", Variant::from(params.as_str()));
         let path = r.manager.tune(opts).await.map_err(remote_error)?;
@@ -93,6 +104,15 @@ pub fn tune(r: &Remote, p: &TuneParams, progress: &dyn Progress) -> Result<TuneR
                         confirmed = true;
                     }
                     progress.report(ProgressEvent { fraction, message: message.clone() });
+                }
+                Some(Ok(m)) = crate::dbus::next(&mut gone) => {
+                    let (_, _, new): (String, String, String) = m.body().deserialize().map_err(remote_error)?;
+                    if new.is_empty() {
+                        return Err(CliError::new(
+                            "hlctld stopped while the tune ran: it restores the journalled settings when it starts again (hlctl status shows them)",
+                            exit::FAILED,
+                        ));
+                    }
                 }
                 _ = &mut ctrl_c, if !cancelling => {
                     cancelling = true;

@@ -189,3 +189,24 @@ pub fn step<'a>(report: &'a Value, id: &str) -> &'a Value {
             )
         })
 }
+
+/// A child process killed (if still running) and reaped when dropped: its pid
+/// is never signalled after it was reaped.
+pub struct ChildGuard(pub Child);
+
+impl ChildGuard {
+    /// SIGKILL now (a crash), and reap.
+    pub fn kill9(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+        }
+        let _ = self.0.wait();
+    }
+}
