@@ -210,3 +210,10 @@ impl Drop for ChildGuard {
         let _ = self.0.wait();
     }
 }
+
+/// Throughput tests of one test binary run one at a time: on two cores,
+/// parallel iperf3 runs would measure each other.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
