@@ -5,8 +5,13 @@ use clap::Subcommand;
 use super::args::Global;
 
 #[derive(Debug, Subcommand)]
-pub enum BenchCommand {}
+pub enum BenchCommand {
+    /// Network throughput against `iperf3 -s` or `hlctl serve` (iperf3 protocol).
+    Net(super::bench_net::NetArgs),
+}
 
-pub fn run(_global: &Global, cmd: BenchCommand) -> i32 {
-    match cmd {}
+pub fn run(global: &Global, cmd: BenchCommand) -> i32 {
+    match cmd {
+        BenchCommand::Net(a) => super::bench_net::run(global, a),
+    }
 }

@@ -5,6 +5,8 @@
 
 pub mod args;
 pub mod bench;
+pub mod bench_net;
+pub mod interrupt;
 pub mod output;
 pub mod serve;
 
