@@ -318,6 +318,15 @@ fn ours_to_ours(case: Case) {
                 "{what} received bytes differ between the reports"
             );
             assert_direction_consistent(a, case.udp, client.block_len, what);
+            if !case.udp {
+                // Between two hlctl ends the counts are exact: each side stops
+                // writing when it stops counting, and receivers count until
+                // the sender's streams close.
+                assert_eq!(
+                    a.sent_bytes, a.received_bytes,
+                    "{what}: hlctl↔hlctl counts differ"
+                );
+            }
         }
     }
     // Only the sending side has TCP_INFO.

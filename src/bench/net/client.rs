@@ -160,6 +160,7 @@ impl ClientConfig {
             udp_counters_64bit: false,
             congestion: None,
             client_version: Some("3.12".into()),
+            hlctl_version: Some(env!("CARGO_PKG_VERSION").into()),
         }
     }
 }
@@ -276,10 +277,12 @@ fn run_on(
         stall: None,
     };
     engine.drive(ctrl, &spec, progress, cancel)?;
-    engine.end_test(progress);
+    engine.end_client(progress);
     control::write_state(ctrl, State::TestEnd, t)?;
-    // Receivers keep draining (uncounted) until the server has stopped sending.
+    // Receivers go on counting until the server has stopped sending (it
+    // answers TEST_END after closing its streams), so both count the same bytes.
     control::expect_state(ctrl, State::ExchangeResults, by())?;
+    engine.finish_receiving();
     engine.stop_all();
     let cpu = engine.cpu_util();
     let local = engine.local_streams();

@@ -161,6 +161,14 @@ impl Tracked {
     }
 }
 
+/// Bytes a sending TCP stream wrote that the peer has not acknowledged.
+fn unacked(t: &Tracked) -> u64 {
+    match (&*t.sock, t.role) {
+        (DataSock::Tcp(s), Role::Send) => tcp::unacked(s),
+        _ => 0,
+    }
+}
+
 /// A stream's final figures on this side (omit excluded).
 #[derive(Clone, Debug)]
 pub struct LocalStream {
@@ -204,6 +212,7 @@ pub struct Engine {
     tick: Duration,
     show: bool,
     ended: Option<Instant>,
+    ended_recv: Option<Instant>,
 }
 
 const SAMPLE_EVERY: Duration = Duration::from_secs(1);
@@ -308,6 +317,7 @@ impl Engine {
             tick: SAMPLE_EVERY,
             show: true,
             ended: None,
+            ended_recv: None,
         }
     }
 
@@ -609,47 +619,74 @@ impl Engine {
             .sum()
     }
 
-    /// The test is over; emits the last interval.
-    ///
-    /// Client (at its deadline): nothing more counts; senders stop, and we
-    /// wait (at most 250 ms) until what they wrote has reached the server, so
-    /// that its count can match ours. Server (at TEST_END): senders stop
-    /// counting, and bytes they wrote that the client has not yet acknowledged
-    /// are not counted as sent; receivers count what is already queued, then stop.
-    pub fn end_test(&mut self, progress: &dyn Progress) {
-        let f = self.flags.clone();
-        f.counting_send.store(false, Ordering::SeqCst);
-        f.stop_send.store(true, Ordering::SeqCst);
+    /// Client, at its deadline: senders stop (a write under way still
+    /// counts), and we wait (at most 250 ms) until what they wrote has reached
+    /// the server, so that its count can match ours. Receivers keep counting
+    /// until [`Engine::finish_receiving`]. Emits the last interval.
+    pub fn end_client(&mut self, progress: &dyn Progress) {
+        let end = self.stop_senders();
+        let limit = Instant::now() + Duration::from_millis(250);
+        while self.streams.iter().map(unacked).sum::<u64>() > 0 && Instant::now() < limit {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        self.close_intervals(progress, end);
+    }
+
+    /// Client, once the server has answered TEST_END (it has stopped sending
+    /// and closed its streams): count what is still queued, then stop.
+    pub fn finish_receiving(&mut self) {
+        self.flags.final_drain.store(true, Ordering::SeqCst);
+        self.ended_recv = Some(Instant::now());
+        self.join_receivers();
+        self.refresh_last();
+    }
+
+    /// Server, at TEST_END: senders stop; receivers count what is already
+    /// queued, then stop. With `subtract_unacked` (clients that stop counting
+    /// at their deadline, like iperf3), bytes our senders wrote that the client
+    /// has not acknowledged are not counted as sent. Emits the last interval.
+    pub fn end_server(&mut self, progress: &dyn Progress, subtract_unacked: bool) {
+        let end = self.stop_senders();
+        self.ended_recv = Some(end);
+        self.flags.final_drain.store(true, Ordering::SeqCst);
+        self.join_receivers();
+        if subtract_unacked {
+            for t in &mut self.streams {
+                t.unsent = unacked(t);
+            }
+        }
+        self.close_intervals(progress, end);
+    }
+
+    /// Stop counting and sending; join the senders. Returns the end time.
+    fn stop_senders(&mut self) -> Instant {
+        self.flags.counting_send.store(false, Ordering::SeqCst);
+        self.flags.stop_send.store(true, Ordering::SeqCst);
         let end = Instant::now();
         self.ended = Some(end);
-        match self.side {
-            Side::Client => f.counting_recv.store(false, Ordering::SeqCst),
-            Side::Server => f.final_drain.store(true, Ordering::SeqCst),
-        }
-        let server = self.side == Side::Server;
         for t in &mut self.streams {
-            if (t.role == Role::Send || server)
+            if t.role == Role::Send
                 && let Some(h) = t.handle.take()
             {
                 let _ = h.join();
             }
         }
-        f.counting_recv.store(false, Ordering::SeqCst);
-        let unacked = |t: &Tracked| match (&*t.sock, t.role) {
-            (DataSock::Tcp(s), Role::Send) => tcp::unacked(s),
-            _ => 0,
-        };
-        if server {
-            for t in &mut self.streams {
-                t.unsent = unacked(t);
-            }
-        } else if self.params.direction == Direction::Forward {
-            // (Not with --bidir: the server would keep sending, uncounted by us, meanwhile.)
-            let limit = Instant::now() + Duration::from_millis(250);
-            while self.streams.iter().map(unacked).sum::<u64>() > 0 && Instant::now() < limit {
-                std::thread::sleep(Duration::from_millis(1));
+        end
+    }
+
+    fn join_receivers(&mut self) {
+        for t in &mut self.streams {
+            if t.role == Role::Recv
+                && let Some(h) = t.handle.take()
+            {
+                let _ = h.join();
             }
         }
+        self.flags.counting_recv.store(false, Ordering::SeqCst);
+    }
+
+    /// The last (partial) interval, then the final counter values.
+    fn close_intervals(&mut self, progress: &dyn Progress, end: Instant) {
         let since = end.duration_since(self.last_tick);
         if since >= self.tick / 10 && since >= Duration::from_millis(5) || self.intervals.is_empty()
         {
@@ -658,7 +695,10 @@ impl Engine {
             // A sliver after the last tick: fold it into the last interval.
             last.end_s = end.duration_since(self.period_start).as_secs_f64();
         }
-        // Final counter values (frozen now that nothing counts).
+        self.refresh_last();
+    }
+
+    fn refresh_last(&mut self) {
         let tcp = self.params.protocol == Protocol::Tcp;
         for t in &mut self.streams {
             t.last = t.snap(tcp && t.role == Role::Send).0;
@@ -711,9 +751,20 @@ impl Engine {
             .as_secs_f64()
     }
 
+    /// Seconds the receiving streams counted (they may go on past the deadline
+    /// until the sender has stopped).
+    fn recv_duration_s(&self) -> f64 {
+        match self.ended_recv {
+            Some(end) => end
+                .saturating_duration_since(self.period_start)
+                .as_secs_f64(),
+            None => self.duration_s(),
+        }
+    }
+
     /// Each stream's final figures (after `end_test`).
     pub fn local_streams(&self) -> Vec<LocalStream> {
-        let duration_s = self.duration_s();
+        let (send_s, recv_s) = (self.duration_s(), self.recv_duration_s());
         let udp = self.params.protocol == Protocol::Udp;
         self.streams
             .iter()
@@ -725,7 +776,7 @@ impl Engine {
                     id: t.id,
                     role: t.role,
                     bytes: end.bytes.saturating_sub(b.bytes).saturating_sub(t.unsent),
-                    duration_s,
+                    duration_s: if recv { recv_s } else { send_s },
                     retransmits: tcp_sender.then(|| end.retrans.saturating_sub(b.retrans) as u64),
                     rtt: if tcp_sender { t.rtt.ms() } else { None },
                     max_snd_cwnd: (tcp_sender && t.max_cwnd > 0).then_some(t.max_cwnd),

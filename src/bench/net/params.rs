@@ -69,6 +69,9 @@ pub struct TestParams {
     pub udp_counters_64bit: bool,
     pub congestion: Option<String>,
     pub client_version: Option<String>,
+    /// Sent by hlctl clients (iperf3 ignores unknown keys): such a client
+    /// counts received bytes until the server's streams close.
+    pub hlctl_version: Option<String>,
 }
 
 impl TestParams {
@@ -120,6 +123,9 @@ impl TestParams {
         }
         if self.udp_counters_64bit {
             m.insert("udp_counters_64bit".into(), json!(1));
+        }
+        if let Some(v) = &self.hlctl_version {
+            m.insert("hlctl_version".into(), json!(v));
         }
         m.insert(
             "client_version".into(),
@@ -227,6 +233,7 @@ impl TestParams {
             udp_counters_64bit: has("udp_counters_64bit"),
             congestion: string("congestion"),
             client_version: string("client_version"),
+            hlctl_version: string("hlctl_version"),
         })
     }
 }

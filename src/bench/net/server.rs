@@ -87,6 +87,8 @@ pub struct Server {
 const IDLE: u8 = 0;
 const BUSY: u8 = 1;
 const TAKING_TCP_STREAMS: u8 = 2;
+/// The session is done with its client and only returning.
+const DONE: u8 = 3;
 
 struct Shared {
     phase: AtomicU8,
@@ -184,11 +186,19 @@ impl Server {
                 if cancel.is_cancelled() {
                     return StopReason::Cancelled;
                 }
-                if session.as_ref().is_some_and(|h| h.is_finished()) {
-                    if let Some(h) = session.take() {
+                // A session that is done (or about to be) frees the server; a
+                // client arriving in that instant is served, not refused.
+                let reap = |session: &mut Option<std::thread::ScopedJoinHandle<'_, ()>>| -> bool {
+                    let done = session.as_ref().is_some_and(|h| {
+                        h.is_finished() || shared.phase.load(Ordering::SeqCst) == DONE
+                    });
+                    if done && let Some(h) = session.take() {
                         let _ = h.join();
+                        shared.phase.store(IDLE, Ordering::SeqCst);
                     }
-                    shared.phase.store(IDLE, Ordering::SeqCst);
+                    done
+                };
+                if reap(&mut session) {
                     idle_since = Instant::now();
                     if self.cfg.one_off {
                         return StopReason::OneOff;
@@ -216,12 +226,19 @@ impl Server {
                         }
                     };
                     let _ = conn.set_nonblocking(false);
+                    if reap(&mut session) && self.cfg.one_off {
+                        return StopReason::OneOff;
+                    }
                     if session.is_none() {
                         shared.phase.store(BUSY, Ordering::SeqCst);
                         let (shared, cfg, addr) = (&shared, &self.cfg, self.addr);
                         session = Some(scope.spawn(move || {
                             let result =
                                 serve_test(conn, peer, addr, cfg, shared, progress, cancel);
+                            *shared.streams.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                            // Done with the client: the next one is served as soon as
+                            // the lines and the callback below return.
+                            shared.phase.store(DONE, Ordering::SeqCst);
                             match &result {
                                 Ok(r) => {
                                     shared.completed.fetch_add(1, Ordering::Relaxed);
@@ -232,7 +249,6 @@ impl Server {
                                     say(progress, format!("test from {peer} failed: {err}"));
                                 }
                             }
-                            *shared.streams.lock().unwrap_or_else(|p| p.into_inner()) = None;
                             on_test(&TestOutcome { peer, result });
                         }));
                         continue;
@@ -446,7 +462,8 @@ fn serve_steps(
         stall: Some(cfg.stall_timeout),
     };
     engine.drive(ctrl, &spec, progress, cancel)?;
-    engine.end_test(progress);
+    // hlctl clients count until our streams close; iperf3 stops at its deadline.
+    engine.end_server(progress, params.hlctl_version.is_none());
     engine.stop_all();
     let cpu = engine.cpu_util();
     let local = engine.local_streams();

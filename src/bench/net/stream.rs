@@ -121,7 +121,7 @@ impl WorkerCtx {
     /// Looks every `WATCH_EVERY` blocks (`n` counts blocks) to keep it cheap.
     #[inline]
     pub fn watch_end(&self, n: u64) {
-        if n % WATCH_EVERY != 0 {
+        if !n.is_multiple_of(WATCH_EVERY) {
             return;
         }
         if let Some(c) = &self.end_signal {
@@ -136,8 +136,10 @@ impl WorkerCtx {
                 )
             };
             if n >= 0 {
-                // A pending byte (n = 1) or the peer's close (n = 0).
+                // A pending byte (n = 1) or the peer's close (n = 0): stop at
+                // once, so that what was counted is exactly what was written.
                 self.flags.counting_send.store(false, Ordering::Relaxed);
+                self.flags.stop_send.store(true, Ordering::Relaxed);
             }
         }
     }

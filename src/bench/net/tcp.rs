@@ -16,8 +16,9 @@ use super::stream::{FINAL_DRAIN, Pacer, WorkerCtx, WorkerEnd, send_buffer};
 /// How long a blocked data-socket call waits before looking at the stop flags.
 pub const WORKER_POLL: Duration = Duration::from_millis(200);
 
-/// Smallest read buffer of a TCP receiver (iperf3's default block).
-const MIN_RECV_BUF: usize = 128 * 1024;
+/// Smallest read buffer of a TCP receiver (twice iperf3's default block:
+/// a receiver that falls behind catches up in fewer calls).
+const MIN_RECV_BUF: usize = 256 * 1024;
 
 /// Open one TCP data stream to the server and send the cookie.
 pub fn connect(
