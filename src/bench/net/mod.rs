@@ -21,6 +21,7 @@ pub mod params;
 pub mod report;
 pub mod results;
 pub mod server;
+mod session;
 pub(crate) mod stream;
 pub(crate) mod tcp;
 pub mod tcp_info;
