@@ -193,7 +193,9 @@ impl Progress for Lines<'_> {
             return;
         }
         if self.above_bar {
-            self.bar.println(&event.message);
+            for line in event.message.lines() {
+                self.bar.println(line);
+            }
         } else {
             println!("{}", event.message);
         }
