@@ -36,12 +36,14 @@ const TCP: Case = Case {
     rate: None,
 };
 
-/// `--bidir` runs with a 1 MiB window on both ends: iperf3 3.12 serves both
-/// directions from one thread, and when that thread is short of CPU up to a
-/// whole receive buffer per stream (tcp_rmem allows 32 MiB) sits unread when
-/// TEST_END arrives: counted by the sender, never by iperf3. Bounding the
-/// window keeps the 1% check about counting rather than about machine load.
-const BIDIR_WINDOW: u32 = 1024 * 1024;
+/// Multi-stream and `--bidir` cases run with a 1 MiB window on both ends:
+/// iperf3 3.12 reads every stream from one thread, and when that thread falls
+/// behind (our sender threads outpace it, or the 2-core machine is busy) up
+/// to a whole receive buffer per stream (tcp_rmem allows 32 MiB) sits unread
+/// when TEST_END arrives: counted by the sender, never by iperf3. Bounding the
+/// window keeps the 1% check about counting rather than about machine load;
+/// single-stream cases use the default buffers.
+const MULTI_WINDOW: u32 = 1024 * 1024;
 
 impl Case {
     fn iperf3_args(&self) -> Vec<String> {
@@ -58,13 +60,17 @@ impl Case {
         match self.direction {
             Direction::Forward => {}
             Direction::Reverse => a.push("-R".into()),
-            Direction::Bidir => {
-                a.push("--bidir".into());
-                a.push("-w".into());
-                a.push(BIDIR_WINDOW.to_string());
-            }
+            Direction::Bidir => a.push("--bidir".into()),
+        }
+        if let Some(w) = self.window() {
+            a.push("-w".into());
+            a.push(w.to_string());
         }
         a
+    }
+
+    fn window(&self) -> Option<u32> {
+        (self.parallel > 1 || self.direction == Direction::Bidir).then_some(MULTI_WINDOW)
     }
 
     fn client_cfg(&self, port: u16) -> hlctl::bench::net::ClientConfig {
@@ -77,9 +83,7 @@ impl Case {
         c.parallel = self.parallel;
         c.direction = self.direction;
         c.bandwidth_bps = self.rate;
-        if self.direction == Direction::Bidir {
-            c.window = Some(BIDIR_WINDOW);
-        }
+        c.window = self.window();
         c
     }
 }
