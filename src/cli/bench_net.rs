@@ -1,14 +1,15 @@
 //! `hlctl bench net`: an iperf3-compatible network throughput test.
 
 use std::io::IsTerminal;
-use std::time::Duration;
 
 use clap::Args;
 
-use crate::bench::net::{self, ClientConfig, Direction, NetError, Protocol, text};
+use crate::bench::net::{self, Direction, NetError, text};
 use crate::bench::progress::{Progress, ProgressEvent};
+use crate::dbus::bench::NetParams;
 
 use super::args::Global;
+use super::backend::CliError;
 use super::exit;
 use super::output::{ProgressBar, print_json};
 
@@ -155,27 +156,28 @@ fn parse_interval(s: &str) -> Result<f64, String> {
 }
 
 impl NetArgs {
-    /// The library configuration these flags describe.
-    pub fn to_config(&self) -> ClientConfig {
-        let mut c = ClientConfig::new(self.peer.host.clone(), self.peer.port);
-        c.protocol = if self.udp {
-            Protocol::Udp
-        } else {
-            Protocol::Tcp
-        };
-        c.time_s = self.time;
-        c.parallel = self.parallel;
-        c.direction = match (self.reverse, self.bidir) {
-            (true, _) => Direction::Reverse,
-            (_, true) => Direction::Bidir,
-            _ => Direction::Forward,
-        };
-        c.bandwidth_bps = self.bitrate;
-        c.len = self.length;
-        c.window = self.window;
-        c.omit_s = self.omit;
-        c.interval = (self.interval > 0.0).then(|| Duration::from_secs_f64(self.interval));
-        c
+    /// The job parameters these flags describe (the same on both paths).
+    pub fn to_params(&self) -> NetParams {
+        NetParams {
+            host: self.peer.host.clone(),
+            port: Some(self.peer.port),
+            udp: self.udp,
+            time_s: Some(self.time),
+            parallel: Some(self.parallel),
+            direction: Some(
+                match (self.reverse, self.bidir) {
+                    (true, _) => "reverse",
+                    (_, true) => "bidir",
+                    _ => "forward",
+                }
+                .into(),
+            ),
+            bitrate_bps: self.bitrate,
+            length: self.length,
+            window: self.window,
+            omit_s: Some(self.omit),
+            interval_s: Some(self.interval),
+        }
     }
 }
 
@@ -219,12 +221,18 @@ fn exit_code(e: &NetError) -> i32 {
 }
 
 pub fn run(global: &Global, args: NetArgs) -> i32 {
-    let cfg = args.to_config();
-    if let Err(e) = cfg.validate() {
-        eprintln!("hlctl bench net: {e}");
-        return exit::INVALID;
-    }
-    let cancel = super::interrupt::cancel_on_interrupt();
+    let params = args.to_params();
+    let cfg = match params.config() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("hlctl bench net: {e}");
+            return exit::INVALID;
+        }
+    };
+    let mut backend = match super::backend::Backend::select(global) {
+        Ok(b) => b,
+        Err(e) => return e.report(),
+    };
     let bar = ProgressBar::new(global.json);
     let lines = Lines {
         bar: &bar,
@@ -242,7 +250,10 @@ pub fn run(global: &Global, args: NetArgs) -> i32 {
             );
         }
     }
-    let result = net::run_client(&cfg, &lines, &cancel);
+    let result = backend.bench("net", &params, &bar, |_, cancel| {
+        net::run_client(&cfg, &lines, &cancel)
+            .map_err(|e| CliError::new(e.to_string(), exit_code(&e)))
+    });
     bar.finish();
     match result {
         Ok(report) => {
@@ -255,74 +266,10 @@ pub fn run(global: &Global, args: NetArgs) -> i32 {
         }
         Err(e) => {
             if global.json {
-                print_json(&serde_json::json!({ "error": e.to_string() }));
+                print_json(&serde_json::json!({ "error": e.message }));
             }
-            eprintln!("hlctl bench net: {e}");
-            exit_code(&e)
+            eprintln!("hlctl bench net: {}", e.message);
+            e.code
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn peers() {
-        assert_eq!(
-            parse_peer("nas").unwrap(),
-            Peer {
-                host: "nas".into(),
-                port: 5201
-            }
-        );
-        assert_eq!(
-            parse_peer("nas:5202").unwrap(),
-            Peer {
-                host: "nas".into(),
-                port: 5202
-            }
-        );
-        assert_eq!(
-            parse_peer("[::1]:7").unwrap(),
-            Peer {
-                host: "::1".into(),
-                port: 7
-            }
-        );
-        assert_eq!(
-            parse_peer("[::1]").unwrap(),
-            Peer {
-                host: "::1".into(),
-                port: 5201
-            }
-        );
-        assert_eq!(
-            parse_peer("fe80::1").unwrap(),
-            Peer {
-                host: "fe80::1".into(),
-                port: 5201
-            }
-        );
-        assert!(parse_peer("nas:0").is_err());
-        assert!(parse_peer("nas:x").is_err());
-        assert!(parse_peer(":5201").is_err());
-        assert!(parse_peer("[::1").is_err());
-    }
-
-    #[test]
-    fn rates_and_sizes() {
-        assert_eq!(parse_rate("500M").unwrap(), 500_000_000);
-        assert_eq!(parse_rate("1G").unwrap(), 1_000_000_000);
-        assert_eq!(parse_rate("1.5k").unwrap(), 1_500);
-        assert_eq!(parse_rate("100").unwrap(), 100);
-        assert!(parse_rate("1G/10").is_err());
-        assert!(parse_rate("fast").is_err());
-        assert_eq!(parse_size("128K").unwrap(), 131_072);
-        assert_eq!(parse_size("4M").unwrap(), 4 * 1024 * 1024);
-        assert!(parse_size("0").is_err());
-        assert!(parse_size("8G").is_err());
-        assert!(parse_interval("0.05").is_err());
-        assert_eq!(parse_interval("0").unwrap(), 0.0);
     }
 }

@@ -29,7 +29,7 @@ pub const MAX_MSS: u32 = 9 * 1024;
 pub const DEFAULT_UDP_RATE: u64 = 1024 * 1024;
 
 /// Transport protocol of the data streams.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Protocol {
     Tcp,
@@ -37,7 +37,7 @@ pub enum Protocol {
 }
 
 /// Which way the data flows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Direction {
     /// Client sends, server receives (iperf3's default).

@@ -1,7 +1,7 @@
 //! The typed report of a test (what `--json` prints), built from this side's
 //! figures and the peer's results block.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::cpu::CpuUtil;
 use super::engine::{LocalStream, Side};
@@ -11,7 +11,7 @@ use super::results::PeerResults;
 use super::stream::Role;
 
 /// Round-trip time of the sending TCP streams, from TCP_INFO.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RttMs {
     pub min: f64,
     pub mean: f64,
@@ -19,7 +19,7 @@ pub struct RttMs {
 }
 
 /// CPU use of each side, in percent of one CPU.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CpuReport {
     pub local_percent: f64,
     pub remote_percent: f64,
@@ -30,7 +30,7 @@ pub struct CpuReport {
 }
 
 /// One reporting interval of the test's main direction, measured on this side.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct IntervalReport {
     pub start_s: f64,
     pub end_s: f64,
@@ -44,7 +44,7 @@ pub struct IntervalReport {
 }
 
 /// Totals of one direction (client → server or server → client).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DirectionSummary {
     /// Bytes × 8 / the sender's duration.
     pub sent_bps: f64,
@@ -69,17 +69,17 @@ pub struct DirectionSummary {
 }
 
 /// One stream of the test.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StreamReport {
     pub id: u32,
     /// "client_to_server" or "server_to_client".
-    pub direction: &'static str,
+    pub direction: String,
     #[serde(flatten)]
     pub totals: DirectionSummary,
 }
 
 /// The result of one network test, the same shape on client and server.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NetReport {
     pub protocol: Protocol,
     /// Parallel streams (per direction for `--bidir`).
@@ -93,7 +93,7 @@ pub struct NetReport {
     pub intervals: Vec<IntervalReport>,
     pub direction: Direction,
     /// "client" or "server": which side wrote this report.
-    pub side: &'static str,
+    pub side: String,
     /// The other side's address.
     pub peer: String,
     pub block_len: u32,
@@ -253,7 +253,8 @@ pub fn build(input: BuildInput<'_>) -> Result<NetReport, NetError> {
                 "client_to_server"
             } else {
                 "server_to_client"
-            },
+            }
+            .to_string(),
             totals: stream_totals(p.protocol, l, r, remote_has_retr),
         });
     }
@@ -289,7 +290,8 @@ pub fn build(input: BuildInput<'_>) -> Result<NetReport, NetError> {
         side: match input.side {
             Side::Client => "client",
             Side::Server => "server",
-        },
+        }
+        .to_string(),
         peer: input.peer,
         block_len: p.len,
         target_bps: (p.bandwidth_bps > 0).then_some(p.bandwidth_bps),
