@@ -9,6 +9,7 @@ pub mod baseline;
 pub mod bench;
 pub mod bench_cpu;
 pub mod bench_disk;
+pub mod bench_net;
 pub mod bench_parse;
 pub mod bench_stress;
 pub mod compare;
