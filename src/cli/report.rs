@@ -61,7 +61,7 @@ pub fn run(global: &Global, args: ReportArgs) -> i32 {
     let disk =
         move |d: &str, c: &crate::bench::progress::Cancel| super::measure::disk(d, size, secs, c);
     let cpu = move |t: u32, c: &crate::bench::progress::Cancel| super::measure::cpu(t, secs, c);
-    let cancel = super::interrupt::cancel_on_sigint();
+    let cancel = super::interrupt::cancel_on_interrupt();
     let bar = ProgressBar::new(global.json);
     let r = report::run(
         &peers,

@@ -171,7 +171,7 @@ fn local(
     p: &TuneParams,
     bar: &ProgressBar,
 ) -> Result<TuneReport, tune::TuneError> {
-    let cancel = super::interrupt::cancel_on_sigint();
+    let cancel = super::interrupt::cancel_on_interrupt();
     let stop = crate::bench::progress::Cancel::new();
     let dog = checkpoint::spawn_watchdog(
         paths.clone(),
