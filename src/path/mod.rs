@@ -7,6 +7,7 @@
 //! - [`pmtu`]: the largest packet that reaches the peer unfragmented;
 //! - [`route`]: default routes and the interface that carries traffic to the peer.
 
+pub mod bench_net;
 pub mod icmp;
 pub mod limit;
 pub mod measure;
@@ -19,6 +20,6 @@ pub use peer::Peer;
 
 /// The network throughput measurement towards `peer` (`time_s` seconds per
 /// run); `None` when this build has no network benchmark.
-pub fn measure_for(_peer: &Peer, _time_s: u32) -> Option<Box<dyn measure::Measure>> {
-    None
+pub fn measure_for(peer: &Peer, time_s: u32) -> Option<Box<dyn measure::Measure>> {
+    Some(Box::new(bench_net::NetMeasure::new(peer.clone(), time_s)))
 }
