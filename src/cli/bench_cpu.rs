@@ -60,6 +60,9 @@ pub fn run(global: &Global, args: CpuArgs) -> i32 {
     bar.finish();
     match res {
         Ok(r) => {
+            if !r.cancelled {
+                super::record::bench_cpu(&global.paths(), &r);
+            }
             if global.json {
                 print_json(&r);
             } else {

@@ -148,6 +148,9 @@ pub fn run(global: &Global, args: DiskArgs) -> i32 {
     bar.finish();
     match res {
         Ok(r) => {
+            if !r.cancelled {
+                super::record::bench_disk(&global.paths(), &params.dir, &r);
+            }
             if global.json {
                 print_json(&r);
             } else {

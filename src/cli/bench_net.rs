@@ -257,6 +257,7 @@ pub fn run(global: &Global, args: NetArgs) -> i32 {
     bar.finish();
     match result {
         Ok(report) => {
+            super::record::bench_net(&global.paths(), &cfg.host, cfg.port, &report);
             if global.json {
                 print_json(&report);
             } else {
