@@ -45,14 +45,17 @@ pub struct Report {
     pub cpu: Vec<Entry>,
 }
 
+/// Figures of one disk or CPU run, or why it could not run.
+pub type Figures = Result<Vec<Figure>, String>;
+
 /// Measures for the parts other modules provide.
 pub struct Benches<'a> {
     /// A network measure per peer (`None`: no network benchmark in this build).
     pub net: &'a dyn Fn(&Peer) -> Option<Box<dyn Measure>>,
     /// Disk figures for a directory.
-    pub disk: &'a dyn Fn(&str, &Cancel) -> Result<Vec<Figure>, String>,
+    pub disk: &'a dyn Fn(&str, &Cancel) -> Figures,
     /// CPU figures for `threads` threads (1 = single).
-    pub cpu: &'a dyn Fn(u32, &Cancel) -> Result<Vec<Figure>, String>,
+    pub cpu: &'a dyn Fn(u32, &Cancel) -> Figures,
 }
 
 pub fn run(

@@ -122,6 +122,6 @@ impl Outcome {
 
     /// Findings first by severity (worst first), then in check order.
     pub fn sort(&mut self) {
-        self.findings.sort_by(|a, b| b.severity.cmp(&a.severity));
+        self.findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
     }
 }

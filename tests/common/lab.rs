@@ -64,7 +64,7 @@ impl Lab {
     }
 
     /// The argv prefix of hlctl with this lab's directories.
-    pub fn argv<'a>(&self, args: &[&'a str]) -> Vec<String> {
+    pub fn argv(&self, args: &[&str]) -> Vec<String> {
         let mut v = vec![
             HLCTL.to_string(),
             "--state-dir".into(),
