@@ -80,7 +80,9 @@ pub struct TuneArgs {
     #[arg(long, default_value_t = 3.0, value_name = "PCT")]
     pub min_gain: f64,
 
-    /// Seconds an applied change may stay unconfirmed before it is rolled back.
+    /// Seconds the kept changes wait for this client's confirmation before
+    /// the daemon rolls them back; a change being tried gets at least this
+    /// (and at least two benchmark runs) between the tuner's renewals.
     #[arg(long, default_value_t = 60, value_name = "S", value_parser = clap::value_parser!(u64).range(5..=3600))]
     pub confirm_timeout: u64,
 

@@ -301,17 +301,22 @@ impl Manager {
         if !problems.is_empty() {
             return Err(Error::InvalidArgument(crate::problem::join(&problems)));
         }
+        // Refuse callers without the tune authorization before looking at the params.
+        let mut caller = auth::authorize(conn, &hdr, &[Action::Tune], "tune").await?;
         let p = super::tune::parse(params.as_deref().unwrap_or(""))?;
         let link = self
             .daemon
             .link_by_name(&p.interface)
             .ok_or_else(|| Error::NoSuchInterface(format!("{}: no such interface", p.interface)))?;
-        let mut actions = vec![Action::Tune];
         if !p.no_persist && !p.dry_run {
-            actions.push(Action::Persist);
+            caller = auth::authorize(
+                conn,
+                &hdr,
+                &[Action::Tune, Action::Persist],
+                &format!("tune {}", p.interface),
+            )
+            .await?;
         }
-        let caller =
-            auth::authorize(conn, &hdr, &actions, &format!("tune {}", p.interface)).await?;
         let claim = link.claim(format!("a tune (uid {})", caller.uid_text()))?;
         let kind = format!("tune:{}", p.interface);
         let (work, flag) = super::tune::prepare(p, self.daemon.opts.paths.clone());

@@ -30,7 +30,10 @@ fn confirms() -> &'static Mutex<HashMap<u64, Arc<AtomicBool>>> {
 
 /// Remember job `id`'s confirm flag (for `Job.Confirm`).
 pub fn register(id: u64, flag: Arc<AtomicBool>) {
-    super::state::lock(confirms()).insert(id, flag);
+    let mut m = super::state::lock(confirms());
+    // Forget finished tunes (their work closure, the other holder, is gone).
+    m.retain(|_, f| Arc::strong_count(f) > 1);
+    m.insert(id, flag);
 }
 
 /// `Job.Confirm`: false when the job is not a tune.

@@ -1,7 +1,8 @@
 //! Keep or revert: a candidate stays only if the median of some direction
 //! improved by more than both `--min-gain` and the baseline's run-to-run
-//! spread, and no direction got worse beyond that threshold with every trial
-//! run below the reference's median.
+//! spread, with every trial run above every reference run; and no direction
+//! got worse beyond that threshold with every trial run below the
+//! reference's median.
 
 use serde::{Deserialize, Serialize};
 
@@ -66,6 +67,18 @@ pub fn decide(
         let threshold = min_gain_percent.max(baseline[i].spread() * 100.0);
         // Worse only when beyond the noise and every trial run fell below the reference's median.
         let best_trial = trial[i].samples.iter().map(|x| x.bps).fold(0.0, f64::max);
+        // Better only when every trial run beats every reference run, too:
+        // a noisy baseline cannot hand a candidate a lucky median.
+        let worst_trial = trial[i]
+            .samples
+            .iter()
+            .map(|x| x.bps)
+            .fold(f64::INFINITY, f64::min);
+        let best_reference = reference[i]
+            .samples
+            .iter()
+            .map(|x| x.bps)
+            .fold(0.0, f64::max);
         let d = DirDelta {
             direction: *dir,
             before_bps: before,
@@ -73,7 +86,7 @@ pub fn decide(
             change_percent: change,
             threshold_percent: threshold,
         };
-        if change > threshold {
+        if change > threshold && worst_trial > best_reference {
             gained.push(d.text());
         } else if change < -threshold && best_trial < before {
             lost.push(d.text());
@@ -132,6 +145,15 @@ mod tests {
             "{d:?}"
         );
         assert_eq!(deltas.len(), 2);
+        // A median gain whose runs overlap the reference's is not a gain.
+        let base = s(&[95.0, 100.0, 105.0]);
+        let (d, _) = decide(
+            [&base, &base],
+            [&s(&[100.0, 120.0, 130.0]), &base],
+            [&base, &base],
+            3.0,
+        );
+        assert!(matches!(d, Decision::Revert(_)), "{d:?}");
         // 3× in both directions.
         let (d, _) = decide(b, [&s(&[300.0; 3]), &s(&[300.0; 3])], b, 3.0);
         assert!(matches!(d, Decision::Keep(_)));

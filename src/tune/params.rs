@@ -84,6 +84,7 @@ impl TuneParams {
             runs,
             min_gain_percent: min_gain,
             confirm_timeout: Duration::from_secs(ct),
+            step_timeout: Duration::from_secs(ct.max(2 * u64::from(self.time()) + 30)),
             dry_run: self.dry_run,
             persist: !self.no_persist,
             mtu: !self.no_mtu,

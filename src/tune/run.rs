@@ -29,8 +29,11 @@ pub struct Options {
     /// Benchmark runs per direction, for the baseline and each candidate.
     pub runs: u32,
     pub min_gain_percent: f64,
-    /// How long an applied, unconfirmed change may live without renewal.
+    /// How long kept changes wait for confirmation.
     pub confirm_timeout: Duration,
+    /// How long a change being tried may live without the tuner renewing its
+    /// deadline (at least one benchmark run with margin).
+    pub step_timeout: Duration,
     pub dry_run: bool,
     pub persist: bool,
     pub mtu: bool,
@@ -238,12 +241,7 @@ pub fn run(opts: &Options, cx: Context) -> Result<TuneReport, TuneError> {
         return Ok(report);
     }
 
-    let mut cp = Checkpoint::begin(
-        paths,
-        &opts.interface,
-        opts.mac.clone(),
-        opts.confirm_timeout,
-    )?;
+    let mut cp = Checkpoint::begin(paths, &opts.interface, opts.mac.clone(), opts.step_timeout)?;
     let mut reference = baseline.clone();
     let n = cands.len().max(1) as f64;
     let mut failure: Option<TuneError> = None;

@@ -164,6 +164,7 @@ fn opts(extra: Vec<plan::Candidate>) -> Options {
         runs: 3,
         min_gain_percent: 3.0,
         confirm_timeout: Duration::from_secs(30),
+        step_timeout: Duration::from_secs(30),
         dry_run: false,
         persist: true,
         mtu: true,
