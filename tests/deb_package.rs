@@ -1,9 +1,8 @@
-//! The Debian package: built with cargo-deb (`scripts/build-deb.sh`), checked
-//! by lintian, installed into a clean Debian 12 root (debootstrap) where it
-//! works with that root's own dbus-daemon, polkitd and systemd-analyze, then
-//! upgraded, removed and purged without a trace; and installed on this machine,
-//! where the installed hlctld serves `hlctl show` to an unprivileged user on a
-//! private system bus with the installed bus policy and polkit actions.
+//! The Debian package: built with cargo-deb (`scripts/build-deb.sh`), its
+//! fields and files, lintian; and installed on this machine, where the
+//! installed hlctld serves `hlctl show` to an unprivileged user on a private
+//! system bus with the installed bus policy and polkit actions. The clean
+//! Debian 12 root is `tests/deb_root.rs`.
 
 mod common;
 
@@ -12,86 +11,11 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
-use clap::CommandFactory;
 use common::NetNs;
 use common::bus::Rig;
-use common::deb::{DebianRoot, deb, ok, run, took};
-use hlctl::dbus::auth::Action;
+use common::deb::{VERBATIM, deb, expected_files, ok, repo_file, run, took};
 
 const NOBODY: (u32, u32) = (65534, 65534);
-
-fn repo(p: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(p)
-}
-
-/// The man page of every visible subcommand, from the clap definitions:
-/// `hlctl-show`, `hlctl-bench-cpu`...
-fn subcommand_pages(cmd: &clap::Command, prefix: &str, out: &mut Vec<String>) {
-    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
-        let name = format!("{prefix}-{}", sub.get_name());
-        out.push(name.clone());
-        subcommand_pages(sub, &name, out);
-    }
-}
-
-/// Every regular file the package must install, and nothing else.
-fn expected_files() -> BTreeSet<String> {
-    let mut files: BTreeSet<String> = [
-        "usr/bin/hlctl",
-        "usr/sbin/hlctld",
-        "usr/lib/systemd/system/hlctld.service",
-        "usr/share/dbus-1/system.d/org.hlctl.Daemon1.conf",
-        "usr/share/dbus-1/system-services/org.hlctl.Daemon1.service",
-        "usr/share/dbus-1/interfaces/org.hlctl.Daemon1.xml",
-        "usr/share/polkit-1/actions/org.hlctl.Daemon1.policy",
-        "usr/share/man/man1/hlctl.1.gz",
-        "usr/share/man/man8/hlctld.8.gz",
-        "usr/share/bash-completion/completions/hlctl",
-        "usr/share/zsh/vendor-completions/_hlctl",
-        "usr/share/fish/vendor_completions.d/hlctl.fish",
-        "usr/share/doc/hlctl/copyright",
-        "usr/share/doc/hlctl/changelog.Debian.gz",
-        "usr/share/doc/hlctl/README.md",
-        "usr/share/doc/hlctl/README.Debian",
-        "usr/share/lintian/overrides/hlctl",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let mut cli = hlctl::cli::args::Cli::command().disable_help_subcommand(true);
-    cli.build();
-    let mut pages = Vec::new();
-    subcommand_pages(&cli, "hlctl", &mut pages);
-    assert!(pages.iter().any(|p| p == "hlctl-show"), "{pages:?}");
-    for p in pages {
-        files.insert(format!("usr/share/man/man1/{p}.1.gz"));
-    }
-    files
-}
-
-/// Files installed verbatim from the repository: (repo path, installed path).
-const VERBATIM: &[(&str, &str)] = &[
-    (
-        "systemd/hlctld.service",
-        "usr/lib/systemd/system/hlctld.service",
-    ),
-    (
-        "dbus/org.hlctl.Daemon1.conf",
-        "usr/share/dbus-1/system.d/org.hlctl.Daemon1.conf",
-    ),
-    (
-        "dbus/org.hlctl.Daemon1.service",
-        "usr/share/dbus-1/system-services/org.hlctl.Daemon1.service",
-    ),
-    (
-        "dbus/org.hlctl.Daemon1.xml",
-        "usr/share/dbus-1/interfaces/org.hlctl.Daemon1.xml",
-    ),
-    (
-        "polkit/org.hlctl.Daemon1.policy",
-        "usr/share/polkit-1/actions/org.hlctl.Daemon1.policy",
-    ),
-];
 
 fn field(deb: &Path, name: &str) -> String {
     let o = run("dpkg-deb", &["-f", deb.to_str().unwrap(), name]);
@@ -176,12 +100,13 @@ fn package_fields_files_and_lintian() {
     // Without the overrides, lintian reports exactly the overridden warnings
     // (so it did read the package, and no override hides anything else).
     let (_, text) = lintian(&["--no-override"]);
-    let overridden: BTreeSet<String> = std::fs::read_to_string(repo("packaging/lintian-overrides"))
-        .unwrap()
-        .lines()
-        .filter_map(|l| l.strip_prefix("hlctl: "))
-        .map(|t| t.split_whitespace().next().unwrap_or("").to_string())
-        .collect();
+    let overridden: BTreeSet<String> =
+        std::fs::read_to_string(repo_file("packaging/lintian-overrides"))
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.strip_prefix("hlctl: "))
+            .map(|t| t.split_whitespace().next().unwrap_or("").to_string())
+            .collect();
     let reported: BTreeSet<String> = text
         .lines()
         .filter_map(|l| {
@@ -192,172 +117,6 @@ fn package_fields_files_and_lintian() {
         .collect();
     assert!(!overridden.is_empty());
     assert_eq!(reported, overridden, "{text}");
-}
-
-#[test]
-fn installs_into_a_clean_debian_12_root_works_there_and_purges_clean() {
-    let deb = deb();
-    let root = DebianRoot::fresh();
-    let before = root.files();
-    std::fs::copy(deb, root.join("/tmp/hlctl.deb")).unwrap();
-
-    // Install.
-    let t = Instant::now();
-    let o = root.sh("dpkg -i /tmp/hlctl.deb");
-    ok("dpkg -i in the Debian 12 root", &o);
-    took("dpkg -i in the root", t);
-    for f in expected_files() {
-        assert!(root.join(&f).is_file(), "{f} was not installed");
-    }
-    for (src, dst) in VERBATIM {
-        assert_eq!(
-            std::fs::read(root.join(dst)).unwrap(),
-            std::fs::read(repo(src)).unwrap(),
-            "{dst} differs from {src}"
-        );
-    }
-    // Enabled (no systemd runs in a chroot: enabled, not started).
-    let wants = root.join("/etc/systemd/system/multi-user.target.wants/hlctld.service");
-    assert!(
-        wants.symlink_metadata().is_ok(),
-        "hlctld.service not enabled"
-    );
-    let owned = std::fs::read_to_string(root.join("/var/lib/dpkg/info/hlctl.list")).unwrap();
-    assert!(owned.lines().any(|l| l == "/usr/sbin/hlctld"), "{owned}");
-
-    // The installed programs run; systemd finds the unit by name in its own
-    // search path and accepts it.
-    let o = root.sh("hlctl --version && hlctld --version && hlctl --help && \
-         systemd-analyze verify --man=no hlctld.service");
-    let out = ok("hlctl --version/--help, systemd-analyze verify", &o);
-    let version = format!("hlctl {}", env!("CARGO_PKG_VERSION"));
-    assert!(out.lines().any(|l| l == version), "{out}");
-    assert!(
-        out.lines()
-            .any(|l| l == format!("hlctld {}", env!("CARGO_PKG_VERSION"))),
-        "{out}"
-    );
-    assert!(out.contains("Usage: hlctl [OPTIONS] <COMMAND>"), "{out}");
-    assert!(
-        String::from_utf8_lossy(&o.stderr).trim().is_empty(),
-        "systemd-analyze verify complained:\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-
-    works_with_the_roots_own_bus_and_polkit(&root);
-
-    // Upgrade (reinstall: prerm upgrade, postinst configure OLD-VERSION) keeps
-    // what hlctl persisted.
-    let settings = root.join("/var/lib/hlctl/nic-settings.json");
-    let sysctl = root.join("/etc/sysctl.d/90-hlctl.conf");
-    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
-    std::fs::write(&settings, "{\"kept\": true}\n").unwrap();
-    std::fs::write(&sysctl, "net.core.somaxconn = 4096\n").unwrap();
-    let o = root.sh("dpkg -i /tmp/hlctl.deb");
-    let out = ok("reinstalling (upgrade path)", &o);
-    let v = format!("{}-1", env!("CARGO_PKG_VERSION"));
-    assert!(
-        out.contains(&format!("Unpacking hlctl ({v}) over ({v})")),
-        "{out}"
-    );
-    assert_eq!(
-        std::fs::read_to_string(&settings).unwrap(),
-        "{\"kept\": true}\n"
-    );
-    assert!(sysctl.exists());
-
-    // Remove: the programs go, the persisted settings stay.
-    ok("dpkg -r", &root.sh("dpkg -r hlctl"));
-    assert!(!root.join("/usr/bin/hlctl").exists());
-    assert!(
-        !root
-            .join("/usr/share/dbus-1/system.d/org.hlctl.Daemon1.conf")
-            .exists()
-    );
-    assert!(settings.exists() && sysctl.exists());
-
-    // Purge: the persisted settings go too, and the user is told that live
-    // settings stay until reboot.
-    let o = root.sh("dpkg -P hlctl");
-    ok("dpkg -P", &o);
-    let said = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        said.contains("stay in effect until the next reboot"),
-        "{said}"
-    );
-    assert!(!settings.exists() && !sysctl.exists());
-
-    // Nothing left behind.
-    let after = root.files();
-    let added: Vec<_> = after.difference(&before).collect();
-    let lost: Vec<_> = before.difference(&after).collect();
-    assert!(
-        added.is_empty() && lost.is_empty(),
-        "purge left {added:?}, lost {lost:?}"
-    );
-}
-
-/// In the root: its own dbus-daemon finds the activation file, its polkitd
-/// the actions; `nobody` runs `hlctl show`, which starts the installed hlctld
-/// through D-Bus activation (the launch helper: no systemd here), and is
-/// refused a change by polkit. All inside an empty network namespace.
-fn works_with_the_roots_own_bus_and_polkit(root: &DebianRoot) {
-    let actions: Vec<&str> = Action::ALL.iter().map(|a| a.id()).collect();
-    let script = format!(
-        r#"
-mkdir -p /run/dbus
-dbus-daemon --system --fork || echo "@@dbus=failed"
-/usr/lib/polkit-1/polkitd --no-debug >/dev/null 2>&1 &
-has() {{ dbus-send --system --print-reply --dest=org.freedesktop.DBus / \
-          org.freedesktop.DBus.NameHasOwner "string:$1" 2>/dev/null | grep -q true; }}
-i=0; until has org.freedesktop.PolicyKit1; do
-    i=$((i+1)); [ $i -lt 200 ] || {{ echo "@@polkit=timeout"; exit 1; }}; sleep 0.1
-done
-echo "@@activatable"
-dbus-send --system --print-reply --dest=org.freedesktop.DBus / \
-    org.freedesktop.DBus.ListActivatableNames
-for a in {actions}; do pkaction --action-id "$a" >/dev/null; echo "@@pkaction $a=$?"; done
-has org.hlctl.Daemon1 && echo "@@daemon-before=yes"
-nobody() {{ setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }}
-nobody hlctl show lo; echo "@@show=$?"
-has org.hlctl.Daemon1 && echo "@@daemon-after=yes"
-nobody hlctl --json show lo >/tmp/show.json; echo "@@json=$?"
-nobody hlctl set lo mtu 1400; echo "@@set=$?"
-nobody hlctl --json show lo >/tmp/show-after.json
-"#,
-        actions = actions.join(" ")
-    );
-    let t = Instant::now();
-    let o = root.sh(&script);
-    took("bus, polkit and activation in the root", t);
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    let ctx = format!("stdout:\n{out}\nstderr:\n{err}");
-    let has = |l: &str| out.lines().any(|x| x == l);
-    assert!(
-        out.contains("string \"org.hlctl.Daemon1\""),
-        "the bus did not find the activation file: {ctx}"
-    );
-    for a in &actions {
-        assert!(has(&format!("@@pkaction {a}=0")), "polkit lacks {a}: {ctx}");
-    }
-    assert!(!has("@@daemon-before=yes"), "{ctx}");
-    assert!(has("@@show=0"), "{ctx}");
-    assert!(out.contains("lo: ifindex 1"), "{ctx}");
-    assert!(
-        has("@@daemon-after=yes"),
-        "hlctld was not started by activation: {ctx}"
-    );
-    assert!(has("@@json=0"), "{ctx}");
-    assert!(has("@@set=3"), "nobody's change was not refused: {ctx}");
-    assert!(err.contains("not authorized"), "{ctx}");
-    let mtu = |f: &str| -> serde_json::Value {
-        let text = std::fs::read_to_string(root.join(f)).unwrap();
-        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-        v["interfaces"][0]["mtu"].clone()
-    };
-    assert_eq!(mtu("/tmp/show.json"), 65536);
-    assert_eq!(mtu("/tmp/show-after.json"), 65536);
 }
 
 /// Installs the .deb on this machine; purges it again when dropped (unless it

@@ -85,6 +85,81 @@ pub fn ok(what: &str, o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// A file of the repository.
+pub fn repo_file(p: &str) -> PathBuf {
+    repo().join(p)
+}
+
+/// The man page of every visible subcommand, from the clap definitions:
+/// `hlctl-show`, `hlctl-bench-cpu`...
+fn subcommand_pages(cmd: &clap::Command, prefix: &str, out: &mut Vec<String>) {
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let name = format!("{prefix}-{}", sub.get_name());
+        out.push(name.clone());
+        subcommand_pages(sub, &name, out);
+    }
+}
+
+/// Every regular file the package must install, and nothing else.
+pub fn expected_files() -> BTreeSet<String> {
+    let mut files: BTreeSet<String> = [
+        "usr/bin/hlctl",
+        "usr/sbin/hlctld",
+        "usr/lib/systemd/system/hlctld.service",
+        "usr/share/dbus-1/system.d/org.hlctl.Daemon1.conf",
+        "usr/share/dbus-1/system-services/org.hlctl.Daemon1.service",
+        "usr/share/dbus-1/interfaces/org.hlctl.Daemon1.xml",
+        "usr/share/polkit-1/actions/org.hlctl.Daemon1.policy",
+        "usr/share/man/man1/hlctl.1.gz",
+        "usr/share/man/man8/hlctld.8.gz",
+        "usr/share/bash-completion/completions/hlctl",
+        "usr/share/zsh/vendor-completions/_hlctl",
+        "usr/share/fish/vendor_completions.d/hlctl.fish",
+        "usr/share/doc/hlctl/copyright",
+        "usr/share/doc/hlctl/changelog.Debian.gz",
+        "usr/share/doc/hlctl/README.md",
+        "usr/share/doc/hlctl/README.Debian",
+        "usr/share/lintian/overrides/hlctl",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let mut cli =
+        <hlctl::cli::args::Cli as clap::CommandFactory>::command().disable_help_subcommand(true);
+    cli.build();
+    let mut pages = Vec::new();
+    subcommand_pages(&cli, "hlctl", &mut pages);
+    assert!(pages.iter().any(|p| p == "hlctl-show"), "{pages:?}");
+    for p in pages {
+        files.insert(format!("usr/share/man/man1/{p}.1.gz"));
+    }
+    files
+}
+
+/// Files installed verbatim from the repository: (repo path, installed path).
+pub const VERBATIM: &[(&str, &str)] = &[
+    (
+        "systemd/hlctld.service",
+        "usr/lib/systemd/system/hlctld.service",
+    ),
+    (
+        "dbus/org.hlctl.Daemon1.conf",
+        "usr/share/dbus-1/system.d/org.hlctl.Daemon1.conf",
+    ),
+    (
+        "dbus/org.hlctl.Daemon1.service",
+        "usr/share/dbus-1/system-services/org.hlctl.Daemon1.service",
+    ),
+    (
+        "dbus/org.hlctl.Daemon1.xml",
+        "usr/share/dbus-1/interfaces/org.hlctl.Daemon1.xml",
+    ),
+    (
+        "polkit/org.hlctl.Daemon1.policy",
+        "usr/share/polkit-1/actions/org.hlctl.Daemon1.policy",
+    ),
+];
+
 /// A fresh Debian 12 root in a temporary directory under /var/tmp, removed
 /// when dropped.
 pub struct DebianRoot {
