@@ -9,23 +9,29 @@ command -v ip >/dev/null || { apt-get update -qq && apt-get install -y -qq iprou
 cargo build --release --quiet --bin hlctl
 HLCTL=$PWD/target/release/hlctl
 NS=hlctl-demo-$$
+PEER=hlctl-demo-peer-$$
 WORK=$(mktemp -d)
 cleanup() {
     [ -n "${SERVER_PID:-}" ] && kill "$SERVER_PID" 2>/dev/null || true
     ip netns del "$NS" 2>/dev/null || true
+    ip netns del "$PEER" 2>/dev/null || true
     rm -rf "$WORK"
 }
 trap cleanup EXIT
 
+# Two namespaces joined by a veth pair: "lab" (where hlctl works) and "peer".
 ip netns add "$NS"
+ip netns add "$PEER"
 ip -n "$NS" link set lo up
-ip -n "$NS" link add lab0 type veth peer name lab1
+ip -n "$PEER" link set lo up
+ip -n "$NS" link add lab0 type veth peer name lab1 netns "$PEER"
 ip -n "$NS" addr add 10.99.0.1/24 dev lab0
-ip -n "$NS" addr add 10.99.0.2/24 dev lab1
+ip -n "$PEER" addr add 10.99.0.2/24 dev lab1
 ip -n "$NS" link set lab0 up
-ip -n "$NS" link set lab1 up
+ip -n "$PEER" link set lab1 up
 
-in_ns() { ip netns exec "$NS" "$HLCTL" --state-dir "$WORK/state" --sysctl-dir "$WORK/sysctl.d" "$@"; }
+# --local: run the engine in-process (the demo starts no hlctld).
+in_ns() { ip netns exec "$NS" "$HLCTL" --local --state-dir "$WORK/state" --sysctl-dir "$WORK/sysctl.d" "$@"; }
 step() { printf '\n\033[1m$ hlctl %s\033[0m\n' "$*"; }
 
 step show lab0
@@ -50,11 +56,11 @@ step export lab0 --format systemd-link
 in_ns export lab0 --format systemd-link
 
 if in_ns serve --help >/dev/null 2>&1 && in_ns bench net --help >/dev/null 2>&1; then
-    ip netns exec "$NS" "$HLCTL" serve --bind 10.99.0.2 --port 5201 --one-off >/dev/null 2>&1 &
+    ip netns exec "$PEER" "$HLCTL" serve --bind 10.99.0.2 --port 5201 --one-off >/dev/null 2>&1 &
     SERVER_PID=$!
     sleep 0.5
     step bench net --peer 10.99.0.2 -t 3
     in_ns bench net --peer 10.99.0.2 -t 3
 fi
 echo
-echo "demo done; namespace $NS removed"
+echo "demo done; namespaces $NS and $PEER removed"

@@ -5,4 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" = 0 ] || { echo "run as root: the tests create network namespaces and VMs" >&2; exit 2; }
 bash scripts/setup.sh
-cargo test --locked --all-targets "$@"
+cargo test --locked --all-targets --no-fail-fast "$@"

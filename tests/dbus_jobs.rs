@@ -532,3 +532,97 @@ fn disk_and_stress_benchmarks_run_in_the_daemon_too() {
         "{log}"
     );
 }
+
+/// Kills a process we started, by its pid, when dropped.
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_network_benchmark_runs_in_the_daemon_against_hlctl_serve() {
+    let lab = Lab::new();
+    // The daemon lives in the test namespace: the server listens on that
+    // namespace's own loopback (a private port space, so 5201 is free).
+    let server = Child(
+        Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &lab.ns.name,
+                HLCTL,
+                "serve",
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                "5201",
+                "--one-off",
+                "--idle-timeout",
+                "60",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !String::from_utf8_lossy(&lab.ns.exec(&["ss", "-Htln", "sport = :5201"]).stdout)
+        .contains("5201")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "hlctl serve did not start listening"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = lab.rig.hlctl(&[
+        "bench",
+        "net",
+        "--peer",
+        "127.0.0.1:5201",
+        "-t",
+        "1",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        lab.daemon.log()
+    );
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("in-process"));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["protocol"], "tcp");
+    assert_eq!(v["side"], "client");
+    let (sent, received) = (
+        v["sent_bytes"].as_u64().unwrap(),
+        v["received_bytes"].as_u64().unwrap(),
+    );
+    assert!(sent > 0 && sent == received, "{v}");
+    assert!(!v["intervals"].as_array().unwrap().is_empty(), "{v}");
+    assert!(
+        lab.daemon.log().contains("kind=benchmark:net"),
+        "{}",
+        lab.daemon.log()
+    );
+    // Nothing listens on the peer: a clear failure (exit 1), no hang.
+    drop(server);
+    let out = lab
+        .rig
+        .hlctl(&["bench", "net", "--peer", "127.0.0.1:5202", "-t", "1"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("refused"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

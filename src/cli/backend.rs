@@ -182,7 +182,7 @@ impl Backend {
         R: serde::de::DeserializeOwned,
     {
         match self {
-            Backend::Local { .. } => local(bar, super::interrupt::cancel_on_sigint()),
+            Backend::Local { .. } => local(bar, super::interrupt::cancel_on_interrupt()),
             Backend::Bus(r) => {
                 let params = serde_json::to_string(params)
                     .map_err(|e| CliError::new(e.to_string(), exit::FAILED))?;

@@ -83,7 +83,7 @@ pub fn run(global: &Global, args: DiskArgs) -> i32 {
     let bar = ProgressBar::new(global.json);
     // --seq-dd runs in-process (its report is not sent over the bus yet).
     if args.seq_dd {
-        let cancel = super::interrupt::cancel_on_sigint();
+        let cancel = super::interrupt::cancel_on_interrupt();
         let cfg = SeqDdConfig {
             dir: args.dir,
             size: args.size,

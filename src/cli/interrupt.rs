@@ -1,5 +1,6 @@
-//! Ctrl-C → [`Cancel`]: the first SIGINT asks the running benchmark to stop cleanly
-//! (it removes its files and prints a summary); a second one kills the process as usual.
+//! Ctrl-C / SIGTERM → [`Cancel`]: the first signal asks the running work to
+//! stop cleanly (a benchmark removes its files, tells its peer and prints a
+//! summary); a second one ends the process as usual (the handler resets itself).
 
 use std::sync::OnceLock;
 
@@ -9,24 +10,26 @@ use crate::bench::progress::Cancel;
 
 static TOKEN: OnceLock<Cancel> = OnceLock::new();
 
-extern "C" fn on_sigint(_: libc::c_int) {
+extern "C" fn on_signal(_: libc::c_int) {
     // Only an atomic load and an atomic store: async-signal-safe.
     if let Some(token) = TOKEN.get() {
         token.cancel();
     }
 }
 
-/// Install the SIGINT handler (once per process) and return the token it cancels.
-pub fn cancel_on_sigint() -> Cancel {
+/// Install the SIGINT and SIGTERM handlers (once per process) and return the token they cancel.
+pub fn cancel_on_interrupt() -> Cancel {
     let token = TOKEN.get_or_init(Cancel::new).clone();
     let action = SigAction::new(
-        SigHandler::Handler(on_sigint),
+        SigHandler::Handler(on_signal),
         SaFlags::SA_RESETHAND | SaFlags::SA_RESTART,
         SigSet::empty(),
     );
-    // SAFETY: the handler only touches an atomic through a fully initialised OnceLock.
-    if let Err(e) = unsafe { sigaction(Signal::SIGINT, &action) } {
-        tracing::warn!("cannot install the Ctrl-C handler: {e}");
+    for sig in [Signal::SIGINT, Signal::SIGTERM] {
+        // SAFETY: the handler only touches an atomic through a fully initialised OnceLock.
+        if let Err(e) = unsafe { sigaction(sig, &action) } {
+            tracing::warn!("cannot install the {sig} handler: {e}");
+        }
     }
     token
 }

@@ -8,6 +8,7 @@ pub mod backend;
 pub mod bench;
 pub mod bench_cpu;
 pub mod bench_disk;
+pub mod bench_net;
 pub mod bench_parse;
 pub mod bench_stress;
 pub mod export;

@@ -1,12 +1,120 @@
 //! `hlctl serve`: an iperf3-compatible server.
 
+use std::net::IpAddr;
+use std::time::Duration;
+
 use clap::Args;
 
+use crate::bench::net::{NetError, Server, ServerConfig, StopReason, TestOutcome};
+use crate::bench::progress::{Progress, ProgressEvent};
+
 use super::args::Global;
+use super::exit;
+use super::output::print_json;
 
+/// Serve network tests to `iperf3 -c` and `hlctl bench net` clients.
+///
+/// One test at a time, like `iperf3 -s`: a client arriving while a test runs
+/// is told the server is busy. Runs until Ctrl-C, until the first test ends
+/// (--one-off), or until no client came for --idle-timeout seconds.
 #[derive(Debug, Args)]
-pub struct ServeArgs {}
+pub struct ServeArgs {
+    /// TCP port, also used for UDP tests (0 picks a free one and prints it).
+    #[arg(short = 'p', long, value_name = "PORT", default_value_t = 5201)]
+    pub port: u16,
+    /// Listen on this address only (default: every IPv6 and IPv4 address).
+    #[arg(short = 'B', long, value_name = "ADDR")]
+    pub bind: Option<IpAddr>,
+    /// Serve one test, then exit (iperf3's -1).
+    #[arg(short = '1', long)]
+    pub one_off: bool,
+    /// Exit after this many seconds without a test (1–86400).
+    #[arg(long, value_name = "S", value_parser = clap::value_parser!(u64).range(1..=86400))]
+    pub idle_timeout: Option<u64>,
+}
 
-pub fn run(_global: &Global, _args: ServeArgs) -> i32 {
-    super::exit::FAILED
+/// Server log lines on stdout (text mode only).
+struct Log {
+    json: bool,
+}
+
+impl Progress for Log {
+    fn report(&self, event: ProgressEvent) {
+        if !self.json {
+            println!("{}", event.message);
+        }
+    }
+}
+
+pub fn run(global: &Global, args: ServeArgs) -> i32 {
+    let mut cfg = ServerConfig::new(args.port);
+    cfg.bind = args.bind;
+    cfg.one_off = args.one_off;
+    cfg.idle_timeout = args.idle_timeout.map(Duration::from_secs);
+    let server = match Server::bind(cfg) {
+        Ok(s) => s,
+        Err(e) => {
+            let code = match &e {
+                NetError::Bind { source, .. }
+                    if source.kind() == std::io::ErrorKind::PermissionDenied =>
+                {
+                    exit::NOT_PERMITTED
+                }
+                NetError::Bind { source, .. } if source.kind() == std::io::ErrorKind::AddrInUse => {
+                    eprintln!(
+                        "hlctl serve: {e} (is another `iperf3 -s` or `hlctl serve` running on this port?)"
+                    );
+                    return exit::FAILED;
+                }
+                NetError::Bind { source, .. }
+                    if source.kind() == std::io::ErrorKind::AddrNotAvailable =>
+                {
+                    exit::INVALID
+                }
+                _ => exit::FAILED,
+            };
+            eprintln!("hlctl serve: {e}");
+            return code;
+        }
+    };
+    let listening = format!("Server listening on {}", server.local_addr());
+    if global.json {
+        eprintln!("{listening}");
+    } else {
+        println!("{listening}");
+    }
+    let cancel = super::interrupt::cancel_on_interrupt();
+    let json = global.json;
+    let on_test = move |o: &TestOutcome| {
+        if json {
+            match &o.result {
+                Ok(r) => print_json(r),
+                Err(e) => print_json(
+                    &serde_json::json!({ "peer": o.peer.to_string(), "error": e.to_string() }),
+                ),
+            }
+        }
+    };
+    match server.run_with(&Log { json }, &cancel, &on_test) {
+        Ok(summary) => {
+            let msg = match summary.stop_reason {
+                StopReason::OneOff => "one-off test done",
+                StopReason::IdleTimeout => "idle timeout reached",
+                StopReason::Cancelled => "interrupted",
+            };
+            eprintln!(
+                "hlctl serve: {msg}; {} test(s) completed, {} failed, {} busy refusal(s)",
+                summary.tests_completed, summary.tests_failed, summary.busy_refusals
+            );
+            if summary.stop_reason == StopReason::OneOff && summary.tests_failed > 0 {
+                exit::FAILED
+            } else {
+                exit::OK
+            }
+        }
+        Err(e) => {
+            eprintln!("hlctl serve: {e}");
+            exit::FAILED
+        }
+    }
 }

@@ -3,8 +3,9 @@
 //! each kind. The same parameter types are what `hlctl bench` builds from its
 //! flags on both paths, in-process and through the daemon.
 //!
-//! - `cpu`: [`CpuParams`]; `disk`: [`DiskParams`] (`dir` absolute);
-//!   `stress`: [`StressParams`]. Every field is optional but `disk.dir`;
+//! - `net`: [`NetParams`]; `cpu`: [`CpuParams`]; `disk`: [`DiskParams`]
+//!   (`dir` absolute); `stress`: [`StressParams`]. Every field is optional
+//!   but `net.host` and `disk.dir`;
 //!   defaults are those of `hlctl bench <kind>`.
 
 use std::time::Duration;
@@ -15,10 +16,11 @@ use super::error::{Error, Result};
 use super::job::{Failure, Work};
 use crate::bench::cpu::{self, CpuConfig, CpuError};
 use crate::bench::disk::{self, DiskConfig, EngineChoice, ErrorClass, RwMode};
+use crate::bench::net::{self, ClientConfig, Direction, NetError, Protocol};
 use crate::bench::stress::{self, MemAmount, StressConfig, StressError};
 
 /// The benchmark kinds this daemon runs.
-pub const KINDS: &[&str] = &["cpu", "disk", "stress"];
+pub const KINDS: &[&str] = &["net", "cpu", "disk", "stress"];
 
 fn seconds(flag: &str, s: f64) -> std::result::Result<Duration, String> {
     if s > 0.0 && s <= 86_400.0 {
@@ -27,6 +29,79 @@ fn seconds(flag: &str, s: f64) -> std::result::Result<Duration, String> {
         Err(format!(
             "invalid --{flag}: must be more than 0 and at most 86400 seconds"
         ))
+    }
+}
+
+/// `hlctl bench net` parameters (the client's flags).
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetParams {
+    pub host: String,
+    pub port: Option<u16>,
+    #[serde(default)]
+    pub udp: bool,
+    pub time_s: Option<u32>,
+    pub parallel: Option<u32>,
+    /// `forward` (default), `reverse` or `bidir`.
+    pub direction: Option<String>,
+    pub bitrate_bps: Option<u64>,
+    pub length: Option<u32>,
+    pub window: Option<u32>,
+    pub omit_s: Option<u32>,
+    /// Seconds between interval reports; 0 turns them off.
+    pub interval_s: Option<f64>,
+}
+
+impl NetParams {
+    /// The client configuration, validated like the CLI validates its flags.
+    pub fn config(&self) -> std::result::Result<ClientConfig, String> {
+        let mut c = ClientConfig::new(self.host.clone(), self.port.unwrap_or(5201));
+        c.protocol = if self.udp {
+            Protocol::Udp
+        } else {
+            Protocol::Tcp
+        };
+        c.time_s = self.time_s.unwrap_or(c.time_s);
+        c.parallel = self.parallel.unwrap_or(c.parallel);
+        c.direction = match self.direction.as_deref() {
+            None | Some("forward") => Direction::Forward,
+            Some("reverse") => Direction::Reverse,
+            Some("bidir") => Direction::Bidir,
+            Some(other) => {
+                return Err(format!(
+                    "invalid direction {other:?}: allowed forward, reverse, bidir"
+                ));
+            }
+        };
+        c.bandwidth_bps = self.bitrate_bps;
+        c.len = self.length;
+        c.window = self.window;
+        c.omit_s = self.omit_s.unwrap_or(0);
+        match self.interval_s {
+            Some(0.0) => c.interval = None,
+            Some(i) if (0.1..=60.0).contains(&i) => c.interval = Some(Duration::from_secs_f64(i)),
+            Some(i) => {
+                return Err(format!(
+                    "invalid --interval {i}: allowed 0.1 to 60 seconds, or 0 for none"
+                ));
+            }
+            None => {}
+        }
+        c.validate().map_err(|e| e.to_string())?;
+        Ok(c)
+    }
+}
+
+/// How a network benchmark error is classed for the client's exit code.
+pub fn net_class(e: &NetError) -> &'static str {
+    match e {
+        NetError::InvalidConfig(_) => "invalid",
+        NetError::Connect { source, .. }
+            if source.kind() == std::io::ErrorKind::PermissionDenied =>
+        {
+            "not_permitted"
+        }
+        _ => "failed",
     }
 }
 
@@ -220,6 +295,17 @@ fn to_json<T: Serialize>(v: T) -> std::result::Result<serde_json::Value, Failure
 /// Decode `params` (a JSON object) for `kind` and return the work to run.
 pub fn prepare(kind: &str, params: &str) -> Result<Work> {
     match kind {
+        "net" => {
+            let p: NetParams = parse(kind, params)?;
+            let cfg = p.config().map_err(Error::InvalidArgument)?;
+            Ok(Box::new(move |progress, cancel| {
+                let report = net::run_client(&cfg, progress, cancel).map_err(|e| Failure {
+                    class: net_class(&e),
+                    message: e.to_string(),
+                })?;
+                to_json(report)
+            }))
+        }
         "cpu" => {
             let p: CpuParams = parse(kind, params)?;
             let cfg = p.config().map_err(Error::InvalidArgument)?;
@@ -307,5 +393,24 @@ mod tests {
             Err(Error::InvalidArgument(_))
         ));
         assert!(matches!(prepare("gpu", "{}"), Err(Error::NotSupported(_))));
+        assert!(
+            prepare(
+                "net",
+                r#"{"host": "127.0.0.1", "time_s": 1, "direction": "bidir"}"#
+            )
+            .is_ok()
+        );
+        for bad in [
+            r#"{}"#,
+            r#"{"host": ""}"#,
+            r#"{"host": "h", "direction": "up"}"#,
+            r#"{"host": "h", "parallel": 0}"#,
+            r#"{"host": "h", "interval_s": 99}"#,
+        ] {
+            assert!(
+                matches!(prepare("net", bad), Err(Error::InvalidArgument(_))),
+                "{bad}"
+            );
+        }
     }
 }

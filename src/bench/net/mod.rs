@@ -1,1 +1,36 @@
 //! Network throughput: an iperf3-compatible client and server.
+//!
+//! Speaks iperf3's control and data protocol (3.12 and earlier peers): the
+//! 37-byte cookie, state bytes, length-prefixed JSON, stream cookies, the UDP
+//! handshake and header, and the results exchange. Entry points:
+//!
+//! - [`run_client`] with a [`ClientConfig`] → [`NetReport`];
+//! - [`Server::bind`] with a [`ServerConfig`], then [`Server::run`] (or
+//!   [`Server::run_with`] for a callback per test) on any thread, stopped by
+//!   its [`Cancel`](crate::bench::progress::Cancel) token.
+//!
+//! Each stream runs on its own thread with blocking sockets; the calling
+//! thread drives the control connection and samples intervals.
+
+pub mod client;
+pub mod control;
+pub mod cpu;
+pub(crate) mod engine;
+pub mod error;
+pub mod params;
+pub mod report;
+pub mod results;
+pub mod server;
+mod session;
+pub(crate) mod stream;
+pub(crate) mod tcp;
+pub mod tcp_info;
+pub mod text;
+pub(crate) mod udp;
+pub mod udp_stats;
+
+pub use client::{ClientConfig, run_client};
+pub use error::NetError;
+pub use params::{Direction, Protocol};
+pub use report::{CpuReport, DirectionSummary, IntervalReport, NetReport, RttMs, StreamReport};
+pub use server::{ServeSummary, Server, ServerConfig, StopReason, TestOutcome};

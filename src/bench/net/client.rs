@@ -1,0 +1,345 @@
+//! The client: `hlctl bench net` against `iperf3 -s` or `hlctl serve`.
+
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+use socket2::SockRef;
+
+use crate::bench::progress::{Cancel, Progress};
+
+use super::control::{self, Cookie, MAX_RESULTS_JSON, State};
+use super::engine::{DataSock, DriveSpec, Engine, Side, StreamSpec};
+use super::error::NetError;
+use super::params::{self as p, Direction, Protocol, TestParams};
+use super::report::{self, BuildInput, NetReport};
+use super::results::PeerResults;
+use super::stream::{Role, stream_id};
+use super::{tcp, udp};
+
+/// What to test (the flags of `hlctl bench net`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClientConfig {
+    /// Server host name or address.
+    pub host: String,
+    /// Server port (iperf3's default is 5201).
+    pub port: u16,
+    pub protocol: Protocol,
+    /// `-t`: seconds to measure (after the omit period).
+    pub time_s: u32,
+    /// `-P`: parallel streams (per direction with `--bidir`).
+    pub parallel: u32,
+    pub direction: Direction,
+    /// `-b`: per-stream target in bit/s; `None` = unlimited for TCP, 1 Mibit/s for UDP.
+    pub bandwidth_bps: Option<u64>,
+    /// `-l`: block size; `None` = 128 KiB for TCP, the control connection's MSS for UDP.
+    pub len: Option<u32>,
+    /// `-w`: socket buffer size on both ends.
+    pub window: Option<u32>,
+    /// `-O`: seconds at the start not counted.
+    pub omit_s: u32,
+    /// `-i`: interval between progress reports; `None` = no interval reports.
+    pub interval: Option<Duration>,
+    /// How long to wait for the control connection and each data stream.
+    pub connect_timeout: Duration,
+    /// How long to wait for each answer of the server.
+    pub reply_timeout: Duration,
+}
+
+impl ClientConfig {
+    /// iperf3's defaults: TCP, 10 s, one stream, reports every second.
+    pub fn new(host: impl Into<String>, port: u16) -> ClientConfig {
+        ClientConfig {
+            host: host.into(),
+            port,
+            protocol: Protocol::Tcp,
+            time_s: 10,
+            parallel: 1,
+            direction: Direction::Forward,
+            bandwidth_bps: None,
+            len: None,
+            window: None,
+            omit_s: 0,
+            interval: Some(Duration::from_secs(1)),
+            connect_timeout: Duration::from_secs(10),
+            reply_timeout: Duration::from_secs(30),
+        }
+    }
+
+    /// Check every setting against iperf3's limits.
+    pub fn validate(&self) -> Result<(), NetError> {
+        let bad = |m: String| Err(NetError::InvalidConfig(m));
+        if self.host.is_empty() {
+            return bad("the peer host is empty".into());
+        }
+        if self.port == 0 {
+            return bad("port 0 is not a valid server port".into());
+        }
+        if !(1..=p::MAX_TIME_S).contains(&self.time_s) {
+            return bad(format!(
+                "test time {} s is outside 1..={} s",
+                self.time_s,
+                p::MAX_TIME_S
+            ));
+        }
+        if !(1..=p::MAX_STREAMS).contains(&self.parallel) {
+            return bad(format!(
+                "{} parallel streams is outside 1..={}",
+                self.parallel,
+                p::MAX_STREAMS
+            ));
+        }
+        if self.omit_s > p::MAX_OMIT_S {
+            return bad(format!(
+                "omit {} s is above the maximum of {} s",
+                self.omit_s,
+                p::MAX_OMIT_S
+            ));
+        }
+        if let Some(l) = self.len {
+            let (lo, hi) = match self.protocol {
+                Protocol::Tcp => (1, p::MAX_TCP_LEN),
+                Protocol::Udp => (p::MIN_UDP_LEN, p::MAX_UDP_LEN),
+            };
+            if !(lo..=hi).contains(&l) {
+                return bad(format!(
+                    "block length {l} is outside {lo}..={hi} bytes for {:?}",
+                    self.protocol
+                ));
+            }
+        }
+        if let Some(w) = self.window
+            && !(1..=p::MAX_WINDOW).contains(&w)
+        {
+            return bad(format!("window {w} is outside 1..={} bytes", p::MAX_WINDOW));
+        }
+        if let Some(i) = self.interval
+            && !(Duration::from_millis(100)..=Duration::from_secs(60)).contains(&i)
+        {
+            return bad(format!(
+                "interval {:.2} s is outside 0.1..=60 s",
+                i.as_secs_f64()
+            ));
+        }
+        Ok(())
+    }
+
+    /// "host:port", with brackets around an IPv6 address.
+    pub fn peer_label(&self) -> String {
+        if self.host.contains(':') {
+            format!("[{}]:{}", self.host, self.port)
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
+    }
+
+    fn params(&self, ctrl: &TcpStream) -> TestParams {
+        let len = self.len.unwrap_or(match self.protocol {
+            Protocol::Tcp => p::DEFAULT_TCP_LEN,
+            // iperf3 uses the control connection's MSS for UDP datagrams.
+            Protocol::Udp => match SockRef::from(ctrl).tcp_mss() {
+                Ok(m) if m >= p::MIN_UDP_LEN => m.min(p::MAX_UDP_LEN),
+                _ => p::DEFAULT_UDP_LEN,
+            },
+        });
+        TestParams {
+            protocol: self.protocol,
+            omit_s: self.omit_s,
+            time_s: self.time_s,
+            num_bytes: 0,
+            block_count: 0,
+            parallel: self.parallel,
+            direction: self.direction,
+            window: self.window,
+            len,
+            bandwidth_bps: self.bandwidth_bps.unwrap_or(match self.protocol {
+                Protocol::Tcp => 0,
+                Protocol::Udp => p::DEFAULT_UDP_RATE,
+            }),
+            mss: None,
+            nodelay: false,
+            udp_counters_64bit: false,
+            congestion: None,
+            client_version: Some("3.12".into()),
+            hlctl_version: Some(env!("CARGO_PKG_VERSION").into()),
+        }
+    }
+}
+
+fn connect_control(cfg: &ClientConfig) -> Result<TcpStream, NetError> {
+    let peer = cfg.peer_label();
+    let addrs: Vec<SocketAddr> = (cfg.host.as_str(), cfg.port)
+        .to_socket_addrs()
+        .map_err(|e| NetError::Resolve {
+            host: cfg.host.clone(),
+            source: e,
+        })?
+        .collect();
+    let mut last = None;
+    for a in &addrs {
+        match TcpStream::connect_timeout(a, cfg.connect_timeout) {
+            Ok(s) => return Ok(s),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(match last {
+        Some(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+            NetError::ConnectionRefused { peer }
+        }
+        Some(e) if control::is_timeout(&e) => NetError::Timeout {
+            what: format!("a connection to {peer}"),
+            after: cfg.connect_timeout,
+        },
+        Some(e) => NetError::Connect { peer, source: e },
+        None => NetError::Resolve {
+            host: cfg.host.clone(),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "no addresses"),
+        },
+    })
+}
+
+/// Run one test as the client. Interval reports go to `progress` (each
+/// message is one or more interval lines in iperf3's format); `cancel` stops
+/// the test (the server is told with CLIENT_TERMINATE).
+pub fn run_client(
+    cfg: &ClientConfig,
+    progress: &dyn Progress,
+    cancel: &Cancel,
+) -> Result<NetReport, NetError> {
+    cfg.validate()?;
+    let ctrl = connect_control(cfg)?;
+    let result = run_on(&ctrl, cfg, progress, cancel);
+    if matches!(result, Err(NetError::Cancelled)) {
+        let _ = control::write_state(&ctrl, State::ClientTerminate, Duration::from_secs(1));
+    }
+    result
+}
+
+fn run_on(
+    ctrl: &TcpStream,
+    cfg: &ClientConfig,
+    progress: &dyn Progress,
+    cancel: &Cancel,
+) -> Result<NetReport, NetError> {
+    let t = cfg.reply_timeout;
+    let by = || Instant::now() + t;
+    let check = || {
+        if cancel.is_cancelled() {
+            Err(NetError::Cancelled)
+        } else {
+            Ok(())
+        }
+    };
+    ctrl.set_nodelay(true)
+        .map_err(|e| NetError::io("setting TCP_NODELAY", e))?;
+    let server = ctrl
+        .peer_addr()
+        .map_err(|e| NetError::io("reading the peer address", e))?;
+    let cookie = Cookie::generate().map_err(|e| NetError::io("reading /dev/urandom", e))?;
+    control::write_all(ctrl, cookie.bytes(), t, "the cookie")?;
+    control::expect_state(ctrl, State::ParamExchange, by())?;
+    check()?;
+    let params = cfg.params(ctrl);
+    control::write_json(ctrl, &params.to_json(), t, "the test parameters")?;
+    control::expect_state(ctrl, State::CreateStreams, by())?;
+    check()?;
+
+    let total = params.total_streams() as usize;
+    let mut specs = Vec::with_capacity(total);
+    for i in 0..total {
+        let id = stream_id(i);
+        let role = match params.direction {
+            Direction::Forward => Role::Send,
+            Direction::Reverse => Role::Recv,
+            Direction::Bidir if i < params.parallel as usize => Role::Send,
+            Direction::Bidir => Role::Recv,
+        };
+        let sock = match params.protocol {
+            Protocol::Tcp => DataSock::Tcp(tcp::connect(
+                server,
+                &params,
+                &cookie,
+                cfg.connect_timeout,
+                id,
+            )?),
+            Protocol::Udp => DataSock::Udp(udp::connect(server, &params, cfg.connect_timeout, id)?),
+        };
+        specs.push(StreamSpec { id, role, sock });
+        check()?;
+    }
+    control::expect_state(ctrl, State::TestStart, by())?;
+    control::expect_state(ctrl, State::TestRunning, by())?;
+
+    let mut engine = Engine::start(specs, &params, Side::Client, None)?;
+    let spec = DriveSpec {
+        side: Side::Client,
+        tick: cfg.interval,
+        safety: None,
+        stall: None,
+    };
+    engine.drive(ctrl, &spec, progress, cancel)?;
+    engine.end_client(progress);
+    control::write_state(ctrl, State::TestEnd, t)?;
+    // Receivers go on counting until the server has stopped sending (it
+    // answers TEST_END after closing its streams), so both count the same bytes.
+    control::expect_state(ctrl, State::ExchangeResults, by())?;
+    engine.finish_receiving();
+    engine.stop_all();
+    let cpu = engine.cpu_util();
+    let local = engine.local_streams();
+    let congestion = engine.congestion();
+    let mine = report::local_results(&local, params.protocol, cpu, congestion.clone());
+    control::write_json(ctrl, &mine.to_json(), t, "our results")?;
+    let theirs = control::read_json(ctrl, MAX_RESULTS_JSON, by(), "results from the server")?;
+    let theirs = PeerResults::from_json(&theirs)?;
+    control::expect_state(ctrl, State::DisplayResults, by())?;
+    control::write_state(ctrl, State::IperfDone, t)?;
+    report::build(BuildInput {
+        side: Side::Client,
+        params: &params,
+        peer: cfg.peer_label(),
+        local: &local,
+        remote: &theirs,
+        cpu,
+        intervals: engine.intervals().to_vec(),
+        duration_s: engine.duration_s(),
+        congestion,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation_names_the_problem() {
+        let mut c = ClientConfig::new("h", 5201);
+        assert!(c.validate().is_ok());
+        c.parallel = 0;
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("parallel"), "{e}");
+        let mut c = ClientConfig::new("h", 5201);
+        c.protocol = Protocol::Udp;
+        c.len = Some(70000);
+        assert!(
+            c.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("block length")
+        );
+        assert_eq!(ClientConfig::new("::1", 5201).peer_label(), "[::1]:5201");
+    }
+
+    #[test]
+    fn refused_connection_says_so() {
+        // Find a port nothing listens on.
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let mut c = ClientConfig::new("127.0.0.1", port);
+        c.time_s = 1;
+        let e = run_client(&c, &crate::bench::progress::NoProgress, &Cancel::new()).unwrap_err();
+        assert!(matches!(e, NetError::ConnectionRefused { .. }), "{e}");
+        assert!(e.to_string().contains("hlctl serve"));
+    }
+}

@@ -1,0 +1,162 @@
+//! Typed errors of the network benchmark (client and server).
+
+use std::io;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// Everything that can go wrong in a network test.
+#[derive(Debug, thiserror::Error)]
+pub enum NetError {
+    /// The configuration given to the client or server is not valid.
+    #[error("invalid setting: {0}")]
+    InvalidConfig(String),
+
+    /// The peer's host name could not be resolved.
+    #[error("cannot resolve {host}: {source}")]
+    Resolve { host: String, source: io::Error },
+
+    /// Nothing listens on the peer's port.
+    #[error("connection refused by {peer} — is `iperf3 -s` or `hlctl serve` running there?")]
+    ConnectionRefused { peer: String },
+
+    /// Connecting to the peer failed for another reason.
+    #[error("cannot connect to {peer}: {source}")]
+    Connect { peer: String, source: io::Error },
+
+    /// A wait ran out of time.
+    #[error("timed out after {:.1} s waiting for {what}", after.as_secs_f64())]
+    Timeout { what: String, after: Duration },
+
+    /// The server answered ACCESS_DENIED (0xFF) on the control connection.
+    #[error("the server is busy running a test; try again later")]
+    ServerBusy,
+
+    /// The server answered ACCESS_DENIED (0xFF) on a data stream (wrong cookie).
+    #[error("the server refused data stream {stream} (access denied: wrong cookie)")]
+    AccessDenied { stream: u32 },
+
+    /// The server sent SERVER_ERROR with iperf3's error number and errno.
+    #[error("the server reported an error: {} (iperf3 error {i_errno}, errno {errno})",
+        crate::bench::net::error::ierrno_message(*i_errno))]
+    ServerError { i_errno: i32, errno: i32 },
+
+    /// The server stopped the test (SERVER_TERMINATE).
+    #[error("the server terminated the test")]
+    ServerTerminated,
+
+    /// The client stopped the test (CLIENT_TERMINATE).
+    #[error("the client terminated the test")]
+    ClientTerminated,
+
+    /// The peer sent something the protocol does not allow at this point.
+    #[error("protocol error: expected {expected}, received {received}")]
+    Protocol { expected: String, received: String },
+
+    /// The peer closed the control connection unexpectedly.
+    #[error("the peer closed the control connection during {during}")]
+    ControlClosed { during: String },
+
+    /// A length-prefixed JSON block was larger than allowed (or empty).
+    #[error("{what} of {len} bytes is outside the allowed 1..={limit} bytes")]
+    BadLength { what: String, len: u32, limit: u32 },
+
+    /// A JSON block could not be parsed or lacked a required key.
+    #[error("invalid {what}: {detail}")]
+    BadJson { what: String, detail: String },
+
+    /// The client asked for parameters this server refuses.
+    #[error("refused test parameters: {reason}")]
+    BadParams { i_errno: i32, reason: String },
+
+    /// A data stream failed while the test was running.
+    #[error("data stream {stream} failed: {source}")]
+    Stream { stream: u32, source: io::Error },
+
+    /// The server could not bind its listening socket.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind { addr: SocketAddr, source: io::Error },
+
+    /// Another I/O error.
+    #[error("I/O error while {during}: {source}")]
+    Io { during: String, source: io::Error },
+
+    /// The caller cancelled the test.
+    #[error("cancelled")]
+    Cancelled,
+}
+
+impl NetError {
+    pub(crate) fn io(during: impl Into<String>, source: io::Error) -> Self {
+        NetError::Io {
+            during: during.into(),
+            source,
+        }
+    }
+
+    /// The iperf3 error number a server sends back for this error, if any.
+    pub fn i_errno(&self) -> i32 {
+        match self {
+            NetError::BadParams { i_errno, .. } => *i_errno,
+            NetError::BadLength { .. } | NetError::BadJson { .. } => IERECVPARAMS,
+            NetError::Timeout { .. } => IENOMSG,
+            _ => IEINITTEST,
+        }
+    }
+}
+
+// iperf3 error numbers (src/iperf_api.h) that this implementation sends or explains.
+pub const IEDURATION: i32 = 5;
+pub const IENUMSTREAMS: i32 = 6;
+pub const IEBLOCKSIZE: i32 = 7;
+pub const IEBUFSIZE: i32 = 8;
+pub const IEMSS: i32 = 10;
+pub const IEOMIT: i32 = 12;
+pub const IEUNIMP: i32 = 13;
+pub const IEUDPBLOCKSIZE: i32 = 20;
+pub const IEREVERSEBIDIR: i32 = 25;
+pub const IEINITTEST: i32 = 101;
+pub const IERECVPARAMS: i32 = 114;
+pub const IEPROTOCOL: i32 = 131;
+pub const IENOMSG: i32 = 144;
+pub const IESTREAMLISTEN: i32 = 202;
+pub const IESTREAMACCEPT: i32 = 204;
+
+/// A short description of an iperf3 error number, as iperf3 words it.
+pub fn ierrno_message(i_errno: i32) -> &'static str {
+    match i_errno {
+        5 => "test duration too long",
+        6 => "number of parallel streams too large",
+        7 => "block size too large",
+        8 => "socket buffer size too large",
+        10 => "MSS too large",
+        12 => "bogus value for --omit",
+        13 => "not implemented",
+        20 => "block size invalid",
+        25 => "cannot be both reverse and bidirectional",
+        27 => "total required bandwidth is larger than the server limit",
+        100 => "unable to create a new test",
+        101 => "test initialization failed",
+        102 => "unable to start listener for connections",
+        109 => "control socket has closed unexpectedly",
+        110 => "received an unknown control message",
+        114 => "unable to receive parameters from client",
+        117 => "unable to receive results",
+        119 => "the client has terminated",
+        120 => "the server has terminated",
+        121 => "the server is busy running a test",
+        124 => "unable to set socket buffer size",
+        131 => "protocol does not exist",
+        134 => "unable to set TCP_CONGESTION",
+        141 => "socket buffer size not set correctly",
+        142 => "test authorization failed",
+        144 => "no message was received for the timeout period",
+        200 => "unable to create a new stream",
+        202 => "unable to start stream listener",
+        203 => "unable to connect stream",
+        204 => "unable to accept stream connection",
+        205 => "unable to write to stream socket",
+        206 => "unable to read from stream",
+        208 => "stream has invalid ID",
+        _ => "unknown error",
+    }
+}

@@ -1,0 +1,305 @@
+//! The test parameters the client sends after PARAM_EXCHANGE, and their limits.
+
+use serde_json::{Map, Value, json};
+
+use super::control::json_i64;
+use super::error::{self as e, NetError};
+
+/// Default TCP block (iperf3's `DEFAULT_TCP_BLKSIZE`).
+pub const DEFAULT_TCP_LEN: u32 = 128 * 1024;
+/// UDP block when the control connection's MSS is unknown.
+pub const DEFAULT_UDP_LEN: u32 = 1460;
+/// Smallest UDP block: timestamp (8) and a 64-bit counter (8).
+pub const MIN_UDP_LEN: u32 = 16;
+/// Largest UDP payload over IPv4.
+pub const MAX_UDP_LEN: u32 = 65507;
+/// Largest TCP block (iperf3's `MAX_BLOCKSIZE`).
+pub const MAX_TCP_LEN: u32 = 1024 * 1024;
+/// Most parallel streams (iperf3's `MAX_STREAMS`).
+pub const MAX_STREAMS: u32 = 128;
+/// Longest test (iperf3's `MAX_TIME`).
+pub const MAX_TIME_S: u32 = 86_400;
+/// Longest omit period (iperf3's `MAX_OMIT_TIME`).
+pub const MAX_OMIT_S: u32 = 600;
+/// Largest socket buffer (iperf3's `MAX_TCP_BUFFER`).
+pub const MAX_WINDOW: u32 = 512 * 1024 * 1024;
+/// Largest MSS (iperf3's `MAX_MSS`).
+pub const MAX_MSS: u32 = 9 * 1024;
+/// iperf3's default UDP rate: 1 Mibit/s.
+pub const DEFAULT_UDP_RATE: u64 = 1024 * 1024;
+
+/// Transport protocol of the data streams.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    Tcp,
+    Udp,
+}
+
+/// Which way the data flows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Client sends, server receives (iperf3's default).
+    Forward,
+    /// Server sends, client receives (`-R`).
+    Reverse,
+    /// Both at once (`--bidir`), `parallel` streams each way.
+    Bidir,
+}
+
+/// The parameter block, as exchanged on the wire.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TestParams {
+    pub protocol: Protocol,
+    pub omit_s: u32,
+    pub time_s: u32,
+    /// `-n`: total bytes to send (0 = unused).
+    pub num_bytes: u64,
+    /// `-k`: total blocks to send (0 = unused).
+    pub block_count: u64,
+    pub parallel: u32,
+    pub direction: Direction,
+    pub window: Option<u32>,
+    pub len: u32,
+    /// Per-stream target rate in bit/s (0 = unlimited).
+    pub bandwidth_bps: u64,
+    pub mss: Option<u32>,
+    pub nodelay: bool,
+    pub udp_counters_64bit: bool,
+    pub congestion: Option<String>,
+    pub client_version: Option<String>,
+    /// Sent by hlctl clients (iperf3 ignores unknown keys): such a client
+    /// counts received bytes until the server's streams close.
+    pub hlctl_version: Option<String>,
+}
+
+impl TestParams {
+    /// Streams in the test: `parallel`, doubled for bidir.
+    pub fn total_streams(&self) -> u32 {
+        match self.direction {
+            Direction::Bidir => self.parallel * 2,
+            _ => self.parallel,
+        }
+    }
+
+    /// The JSON block a client sends.
+    pub fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        match self.protocol {
+            Protocol::Tcp => m.insert("tcp".into(), json!(true)),
+            Protocol::Udp => m.insert("udp".into(), json!(true)),
+        };
+        m.insert("omit".into(), json!(self.omit_s));
+        m.insert("time".into(), json!(self.time_s));
+        m.insert("num".into(), json!(self.num_bytes));
+        m.insert("blockcount".into(), json!(self.block_count));
+        if let Some(mss) = self.mss {
+            m.insert("MSS".into(), json!(mss));
+        }
+        if self.nodelay {
+            m.insert("nodelay".into(), json!(true));
+        }
+        m.insert("parallel".into(), json!(self.parallel));
+        match self.direction {
+            Direction::Forward => {}
+            Direction::Reverse => {
+                m.insert("reverse".into(), json!(true));
+            }
+            Direction::Bidir => {
+                m.insert("bidirectional".into(), json!(true));
+            }
+        }
+        if let Some(w) = self.window {
+            m.insert("window".into(), json!(w));
+        }
+        m.insert("len".into(), json!(self.len));
+        if self.bandwidth_bps > 0 {
+            m.insert("bandwidth".into(), json!(self.bandwidth_bps));
+        }
+        m.insert("pacing_timer".into(), json!(1000));
+        if let Some(c) = &self.congestion {
+            m.insert("congestion".into(), json!(c));
+        }
+        if self.udp_counters_64bit {
+            m.insert("udp_counters_64bit".into(), json!(1));
+        }
+        if let Some(v) = &self.hlctl_version {
+            m.insert("hlctl_version".into(), json!(v));
+        }
+        m.insert(
+            "client_version".into(),
+            json!(self.client_version.clone().unwrap_or_else(|| "3.12".into())),
+        );
+        Value::Object(m)
+    }
+
+    /// Parse and validate a client's block (server side). Boolean keys count
+    /// by presence, as in iperf3; unknown keys are ignored.
+    pub fn from_json(v: &Value) -> Result<TestParams, NetError> {
+        let obj = v
+            .as_object()
+            .ok_or_else(|| bad(e::IERECVPARAMS, "not a JSON object"))?;
+        let has = |k: &str| obj.contains_key(k);
+        let int = |k: &str| -> Result<Option<i64>, NetError> {
+            match obj.get(k) {
+                None | Some(Value::Null) => Ok(None),
+                Some(x) => json_i64(x)
+                    .map(Some)
+                    .ok_or_else(|| bad(e::IERECVPARAMS, &format!("`{k}` is not a number: {x}"))),
+            }
+        };
+        if has("sctp") {
+            return Err(bad(e::IEPROTOCOL, "SCTP is not supported"));
+        }
+        let protocol = if has("udp") {
+            Protocol::Udp
+        } else {
+            Protocol::Tcp
+        };
+        let direction = match (has("reverse"), has("bidirectional")) {
+            (true, true) => return Err(bad(e::IEREVERSEBIDIR, "both reverse and bidirectional")),
+            (true, false) => Direction::Reverse,
+            (false, true) => Direction::Bidir,
+            (false, false) => Direction::Forward,
+        };
+        let ranged =
+            |k: &str, v: Option<i64>, max: i64, code: i32| -> Result<Option<u64>, NetError> {
+                match v {
+                    None => Ok(None),
+                    Some(x) if (0..=max).contains(&x) => Ok(Some(x as u64)),
+                    Some(x) => Err(bad(code, &format!("`{k}` = {x} is outside 0..={max}"))),
+                }
+            };
+        let omit_s =
+            ranged("omit", int("omit")?, MAX_OMIT_S as i64, e::IEOMIT)?.unwrap_or(0) as u32;
+        let time_s =
+            ranged("time", int("time")?, MAX_TIME_S as i64, e::IEDURATION)?.unwrap_or(0) as u32;
+        let num_bytes = ranged("num", int("num")?, i64::MAX, e::IERECVPARAMS)?.unwrap_or(0);
+        let block_count =
+            ranged("blockcount", int("blockcount")?, i64::MAX, e::IERECVPARAMS)?.unwrap_or(0);
+        let parallel = ranged(
+            "parallel",
+            int("parallel")?,
+            MAX_STREAMS as i64,
+            e::IENUMSTREAMS,
+        )?
+        .unwrap_or(1) as u32;
+        if parallel == 0 {
+            return Err(bad(e::IENUMSTREAMS, "`parallel` = 0"));
+        }
+        let window = ranged("window", int("window")?, MAX_WINDOW as i64, e::IEBUFSIZE)?
+            .filter(|&w| w > 0)
+            .map(|w| w as u32);
+        let mss = ranged("MSS", int("MSS")?, MAX_MSS as i64, e::IEMSS)?
+            .filter(|&m| m > 0)
+            .map(|m| m as u32);
+        let len = match (protocol, int("len")?) {
+            (Protocol::Tcp, None | Some(0)) => DEFAULT_TCP_LEN,
+            (Protocol::Udp, None | Some(0)) => DEFAULT_UDP_LEN,
+            (Protocol::Tcp, Some(l)) => {
+                ranged("len", Some(l), MAX_TCP_LEN as i64, e::IEBLOCKSIZE)?.unwrap_or(0) as u32
+            }
+            (Protocol::Udp, Some(l)) => {
+                if !(MIN_UDP_LEN as i64..=MAX_UDP_LEN as i64).contains(&l) {
+                    return Err(bad(
+                        e::IEUDPBLOCKSIZE,
+                        &format!("`len` = {l} is outside {MIN_UDP_LEN}..={MAX_UDP_LEN} for UDP"),
+                    ));
+                }
+                l as u32
+            }
+        };
+        let bandwidth_bps = ranged("bandwidth", int("bandwidth")?, i64::MAX, e::IERECVPARAMS)?
+            .unwrap_or(if protocol == Protocol::Udp {
+                DEFAULT_UDP_RATE
+            } else {
+                0
+            });
+        let string = |k: &str| obj.get(k).and_then(Value::as_str).map(str::to_string);
+        Ok(TestParams {
+            protocol,
+            omit_s,
+            time_s,
+            num_bytes,
+            block_count,
+            parallel,
+            direction,
+            window,
+            len,
+            bandwidth_bps,
+            mss,
+            nodelay: has("nodelay"),
+            udp_counters_64bit: has("udp_counters_64bit"),
+            congestion: string("congestion"),
+            client_version: string("client_version"),
+            hlctl_version: string("hlctl_version"),
+        })
+    }
+}
+
+fn bad(i_errno: i32, reason: &str) -> NetError {
+    NetError::BadParams {
+        i_errno,
+        reason: reason.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_iperf3_312_block() {
+        let v: Value = serde_json::from_str(
+            r#"{"tcp":true,"omit":0,"time":2,"num":0,"blockcount":0,"parallel":1,"len":131072,"pacing_timer":1000,"client_version":"3.12"}"#,
+        )
+        .unwrap();
+        let p = TestParams::from_json(&v).unwrap();
+        assert_eq!(p.protocol, Protocol::Tcp);
+        assert_eq!(p.time_s, 2);
+        assert_eq!(p.len, 131072);
+        assert_eq!(p.direction, Direction::Forward);
+        assert_eq!(p.bandwidth_bps, 0);
+        let back = TestParams::from_json(&p.to_json()).unwrap();
+        assert_eq!(back, p);
+    }
+
+    #[test]
+    fn udp_defaults_and_flags() {
+        let v: Value = serde_json::from_str(
+            r#"{"udp":true,"time":1,"parallel":2,"reverse":true,"bandwidth":10000000}"#,
+        )
+        .unwrap();
+        let p = TestParams::from_json(&v).unwrap();
+        assert_eq!(p.protocol, Protocol::Udp);
+        assert_eq!(p.len, DEFAULT_UDP_LEN);
+        assert_eq!(p.direction, Direction::Reverse);
+        assert_eq!(p.total_streams(), 2);
+        assert_eq!(p.bandwidth_bps, 10_000_000);
+    }
+
+    #[test]
+    fn refuses_out_of_range() {
+        for (js, code) in [
+            (r#"{"tcp":true,"parallel":129}"#, e::IENUMSTREAMS),
+            (r#"{"tcp":true,"parallel":0}"#, e::IENUMSTREAMS),
+            (r#"{"tcp":true,"len":2000000}"#, e::IEBLOCKSIZE),
+            (r#"{"udp":true,"len":8}"#, e::IEUDPBLOCKSIZE),
+            (r#"{"tcp":true,"time":100000}"#, e::IEDURATION),
+            (
+                r#"{"tcp":true,"reverse":true,"bidirectional":true}"#,
+                e::IEREVERSEBIDIR,
+            ),
+            (r#"{"sctp":true}"#, e::IEPROTOCOL),
+            (r#"{"tcp":true,"time":"x"}"#, e::IERECVPARAMS),
+            (r#"{"tcp":true,"omit":18446744073709551615}"#, e::IEOMIT),
+        ] {
+            let v: Value = serde_json::from_str(js).unwrap();
+            match TestParams::from_json(&v) {
+                Err(NetError::BadParams { i_errno, .. }) => assert_eq!(i_errno, code, "{js}"),
+                other => panic!("{js}: {other:?}"),
+            }
+        }
+    }
+}

@@ -1,0 +1,497 @@
+//! The typed report of a test (what `--json` prints), built from this side's
+//! figures and the peer's results block.
+
+use serde::{Deserialize, Serialize};
+
+use super::cpu::CpuUtil;
+use super::engine::{LocalStream, Side};
+use super::error::NetError;
+use super::params::{Direction, Protocol, TestParams};
+use super::results::PeerResults;
+use super::stream::Role;
+
+/// Round-trip time of the sending TCP streams, from TCP_INFO.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RttMs {
+    pub min: f64,
+    pub mean: f64,
+    pub max: f64,
+}
+
+/// CPU use of each side, in percent of one CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CpuReport {
+    pub local_percent: f64,
+    pub remote_percent: f64,
+    pub local_user_percent: f64,
+    pub local_system_percent: f64,
+    pub remote_user_percent: f64,
+    pub remote_system_percent: f64,
+}
+
+/// One reporting interval of the test's main direction, measured on this side.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IntervalReport {
+    pub start_s: f64,
+    pub end_s: f64,
+    pub bps: f64,
+    /// TCP retransmits in the interval, when this side sends.
+    pub retransmits: Option<u64>,
+    pub bytes: u64,
+    /// `--bidir`: the other direction's rate in the same interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reverse_bps: Option<f64>,
+}
+
+/// Totals of one direction (client → server or server → client).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DirectionSummary {
+    /// Bytes × 8 / the sender's duration.
+    pub sent_bps: f64,
+    /// Bytes × 8 / the receiver's duration.
+    pub received_bps: f64,
+    pub sent_bytes: u64,
+    pub received_bytes: u64,
+    /// TCP retransmits of the sender (null for UDP or when unknown).
+    pub retransmits: Option<u64>,
+    /// Only when this side sends TCP.
+    pub rtt_ms: Option<RttMs>,
+    pub jitter_ms: Option<f64>,
+    pub lost_packets: Option<u64>,
+    pub lost_percent: Option<f64>,
+    /// UDP: datagrams the receiver accounted (highest sequence number).
+    pub packets: Option<u64>,
+    /// UDP: out-of-order datagrams (only when this side receives).
+    pub out_of_order: Option<u64>,
+    pub max_snd_cwnd_bytes: Option<u64>,
+    pub sender_duration_s: f64,
+    pub receiver_duration_s: f64,
+}
+
+/// One stream of the test.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StreamReport {
+    pub id: u32,
+    /// "client_to_server" or "server_to_client".
+    pub direction: String,
+    #[serde(flatten)]
+    pub totals: DirectionSummary,
+}
+
+/// The result of one network test, the same shape on client and server.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NetReport {
+    pub protocol: Protocol,
+    /// Parallel streams (per direction for `--bidir`).
+    pub streams: u32,
+    /// Seconds measured on this side (omit excluded).
+    pub duration_s: f64,
+    /// The main direction: client → server, or server → client with `-R`.
+    #[serde(flatten)]
+    pub main: DirectionSummary,
+    pub cpu: CpuReport,
+    pub intervals: Vec<IntervalReport>,
+    pub direction: Direction,
+    /// "client" or "server": which side wrote this report.
+    pub side: String,
+    /// The other side's address.
+    pub peer: String,
+    pub block_len: u32,
+    /// Per-stream target rate in bit/s (`-b`), if any.
+    pub target_bps: Option<u64>,
+    pub congestion: Option<String>,
+    pub remote_congestion: Option<String>,
+    /// `--bidir`: the server → client direction.
+    pub reverse: Option<DirectionSummary>,
+    pub per_stream: Vec<StreamReport>,
+}
+
+/// What `build` needs.
+pub struct BuildInput<'a> {
+    pub side: Side,
+    pub params: &'a TestParams,
+    pub peer: String,
+    pub local: &'a [LocalStream],
+    pub remote: &'a PeerResults,
+    pub cpu: CpuUtil,
+    pub intervals: Vec<IntervalReport>,
+    pub duration_s: f64,
+    pub congestion: Option<String>,
+}
+
+fn bps(bytes: u64, secs: f64) -> f64 {
+    if secs > 0.0 {
+        bytes as f64 * 8.0 / secs
+    } else {
+        0.0
+    }
+}
+
+/// One stream's totals from both sides' figures.
+fn stream_totals(
+    protocol: Protocol,
+    l: &LocalStream,
+    r: &super::results::StreamResult,
+    remote_has_retr: bool,
+) -> DirectionSummary {
+    let remote_time = if r.end_time - r.start_time > 0.0 {
+        r.end_time - r.start_time
+    } else {
+        l.duration_s
+    };
+    let udp = protocol == Protocol::Udp;
+    let mut t = DirectionSummary::default();
+    match l.role {
+        Role::Send => {
+            t.sent_bytes = l.bytes;
+            t.received_bytes = r.bytes;
+            t.sender_duration_s = l.duration_s;
+            t.receiver_duration_s = remote_time;
+            t.retransmits = l.retransmits;
+            t.rtt_ms = l.rtt;
+            t.max_snd_cwnd_bytes = l.max_snd_cwnd;
+            if udp {
+                t.jitter_ms = Some(r.jitter_s * 1000.0);
+                t.lost_packets = Some(r.errors.max(0) as u64);
+                t.packets = Some(r.packets.max(0) as u64);
+            }
+        }
+        Role::Recv => {
+            t.sent_bytes = r.bytes;
+            t.received_bytes = l.bytes;
+            t.sender_duration_s = remote_time;
+            t.receiver_duration_s = l.duration_s;
+            t.retransmits = (remote_has_retr && r.retransmits >= 0).then_some(r.retransmits as u64);
+            if udp {
+                t.jitter_ms = l.jitter_s.map(|j| j * 1000.0);
+                t.lost_packets = l.lost.map(|x| x.max(0) as u64);
+                t.packets = l.packets;
+                t.out_of_order = l.out_of_order;
+            }
+        }
+    }
+    t.sent_bps = bps(t.sent_bytes, t.sender_duration_s);
+    t.received_bps = bps(t.received_bytes, t.receiver_duration_s);
+    t.lost_percent = lost_percent(t.lost_packets, t.packets);
+    t
+}
+
+fn lost_percent(lost: Option<u64>, packets: Option<u64>) -> Option<f64> {
+    match (lost, packets) {
+        (Some(l), Some(p)) if p > 0 => Some(100.0 * l as f64 / p as f64),
+        (Some(_), Some(_)) => Some(0.0),
+        _ => None,
+    }
+}
+
+fn add_opt(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (None, None) => None,
+        _ => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+    }
+}
+
+/// Sum streams of one direction.
+fn sum(parts: &[&DirectionSummary]) -> DirectionSummary {
+    let mut t = DirectionSummary::default();
+    let mut jitters = Vec::new();
+    let mut rtts: Vec<RttMs> = Vec::new();
+    for p in parts {
+        t.sent_bytes += p.sent_bytes;
+        t.received_bytes += p.received_bytes;
+        t.sender_duration_s = t.sender_duration_s.max(p.sender_duration_s);
+        t.receiver_duration_s = t.receiver_duration_s.max(p.receiver_duration_s);
+        t.retransmits = add_opt(t.retransmits, p.retransmits);
+        t.lost_packets = add_opt(t.lost_packets, p.lost_packets);
+        t.packets = add_opt(t.packets, p.packets);
+        t.out_of_order = add_opt(t.out_of_order, p.out_of_order);
+        t.max_snd_cwnd_bytes = match (t.max_snd_cwnd_bytes, p.max_snd_cwnd_bytes) {
+            (a, None) => a,
+            (None, b) => b,
+            (Some(a), Some(b)) => Some(a.max(b)),
+        };
+        jitters.extend(p.jitter_ms);
+        rtts.extend(p.rtt_ms);
+    }
+    t.sent_bps = bps(t.sent_bytes, t.sender_duration_s);
+    t.received_bps = bps(t.received_bytes, t.receiver_duration_s);
+    t.jitter_ms = (!jitters.is_empty()).then(|| jitters.iter().sum::<f64>() / jitters.len() as f64);
+    t.lost_percent = lost_percent(t.lost_packets, t.packets);
+    t.rtt_ms = (!rtts.is_empty()).then(|| RttMs {
+        min: rtts.iter().map(|r| r.min).fold(f64::INFINITY, f64::min),
+        mean: rtts.iter().map(|r| r.mean).sum::<f64>() / rtts.len() as f64,
+        max: rtts.iter().map(|r| r.max).fold(0.0, f64::max),
+    });
+    t
+}
+
+/// Combine this side's streams with the peer's results into a report.
+pub fn build(input: BuildInput<'_>) -> Result<NetReport, NetError> {
+    let p = input.params;
+    let c2s_role = input.side.role_client_to_server();
+    let remote_has_retr = input.remote.sender_has_retransmits == 1;
+    let mut per_stream = Vec::with_capacity(input.local.len());
+    for l in input.local {
+        let r = input
+            .remote
+            .stream(l.id)
+            .ok_or_else(|| NetError::Protocol {
+                expected: format!("results for stream {}", l.id),
+                received: format!(
+                    "results for streams {:?}",
+                    input
+                        .remote
+                        .streams
+                        .iter()
+                        .map(|s| s.id)
+                        .collect::<Vec<_>>()
+                ),
+            })?;
+        per_stream.push(StreamReport {
+            id: l.id,
+            direction: if l.role == c2s_role {
+                "client_to_server"
+            } else {
+                "server_to_client"
+            }
+            .to_string(),
+            totals: stream_totals(p.protocol, l, r, remote_has_retr),
+        });
+    }
+    let of = |dir: &str| -> DirectionSummary {
+        let parts: Vec<&DirectionSummary> = per_stream
+            .iter()
+            .filter(|s| s.direction == dir)
+            .map(|s| &s.totals)
+            .collect();
+        sum(&parts)
+    };
+    let (main, reverse) = match p.direction {
+        Direction::Forward => (of("client_to_server"), None),
+        Direction::Reverse => (of("server_to_client"), None),
+        Direction::Bidir => (of("client_to_server"), Some(of("server_to_client"))),
+    };
+    let r = input.remote;
+    Ok(NetReport {
+        protocol: p.protocol,
+        streams: p.parallel,
+        duration_s: input.duration_s,
+        main,
+        cpu: CpuReport {
+            local_percent: input.cpu.total,
+            remote_percent: r.cpu_util_total,
+            local_user_percent: input.cpu.user,
+            local_system_percent: input.cpu.system,
+            remote_user_percent: r.cpu_util_user,
+            remote_system_percent: r.cpu_util_system,
+        },
+        intervals: input.intervals,
+        direction: p.direction,
+        side: match input.side {
+            Side::Client => "client",
+            Side::Server => "server",
+        }
+        .to_string(),
+        peer: input.peer,
+        block_len: p.len,
+        target_bps: (p.bandwidth_bps > 0).then_some(p.bandwidth_bps),
+        congestion: input.congestion,
+        remote_congestion: r.congestion_used.clone(),
+        reverse,
+        per_stream,
+    })
+}
+
+/// The results block this side sends to the peer.
+pub fn local_results(
+    local: &[LocalStream],
+    protocol: Protocol,
+    cpu: CpuUtil,
+    congestion: Option<String>,
+) -> PeerResults {
+    use super::results::StreamResult;
+    let sends = local.iter().any(|l| l.role == Role::Send);
+    PeerResults {
+        cpu_util_total: cpu.total,
+        cpu_util_user: cpu.user,
+        cpu_util_system: cpu.system,
+        sender_has_retransmits: match (sends, protocol) {
+            (false, _) => -1,
+            (true, Protocol::Tcp) => 1,
+            (true, Protocol::Udp) => 0,
+        },
+        congestion_used: congestion,
+        streams: local
+            .iter()
+            .map(|l| StreamResult {
+                id: l.id,
+                bytes: l.bytes,
+                retransmits: l.retransmits.map(|r| r as i64).unwrap_or(-1),
+                jitter_s: l.jitter_s.unwrap_or(0.0),
+                errors: l.lost.unwrap_or(0),
+                packets: l.packets.unwrap_or(0) as i64,
+                start_time: 0.0,
+                end_time: l.duration_s,
+            })
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::net::results::StreamResult;
+
+    fn local(id: u32, role: Role, bytes: u64) -> LocalStream {
+        LocalStream {
+            id,
+            role,
+            bytes,
+            duration_s: 2.0,
+            retransmits: (role == Role::Send).then_some(3),
+            rtt: (role == Role::Send).then_some(RttMs {
+                min: 0.01,
+                mean: 0.02,
+                max: 0.05,
+            }),
+            max_snd_cwnd: None,
+            packets: None,
+            lost: None,
+            out_of_order: None,
+            jitter_s: None,
+        }
+    }
+
+    fn remote(streams: Vec<StreamResult>, has_retr: i64) -> PeerResults {
+        PeerResults {
+            cpu_util_total: 50.0,
+            cpu_util_user: 1.0,
+            cpu_util_system: 49.0,
+            sender_has_retransmits: has_retr,
+            congestion_used: Some("bbr".into()),
+            streams,
+        }
+    }
+
+    fn sr(id: u32, bytes: u64, retr: i64) -> StreamResult {
+        StreamResult {
+            id,
+            bytes,
+            retransmits: retr,
+            jitter_s: 0.0,
+            errors: 0,
+            packets: 0,
+            start_time: 0.0,
+            end_time: 2.5,
+        }
+    }
+
+    fn params(direction: Direction) -> TestParams {
+        let mut p =
+            TestParams::from_json(&serde_json::json!({"tcp": true, "time": 2, "parallel": 2}))
+                .unwrap();
+        p.direction = direction;
+        p
+    }
+
+    #[test]
+    fn client_forward_sums_and_json_keys() {
+        let p = params(Direction::Forward);
+        let l = [local(1, Role::Send, 1000), local(3, Role::Send, 3000)];
+        let r = remote(vec![sr(1, 990, -1), sr(3, 2990, -1)], -1);
+        let rep = build(BuildInput {
+            side: Side::Client,
+            params: &p,
+            peer: "x".into(),
+            local: &l,
+            remote: &r,
+            cpu: CpuUtil::default(),
+            intervals: vec![],
+            duration_s: 2.0,
+            congestion: None,
+        })
+        .unwrap();
+        assert_eq!(rep.main.sent_bytes, 4000);
+        assert_eq!(rep.main.received_bytes, 3980);
+        assert_eq!(rep.main.retransmits, Some(6));
+        assert_eq!(rep.main.sent_bps, 4000.0 * 8.0 / 2.0);
+        assert_eq!(rep.main.received_bps, 3980.0 * 8.0 / 2.5);
+        let v = serde_json::to_value(&rep).unwrap();
+        for k in [
+            "protocol",
+            "streams",
+            "duration_s",
+            "sent_bps",
+            "received_bps",
+            "sent_bytes",
+            "received_bytes",
+            "retransmits",
+            "rtt_ms",
+            "jitter_ms",
+            "lost_packets",
+            "lost_percent",
+            "cpu",
+            "intervals",
+        ] {
+            assert!(v.get(k).is_some(), "missing {k}");
+        }
+        assert!(v["rtt_ms"].get("mean").is_some());
+        assert!(
+            v["cpu"].get("local_percent").is_some() && v["cpu"].get("remote_percent").is_some()
+        );
+        assert_eq!(v["protocol"], "tcp");
+    }
+
+    #[test]
+    fn server_view_of_reverse_uses_remote_receiver() {
+        let p = params(Direction::Reverse);
+        let l = [local(1, Role::Send, 500)];
+        let r = remote(vec![sr(1, 480, -1)], -1);
+        let rep = build(BuildInput {
+            side: Side::Server,
+            params: &p,
+            peer: "x".into(),
+            local: &l,
+            remote: &r,
+            cpu: CpuUtil::default(),
+            intervals: vec![],
+            duration_s: 2.0,
+            congestion: None,
+        })
+        .unwrap();
+        assert_eq!(rep.per_stream[0].direction, "server_to_client");
+        assert_eq!(rep.main.sent_bytes, 500);
+        assert_eq!(rep.main.received_bytes, 480);
+    }
+
+    #[test]
+    fn missing_stream_is_an_error() {
+        let p = params(Direction::Forward);
+        let l = [local(1, Role::Send, 1)];
+        let r = remote(vec![sr(7, 1, -1)], -1);
+        let e = build(BuildInput {
+            side: Side::Client,
+            params: &p,
+            peer: "x".into(),
+            local: &l,
+            remote: &r,
+            cpu: CpuUtil::default(),
+            intervals: vec![],
+            duration_s: 2.0,
+            congestion: None,
+        });
+        assert!(matches!(e, Err(NetError::Protocol { .. })));
+    }
+
+    #[test]
+    fn results_block_flags() {
+        let l = [local(1, Role::Recv, 10)];
+        let r = local_results(&l, Protocol::Tcp, CpuUtil::default(), None);
+        assert_eq!(r.sender_has_retransmits, -1);
+        assert_eq!(r.streams[0].retransmits, -1);
+        let l = [local(1, Role::Send, 10)];
+        let r = local_results(&l, Protocol::Tcp, CpuUtil::default(), None);
+        assert_eq!(r.sender_has_retransmits, 1);
+        assert_eq!(r.streams[0].retransmits, 3);
+    }
+}

@@ -1,0 +1,158 @@
+//! The results block both sides exchange after EXCHANGE_RESULTS.
+
+use serde_json::{Map, Value, json};
+
+use super::control::{json_f64, json_i64};
+use super::error::NetError;
+
+/// One stream's line in a results block.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StreamResult {
+    /// Stream id (1, 3, 4, 5 …), matching the two sides' streams.
+    pub id: u32,
+    /// Sender: bytes sent (omit excluded); receiver: bytes received.
+    pub bytes: u64,
+    /// Retransmits of a TCP sender, else −1.
+    pub retransmits: i64,
+    /// UDP receiver jitter in seconds.
+    pub jitter_s: f64,
+    /// UDP receiver lost datagrams.
+    pub errors: i64,
+    /// UDP: receiver's highest sequence number, or the sender's count.
+    pub packets: i64,
+    pub start_time: f64,
+    pub end_time: f64,
+}
+
+/// A whole results block.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PeerResults {
+    pub cpu_util_total: f64,
+    pub cpu_util_user: f64,
+    pub cpu_util_system: f64,
+    /// 1: TCP sender with TCP_INFO; 0: UDP sender; −1: receiver only.
+    pub sender_has_retransmits: i64,
+    pub congestion_used: Option<String>,
+    pub streams: Vec<StreamResult>,
+}
+
+impl PeerResults {
+    pub fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("cpu_util_total".into(), json!(self.cpu_util_total));
+        m.insert("cpu_util_user".into(), json!(self.cpu_util_user));
+        m.insert("cpu_util_system".into(), json!(self.cpu_util_system));
+        m.insert(
+            "sender_has_retransmits".into(),
+            json!(self.sender_has_retransmits),
+        );
+        if let Some(c) = &self.congestion_used {
+            m.insert("congestion_used".into(), json!(c));
+        }
+        let streams: Vec<Value> = self
+            .streams
+            .iter()
+            .map(|s| {
+                json!({
+                    "id": s.id,
+                    "bytes": s.bytes,
+                    "retransmits": s.retransmits,
+                    "jitter": s.jitter_s,
+                    "errors": s.errors,
+                    "packets": s.packets,
+                    "start_time": s.start_time,
+                    "end_time": s.end_time,
+                })
+            })
+            .collect();
+        m.insert("streams".into(), Value::Array(streams));
+        Value::Object(m)
+    }
+
+    /// Parse a peer's block; accepts 3.12's unsigned −1.
+    pub fn from_json(v: &Value) -> Result<PeerResults, NetError> {
+        let what = "results from the peer";
+        let missing = |k: &str| NetError::BadJson {
+            what: what.into(),
+            detail: format!("missing or invalid `{k}`"),
+        };
+        let f = |k: &str| v.get(k).and_then(json_f64).ok_or_else(|| missing(k));
+        let cpu_util_total = f("cpu_util_total")?;
+        let cpu_util_user = f("cpu_util_user")?;
+        let cpu_util_system = f("cpu_util_system")?;
+        let sender_has_retransmits = v
+            .get("sender_has_retransmits")
+            .and_then(json_i64)
+            .ok_or_else(|| missing("sender_has_retransmits"))?;
+        let congestion_used = v
+            .get("congestion_used")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let arr = v
+            .get("streams")
+            .and_then(Value::as_array)
+            .ok_or_else(|| missing("streams"))?;
+        let mut streams = Vec::with_capacity(arr.len());
+        for s in arr {
+            let i = |k: &str| {
+                s.get(k)
+                    .and_then(json_i64)
+                    .ok_or_else(|| missing(&format!("streams[].{k}")))
+            };
+            let id = i("id")?;
+            let bytes = i("bytes")?;
+            streams.push(StreamResult {
+                id: u32::try_from(id).map_err(|_| missing("streams[].id"))?,
+                bytes: u64::try_from(bytes).unwrap_or(0),
+                retransmits: i("retransmits")?,
+                jitter_s: s
+                    .get("jitter")
+                    .and_then(json_f64)
+                    .ok_or_else(|| missing("streams[].jitter"))?,
+                errors: i("errors")?,
+                packets: i("packets")?,
+                start_time: s.get("start_time").and_then(json_f64).unwrap_or(0.0),
+                end_time: s.get("end_time").and_then(json_f64).unwrap_or(0.0),
+            });
+        }
+        Ok(PeerResults {
+            cpu_util_total,
+            cpu_util_user,
+            cpu_util_system,
+            sender_has_retransmits,
+            congestion_used,
+            streams,
+        })
+    }
+
+    /// The stream with this id, if the peer reported it.
+    pub fn stream(&self, id: u32) -> Option<&StreamResult> {
+        self.streams.iter().find(|s| s.id == id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_iperf3_312_receiver_block() {
+        let text = r#"{"cpu_util_total":64.94,"cpu_util_user":2.1,"cpu_util_system":58.9,"sender_has_retransmits":18446744073709551615,"congestion_used":"bbr","streams":[{"id":1,"bytes":4485283840,"retransmits":18446744073709551615,"jitter":0,"errors":0,"packets":0,"start_time":0,"end_time":2.000418}]}"#;
+        let r = PeerResults::from_json(&serde_json::from_str(text).unwrap()).unwrap();
+        assert_eq!(r.sender_has_retransmits, -1);
+        assert_eq!(r.streams[0].retransmits, -1);
+        assert_eq!(r.streams[0].bytes, 4485283840);
+        assert_eq!(r.congestion_used.as_deref(), Some("bbr"));
+        assert!((r.streams[0].end_time - 2.000418).abs() < 1e-9);
+        let again = PeerResults::from_json(&r.to_json()).unwrap();
+        assert_eq!(again, r);
+    }
+
+    #[test]
+    fn requires_keys() {
+        let text = r#"{"cpu_util_total":1,"cpu_util_user":1,"cpu_util_system":1,"streams":[]}"#;
+        assert!(PeerResults::from_json(&serde_json::from_str(text).unwrap()).is_err());
+        let text = r#"{"cpu_util_total":1,"cpu_util_user":1,"cpu_util_system":1,"sender_has_retransmits":1,"streams":[{"id":1}]}"#;
+        assert!(PeerResults::from_json(&serde_json::from_str(text).unwrap()).is_err());
+    }
+}

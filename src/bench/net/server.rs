@@ -1,0 +1,297 @@
+//! The server: `hlctl serve`, compatible with `iperf3 -c`. One test at a
+//! time; everyone else gets iperf3's busy answer. Every wait has a timeout and
+//! nothing a client sends can make it panic. One test is in [`super::session`].
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::{Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use socket2::{Domain, Socket, Type};
+
+use crate::bench::progress::{Cancel, Progress, ProgressEvent};
+
+use super::control;
+use super::error::NetError;
+use super::report::NetReport;
+use super::session::{Ctx, refuse, serve_test};
+use super::text;
+
+/// Where and how to serve.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerConfig {
+    /// Address to bind; `None` = all addresses (IPv6 and IPv4).
+    pub bind: Option<IpAddr>,
+    /// TCP port (and UDP port for UDP tests); 0 = pick a free one.
+    pub port: u16,
+    /// Serve one test, then return.
+    pub one_off: bool,
+    /// Return after this long without a test.
+    pub idle_timeout: Option<Duration>,
+    /// Limit for each step of a client's setup (cookie, parameters, streams, results).
+    pub setup_timeout: Duration,
+    /// Drop a test whose receiving streams get nothing for this long (iperf3's `--rcv-timeout`).
+    pub stall_timeout: Duration,
+}
+
+impl ServerConfig {
+    pub fn new(port: u16) -> ServerConfig {
+        ServerConfig {
+            bind: None,
+            port,
+            one_off: false,
+            idle_timeout: None,
+            setup_timeout: Duration::from_secs(10),
+            stall_timeout: Duration::from_secs(120),
+        }
+    }
+}
+
+/// One finished (or failed) test.
+#[derive(Debug)]
+pub struct TestOutcome {
+    pub peer: SocketAddr,
+    pub result: Result<NetReport, NetError>,
+}
+
+/// Why `run` returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    OneOff,
+    IdleTimeout,
+    Cancelled,
+}
+
+/// What a server did before it stopped.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ServeSummary {
+    pub tests_completed: u64,
+    pub tests_failed: u64,
+    /// Connections answered with ACCESS_DENIED while a test ran.
+    pub busy_refusals: u64,
+    pub stop_reason: StopReason,
+}
+
+/// A bound server; `run` serves until cancelled, idle, or (one-off) done.
+pub struct Server {
+    listener: TcpListener,
+    addr: SocketAddr,
+    cfg: ServerConfig,
+}
+
+const IDLE: u8 = 0;
+pub(super) const BUSY: u8 = 1;
+pub(super) const TAKING_TCP_STREAMS: u8 = 2;
+/// The session is done with its client and only returning.
+const DONE: u8 = 3;
+
+pub(super) struct Shared {
+    pub(super) phase: AtomicU8,
+    pub(super) streams: Mutex<Option<mpsc::Sender<TcpStream>>>,
+    completed: AtomicU64,
+    failed: AtomicU64,
+}
+
+fn bind_tcp(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let s = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
+    s.set_reuse_address(true)?;
+    if addr.is_ipv6() && addr.ip().is_unspecified() {
+        s.set_only_v6(false)?;
+    }
+    s.bind(&addr.into())?;
+    s.listen(128)?;
+    Ok(s.into())
+}
+
+impl Server {
+    /// Bind the listening socket. With port 0 a port is chosen that is free
+    /// for both TCP and UDP.
+    pub fn bind(cfg: ServerConfig) -> Result<Server, NetError> {
+        let ips: Vec<IpAddr> = match cfg.bind {
+            Some(ip) => vec![ip],
+            None => vec![
+                IpAddr::V6(Ipv6Addr::UNSPECIFIED),
+                IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+            ],
+        };
+        let mut last = None;
+        for ip in ips {
+            let want = SocketAddr::new(ip, cfg.port);
+            for _ in 0..20 {
+                match bind_tcp(want) {
+                    Ok(l) => {
+                        let addr = l.local_addr().map_err(|e| NetError::Bind {
+                            addr: want,
+                            source: e,
+                        })?;
+                        if cfg.port == 0 && UdpSocket::bind(addr).is_err() {
+                            continue; // UDP twin taken: try another port
+                        }
+                        return Ok(Server {
+                            listener: l,
+                            addr,
+                            cfg,
+                        });
+                    }
+                    Err(e) => {
+                        last = Some(NetError::Bind {
+                            addr: want,
+                            source: e,
+                        });
+                        break;
+                    }
+                }
+            }
+        }
+        Err(last.unwrap_or_else(|| NetError::InvalidConfig("no address to bind".into())))
+    }
+
+    /// The address the server listens on (with the actual port).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Serve; progress messages are human-readable log lines (connections,
+    /// iperf3-style interval lines, summaries).
+    pub fn run(&self, progress: &dyn Progress, cancel: &Cancel) -> Result<ServeSummary, NetError> {
+        self.run_with(progress, cancel, &|_| {})
+    }
+
+    /// Like `run`, and calls `on_test` after every test.
+    pub fn run_with(
+        &self,
+        progress: &dyn Progress,
+        cancel: &Cancel,
+        on_test: &(dyn Fn(&TestOutcome) + Sync),
+    ) -> Result<ServeSummary, NetError> {
+        self.listener
+            .set_nonblocking(true)
+            .map_err(|e| NetError::io("setting up the listener", e))?;
+        let shared = Shared {
+            phase: AtomicU8::new(IDLE),
+            streams: Mutex::new(None),
+            completed: AtomicU64::new(0),
+            failed: AtomicU64::new(0),
+        };
+        let mut busy_refusals = 0u64;
+        let stop_reason = std::thread::scope(|scope| {
+            let mut session: Option<std::thread::ScopedJoinHandle<'_, ()>> = None;
+            let mut idle_since = Instant::now();
+            loop {
+                if cancel.is_cancelled() {
+                    return StopReason::Cancelled;
+                }
+                // A session that is done (or about to be) frees the server; a
+                // client arriving in that instant is served, not refused.
+                let reap = |session: &mut Option<std::thread::ScopedJoinHandle<'_, ()>>| -> bool {
+                    let done = session.as_ref().is_some_and(|h| {
+                        h.is_finished() || shared.phase.load(Ordering::SeqCst) == DONE
+                    });
+                    if done && let Some(h) = session.take() {
+                        let _ = h.join();
+                        shared.phase.store(IDLE, Ordering::SeqCst);
+                    }
+                    done
+                };
+                if reap(&mut session) {
+                    idle_since = Instant::now();
+                    if self.cfg.one_off {
+                        return StopReason::OneOff;
+                    }
+                }
+                if session.is_none()
+                    && self
+                        .cfg
+                        .idle_timeout
+                        .is_some_and(|t| idle_since.elapsed() >= t)
+                {
+                    return StopReason::IdleTimeout;
+                }
+                control::wait_readable(&self.listener, Duration::from_millis(100));
+                loop {
+                    let (conn, peer) = match self.listener.accept() {
+                        Ok(c) => c,
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                        Err(e) => {
+                            // Out of descriptors or similar: back off, keep serving.
+                            say(progress, format!("accept failed: {e}"));
+                            std::thread::sleep(Duration::from_millis(50));
+                            break;
+                        }
+                    };
+                    let _ = conn.set_nonblocking(false);
+                    if reap(&mut session) && self.cfg.one_off {
+                        return StopReason::OneOff;
+                    }
+                    if session.is_none() {
+                        shared.phase.store(BUSY, Ordering::SeqCst);
+                        let shared = &shared;
+                        let ctx = Ctx {
+                            addr: self.addr,
+                            cfg: &self.cfg,
+                            shared,
+                            progress,
+                            cancel,
+                        };
+                        session = Some(scope.spawn(move || {
+                            let result = serve_test(conn, peer, &ctx);
+                            *shared.streams.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                            // Done with the client: the next one is served as soon as
+                            // the lines and the callback below return.
+                            shared.phase.store(DONE, Ordering::SeqCst);
+                            match &result {
+                                Ok(r) => {
+                                    shared.completed.fetch_add(1, Ordering::Relaxed);
+                                    say(progress, text::summary(r));
+                                }
+                                Err(err) => {
+                                    shared.failed.fetch_add(1, Ordering::Relaxed);
+                                    say(progress, format!("test from {peer} failed: {err}"));
+                                }
+                            }
+                            on_test(&TestOutcome { peer, result });
+                        }));
+                        continue;
+                    }
+                    if shared.phase.load(Ordering::SeqCst) == TAKING_TCP_STREAMS {
+                        let tx = shared
+                            .streams
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .clone();
+                        if let Some(tx) = tx {
+                            match tx.send(conn) {
+                                Ok(()) => continue,
+                                Err(mpsc::SendError(conn)) => refuse(conn),
+                            }
+                        } else {
+                            refuse(conn);
+                        }
+                    } else {
+                        refuse(conn);
+                    }
+                    busy_refusals += 1;
+                    say(
+                        progress,
+                        format!("refused {peer}: a test is running (sent ACCESS_DENIED)"),
+                    );
+                }
+            }
+        });
+        Ok(ServeSummary {
+            tests_completed: shared.completed.load(Ordering::Relaxed),
+            tests_failed: shared.failed.load(Ordering::Relaxed),
+            busy_refusals,
+            stop_reason,
+        })
+    }
+}
+
+pub(super) fn say(progress: &dyn Progress, message: String) {
+    progress.report(ProgressEvent {
+        fraction: 0.0,
+        message,
+    });
+}

@@ -1,0 +1,163 @@
+//! TCP data streams: connecting with the cookie, and the send/receive loops.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use socket2::{Domain, SockRef, Socket, Type};
+
+use super::control::{Cookie, is_reset, is_timeout};
+use super::error::NetError;
+use super::params::TestParams;
+use super::stream::{FINAL_DRAIN, Pacer, WorkerCtx, WorkerEnd, send_buffer};
+
+/// How long a blocked data-socket call waits before looking at the stop flags.
+pub const WORKER_POLL: Duration = Duration::from_millis(200);
+
+/// Smallest read buffer of a TCP receiver (twice iperf3's default block:
+/// a receiver that falls behind catches up in fewer calls).
+const MIN_RECV_BUF: usize = 256 * 1024;
+
+/// Open one TCP data stream to the server and send the cookie.
+pub fn connect(
+    addr: SocketAddr,
+    params: &TestParams,
+    cookie: &Cookie,
+    timeout: Duration,
+    stream: u32,
+) -> Result<TcpStream, NetError> {
+    let fail = |e| NetError::Stream { stream, source: e };
+    let sock = Socket::new(Domain::for_address(addr), Type::STREAM, None).map_err(fail)?;
+    if let Some(w) = params.window {
+        sock.set_send_buffer_size(w as usize).map_err(fail)?;
+        sock.set_recv_buffer_size(w as usize).map_err(fail)?;
+    }
+    if let Some(mss) = params.mss {
+        sock.set_tcp_mss(mss).map_err(fail)?;
+    }
+    if params.nodelay {
+        sock.set_tcp_nodelay(true).map_err(fail)?;
+    }
+    sock.connect_timeout(&addr.into(), timeout).map_err(fail)?;
+    let s: TcpStream = sock.into();
+    s.set_write_timeout(Some(timeout)).map_err(fail)?;
+    (&s).write_all(cookie.bytes()).map_err(fail)?;
+    Ok(s)
+}
+
+/// Apply the client's socket options to a stream the server accepted.
+pub fn configure_accepted(s: &TcpStream, params: &TestParams) -> std::io::Result<()> {
+    let sock = SockRef::from(s);
+    if let Some(w) = params.window {
+        sock.set_send_buffer_size(w as usize)?;
+        sock.set_recv_buffer_size(w as usize)?;
+    }
+    if params.nodelay {
+        sock.set_tcp_nodelay(true)?;
+    }
+    Ok(())
+}
+
+/// The congestion control algorithm of a socket, e.g. "bbr".
+pub fn congestion(s: &TcpStream) -> Option<String> {
+    let name = SockRef::from(s).tcp_congestion().ok()?;
+    let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+    Some(String::from_utf8_lossy(&name[..end]).into_owned())
+}
+
+/// Write blocks until told to stop; counts bytes while counting is on.
+pub fn send_loop(s: &TcpStream, ctx: &WorkerCtx) -> WorkerEnd {
+    if let Err(e) = s.set_write_timeout(Some(WORKER_POLL)) {
+        return WorkerEnd::Failed(e);
+    }
+    let buf = send_buffer(ctx.len);
+    let flags = &*ctx.flags;
+    let limited = flags.byte_limit > 0 || flags.block_limit > 0;
+    let mut pacer = Pacer::new(ctx.rate_bps);
+    let (mut counted, mut blocks) = (0u64, 0u64);
+    let mut w = s;
+    loop {
+        if flags.stop_send.load(Ordering::Relaxed) || (limited && flags.limit_reached()) {
+            return WorkerEnd::Stopped;
+        }
+        if ctx.rate_bps > 0 && !pacer.wait(&flags.stop_send) {
+            return WorkerEnd::Stopped;
+        }
+        // A write that starts while counting counts, even if the test ends during it.
+        let counting = flags.counting_send.load(Ordering::Relaxed);
+        match w.write(&buf) {
+            Ok(n) => {
+                pacer.sent(n);
+                if limited {
+                    flags.total_sent.fetch_add(n as u64, Ordering::Relaxed);
+                    flags.blocks_sent.fetch_add(1, Ordering::Relaxed);
+                }
+                if counting {
+                    counted += n as u64;
+                    ctx.counters.bytes.store(counted, Ordering::Relaxed);
+                    blocks += 1;
+                    ctx.watch_end(blocks);
+                }
+            }
+            Err(e) if is_timeout(&e) || e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if is_reset(&e) => return WorkerEnd::PeerClosed,
+            Err(e) => return WorkerEnd::Failed(e),
+        }
+    }
+}
+
+/// Read until told to stop or the peer closes; counts bytes while counting
+/// is on. In the final drain (server, after TEST_END) it counts what is
+/// already queued, then stops.
+pub fn recv_loop(s: &TcpStream, ctx: &WorkerCtx) -> WorkerEnd {
+    if let Err(e) = s.set_read_timeout(Some(WORKER_POLL)) {
+        return WorkerEnd::Failed(e);
+    }
+    let mut buf = vec![0u8; ctx.len.max(MIN_RECV_BUF)];
+    let flags = &*ctx.flags;
+    let mut counted = 0u64;
+    let mut drain_until: Option<Instant> = None;
+    let mut r = s;
+    loop {
+        if flags.stop_recv.load(Ordering::Relaxed) {
+            return WorkerEnd::Stopped;
+        }
+        if flags.final_drain.load(Ordering::Relaxed) {
+            match drain_until {
+                None => {
+                    if let Err(e) = s.set_nonblocking(true) {
+                        return WorkerEnd::Failed(e);
+                    }
+                    drain_until = Some(Instant::now() + FINAL_DRAIN);
+                }
+                Some(t) if Instant::now() >= t => return WorkerEnd::Stopped,
+                Some(_) => {}
+            }
+        }
+        match r.read(&mut buf) {
+            Ok(0) => return WorkerEnd::PeerClosed,
+            Ok(n) => {
+                if flags.counting_recv.load(Ordering::Relaxed) {
+                    counted += n as u64;
+                    ctx.counters.bytes.store(counted, Ordering::Relaxed);
+                }
+            }
+            Err(e) if drain_until.is_some() && e.kind() == std::io::ErrorKind::WouldBlock => {
+                return WorkerEnd::Stopped;
+            }
+            Err(e) if is_timeout(&e) || e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if is_reset(&e) => return WorkerEnd::PeerClosed,
+            Err(e) => return WorkerEnd::Failed(e),
+        }
+    }
+}
+
+/// Bytes written but not yet acknowledged by the peer (SIOCOUTQ).
+pub fn unacked(s: &TcpStream) -> u64 {
+    let mut n: libc::c_int = 0;
+    // SAFETY: TIOCOUTQ writes one int to the valid pointer.
+    let rc = unsafe { libc::ioctl(s.as_raw_fd(), libc::TIOCOUTQ, &mut n) };
+    if rc == 0 { n.max(0) as u64 } else { 0 }
+}

@@ -1,0 +1,275 @@
+//! `hlctl bench net`: an iperf3-compatible network throughput test.
+
+use std::io::IsTerminal;
+
+use clap::Args;
+
+use crate::bench::net::{self, Direction, NetError, text};
+use crate::bench::progress::{Progress, ProgressEvent};
+use crate::dbus::bench::NetParams;
+
+use super::args::Global;
+use super::backend::CliError;
+use super::exit;
+use super::output::{ProgressBar, print_json};
+
+/// Measure throughput to a server running `iperf3 -s` or `hlctl serve`.
+///
+/// Speaks iperf3's protocol, so results sit next to iperf3's: per-interval
+/// lines while the test runs, then sender and receiver totals, TCP
+/// retransmits and RTT, UDP jitter and loss, and CPU use on both ends.
+#[derive(Debug, Args)]
+pub struct NetArgs {
+    /// The server: HOST, HOST:PORT or [IPV6]:PORT (port 5201 if not given).
+    #[arg(long, value_name = "HOST[:PORT]", value_parser = parse_peer)]
+    pub peer: Peer,
+    /// Seconds to measure, after the omit period (1–86400).
+    #[arg(short = 't', long = "time", value_name = "SECS", default_value_t = 10,
+          value_parser = clap::value_parser!(u32).range(1..=86400))]
+    pub time: u32,
+    /// Parallel streams, per direction with --bidir (1–128).
+    #[arg(short = 'P', long = "parallel", value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=128))]
+    pub parallel: u32,
+    /// Reverse: the server sends and this machine receives.
+    #[arg(short = 'R', long = "reverse", conflicts_with = "bidir")]
+    pub reverse: bool,
+    /// Send and receive at the same time (-P streams each way).
+    #[arg(long)]
+    pub bidir: bool,
+    /// Use UDP instead of TCP (default rate 1 Mbit/s per stream; set it with -b).
+    #[arg(short = 'u', long = "udp")]
+    pub udp: bool,
+    /// Target rate per stream in bit/s; K, M, G, T multiply by powers of 1000
+    /// (e.g. 500M, 1G). TCP default: unlimited; UDP default: 1M.
+    #[arg(short = 'b', long = "bitrate", value_name = "RATE", value_parser = parse_rate)]
+    pub bitrate: Option<u64>,
+    /// Block size: TCP write size (default 128K) or UDP datagram size
+    /// (default: the path MSS, 16–65507); K, M multiply by powers of 1024.
+    #[arg(short = 'l', long = "length", value_name = "LEN", value_parser = parse_size)]
+    pub length: Option<u32>,
+    /// Socket buffer size (TCP window) on both ends, e.g. 4M.
+    #[arg(short = 'w', long = "window", value_name = "SIZE", value_parser = parse_size)]
+    pub window: Option<u32>,
+    /// Leave out the first OMIT seconds (TCP slow start) from the results (0–600).
+    #[arg(short = 'O', long = "omit", value_name = "OMIT", default_value_t = 0,
+          value_parser = clap::value_parser!(u32).range(0..=600))]
+    pub omit: u32,
+    /// Seconds between interval lines (0.1–60); 0 turns them off.
+    #[arg(short = 'i', long = "interval", value_name = "SECS", default_value_t = 1.0, value_parser = parse_interval)]
+    pub interval: f64,
+}
+
+/// A parsed `--peer`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Peer {
+    pub host: String,
+    pub port: u16,
+}
+
+/// HOST, HOST:PORT, [IPV6]:PORT, [IPV6], or a bare IPv6 address.
+pub fn parse_peer(s: &str) -> Result<Peer, String> {
+    let port_of = |p: &str| {
+        p.parse::<u16>()
+            .ok()
+            .filter(|&p| p > 0)
+            .ok_or_else(|| format!("`{p}` is not a port (1–65535)"))
+    };
+    let (host, port) = if let Some(rest) = s.strip_prefix('[') {
+        let (h, after) = rest
+            .split_once(']')
+            .ok_or("missing `]` after the IPv6 address")?;
+        match after {
+            "" => (h, 5201),
+            a => (
+                h,
+                port_of(a.strip_prefix(':').ok_or("expected `:PORT` after `]`")?)?,
+            ),
+        }
+    } else if s.matches(':').count() == 1 {
+        let (h, p) = s.split_once(':').ok_or("expected HOST:PORT")?;
+        (h, port_of(p)?)
+    } else {
+        (s, 5201)
+    };
+    if host.is_empty() {
+        return Err("the host is empty".into());
+    }
+    Ok(Peer {
+        host: host.to_string(),
+        port,
+    })
+}
+
+fn split_suffix(s: &str) -> Result<(f64, u32), String> {
+    let s = s.trim();
+    let (num, exp) = match s.chars().last() {
+        Some('k' | 'K') => (&s[..s.len() - 1], 1),
+        Some('m' | 'M') => (&s[..s.len() - 1], 2),
+        Some('g' | 'G') => (&s[..s.len() - 1], 3),
+        Some('t' | 'T') => (&s[..s.len() - 1], 4),
+        _ => (s, 0),
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number with an optional K/M/G/T suffix"))?;
+    if !v.is_finite() || v < 0.0 {
+        return Err(format!("`{s}` must be a non-negative number"));
+    }
+    Ok((v, exp))
+}
+
+/// A rate: K/M/G/T are powers of 1000 (as iperf3's -b).
+pub fn parse_rate(s: &str) -> Result<u64, String> {
+    if s.contains('/') {
+        return Err("bursts (RATE/COUNT) are not supported; give a plain rate such as 500M".into());
+    }
+    let (v, exp) = split_suffix(s)?;
+    let bps = v * 1000f64.powi(exp as i32);
+    if bps >= u64::MAX as f64 {
+        return Err(format!("`{s}` is too large"));
+    }
+    Ok(bps as u64)
+}
+
+/// A size: K/M/G are powers of 1024 (as iperf3's -l and -w).
+pub fn parse_size(s: &str) -> Result<u32, String> {
+    let (v, exp) = split_suffix(s)?;
+    let bytes = v * 1024f64.powi(exp as i32);
+    if bytes < 1.0 || bytes > u32::MAX as f64 {
+        return Err(format!("`{s}` must be between 1 byte and 4G"));
+    }
+    Ok(bytes as u32)
+}
+
+fn parse_interval(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if v == 0.0 || (0.1..=60.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!(
+            "`{s}` is outside 0.1–60 seconds (0 turns interval lines off)"
+        ))
+    }
+}
+
+impl NetArgs {
+    /// The job parameters these flags describe (the same on both paths).
+    pub fn to_params(&self) -> NetParams {
+        NetParams {
+            host: self.peer.host.clone(),
+            port: Some(self.peer.port),
+            udp: self.udp,
+            time_s: Some(self.time),
+            parallel: Some(self.parallel),
+            direction: Some(
+                match (self.reverse, self.bidir) {
+                    (true, _) => "reverse",
+                    (_, true) => "bidir",
+                    _ => "forward",
+                }
+                .into(),
+            ),
+            bitrate_bps: self.bitrate,
+            length: self.length,
+            window: self.window,
+            omit_s: Some(self.omit),
+            interval_s: Some(self.interval),
+        }
+    }
+}
+
+/// Prints each interval message as lines (above the progress bar on a terminal).
+struct Lines<'a> {
+    bar: &'a ProgressBar,
+    json: bool,
+    above_bar: bool,
+}
+
+impl Progress for Lines<'_> {
+    fn report(&self, event: ProgressEvent) {
+        if self.json {
+            self.bar.report(event);
+            return;
+        }
+        if self.above_bar {
+            for line in event.message.lines() {
+                self.bar.println(line);
+            }
+        } else {
+            println!("{}", event.message);
+        }
+        self.bar.report(ProgressEvent {
+            fraction: event.fraction,
+            message: String::new(),
+        });
+    }
+}
+
+fn exit_code(e: &NetError) -> i32 {
+    match e {
+        NetError::InvalidConfig(_) => exit::INVALID,
+        NetError::Connect { source, .. }
+            if source.kind() == std::io::ErrorKind::PermissionDenied =>
+        {
+            exit::NOT_PERMITTED
+        }
+        _ => exit::FAILED,
+    }
+}
+
+pub fn run(global: &Global, args: NetArgs) -> i32 {
+    let params = args.to_params();
+    let cfg = match params.config() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("hlctl bench net: {e}");
+            return exit::INVALID;
+        }
+    };
+    let mut backend = match super::backend::Backend::select(global) {
+        Ok(b) => b,
+        Err(e) => return e.report(),
+    };
+    let bar = ProgressBar::new(global.json);
+    let lines = Lines {
+        bar: &bar,
+        json: global.json,
+        above_bar: !global.json
+            && std::io::stderr().is_terminal()
+            && std::io::stdout().is_terminal(),
+    };
+    if !global.json {
+        println!("Connecting to host {}, port {}", cfg.host, cfg.port);
+        if cfg.interval.is_some() {
+            println!(
+                "{}",
+                text::header(cfg.protocol, cfg.direction != Direction::Reverse)
+            );
+        }
+    }
+    let result = backend.bench("net", &params, &bar, |_, cancel| {
+        net::run_client(&cfg, &lines, &cancel)
+            .map_err(|e| CliError::new(e.to_string(), exit_code(&e)))
+    });
+    bar.finish();
+    match result {
+        Ok(report) => {
+            if global.json {
+                print_json(&report);
+            } else {
+                print!("{}", text::summary(&report));
+            }
+            exit::OK
+        }
+        Err(e) => {
+            if global.json {
+                print_json(&serde_json::json!({ "error": e.message }));
+            }
+            eprintln!("hlctl bench net: {}", e.message);
+            e.code
+        }
+    }
+}

@@ -1,0 +1,445 @@
+//! Interop on loopback with the real iperf3 (Debian's 3.12), both ways, and
+//! hlctl with itself. Each side's byte counts must agree: the figure one
+//! program reports must equal what the other counted (the results exchange),
+//! and sender and receiver must agree within 1% (UDP: after declared loss).
+
+mod net_util;
+
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use hlctl::bench::net::{Direction, DirectionSummary, NetReport, Protocol, ServerConfig};
+use net_util::*;
+
+const SECS: u32 = 2;
+
+/// One loopback throughput test at a time: on 2 cores two concurrent tests
+/// starve iperf3's single thread and its counts lag (see `Case::window`).
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[derive(Clone, Copy)]
+struct Case {
+    udp: bool,
+    parallel: u32,
+    direction: Direction,
+    rate: Option<u64>,
+}
+
+const TCP: Case = Case {
+    udp: false,
+    parallel: 1,
+    direction: Direction::Forward,
+    rate: None,
+};
+
+/// Multi-stream and `--bidir` cases run with a 1 MiB window on both ends:
+/// iperf3 3.12 reads every stream from one thread, and when that thread falls
+/// behind (our sender threads outpace it, or the 2-core machine is busy) up
+/// to a whole receive buffer per stream (tcp_rmem allows 32 MiB) sits unread
+/// when TEST_END arrives: counted by the sender, never by iperf3. Bounding the
+/// window keeps the 1% check about counting rather than about machine load;
+/// single-stream cases use the default buffers.
+const MULTI_WINDOW: u32 = 1024 * 1024;
+
+impl Case {
+    fn iperf3_args(&self) -> Vec<String> {
+        let mut a = Vec::new();
+        if self.udp {
+            a.push("-u".to_string());
+        }
+        if let Some(r) = self.rate {
+            a.push("-b".into());
+            a.push(r.to_string());
+        }
+        a.push("-P".into());
+        a.push(self.parallel.to_string());
+        match self.direction {
+            Direction::Forward => {}
+            Direction::Reverse => a.push("-R".into()),
+            Direction::Bidir => a.push("--bidir".into()),
+        }
+        if let Some(w) = self.window() {
+            a.push("-w".into());
+            a.push(w.to_string());
+        }
+        a
+    }
+
+    fn window(&self) -> Option<u32> {
+        (self.parallel > 1 || self.direction == Direction::Bidir).then_some(MULTI_WINDOW)
+    }
+
+    fn client_cfg(&self, port: u16) -> hlctl::bench::net::ClientConfig {
+        let mut c = client_cfg(port, SECS);
+        c.protocol = if self.udp {
+            Protocol::Udp
+        } else {
+            Protocol::Tcp
+        };
+        c.parallel = self.parallel;
+        c.direction = self.direction;
+        c.bandwidth_bps = self.rate;
+        c.window = self.window();
+        c
+    }
+}
+
+/// (client → server, server → client) totals of one of our reports.
+fn directions(r: &NetReport) -> (Option<&DirectionSummary>, Option<&DirectionSummary>) {
+    match r.direction {
+        Direction::Forward => (Some(&r.main), None),
+        Direction::Reverse => (None, Some(&r.main)),
+        Direction::Bidir => (Some(&r.main), r.reverse.as_ref()),
+    }
+}
+
+fn check_report_shape(r: &NetReport, case: &Case) {
+    assert_eq!(r.streams, case.parallel);
+    assert_eq!(
+        r.protocol,
+        if case.udp {
+            Protocol::Udp
+        } else {
+            Protocol::Tcp
+        }
+    );
+    let total = case.parallel as usize
+        * if case.direction == Direction::Bidir {
+            2
+        } else {
+            1
+        };
+    assert_eq!(r.per_stream.len(), total);
+    assert!(
+        r.duration_s > 1.5 && r.duration_s < 3.0,
+        "duration {}",
+        r.duration_s
+    );
+    assert!(r.cpu.local_percent > 0.0, "no local CPU accounted");
+    if case.udp {
+        assert!(
+            r.main.jitter_ms.is_some()
+                && r.main.lost_packets.is_some()
+                && r.main.lost_percent.is_some()
+        );
+        assert!(r.main.retransmits.is_none());
+    } else {
+        assert!(r.main.jitter_ms.is_none());
+    }
+}
+
+/// Compare our report with iperf3's own counts (`iperf3_is_client` tells
+/// which end iperf3 was).
+fn check_against_iperf3(r: &NetReport, v: &serde_json::Value, case: &Case, iperf3_is_client: bool) {
+    let (own_sent, own_received) = iperf3_own_bytes(v);
+    let (c2s, s2c) = directions(r);
+    let (iperf3_sends_on, iperf3_receives_on) = if iperf3_is_client {
+        (c2s, s2c)
+    } else {
+        (s2c, c2s)
+    };
+    if let Some(d) = iperf3_sends_on {
+        assert!(
+            within(own_sent, d.sent_bytes, 1.0),
+            "iperf3 sent {own_sent}, our report says {}",
+            d.sent_bytes
+        );
+    }
+    if let Some(d) = iperf3_receives_on {
+        assert!(
+            within(own_received, d.received_bytes, 1.0),
+            "iperf3 received {own_received}, our report says {}",
+            d.received_bytes
+        );
+    }
+    for (d, what) in [(c2s, "client→server"), (s2c, "server→client")] {
+        if let Some(d) = d {
+            assert_direction_consistent(d, case.udp, r.block_len, what);
+        }
+    }
+    if case.udp {
+        assert!(
+            iperf3_sends_on.is_some() || iperf3_receives_on.is_some(),
+            "no direction to compare"
+        );
+    }
+}
+
+/// hlctl client → `iperf3 -s -1`.
+fn ours_to_iperf3(case: Case) {
+    let _one_at_a_time = serial();
+    let port = free_port();
+    let server = iperf3_server(port);
+    let report = run_client_retry(&case.client_cfg(port)).expect("hlctl client against iperf3 -s");
+    let (status, out, err) = server.finish(Duration::from_secs(15));
+    let v = iperf3_json(status, &out, &err);
+    check_report_shape(&report, &case);
+    check_against_iperf3(&report, &v, &case, false);
+}
+
+/// `iperf3 -c` → hlctl server.
+fn iperf3_to_ours(case: Case) {
+    let _one_at_a_time = serial();
+    let server = HlServer::start(ServerConfig::new(0));
+    let args = case.iperf3_args();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (status, out, err) = iperf3_client(server.port(), SECS, &args);
+    let v = iperf3_json(status, &out, &err);
+    let outcomes = server.wait_outcomes(1, Duration::from_secs(10));
+    let report = match outcomes.first() {
+        Some(Ok(r)) => r.clone(),
+        other => panic!("server outcome: {other:?}"),
+    };
+    assert_eq!(report.side, "server");
+    check_report_shape(&report, &case);
+    check_against_iperf3(&report, &v, &case, true);
+    // iperf3's own view of our numbers, via the results exchange, matches too.
+    let e = &v["end"];
+    if !case.udp && case.direction == Direction::Forward {
+        let theirs = e["sum_received"]["bytes"].as_u64().expect("sum_received");
+        assert_eq!(theirs, report.main.received_bytes);
+    }
+    server.stop();
+}
+
+#[test]
+fn hlctl_to_iperf3_tcp() {
+    ours_to_iperf3(TCP);
+}
+
+#[test]
+fn hlctl_to_iperf3_tcp_parallel_4() {
+    ours_to_iperf3(Case { parallel: 4, ..TCP });
+}
+
+#[test]
+fn hlctl_to_iperf3_tcp_reverse() {
+    ours_to_iperf3(Case {
+        direction: Direction::Reverse,
+        ..TCP
+    });
+}
+
+#[test]
+fn hlctl_to_iperf3_tcp_bidir() {
+    ours_to_iperf3(Case {
+        direction: Direction::Bidir,
+        ..TCP
+    });
+}
+
+#[test]
+fn hlctl_to_iperf3_udp_500m() {
+    ours_to_iperf3(Case {
+        udp: true,
+        rate: Some(500_000_000),
+        ..TCP
+    });
+}
+
+#[test]
+fn hlctl_to_iperf3_udp_reverse() {
+    ours_to_iperf3(Case {
+        udp: true,
+        rate: Some(500_000_000),
+        direction: Direction::Reverse,
+        ..TCP
+    });
+}
+
+#[test]
+fn iperf3_to_hlctl_tcp() {
+    iperf3_to_ours(TCP);
+}
+
+#[test]
+fn iperf3_to_hlctl_tcp_parallel_4() {
+    iperf3_to_ours(Case { parallel: 4, ..TCP });
+}
+
+#[test]
+fn iperf3_to_hlctl_tcp_reverse() {
+    iperf3_to_ours(Case {
+        direction: Direction::Reverse,
+        ..TCP
+    });
+}
+
+#[test]
+fn iperf3_to_hlctl_tcp_bidir() {
+    iperf3_to_ours(Case {
+        direction: Direction::Bidir,
+        ..TCP
+    });
+}
+
+#[test]
+fn iperf3_to_hlctl_udp_500m() {
+    iperf3_to_ours(Case {
+        udp: true,
+        rate: Some(500_000_000),
+        ..TCP
+    });
+}
+
+#[test]
+fn iperf3_to_hlctl_udp_reverse() {
+    iperf3_to_ours(Case {
+        udp: true,
+        rate: Some(500_000_000),
+        direction: Direction::Reverse,
+        ..TCP
+    });
+}
+
+/// hlctl ↔ hlctl: both reports carry identical counts for every direction.
+fn ours_to_ours(case: Case) {
+    let _one_at_a_time = serial();
+    let server = HlServer::start(ServerConfig::new(0));
+    let client = run_client_retry(&case.client_cfg(server.port()))
+        .expect("hlctl client against hlctl serve");
+    let outcomes = server.wait_outcomes(1, Duration::from_secs(10));
+    let srv = match outcomes.first() {
+        Some(Ok(r)) => r.clone(),
+        other => panic!("server outcome: {other:?}"),
+    };
+    check_report_shape(&client, &case);
+    check_report_shape(&srv, &case);
+    let (cc, cs) = directions(&client);
+    let (sc, ss) = directions(&srv);
+    for ((a, b), what) in [((cc, sc), "client→server"), ((cs, ss), "server→client")] {
+        if let (Some(a), Some(b)) = (a, b) {
+            assert_eq!(
+                a.sent_bytes, b.sent_bytes,
+                "{what} sent bytes differ between the reports"
+            );
+            assert_eq!(
+                a.received_bytes, b.received_bytes,
+                "{what} received bytes differ between the reports"
+            );
+            assert_direction_consistent(a, case.udp, client.block_len, what);
+            if !case.udp {
+                // Between two hlctl ends the counts are exact: each side stops
+                // writing when it stops counting, and receivers count until
+                // the sender's streams close.
+                assert_eq!(
+                    a.sent_bytes, a.received_bytes,
+                    "{what}: hlctl↔hlctl counts differ"
+                );
+            }
+        }
+    }
+    // Only the sending side has TCP_INFO.
+    if !case.udp {
+        let sender_is_client = case.direction != Direction::Reverse;
+        let sender = if sender_is_client { &client } else { &srv };
+        assert!(sender.main.rtt_ms.is_some(), "sender has no RTT");
+        assert!(sender.main.retransmits.is_some());
+    }
+    server.stop();
+}
+
+#[test]
+fn hlctl_to_hlctl_tcp_parallel_2() {
+    ours_to_ours(Case { parallel: 2, ..TCP });
+}
+
+#[test]
+fn hlctl_to_hlctl_tcp_bidir() {
+    ours_to_ours(Case {
+        direction: Direction::Bidir,
+        ..TCP
+    });
+}
+
+#[test]
+fn hlctl_to_hlctl_udp_reverse() {
+    ours_to_ours(Case {
+        udp: true,
+        rate: Some(200_000_000),
+        direction: Direction::Reverse,
+        ..TCP
+    });
+}
+
+/// The CLI end to end: `hlctl serve --one-off` and `hlctl --json bench net`.
+#[test]
+fn cli_client_and_server() {
+    let _one_at_a_time = serial();
+    let port = free_port();
+    let bin = env!("CARGO_BIN_EXE_hlctl");
+    let serve = Proc::spawn(std::process::Command::new(bin).args([
+        "serve",
+        "--one-off",
+        "--bind",
+        "127.0.0.1",
+        "--port",
+        &port.to_string(),
+    ]));
+    let peer = format!("127.0.0.1:{port}");
+    let mut result = None;
+    for _ in 0..50 {
+        let c = Proc::spawn(std::process::Command::new(bin).args([
+            "--json", "bench", "net", "--peer", &peer, "-t", "1", "-P", "2",
+        ]));
+        let (status, out, err) = c.finish(Duration::from_secs(30));
+        if err.contains("connection refused") {
+            std::thread::sleep(Duration::from_millis(100));
+            continue;
+        }
+        result = Some((status, out, err));
+        break;
+    }
+    let (status, out, err) = result.expect("the server never came up");
+    assert!(status.is_some_and(|s| s.success()), "client failed: {err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("client JSON");
+    for k in [
+        "protocol",
+        "streams",
+        "duration_s",
+        "sent_bps",
+        "received_bps",
+        "sent_bytes",
+        "received_bytes",
+        "retransmits",
+        "rtt_ms",
+        "jitter_ms",
+        "lost_packets",
+        "lost_percent",
+        "cpu",
+        "intervals",
+    ] {
+        assert!(v.get(k).is_some(), "key {k} missing from {out}");
+    }
+    assert_eq!(v["streams"], 2);
+    assert!(v["sent_bytes"].as_u64().unwrap_or(0) > 0);
+    assert!(!v["intervals"].as_array().expect("intervals").is_empty());
+    let (status, out, _) = serve.finish(Duration::from_secs(10));
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "serve --one-off did not exit cleanly"
+    );
+    assert!(out.contains("receiver"), "server printed no summary: {out}");
+
+    // Invalid input: exit code 2 with a message naming the problem.
+    let (status, _, err) = Proc::spawn(
+        std::process::Command::new(bin).args(["bench", "net", "--peer", "x", "-b", "1G/3"]),
+    )
+    .finish(Duration::from_secs(10));
+    assert_eq!(status.and_then(|s| s.code()), Some(2));
+    assert!(err.contains("burst"), "{err}");
+    // Nothing listening: a clear message.
+    let (status, _, err) = Proc::spawn(
+        std::process::Command::new(bin).args(["bench", "net", "--peer", &peer, "-t", "1"]),
+    )
+    .finish(Duration::from_secs(20));
+    assert_eq!(status.and_then(|s| s.code()), Some(1));
+    assert!(
+        err.contains("connection refused") && err.contains("hlctl serve"),
+        "{err}"
+    );
+}
