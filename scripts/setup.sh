@@ -5,7 +5,8 @@ set -euo pipefail
 
 PKGS=(iproute2 ethtool iperf3 fio sysbench stress-ng strace procps iputils-ping
       qemu-system-x86 busybox-static cpio kmod xz-utils e2fsprogs binutils
-      dbus polkitd libxml2-utils jq time systemd)
+      dbus polkitd libxml2-utils jq time systemd
+      lintian debootstrap dpkg-dev man-db util-linux)
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -23,4 +24,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 if [ -x "$here/tests/vm/fetch-kernel.sh" ]; then
     "$here/tests/vm/fetch-kernel.sh" >/dev/null
 fi
+# cargo-deb (pinned in scripts/build-deb.sh) for the package tests: installed
+# with `cargo install --locked` into ~/.cargo/bin only when missing (~3 min once).
+"$here/scripts/build-deb.sh" --install-cargo-deb
 echo "setup: ok"

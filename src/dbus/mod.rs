@@ -6,9 +6,11 @@
 //! link), [`job`] (`org.hlctl.Daemon1.Job`), [`auth`] (polkit on the caller),
 //! [`error`] (typed `org.hlctl.Daemon1.Error.*`), [`monitor`] (netlink
 //! notifications → `PropertiesChanged`), [`reapply`] (persisted settings),
-//! [`service`] (start, readiness, shutdown). Client side: [`proxy`].
+//! [`service`] (start, readiness, shutdown), [`args`] (hlctld's command
+//! line). Client side: [`proxy`].
 //! The full interface description is `dbus/org.hlctl.Daemon1.xml`.
 
+pub mod args;
 pub mod auth;
 pub mod bench;
 pub mod error;

@@ -34,8 +34,42 @@ const INSTALLS: &[(&str, &str)] = &[
     ),
 ];
 
-/// (users of the installation, files we created and must remove).
-static INSTALLED: Mutex<(usize, Vec<PathBuf>)> = Mutex::new((0, Vec::new()));
+/// Held (shared) while tests use our files in the system directories above,
+/// and exclusively while the package test installs and purges the .deb on this
+/// machine (`tests/deb_package.rs`), so that neither pulls the files from
+/// under the other, in this process or another developer's.
+const SYSTEM_FILES_LOCK: &str = "/tmp/hlctl-tests-system-files.lock";
+
+/// Take the system files lock, shared or exclusive (blocks until granted).
+pub fn system_files_lock(exclusive: bool) -> nix::fcntl::Flock<std::fs::File> {
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(SYSTEM_FILES_LOCK)
+        .unwrap_or_else(|e| panic!("open {SYSTEM_FILES_LOCK}: {e}"));
+    let arg = if exclusive {
+        nix::fcntl::FlockArg::LockExclusive
+    } else {
+        nix::fcntl::FlockArg::LockShared
+    };
+    nix::fcntl::Flock::lock(f, arg)
+        .unwrap_or_else(|(_, e)| panic!("flock {SYSTEM_FILES_LOCK}: {e}"))
+}
+
+/// The installation's users, the files we created and must remove, and the
+/// shared system files lock while there are users.
+struct Installed {
+    users: usize,
+    created: Vec<PathBuf>,
+    lock: Option<nix::fcntl::Flock<std::fs::File>>,
+}
+
+static INSTALLED: Mutex<Installed> = Mutex::new(Installed {
+    users: 0,
+    created: Vec::new(),
+    lock: None,
+});
 
 /// Keeps our bus policy and polkit actions installed while alive.
 pub struct Install;
@@ -43,16 +77,19 @@ pub struct Install;
 impl Install {
     pub fn new() -> Install {
         let mut g = INSTALLED.lock().unwrap_or_else(|p| p.into_inner());
+        if g.lock.is_none() {
+            g.lock = Some(system_files_lock(false));
+        }
         for (src, dst) in INSTALLS {
             let dst = Path::new(dst);
             let fresh = !dst.exists();
             std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
             std::fs::copy(repo(src), dst).unwrap_or_else(|e| panic!("install {dst:?}: {e}"));
-            if fresh && !g.1.iter().any(|p| p == dst) {
-                g.1.push(dst.to_path_buf());
+            if fresh && !g.created.iter().any(|p| p == dst) {
+                g.created.push(dst.to_path_buf());
             }
         }
-        g.0 += 1;
+        g.users += 1;
         Install
     }
 }
@@ -60,11 +97,12 @@ impl Install {
 impl Drop for Install {
     fn drop(&mut self) {
         let mut g = INSTALLED.lock().unwrap_or_else(|p| p.into_inner());
-        g.0 -= 1;
-        if g.0 == 0 {
-            for p in g.1.drain(..) {
+        g.users -= 1;
+        if g.users == 0 {
+            for p in g.created.drain(..) {
                 let _ = std::fs::remove_file(p);
             }
+            g.lock = None;
         }
     }
 }
@@ -106,7 +144,7 @@ pub struct Rig {
     pub conn: zbus::Connection,
     polkit: Option<Proc>,
     _dbus: Proc,
-    _install: Install,
+    _install: Option<Install>,
 }
 
 /// The bus configuration: the system bus's own, listening on our socket.
@@ -149,21 +187,27 @@ fn bus_config(socket: &Path, services: Option<&Path>) -> String {
 
 impl Rig {
     pub fn start() -> Rig {
-        Self::start_with(None)
+        Self::start_with(None, true)
     }
 
     /// A rig whose bus activates `org.hlctl.Daemon1` by running `exec`
     /// (a command line; `{bus}` is replaced by the bus address).
     pub fn with_activation(exec: &str) -> Rig {
-        Self::start_with(Some(exec))
+        Self::start_with(Some(exec), true)
     }
 
-    fn start_with(activation: Option<&str>) -> Rig {
+    /// A rig that installs nothing: the bus policy and polkit actions are the
+    /// ones already in the system directories (put there by the .deb).
+    pub fn with_installed_files() -> Rig {
+        Self::start_with(None, false)
+    }
+
+    fn start_with(activation: Option<&str>, install: bool) -> Rig {
         assert!(
             super::is_root(),
             "the bus tests need root (CI runs as root)"
         );
-        let install = Install::new();
+        let install = install.then(Install::new);
         let dir = tempfile::Builder::new()
             .prefix("hlctl-bus")
             .tempdir()
@@ -286,6 +330,11 @@ impl Rig {
     /// Start hlctld inside `ns`, with its state and sysctl.d under `state`,
     /// and wait until it owns its name. Its stderr goes to `state/hlctld.log`.
     pub fn daemon(&self, ns: &NetNs, state: &Path, extra: &[&str]) -> Daemon {
+        self.daemon_exe(HLCTLD, ns, state, extra)
+    }
+
+    /// [`Rig::daemon`] with another hlctld executable (e.g. the installed one).
+    pub fn daemon_exe(&self, exe: &str, ns: &NetNs, state: &Path, extra: &[&str]) -> Daemon {
         std::fs::create_dir_all(state).unwrap();
         let log_path = state.join("hlctld.log");
         let log = std::fs::OpenOptions::new()
@@ -294,7 +343,7 @@ impl Rig {
             .open(&log_path)
             .unwrap();
         let child = Command::new("ip")
-            .args(["netns", "exec", &ns.name, HLCTLD, "--bus", &self.address])
+            .args(["netns", "exec", &ns.name, exe, "--bus", &self.address])
             .arg("--state-dir")
             .arg(state.join("state"))
             .arg("--sysctl-dir")
@@ -326,8 +375,13 @@ impl Rig {
 
     /// Run hlctl as another user (uid, gid) through the daemon on this bus.
     pub fn hlctl_as(&self, uid: u32, gid: u32, args: &[&str]) -> Output {
+        self.hlctl_exe_as(HLCTL, uid, gid, args)
+    }
+
+    /// [`Rig::hlctl_as`] with another hlctl executable (e.g. the installed one).
+    pub fn hlctl_exe_as(&self, exe: &str, uid: u32, gid: u32, args: &[&str]) -> Output {
         let mut c = setpriv(uid, gid);
-        c.arg(HLCTL).arg("--bus").arg(&self.address).args(args);
+        c.arg(exe).arg("--bus").arg(&self.address).args(args);
         c.output().expect("run hlctl via setpriv")
     }
 

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 /// qemu VM rig with Debian's kernel and real NIC drivers (see vm.rs).
 pub mod bus;
+pub mod deb;
 pub mod ethtool;
 pub mod lab;
 pub mod vm;

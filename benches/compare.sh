@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# hlctl against the tools people trust, side by side in one run, alternating
+# rounds (A B A B ...), printing medians and the ratio us/peer:
+#   network: hlctl vs iperf3 3.12 on loopback (benches/compare_net.sh)
+#   disk and CPU: hlctl vs fio 3.33 (io_uring) and sysbench 1.0.20 (benches/compare_disk_cpu.sh)
+# Needs root only for nothing; needs the packages scripts/setup.sh installs.
+# Usage: ROUNDS=5 benches/compare.sh [DIR-for-the-disk-test]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+echo "== network (iperf3) =="
+"$here/compare_net.sh"
+echo
+echo "== disk and CPU (fio, sysbench) =="
+"$here/compare_disk_cpu.sh" "$@"

@@ -1,0 +1,328 @@
+//! The Debian package under test, and clean Debian 12 roots to install it in.
+//!
+//! [`deb`] builds the package once per test process with
+//! `scripts/build-deb.sh --dev` (the dev-profile binaries `cargo test` has
+//! already built, stripped: no second full build). [`DebianRoot`] is a fresh
+//! `debootstrap --variant=minbase bookworm` root with dbus, polkitd and
+//! systemd, extracted from a tarball cached under /var/tmp (made once with
+//! debootstrap from the Debian registry, about 90 s; then about 1 s a root).
+//! Commands run chrooted inside new mount, pid and network namespaces: the
+//! mounts they need (/proc, /dev, a tmpfs /run) and every process they start
+//! (dbus-daemon, polkitd, hlctld) vanish with the namespaces, whatever
+//! happens, and nothing can touch this machine's network.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+use std::time::Instant;
+
+/// What the cached root holds besides minbase: what hlctl depends on, and
+/// systemd for `systemd-analyze verify` (libpam-systemd: polkitd's logind,
+/// which debootstrap cannot pick from an alternative by itself).
+const INCLUDE: &str = "dbus,polkitd,systemd,libpam-systemd";
+const SUITE: &str = "bookworm";
+const CACHE_DIR: &str = "/var/tmp/hlctl-deb-test";
+/// Bump when the root's recipe changes.
+const CACHE_VERSION: u32 = 1;
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Elapsed time since `t`, for the log (`--nocapture` shows it).
+pub fn took(what: &str, t: Instant) {
+    eprintln!("deb test: {what} took {:.1} s", t.elapsed().as_secs_f64());
+}
+
+/// The .deb, built once per test process.
+pub fn deb() -> &'static Path {
+    static DEB: OnceLock<PathBuf> = OnceLock::new();
+    DEB.get_or_init(|| {
+        let t = Instant::now();
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("deb");
+        let _ = std::fs::remove_dir_all(&out);
+        let o = Command::new("bash")
+            .arg(repo().join("scripts/build-deb.sh"))
+            .args(["--dev", "--out"])
+            .arg(&out)
+            .output()
+            .expect("run scripts/build-deb.sh");
+        assert!(
+            o.status.success(),
+            "scripts/build-deb.sh --dev failed:\n{}\n{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        took("building the .deb (scripts/build-deb.sh --dev)", t);
+        let debs: Vec<PathBuf> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "deb"))
+            .collect();
+        assert_eq!(debs.len(), 1, "expected one .deb in {out:?}: {debs:?}");
+        debs[0].clone()
+    })
+}
+
+/// Run a command, returning its output (unchecked).
+pub fn run(cmd: &str, args: &[&str]) -> Output {
+    Command::new(cmd)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd}: {e}"))
+}
+
+/// Panic with the output unless `o` succeeded; return stdout as text.
+pub fn ok(what: &str, o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "{what} failed ({:?}):\n{}\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A file of the repository.
+pub fn repo_file(p: &str) -> PathBuf {
+    repo().join(p)
+}
+
+/// The man page of every visible subcommand, from the clap definitions:
+/// `hlctl-show`, `hlctl-bench-cpu`...
+fn subcommand_pages(cmd: &clap::Command, prefix: &str, out: &mut Vec<String>) {
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let name = format!("{prefix}-{}", sub.get_name());
+        out.push(name.clone());
+        subcommand_pages(sub, &name, out);
+    }
+}
+
+/// Every regular file the package must install, and nothing else.
+pub fn expected_files() -> BTreeSet<String> {
+    let mut files: BTreeSet<String> = [
+        "usr/bin/hlctl",
+        "usr/sbin/hlctld",
+        "usr/lib/systemd/system/hlctld.service",
+        "usr/share/dbus-1/system.d/org.hlctl.Daemon1.conf",
+        "usr/share/dbus-1/system-services/org.hlctl.Daemon1.service",
+        "usr/share/dbus-1/interfaces/org.hlctl.Daemon1.xml",
+        "usr/share/polkit-1/actions/org.hlctl.Daemon1.policy",
+        "usr/share/man/man1/hlctl.1.gz",
+        "usr/share/man/man8/hlctld.8.gz",
+        "usr/share/bash-completion/completions/hlctl",
+        "usr/share/zsh/vendor-completions/_hlctl",
+        "usr/share/fish/vendor_completions.d/hlctl.fish",
+        "usr/share/doc/hlctl/copyright",
+        "usr/share/doc/hlctl/changelog.Debian.gz",
+        "usr/share/doc/hlctl/README.md",
+        "usr/share/doc/hlctl/README.Debian",
+        "usr/share/lintian/overrides/hlctl",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let mut cli =
+        <hlctl::cli::args::Cli as clap::CommandFactory>::command().disable_help_subcommand(true);
+    cli.build();
+    let mut pages = Vec::new();
+    subcommand_pages(&cli, "hlctl", &mut pages);
+    assert!(pages.iter().any(|p| p == "hlctl-show"), "{pages:?}");
+    for p in pages {
+        files.insert(format!("usr/share/man/man1/{p}.1.gz"));
+    }
+    files
+}
+
+/// Files installed verbatim from the repository: (repo path, installed path).
+pub const VERBATIM: &[(&str, &str)] = &[
+    (
+        "systemd/hlctld.service",
+        "usr/lib/systemd/system/hlctld.service",
+    ),
+    (
+        "dbus/org.hlctl.Daemon1.conf",
+        "usr/share/dbus-1/system.d/org.hlctl.Daemon1.conf",
+    ),
+    (
+        "dbus/org.hlctl.Daemon1.service",
+        "usr/share/dbus-1/system-services/org.hlctl.Daemon1.service",
+    ),
+    (
+        "dbus/org.hlctl.Daemon1.xml",
+        "usr/share/dbus-1/interfaces/org.hlctl.Daemon1.xml",
+    ),
+    (
+        "polkit/org.hlctl.Daemon1.policy",
+        "usr/share/polkit-1/actions/org.hlctl.Daemon1.policy",
+    ),
+];
+
+/// A fresh Debian 12 root in a temporary directory under /var/tmp, removed
+/// when dropped.
+pub struct DebianRoot {
+    dir: tempfile::TempDir,
+}
+
+impl DebianRoot {
+    pub fn fresh() -> DebianRoot {
+        let tarball = cached_tarball();
+        let t = Instant::now();
+        let dir = tempfile::Builder::new()
+            .prefix("hlctl-deb-root")
+            .tempdir_in(CACHE_DIR)
+            .unwrap();
+        let o = run(
+            "tar",
+            &[
+                "-C",
+                dir.path().to_str().unwrap(),
+                "-xf",
+                tarball.to_str().unwrap(),
+            ],
+        );
+        ok("unpacking the cached Debian root", &o);
+        took("unpacking a Debian 12 root", t);
+        DebianRoot { dir }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// `p` (an absolute path inside the root) on this machine.
+    pub fn join(&self, p: &str) -> PathBuf {
+        self.path().join(p.trim_start_matches('/'))
+    }
+
+    /// Run `script` with /bin/sh chrooted into the root, in new mount, pid
+    /// and network namespaces (with /proc, /dev and a tmpfs /run mounted).
+    /// Everything it starts is killed when it ends.
+    pub fn sh(&self, script: &str) -> Output {
+        let setup = r#"set -e
+R=$1; shift
+mount -t proc proc "$R/proc"
+mount --rbind /dev "$R/dev"
+mount -t tmpfs tmpfs "$R/run"
+exec chroot "$R" /bin/sh -c "$1""#;
+        Command::new("unshare")
+            .args([
+                "--mount",
+                "--pid",
+                "--fork",
+                "--net",
+                "--propagation",
+                "private",
+                "/bin/sh",
+                "-c",
+                setup,
+                "sh",
+            ])
+            .arg(self.path())
+            .arg(script)
+            .env_clear()
+            .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
+            .env("LANG", "C.UTF-8")
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .output()
+            .expect("run unshare")
+    }
+
+    /// Every path in the root (relative, with `-> target` for symlinks),
+    /// except the API file systems and /tmp.
+    pub fn files(&self) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        walk(self.path(), self.path(), &mut out);
+        out
+    }
+}
+
+fn walk(root: &Path, dir: &Path, out: &mut BTreeSet<String>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+        if ["proc", "sys", "dev", "run", "tmp"].contains(&rel.as_str()) {
+            continue;
+        }
+        let meta = std::fs::symlink_metadata(&p).unwrap();
+        if meta.file_type().is_symlink() {
+            let to = std::fs::read_link(&p).unwrap();
+            out.insert(format!("{rel} -> {}", to.display()));
+        } else {
+            out.insert(rel);
+            if meta.is_dir() {
+                walk(root, &p, out);
+            }
+        }
+    }
+}
+
+/// The cached root tarball, made with debootstrap when missing (under a lock,
+/// so parallel test runs make it once).
+fn cached_tarball() -> PathBuf {
+    std::fs::create_dir_all(CACHE_DIR).unwrap();
+    let tarball = Path::new(CACHE_DIR).join(format!(
+        "debian12-{SUITE}-minbase-v{CACHE_VERSION}-{}.tar",
+        INCLUDE.replace(',', "+")
+    ));
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(Path::new(CACHE_DIR).join(".lock"))
+        .unwrap();
+    let _lock = nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusive)
+        .unwrap_or_else(|(_, e)| panic!("lock {CACHE_DIR}/.lock: {e}"));
+    if tarball.exists() {
+        return tarball;
+    }
+    let t = Instant::now();
+    let mirror = std::env::var("HLCTL_DEBIAN_MIRROR")
+        .unwrap_or_else(|_| "http://deb.debian.org/debian".to_string());
+    let build = tempfile::Builder::new()
+        .prefix("debootstrap")
+        .tempdir_in(CACHE_DIR)
+        .unwrap();
+    let root = build.path().join("root");
+    // In a private mount namespace: mounts debootstrap makes inside the root
+    // go away with it even when it fails half-way.
+    let o = run(
+        "unshare",
+        &[
+            "--mount",
+            "--propagation",
+            "private",
+            "debootstrap",
+            "--variant=minbase",
+            &format!("--include={INCLUDE}"),
+            SUITE,
+            root.to_str().unwrap(),
+            &mirror,
+        ],
+    );
+    ok(&format!("debootstrap {SUITE} from {mirror}"), &o);
+    // The downloaded packages are not part of a clean root.
+    for e in std::fs::read_dir(root.join("var/cache/apt/archives")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "deb") {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+    let part = tarball.with_extension("tar.part");
+    let o = run(
+        "tar",
+        &[
+            "-C",
+            root.to_str().unwrap(),
+            "-cf",
+            part.to_str().unwrap(),
+            ".",
+        ],
+    );
+    ok("packing the Debian root", &o);
+    std::fs::rename(&part, &tarball).unwrap();
+    took("debootstrap of the Debian 12 root (once; cached)", t);
+    tarball
+}
