@@ -148,6 +148,56 @@ impl WorkerCtx {
 /// How long a receiver may drain its queue after TEST_END.
 pub const FINAL_DRAIN: Duration = Duration::from_millis(200);
 
+/// A receiver's stop rule, shared by TCP and UDP: stop when told to; once the
+/// final drain begins, switch the socket to non-blocking and keep reading
+/// what is queued for at most [`FINAL_DRAIN`]. `Some(end)` means: return it.
+pub struct RecvStop {
+    drain_until: Option<Instant>,
+}
+
+impl RecvStop {
+    pub fn new() -> Self {
+        Self { drain_until: None }
+    }
+
+    /// Check before each read; `set_nonblocking` is called once when the drain starts.
+    pub fn check(
+        &mut self,
+        flags: &RunFlags,
+        set_nonblocking: impl FnOnce() -> io::Result<()>,
+    ) -> Option<WorkerEnd> {
+        if flags.stop_recv.load(Ordering::Relaxed) {
+            return Some(WorkerEnd::Stopped);
+        }
+        if flags.final_drain.load(Ordering::Relaxed) {
+            match self.drain_until {
+                None => {
+                    if let Err(e) = set_nonblocking() {
+                        return Some(WorkerEnd::Failed(e));
+                    }
+                    self.drain_until = Some(Instant::now() + FINAL_DRAIN);
+                }
+                Some(t) if Instant::now() >= t => return Some(WorkerEnd::Stopped),
+                Some(_) => {}
+            }
+        }
+        None
+    }
+}
+
+impl RecvStop {
+    /// True once the final drain has begun (the socket is then non-blocking).
+    pub fn draining(&self) -> bool {
+        self.drain_until.is_some()
+    }
+}
+
+impl Default for RecvStop {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// Blocks between two looks at the control connection (1 MiB of 128 KiB TCP blocks).
 const WATCH_EVERY: u64 = 8;
 

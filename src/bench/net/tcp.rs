@@ -4,14 +4,14 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use socket2::{Domain, SockRef, Socket, Type};
 
 use super::control::{Cookie, is_reset, is_timeout};
 use super::error::NetError;
 use super::params::TestParams;
-use super::stream::{FINAL_DRAIN, Pacer, WorkerCtx, WorkerEnd, send_buffer};
+use super::stream::{Pacer, RecvStop, WorkerCtx, WorkerEnd, send_buffer};
 
 /// How long a blocked data-socket call waits before looking at the stop flags.
 pub const WORKER_POLL: Duration = Duration::from_millis(200);
@@ -118,23 +118,11 @@ pub fn recv_loop(s: &TcpStream, ctx: &WorkerCtx) -> WorkerEnd {
     let mut buf = vec![0u8; ctx.len.max(MIN_RECV_BUF)];
     let flags = &*ctx.flags;
     let mut counted = 0u64;
-    let mut drain_until: Option<Instant> = None;
+    let mut stop = RecvStop::new();
     let mut r = s;
     loop {
-        if flags.stop_recv.load(Ordering::Relaxed) {
-            return WorkerEnd::Stopped;
-        }
-        if flags.final_drain.load(Ordering::Relaxed) {
-            match drain_until {
-                None => {
-                    if let Err(e) = s.set_nonblocking(true) {
-                        return WorkerEnd::Failed(e);
-                    }
-                    drain_until = Some(Instant::now() + FINAL_DRAIN);
-                }
-                Some(t) if Instant::now() >= t => return WorkerEnd::Stopped,
-                Some(_) => {}
-            }
+        if let Some(end) = stop.check(flags, || s.set_nonblocking(true)) {
+            return end;
         }
         match r.read(&mut buf) {
             Ok(0) => return WorkerEnd::PeerClosed,
@@ -144,7 +132,7 @@ pub fn recv_loop(s: &TcpStream, ctx: &WorkerCtx) -> WorkerEnd {
                     ctx.counters.bytes.store(counted, Ordering::Relaxed);
                 }
             }
-            Err(e) if drain_until.is_some() && e.kind() == std::io::ErrorKind::WouldBlock => {
+            Err(e) if stop.draining() && e.kind() == std::io::ErrorKind::WouldBlock => {
                 return WorkerEnd::Stopped;
             }
             Err(e) if is_timeout(&e) || e.kind() == std::io::ErrorKind::Interrupted => {}

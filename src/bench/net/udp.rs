@@ -11,7 +11,7 @@ use socket2::{Domain, SockRef, Socket, Type};
 use super::control::is_timeout;
 use super::error::NetError;
 use super::params::TestParams;
-use super::stream::{FINAL_DRAIN, Pacer, WorkerCtx, WorkerEnd, send_buffer};
+use super::stream::{Pacer, RecvStop, WorkerCtx, WorkerEnd, send_buffer};
 use super::tcp::WORKER_POLL;
 use super::udp_stats::{HEADER_32, HEADER_64, Header, RecvAccounting, monotonic_now};
 
@@ -223,22 +223,10 @@ pub fn recv_loop(s: &UdpSocket, ctx: &WorkerCtx) -> WorkerEnd {
     let c = &*ctx.counters;
     let mut acct = RecvAccounting::default();
     let mut bytes = 0u64;
-    let mut drain_until: Option<Instant> = None;
+    let mut stop = RecvStop::new();
     loop {
-        if flags.stop_recv.load(Ordering::Relaxed) {
-            return WorkerEnd::Stopped;
-        }
-        if flags.final_drain.load(Ordering::Relaxed) {
-            match drain_until {
-                None => {
-                    if let Err(e) = s.set_nonblocking(true) {
-                        return WorkerEnd::Failed(e);
-                    }
-                    drain_until = Some(Instant::now() + FINAL_DRAIN);
-                }
-                Some(t) if Instant::now() >= t => return WorkerEnd::Stopped,
-                Some(_) => {}
-            }
+        if let Some(end) = stop.check(flags, || s.set_nonblocking(true)) {
+            return end;
         }
         match s.recv(&mut buf) {
             Ok(n) => {
@@ -261,7 +249,7 @@ pub fn recv_loop(s: &UdpSocket, ctx: &WorkerCtx) -> WorkerEnd {
                 c.rx_jitter_bits
                     .store(acct.jitter_s.to_bits(), Ordering::Relaxed);
             }
-            Err(e) if drain_until.is_some() && e.kind() == io::ErrorKind::WouldBlock => {
+            Err(e) if stop.draining() && e.kind() == io::ErrorKind::WouldBlock => {
                 return WorkerEnd::Stopped;
             }
             Err(e) if is_timeout(&e) || e.kind() == io::ErrorKind::Interrupted => {}
