@@ -55,12 +55,21 @@ in_ns sysctl "net.ipv4.tcp_rmem=4096 131072 16777216" --persist
 step export lab0 --format systemd-link
 in_ns export lab0 --format systemd-link
 
-if in_ns serve --help >/dev/null 2>&1 && in_ns bench net --help >/dev/null 2>&1; then
-    ip netns exec "$PEER" "$HLCTL" serve --bind 10.99.0.2 --port 5201 --one-off >/dev/null 2>&1 &
-    SERVER_PID=$!
-    sleep 0.5
-    step bench net --peer 10.99.0.2 -t 3
-    in_ns bench net --peer 10.99.0.2 -t 3
-fi
+# A server on the peer for the benchmarks (it serves test after test).
+ip netns exec "$PEER" "$HLCTL" serve --bind 10.99.0.2 --port 5201 --idle-timeout 300 >/dev/null 2>&1 &
+SERVER_PID=$!
+sleep 0.5
+
+step bench net --peer 10.99.0.2 -t 3
+in_ns bench net --peer 10.99.0.2 -t 3
+
+step "set lab0 feature tso off gso off sg off   # plant a problem"
+in_ns set lab0 feature tso off gso off sg off
+
+step doctor lab0 --peer 10.99.0.2
+in_ns doctor lab0 --peer 10.99.0.2 || true
+
+step "tune lab0 --peer 10.99.0.2 --yes --runs 3 --time 2   # measure, keep only what helps"
+in_ns tune lab0 --peer 10.99.0.2 --yes --runs 3 --time 2 || echo "(exit code $?)"
 echo
 echo "demo done; namespaces $NS and $PEER removed"
