@@ -90,7 +90,10 @@ impl Receiver {
     pub fn wait(&mut self) -> io::Result<Vec<Event>> {
         let msgs = match self.sock.recv_messages() {
             Ok(m) => m,
-            Err(n) if n.errno == libc::EAGAIN || n.errno == libc::EINTR => return Ok(Vec::new()),
+            // The socket's receive timeout only means "nothing happened".
+            Err(n) if matches!(n.errno, libc::EAGAIN | libc::EINTR | libc::ETIMEDOUT) => {
+                return Ok(Vec::new());
+            }
             Err(n) if n.errno == libc::ENOBUFS => return Ok(vec![Event::Overrun]),
             Err(n) => return Err(io::Error::from_raw_os_error(n.errno)),
         };
