@@ -53,16 +53,28 @@ impl Setup {
             .daemon(&self.lab.here, self.dir.path(), &["--job-linger", "30"]);
     }
 
-    /// Wait until the journal's text satisfies `f`.
-    fn wait_journal(&self, what: &str, f: impl Fn(&str) -> bool, secs: u64) {
+    /// Whether the journal's text satisfies `f` within `secs`, giving up
+    /// early once `done()` says the tune has finished.
+    fn journal_shows(&self, f: impl Fn(&str) -> bool, secs: u64, done: impl Fn() -> bool) -> bool {
         let t0 = Instant::now();
         while t0.elapsed() < Duration::from_secs(secs) {
             if let Ok(t) = std::fs::read_to_string(self.journal())
                 && f(&t)
             {
-                return;
+                return true;
+            }
+            if done() {
+                return false;
             }
             std::thread::sleep(Duration::from_millis(100));
+        }
+        false
+    }
+
+    /// Wait until the journal's text satisfies `f`.
+    fn wait_journal(&self, what: &str, f: impl Fn(&str) -> bool, secs: u64) {
+        if self.journal_shows(f, secs, || false) {
+            return;
         }
         panic!(
             "journal never showed {what}\n--- hlctld log ---\n{}",
@@ -137,27 +149,51 @@ fn an_unconfirmed_tune_is_rolled_back_by_the_daemon_at_the_deadline() {
     })
     .to_string();
     // Start it detached from the test's connection and never confirm, as a
-    // client that died after starting it would.
-    let path: zbus::OwnedObjectPath = s.rig.rt.block_on(async {
-        let mut opts: HashMap<&str, zbus::Variant<'_>> = HashMap::new();
-        opts.insert("params", zbus::Variant::from(params.as_str()));
-        opts.insert("detached", zbus::Variant::from(true));
-        let r = s
-            .rig
-            .conn
-            .call_method(
-                Some(BUS_NAME),
-                "/org/hlctl/Daemon1",
-                Some("org.hlctl.Daemon1.Manager"),
-                "Tune",
-                &(opts,),
-            )
-            .await
-            .unwrap();
-        r.body().deserialize().unwrap()
-    });
-    // It keeps the offloads and then waits for a confirmation that never comes.
-    s.wait_journal("awaiting_confirm", |t| t.contains("awaiting_confirm"), 90);
+    // client that died after starting it would. It keeps the offloads and then
+    // waits for a confirmation that never comes. A noisy 1 s run on a shared
+    // machine can make the tuner refuse the fix (and revert it): then the job
+    // ends without waiting, and the scenario is tried again (at most 3 times).
+    let mut awaiting = false;
+    for attempt in 1..=3 {
+        let path: zbus::OwnedObjectPath = s.rig.rt.block_on(async {
+            let mut opts: HashMap<&str, zbus::Variant<'_>> = HashMap::new();
+            opts.insert("params", zbus::Variant::from(params.as_str()));
+            opts.insert("detached", zbus::Variant::from(true));
+            let r = s
+                .rig
+                .conn
+                .call_method(
+                    Some(BUS_NAME),
+                    "/org/hlctl/Daemon1",
+                    Some("org.hlctl.Daemon1.Manager"),
+                    "Tune",
+                    &(opts,),
+                )
+                .await
+                .unwrap();
+            r.body().deserialize().unwrap()
+        });
+        let finished = || {
+            s.daemon.log().contains(&format!(
+                "job {} succeeded",
+                path.as_str().rsplit('/').next().unwrap_or("")
+            ))
+        };
+        awaiting = s.journal_shows(|t| t.contains("awaiting_confirm"), 90, finished);
+        if awaiting {
+            break;
+        }
+        eprintln!("attempt {attempt}: the tune kept nothing (noise); trying again");
+        assert!(
+            !s.lab.feature_on("tx-generic-segmentation"),
+            "a refused fix must be reverted"
+        );
+    }
+    assert!(
+        awaiting,
+        "journal never showed awaiting_confirm\n{}",
+        s.daemon.log()
+    );
     assert!(
         s.lab.feature_on("tx-generic-segmentation"),
         "the kept change should be live while unconfirmed"
@@ -177,7 +213,6 @@ fn an_unconfirmed_tune_is_rolled_back_by_the_daemon_at_the_deadline() {
     );
     let log = s.daemon.log();
     assert!(log.contains("not confirmed"), "{log}");
-    let _ = path;
 }
 
 #[test]
