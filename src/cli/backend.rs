@@ -188,11 +188,9 @@ impl Backend {
                     .map_err(|e| CliError::new(e.to_string(), exit::FAILED))?;
                 let end = r.run_job(kind, &params, bar)?;
                 if let Some(e) = end.result.get("error").and_then(|e| e.as_str()) {
-                    let code = match end.result.get("class").and_then(|c| c.as_str()) {
-                        Some("invalid") => exit::INVALID,
-                        Some("not_permitted") => exit::NOT_PERMITTED,
-                        _ => exit::FAILED,
-                    };
+                    let code = super::remote::exit_for_class(
+                        end.result.get("class").and_then(|c| c.as_str()),
+                    );
                     return Err(CliError::new(e, code));
                 }
                 serde_json::from_value(end.result).map_err(|e| {

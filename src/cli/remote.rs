@@ -42,6 +42,34 @@ pub fn remote_error(e: zbus::Error) -> CliError {
     }
 }
 
+/// The exit code for a failed job's `class` (`invalid`, `not_permitted`, else failed).
+pub fn exit_for_class(class: Option<&str>) -> i32 {
+    match class {
+        Some("invalid") => exit::INVALID,
+        Some("not_permitted") => exit::NOT_PERMITTED,
+        _ => exit::FAILED,
+    }
+}
+
+/// Fold a job's `PropertiesChanged` signal into the progress seen so far
+/// (`Progress` into `fraction`, `Message` into `message`); false when the
+/// signal's body is not a properties change.
+pub fn fold_job_change(m: &zbus::Message, fraction: &mut f64, message: &mut String) -> bool {
+    let body = m.body();
+    let Ok((_, changed, _)) =
+        body.deserialize::<(String, HashMap<String, zbus::OwnedVariant>, Vec<String>)>()
+    else {
+        return false;
+    };
+    if let Some(Ok(f)) = changed.get("Progress").map(|v| f64::try_from(&**v)) {
+        *fraction = f;
+    }
+    if let Some(Ok(s)) = changed.get("Message").map(|v| <&str>::try_from(&**v)) {
+        *message = s.to_string();
+    }
+    true
+}
+
 fn decode<T: for<'de> Deserialize<'de>>(json: &str) -> Result<T, CliError> {
     serde_json::from_str(json).map_err(|e| {
         CliError::new(
@@ -302,15 +330,8 @@ impl Remote {
                         if !ours(&m) {
                             continue;
                         }
-                        let body = m.body();
-                        let Ok((_, changed, _)) = body.deserialize::<(String, HashMap<String, zbus::OwnedVariant>, Vec<String>)>() else {
+                        if !fold_job_change(&m, &mut fraction, &mut message) {
                             continue;
-                        };
-                        if let Some(Ok(f)) = changed.get("Progress").map(|v| f64::try_from(&**v)) {
-                            fraction = f;
-                        }
-                        if let Some(Ok(s)) = changed.get("Message").map(|v| <&str>::try_from(&**v)) {
-                            message = s.to_string();
                         }
                         progress.report(ProgressEvent { fraction, message: message.clone() });
                     }

@@ -9,7 +9,7 @@ use zbus::proxy::CacheProperties;
 
 use super::backend::CliError;
 use super::exit;
-use super::remote::{Remote, remote_error};
+use super::remote::{Remote, exit_for_class, fold_job_change, remote_error};
 use crate::bench::progress::{Progress, ProgressEvent};
 use crate::tune::TuneReport;
 use crate::tune::params::TuneParams;
@@ -77,26 +77,15 @@ pub fn tune(r: &Remote, p: &TuneParams, progress: &dyn Progress) -> Result<TuneR
                     }
                     let v: serde_json::Value = serde_json::from_str(&result).unwrap_or_default();
                     let msg = v["error"].as_str().unwrap_or(&state).to_string();
-                    let code = match v["class"].as_str() {
-                        Some("invalid") => exit::INVALID,
-                        Some("not_permitted") => exit::NOT_PERMITTED,
-                        _ => exit::FAILED,
-                    };
+                    let code = exit_for_class(v["class"].as_str());
                     return Err(CliError::new(format!("tune {state}: {msg}"), code));
                 }
                 Some(Ok(m)) = crate::dbus::next(&mut changes) => {
                     if !ours(&m) {
                         continue;
                     }
-                    let body = m.body();
-                    let Ok((_, changed, _)) = body.deserialize::<(String, HashMap<String, zbus::OwnedVariant>, Vec<String>)>() else {
+                    if !fold_job_change(&m, &mut fraction, &mut message) {
                         continue;
-                    };
-                    if let Some(Ok(f)) = changed.get("Progress").map(|v| f64::try_from(&**v)) {
-                        fraction = f;
-                    }
-                    if let Some(Ok(s)) = changed.get("Message").map(|v| <&str>::try_from(&**v)) {
-                        message = s.to_string();
                     }
                     if !confirmed && !cancelling && message.starts_with(crate::dbus::tune::AWAITING) {
                         // We are alive and still talk to the daemon: confirm.
