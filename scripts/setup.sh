@@ -19,6 +19,13 @@ if [ ${#missing[@]} -gt 0 ]; then
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# rustfmt and clippy for scripts/test.sh (a minimal rustup profile has neither).
+if command -v rustup >/dev/null; then
+    for c in rustfmt clippy; do
+        rustup component list --installed 2>/dev/null | grep -q "^$c" || rustup component add "$c"
+    done
+fi
+
 # The kernel the qemu VM tests boot (Debian's stock kernel, with e1000e, veth, netem...).
 here=$(cd "$(dirname "$0")/.." && pwd)
 if [ -x "$here/tests/vm/fetch-kernel.sh" ]; then

@@ -249,7 +249,7 @@ pub fn render(r: &TuneReport) -> String {
                 .deltas
                 .iter()
                 .find(|d| d.direction == crate::path::measure::Direction::Download);
-            let cell = |d: Option<&crate::tune::decide::DirDelta>| {
+            let cell = |d: Option<&tune::decide::DirDelta>| {
                 d.map_or(("-".to_string(), "".to_string()), |d| {
                     (
                         format!("{} → {}", format_bps(d.before_bps), format_bps(d.after_bps)),
@@ -266,7 +266,7 @@ pub fn render(r: &TuneReport) -> String {
                 StepStatus::Skipped => "not tried",
             };
             let settings = if st.settings.is_empty() {
-                vec![crate::tune::report::SettingRow {
+                vec![tune::report::SettingRow {
                     setting: "-".into(),
                     before: "-".into(),
                     tried: "-".into(),

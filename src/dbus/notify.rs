@@ -29,9 +29,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("notify");
         let rx = std::os::unix::net::UnixDatagram::bind(&p).unwrap();
-        // SAFETY of set_var: this test is the only one touching NOTIFY_SOCKET.
+        // SAFETY: this test is the only one touching NOTIFY_SOCKET.
         unsafe { std::env::set_var("NOTIFY_SOCKET", &p) };
         assert!(super::notify("READY=1").unwrap());
+        // SAFETY: as above.
         unsafe { std::env::remove_var("NOTIFY_SOCKET") };
         let mut buf = [0u8; 64];
         let n = rx.recv(&mut buf).unwrap();

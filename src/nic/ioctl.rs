@@ -217,8 +217,8 @@ mod tests {
 
     #[test]
     fn struct_layouts_match_the_kernel() {
-        assert_eq!(std::mem::size_of::<IfReq>(), 40);
-        assert_eq!(std::mem::size_of::<DrvInfo>(), 196);
+        assert_eq!(size_of::<IfReq>(), 40);
+        assert_eq!(size_of::<DrvInfo>(), 196);
         assert_eq!(std::mem::offset_of!(DrvInfo, n_stats), 180);
         assert_eq!(std::mem::offset_of!(SsetInfo, data), 16);
     }

@@ -51,7 +51,7 @@ fn setsockopt_int(fd: i32, level: i32, name: i32, value: i32) -> io::Result<()> 
             level,
             name,
             (&value as *const i32).cast(),
-            std::mem::size_of::<i32>() as libc::socklen_t,
+            size_of::<i32>() as libc::socklen_t,
         )
     };
     if r == 0 {

@@ -101,7 +101,7 @@ impl Measure for FakeMeasure {
     }
 }
 
-fn setup(dir: &std::path::Path) -> (Paths, State, Inputs) {
+fn setup(dir: &Path) -> (Paths, State, Inputs) {
     let mut paths = Paths::under(dir);
     paths.state_dir = dir.join("state");
     paths.sysctl_dir = dir.join("sysctl.d");

@@ -621,7 +621,7 @@ pub fn helper_main() {
                     )
                     .await?;
                 if let Some(ms) = w.iter().find_map(|x| x.strip_prefix("stay=")) {
-                    tokio::time::sleep(std::time::Duration::from_millis(ms.parse().unwrap())).await;
+                    tokio::time::sleep(Duration::from_millis(ms.parse().unwrap())).await;
                 }
                 r
             }

@@ -42,7 +42,7 @@ struct Target {
 
 impl Target {
     fn entry(&self, slot: usize, io: Io) -> squeue::Entry {
-        // SAFETY (for the pointer arithmetic): slot < iodepth and the buffer holds iodepth × bs bytes.
+        // SAFETY: pointer arithmetic inside one allocation: slot < iodepth and the buffer holds iodepth × bs bytes.
         let buf = unsafe { self.base.add(slot * self.bs) };
         let len = self.bs as u32;
         let idx = slot as u16;

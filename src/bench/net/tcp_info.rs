@@ -59,7 +59,7 @@ pub struct TcpInfo {
 /// Read TCP_INFO from a connected TCP socket.
 pub fn read(sock: &impl AsRawFd) -> io::Result<TcpInfo> {
     let mut raw = RawTcpInfo::default();
-    let mut len = std::mem::size_of::<RawTcpInfo>() as libc::socklen_t;
+    let mut len = size_of::<RawTcpInfo>() as libc::socklen_t;
     // SAFETY: `raw` is a plain-old-data buffer of `len` bytes that outlives the
     // call; the kernel writes at most `len` bytes and updates `len`.
     let rc = unsafe {
