@@ -16,4 +16,25 @@ pub fn bytes(n: u64) -> String {
     }
 }
 
-pub use crate::path::measure::format_bps as bps;
+/// `941 Mbit/s`, `1.66 Gbit/s` (base 10, like link speeds).
+pub fn bps(bps: f64) -> String {
+    if bps >= 1e9 {
+        format!("{:.2} Gbit/s", bps / 1e9)
+    } else if bps >= 1e6 {
+        format!("{:.0} Mbit/s", bps / 1e6)
+    } else if bps >= 1e3 {
+        format!("{:.0} kbit/s", bps / 1e3)
+    } else {
+        format!("{bps:.0} bit/s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn bits_per_second_and_bytes() {
+        assert_eq!(super::bps(941e6), "941 Mbit/s");
+        assert_eq!(super::bps(1.66e9), "1.66 Gbit/s");
+        assert_eq!(super::bytes(65536), "64.0 KiB");
+    }
+}

@@ -8,10 +8,10 @@
 //! check and cleans up after itself. A finished job stays on the bus for
 //! [`Options::job_linger`](super::state::Options) so its result can be read.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use tracing::{info, warn};
 use zbus::message::Header;
 use zbus::object_server::SignalEmitter;
@@ -19,58 +19,14 @@ use zbus::{Connection, OwnedObjectPath, interface};
 
 use super::auth::{self, Action, Caller};
 use super::error::{Error, Result};
-use super::state::{Claim, Daemon, lock};
+use super::state::{Claim, Daemon, JobInner, lock};
+pub use super::state::{JobState, JobStatus};
 use crate::bench::progress::{Cancel, Progress, ProgressEvent};
 
 /// The object path of job `id`.
 pub fn path(id: u64) -> OwnedObjectPath {
     OwnedObjectPath::try_from(format!("{}/job/{id}", super::PATH))
         .unwrap_or_else(|_| OwnedObjectPath::try_from(super::PATH).expect("static path"))
-}
-
-/// A job's life: `running` → `succeeded` | `failed` | `cancelled`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum JobStatus {
-    Running,
-    Succeeded,
-    Failed,
-    Cancelled,
-}
-
-impl JobStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            JobStatus::Running => "running",
-            JobStatus::Succeeded => "succeeded",
-            JobStatus::Failed => "failed",
-            JobStatus::Cancelled => "cancelled",
-        }
-    }
-}
-
-struct Inner {
-    status: JobStatus,
-    progress: f64,
-    message: String,
-    result: String,
-}
-
-/// A job as the daemon tracks it.
-pub struct JobState {
-    pub id: u64,
-    pub kind: String,
-    pub owner: Caller,
-    pub detached: bool,
-    pub cancel: Cancel,
-    inner: Mutex<Inner>,
-    changed: tokio::sync::Notify,
-}
-
-impl JobState {
-    pub fn status(&self) -> JobStatus {
-        lock(&self.inner).status
-    }
 }
 
 /// Progress reports from the work thread land here.
@@ -194,12 +150,13 @@ impl JobObject {
         } else {
             auth::authorize(conn, &hdr, &[Action::Tune], &self.job.kind).await?
         };
-        if !super::tune::confirm(self.job.id) {
+        let Some(flag) = &self.job.confirm else {
             return Err(Error::InvalidArgument(format!(
                 "job {} ({}) has nothing to confirm",
                 self.job.id, self.job.kind
             )));
-        }
+        };
+        flag.store(true, std::sync::atomic::Ordering::SeqCst);
         info!(job = self.job.id, uid = %who.uid_text(), "job {} confirmed", self.job.id);
         Ok(())
     }
@@ -209,17 +166,33 @@ impl JobObject {
     async fn finished(emitter: &SignalEmitter<'_>, state: &str, result: &str) -> zbus::Result<()>;
 }
 
-/// Register a job object and start `work` on a blocking thread. `claim`
-/// (a held link) is released when the work ends.
+/// A job about to start: what it is, whose it is and what it holds.
+pub struct NewJob {
+    /// `benchmark:cpu`, `tune:eth0`, ...
+    pub kind: String,
+    pub owner: Caller,
+    /// Keeps running when its owner leaves the bus.
+    pub detached: bool,
+    /// A held link, released when the work ends.
+    pub claim: Option<Claim>,
+    /// A tune's commit-confirm flag, set by `Job.Confirm`.
+    pub confirm: Option<Arc<AtomicBool>>,
+}
+
+/// Register a job object and start `work` on a blocking thread.
 pub async fn start(
     conn: &Connection,
     d: &Arc<Daemon>,
-    kind: String,
-    owner: Caller,
-    detached: bool,
-    claim: Option<Claim>,
+    new: NewJob,
     work: Work,
 ) -> Result<OwnedObjectPath> {
+    let NewJob {
+        kind,
+        owner,
+        detached,
+        claim,
+        confirm,
+    } = new;
     let id = d.next_job_id();
     let job = Arc::new(JobState {
         id,
@@ -227,7 +200,8 @@ pub async fn start(
         owner,
         detached,
         cancel: Cancel::new(),
-        inner: Mutex::new(Inner {
+        confirm,
+        inner: std::sync::Mutex::new(JobInner {
             status: JobStatus::Running,
             progress: 0.0,
             message: "starting".into(),

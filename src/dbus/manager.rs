@@ -248,16 +248,14 @@ impl Manager {
             Some(l) => Some(l.claim(format!("a {kind} benchmark (uid {})", caller.uid_text()))?),
             None => None,
         };
-        job::start(
-            conn,
-            &self.daemon,
-            format!("benchmark:{kind}"),
-            caller,
+        let new = job::NewJob {
+            kind: format!("benchmark:{kind}"),
+            owner: caller,
             detached,
             claim,
-            work,
-        )
-        .await
+            confirm: None,
+        };
+        job::start(conn, &self.daemon, new, work).await
     }
 
     /// Tune a link against a peer as a job: measure, change one setting at a
@@ -320,25 +318,14 @@ impl Manager {
         let claim = link.claim(format!("a tune (uid {})", caller.uid_text()))?;
         let kind = format!("tune:{}", p.interface);
         let (work, flag) = super::tune::prepare(p, self.daemon.opts.paths.clone());
-        let path = job::start(
-            conn,
-            &self.daemon,
+        let new = job::NewJob {
             kind,
-            caller,
+            owner: caller,
             detached,
-            Some(claim),
-            work,
-        )
-        .await?;
-        if let Some(id) = path
-            .as_str()
-            .rsplit('/')
-            .next()
-            .and_then(|n| n.parse().ok())
-        {
-            super::tune::register(id, flag);
-        }
-        Ok(path)
+            claim: Some(claim),
+            confirm: Some(flag),
+        };
+        job::start(conn, &self.daemon, new, work).await
     }
 
     /// A link appeared (hot-plug, new virtual device).

@@ -1,23 +1,26 @@
 //! The daemon's shared state: the cached model of every link (what property
 //! reads are served from), per-link change locks, the netlink connections and
-//! the job table.
+//! the job table and each job's state.
 //!
 //! Reads never wait for writes: properties come from the cache, refreshed
 //! through a netlink connection of their own; changes use another one.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
+use serde::{Deserialize, Serialize};
+
+use crate::bench::progress::Cancel;
 use crate::nic::error::NicError;
 use crate::nic::model::Interface;
 use crate::nic::netlink::Netlink;
 use crate::nic::read;
 use crate::paths::Paths;
 
+use super::auth::Caller;
 use super::error::Error;
-use super::job::JobState;
 
 /// Counters older than this are re-read when a client reads `Settings`.
 pub const COUNTERS_MAX_AGE: Duration = Duration::from_millis(500);
@@ -195,5 +198,54 @@ pub fn settings_only(i: &Interface) -> Interface {
         driver_stats: None,
         carrier_changes: None,
         ..i.clone()
+    }
+}
+
+/// A job's life: `running` → `succeeded` | `failed` | `cancelled`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JobStatus {
+    Running,
+    Succeeded,
+    Failed,
+    Cancelled,
+}
+
+impl JobStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobStatus::Running => "running",
+            JobStatus::Succeeded => "succeeded",
+            JobStatus::Failed => "failed",
+            JobStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// What the work thread updates and the D-Bus properties read.
+pub(super) struct JobInner {
+    pub(super) status: JobStatus,
+    pub(super) progress: f64,
+    pub(super) message: String,
+    pub(super) result: String,
+}
+
+/// A job as the daemon tracks it.
+pub struct JobState {
+    pub id: u64,
+    pub kind: String,
+    pub owner: Caller,
+    pub detached: bool,
+    pub cancel: Cancel,
+    /// A tune's commit-confirm flag, set by `Job.Confirm`; `None` for a job
+    /// with nothing to confirm.
+    pub confirm: Option<Arc<AtomicBool>>,
+    pub(super) inner: Mutex<JobInner>,
+    pub(super) changed: tokio::sync::Notify,
+}
+
+impl JobState {
+    pub fn status(&self) -> JobStatus {
+        lock(&self.inner).status
     }
 }

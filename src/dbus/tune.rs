@@ -5,9 +5,8 @@
 //! rolled back. A watchdog thread restores any journal whose deadline passed,
 //! and at start the daemon restores journals left by a crash.
 
-use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use tracing::{info, warn};
@@ -22,30 +21,6 @@ use crate::tune::rollback::restore_journal;
 
 /// The message a tune job shows while its kept changes wait for `Job.Confirm`.
 pub const AWAITING: &str = "awaiting confirmation";
-
-fn confirms() -> &'static Mutex<HashMap<u64, Arc<AtomicBool>>> {
-    static C: OnceLock<Mutex<HashMap<u64, Arc<AtomicBool>>>> = OnceLock::new();
-    C.get_or_init(Default::default)
-}
-
-/// Remember job `id`'s confirm flag (for `Job.Confirm`).
-pub fn register(id: u64, flag: Arc<AtomicBool>) {
-    let mut m = super::state::lock(confirms());
-    // Forget finished tunes (their work closure, the other holder, is gone).
-    m.retain(|_, f| Arc::strong_count(f) > 1);
-    m.insert(id, flag);
-}
-
-/// `Job.Confirm`: false when the job is not a tune.
-pub fn confirm(id: u64) -> bool {
-    match super::state::lock(confirms()).get(&id) {
-        Some(f) => {
-            f.store(true, Ordering::SeqCst);
-            true
-        }
-        None => false,
-    }
-}
 
 /// Decode the `params` option and check it before anything starts.
 pub fn parse(params: &str) -> Result<TuneParams> {

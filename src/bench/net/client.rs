@@ -8,8 +8,9 @@ use socket2::SockRef;
 use crate::bench::progress::{Cancel, Progress};
 
 use super::control::{self, Cookie, MAX_RESULTS_JSON, State};
-use super::engine::{DataSock, DriveSpec, Engine, Side, StreamSpec};
+use super::engine::{DataSock, DriveSpec, Engine, StreamSpec};
 use super::error::NetError;
+use super::figures::Side;
 use super::params::{self as p, Direction, Protocol, TestParams};
 use super::report::{self, BuildInput, NetReport};
 use super::results::PeerResults;
@@ -273,6 +274,7 @@ fn run_on(
     let spec = DriveSpec {
         side: Side::Client,
         tick: cfg.interval,
+        lines: super::text::interval_lines,
         safety: None,
         stall: None,
     };

@@ -17,6 +17,7 @@ pub mod control;
 pub mod cpu;
 pub(crate) mod engine;
 pub mod error;
+pub mod figures;
 pub mod params;
 pub mod report;
 pub mod results;

@@ -4,19 +4,12 @@
 use serde::{Deserialize, Serialize};
 
 use super::cpu::CpuUtil;
-use super::engine::{LocalStream, Side};
 use super::error::NetError;
+pub use super::figures::{IntervalReport, RttMs};
+use super::figures::{LocalStream, Side};
 use super::params::{Direction, Protocol, TestParams};
 use super::results::PeerResults;
 use super::stream::Role;
-
-/// Round-trip time of the sending TCP streams, from TCP_INFO.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RttMs {
-    pub min: f64,
-    pub mean: f64,
-    pub max: f64,
-}
 
 /// CPU use of each side, in percent of one CPU.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -27,20 +20,6 @@ pub struct CpuReport {
     pub local_system_percent: f64,
     pub remote_user_percent: f64,
     pub remote_system_percent: f64,
-}
-
-/// One reporting interval of the test's main direction, measured on this side.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct IntervalReport {
-    pub start_s: f64,
-    pub end_s: f64,
-    pub bps: f64,
-    /// TCP retransmits in the interval, when this side sends.
-    pub retransmits: Option<u64>,
-    pub bytes: u64,
-    /// `--bidir`: the other direction's rate in the same interval.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reverse_bps: Option<f64>,
 }
 
 /// Totals of one direction (client → server or server → client).

@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 use crate::bench::progress::{Cancel, Progress};
 
 use super::control::{self, COOKIE_SIZE, Cookie, MAX_PARAMS_JSON, MAX_RESULTS_JSON, State};
-use super::engine::{DataSock, DriveSpec, Engine, Side, StreamSpec};
+use super::engine::{DataSock, DriveSpec, Engine, StreamSpec};
 use super::error::{self as e, NetError};
+use super::figures::Side;
 use super::params::{Direction, Protocol, TestParams};
 use super::report::{self, BuildInput, NetReport};
 use super::results::PeerResults;
@@ -181,6 +182,7 @@ fn serve_steps(
     let spec = DriveSpec {
         side: Side::Server,
         tick: Some(Duration::from_secs(1)),
+        lines: text::interval_lines,
         // iperf3's server timer: duration + omit + 40 s grace.
         safety: Some(if params.time_s > 0 {
             run_for + Duration::from_secs(40)

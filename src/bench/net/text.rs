@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::engine::{IntervalSample, Side, StreamInterval};
+use super::figures::{IntervalSample, Side, StreamInterval};
 use super::params::{Direction, Protocol};
 use super::report::{DirectionSummary, NetReport};
 use super::stream::Role;

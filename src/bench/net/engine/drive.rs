@@ -10,13 +10,16 @@ use crate::bench::progress::{Cancel, Progress};
 
 use super::super::control::{self, State, is_reset, is_timeout};
 use super::super::error::NetError;
+use super::super::figures::{IntervalText, Side};
 use super::super::stream::{Role, WorkerEnd};
-use super::{Engine, RTT_POLL, SAMPLE_EVERY, Side};
+use super::{Engine, RTT_POLL, SAMPLE_EVERY};
 
 /// How the driver waits for the end of the test.
 pub struct DriveSpec {
     pub side: Side,
+    /// Interval progress every `tick`, as `lines` formats it; `None`: none.
     pub tick: Option<Duration>,
+    pub lines: IntervalText,
     /// Server: drop the test if TEST_END has not come by then.
     pub safety: Option<Duration>,
     /// Server: drop the test if nothing arrives on the receiving streams for this long.
@@ -64,7 +67,7 @@ impl Engine {
         progress: &dyn Progress,
         cancel: &Cancel,
     ) -> Result<(), NetError> {
-        self.show = spec.tick.is_some();
+        self.lines = spec.tick.map(|_| spec.lines);
         self.tick = spec.tick.unwrap_or(SAMPLE_EVERY);
         let omit = Duration::from_secs(self.params.omit_s as u64);
         let run_for = omit + Duration::from_secs(self.params.time_s as u64);

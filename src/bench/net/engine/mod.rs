@@ -15,47 +15,13 @@ use crate::bench::progress::Progress;
 
 use super::cpu::{CpuAccount, CpuUtil, ThreadCpu};
 use super::error::NetError;
-use super::params::{Direction, Protocol, TestParams};
-use super::report::{IntervalReport, RttMs};
+use super::figures::{IntervalReport, IntervalText, LocalStream, Side, flip};
+use super::params::{Protocol, TestParams};
 use super::stream::{Role, RunFlags, StreamCounters, WorkerCtx, WorkerEnd};
 use super::{tcp, udp};
 
 pub use drive::DriveSpec;
-pub use sample::{IntervalSample, StreamInterval};
 use sample::{RttAcc, Snap};
-
-/// Which end of the test this is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Side {
-    Client,
-    Server,
-}
-
-impl Side {
-    /// The local role of streams carrying data from client to server.
-    pub fn role_client_to_server(self) -> Role {
-        match self {
-            Side::Client => Role::Send,
-            Side::Server => Role::Recv,
-        }
-    }
-
-    /// The local role of the test's main direction (forward for bidir).
-    pub fn primary_role(self, d: Direction) -> Role {
-        let c2s = self.role_client_to_server();
-        match d {
-            Direction::Forward | Direction::Bidir => c2s,
-            Direction::Reverse => flip(c2s),
-        }
-    }
-}
-
-pub fn flip(r: Role) -> Role {
-    match r {
-        Role::Send => Role::Recv,
-        Role::Recv => Role::Send,
-    }
-}
 
 /// A connected data socket.
 pub enum DataSock {
@@ -92,23 +58,6 @@ fn unacked(t: &Tracked) -> u64 {
     }
 }
 
-/// A stream's final figures on this side (omit excluded).
-#[derive(Clone, Debug)]
-pub struct LocalStream {
-    pub id: u32,
-    pub role: Role,
-    pub bytes: u64,
-    pub duration_s: f64,
-    pub retransmits: Option<u64>,
-    pub rtt: Option<RttMs>,
-    pub max_snd_cwnd: Option<u64>,
-    /// UDP: datagrams sent, or the highest sequence number received.
-    pub packets: Option<u64>,
-    pub lost: Option<i64>,
-    pub out_of_order: Option<u64>,
-    pub jitter_s: Option<f64>,
-}
-
 /// The running data phase of a test.
 pub struct Engine {
     params: TestParams,
@@ -123,7 +72,8 @@ pub struct Engine {
     omitting: bool,
     intervals: Vec<IntervalReport>,
     tick: Duration,
-    show: bool,
+    /// How a sample reads as progress text; `None`: no interval progress.
+    lines: Option<IntervalText>,
     ended: Option<Instant>,
     ended_recv: Option<Instant>,
 }
@@ -228,7 +178,7 @@ impl Engine {
             omitting: params.omit_s > 0,
             intervals: Vec::new(),
             tick: SAMPLE_EVERY,
-            show: true,
+            lines: None,
             ended: None,
             ended_recv: None,
         }

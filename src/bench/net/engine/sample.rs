@@ -1,41 +1,18 @@
 //! Interval sampling: byte deltas, TCP_INFO (retransmits, RTT, cwnd) and UDP
-//! accounting per stream; the omit period.
+//! accounting per stream; the omit period. The caller's
+//! [`IntervalText`](crate::bench::net::figures::IntervalText) turns a sample
+//! into progress text.
 
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use crate::bench::progress::{Progress, ProgressEvent};
 
+use super::super::figures::{IntervalReport, IntervalSample, RttMs, StreamInterval};
 use super::super::params::{Direction, Protocol};
-use super::super::report::{IntervalReport, RttMs};
 use super::super::stream::Role;
-use super::super::{tcp_info, text};
+use super::super::tcp_info;
 use super::{DataSock, Engine, Tracked, flip};
-
-/// One stream's figures over one interval.
-#[derive(Clone, Debug)]
-pub struct StreamInterval {
-    pub id: u32,
-    pub role: Role,
-    pub bytes: u64,
-    pub bps: f64,
-    pub retransmits: Option<u64>,
-    pub snd_cwnd: Option<u64>,
-    /// UDP: datagrams in this interval (sent, or highest-seq advance when receiving).
-    pub packets: Option<u64>,
-    /// UDP receiver: lost in this interval.
-    pub lost: Option<i64>,
-    pub jitter_ms: Option<f64>,
-}
-
-/// All streams over one interval.
-#[derive(Clone, Debug)]
-pub struct IntervalSample {
-    pub start_s: f64,
-    pub end_s: f64,
-    pub omitted: bool,
-    pub streams: Vec<StreamInterval>,
-}
 
 /// RTT samples of a sending TCP stream (µs).
 #[derive(Clone, Copy, Debug, Default)]
@@ -165,7 +142,7 @@ impl Engine {
         if !omitted {
             self.intervals.push(self.interval_report(&sample));
         }
-        if self.show {
+        if let Some(lines) = self.lines {
             let total = (self.params.omit_s + self.params.time_s) as f64;
             let fraction = if total > 0.0 {
                 self.started.elapsed().as_secs_f64() / total
@@ -174,7 +151,7 @@ impl Engine {
             };
             progress.report(ProgressEvent {
                 fraction: fraction.clamp(0.0, 1.0),
-                message: text::interval_lines(&sample, self.side, self.params.direction),
+                message: lines(&sample, self.side, self.params.direction),
             });
         }
     }
