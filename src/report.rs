@@ -50,8 +50,8 @@ pub type Figures = Result<Vec<Figure>, String>;
 
 /// Measures for the parts other modules provide.
 pub struct Benches<'a> {
-    /// A network measure per peer (`None`: no network benchmark in this build).
-    pub net: &'a dyn Fn(&Peer) -> Option<Box<dyn Measure>>,
+    /// A network measure per peer.
+    pub net: &'a dyn Fn(&Peer) -> Box<dyn Measure>,
     /// Disk figures for a directory.
     pub disk: &'a dyn Fn(&str, &Cancel) -> Figures,
     /// CPU figures for `threads` threads (1 = single).
@@ -85,15 +85,12 @@ pub fn run(
             download_bps: None,
             error: None,
         };
-        match (b.net)(p) {
-            None => e.error = Some("no network benchmark in this build".into()),
-            Some(m) => match measure::series(m.as_ref(), 1, cancel, |_, _| {}) {
-                Ok((u, d)) => {
-                    e.upload_bps = Some(u.median());
-                    e.download_bps = Some(d.median());
-                }
-                Err(err) => e.error = Some(err.to_string()),
-            },
+        match measure::series((b.net)(p).as_ref(), 1, cancel, |_, _| {}) {
+            Ok((u, d)) => {
+                e.upload_bps = Some(u.median());
+                e.download_bps = Some(d.median());
+            }
+            Err(err) => e.error = Some(err.to_string()),
         }
         network.push(e);
     }

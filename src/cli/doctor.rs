@@ -75,7 +75,7 @@ pub fn run(global: &Global, args: DoctorArgs) -> i32 {
     };
     let measure = peer
         .as_ref()
-        .and_then(|p| super::measure::for_peer(p, args.time));
+        .map(|p| super::measure::for_peer(p, args.time));
     let bar = ProgressBar::new(global.json);
     let cancel = Cancel::new();
     let paths = global.paths();

@@ -6,9 +6,8 @@ use crate::path::Peer;
 use crate::path::measure::Measure;
 use crate::report::Figure;
 
-/// A network benchmark towards `peer`, `time_s` seconds per run; `None` when
-/// this build has no network benchmark.
-pub fn for_peer(peer: &Peer, time_s: u32) -> Option<Box<dyn Measure>> {
+/// A network benchmark towards `peer`, `time_s` seconds per run.
+pub fn for_peer(peer: &Peer, time_s: u32) -> Box<dyn Measure> {
     crate::path::measure_for(peer, time_s)
 }
 

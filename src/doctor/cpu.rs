@@ -47,11 +47,6 @@ pub fn read(sys_cpu: &Path) -> CpuData {
     d
 }
 
-/// Sum of core throttle counts now (for the after-stress sample).
-pub fn throttle_count(sys_cpu: &Path) -> Option<u64> {
-    read(sys_cpu).throttle_before
-}
-
 pub fn check(cpu: Option<&CpuData>, out: &mut Outcome) {
     let Some(c) = cpu else {
         out.skip("cpu", None, "not read");

@@ -106,7 +106,8 @@ fn peer_data(
             .map_err(|e| format!("don't-fragment probes: {e}")),
     };
     let throughput = match measure {
-        None => Err("no throughput measurement available in this build".to_string()),
+        // The caller measures throughput itself (the tuner, before and after each change).
+        None => Err("not measured by the doctor in this run".to_string()),
         Some(m) => {
             let addr = peer.resolve();
             if !addr

@@ -1,11 +1,11 @@
-//! Turn doctor, tune and report results into history rows.
+//! Turn doctor and report results into history rows (the tuner writes its own:
+//! `tune/session.rs`, so that history does not depend on tune).
 
 use super::Kind;
 use super::settings::{self, Snapshot};
 use super::store::{Metric, NewResult};
 use crate::doctor::{Inputs, Report};
 use crate::path::measure::Direction;
-use crate::tune::TuneReport;
 
 /// The settings snapshot of the doctor's inputs.
 pub fn snapshot_of(inp: &Inputs) -> Snapshot {
@@ -50,25 +50,6 @@ pub fn doctor(r: &Report, inp: &Inputs) -> NewResult {
         interface: r.interfaces.first().cloned(),
         peer,
         settings: snapshot_of(inp),
-        result: serde_json::to_value(r).unwrap_or_default(),
-        metrics,
-        ts: Some(r.timestamp),
-    }
-}
-
-/// A tune result; the metrics are the throughput after the kept changes.
-pub fn tune(r: &TuneReport, settings: Snapshot) -> NewResult {
-    let metrics = r
-        .after
-        .as_ref()
-        .map(|a| net_metrics(&r.peer, a.upload.median_bps, a.download.median_bps))
-        .unwrap_or_default();
-    NewResult {
-        kind: Kind::Tune,
-        host: r.host.clone(),
-        interface: Some(r.interface.clone()),
-        peer: Some(r.peer.clone()),
-        settings,
         result: serde_json::to_value(r).unwrap_or_default(),
         metrics,
         ts: Some(r.timestamp),

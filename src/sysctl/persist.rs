@@ -8,7 +8,7 @@
 //! `90-hlctl.conf`, or `/etc/sysctl.conf`, sets the same key.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::Serialize;
 
@@ -141,11 +141,6 @@ pub fn overrides(paths: &Paths, keys: &[String]) -> Vec<Override> {
     found
 }
 
-/// Make sure a file path in `paths.sysctl_dir` is ours (used by tests and purge).
-pub fn owned_file(paths: &Paths) -> PathBuf {
-    Path::new(&paths.sysctl_dir).join(SYSCTL_FILE)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,7 +187,7 @@ mod tests {
         let paths = Paths::under(root.path());
         std::fs::create_dir_all(&paths.sysctl_dir).unwrap();
         std::fs::create_dir_all(root.path().join("usr/lib/sysctl.d")).unwrap();
-        let w = |p: &Path, s: &str| std::fs::write(p, s).unwrap();
+        let w = |p: &std::path::Path, s: &str| std::fs::write(p, s).unwrap();
         w(
             &paths.sysctl_dir.join("10-early.conf"),
             "net.ipv4.tcp_sack = 0\n",

@@ -164,8 +164,12 @@ fn roll_back(target: &mut dyn Target, cp: Checkpoint) -> Vec<String> {
             Err(e) => errors.push(e.to_string()),
         }
     }
-    if errors.is_empty() {
-        let _ = cp.finish();
+    if errors.is_empty()
+        && let Err(e) = cp.finish()
+    {
+        errors.push(format!(
+            "settings restored, but the tune journal could not be removed: {e}"
+        ));
     }
     errors
 }
@@ -419,7 +423,12 @@ pub fn run(opts: &Options, cx: Context) -> Result<TuneReport, TuneError> {
     }
 
     if report.kept.is_empty() {
-        let _ = cp.finish();
+        if let Err(e) = cp.finish() {
+            tracing::warn!("tune journal not removed: {e}");
+            report
+                .notes
+                .push(format!("the tune journal was not removed: {e}"));
+        }
         report.outcome = Outcome::Done;
         report
             .notes

@@ -8,7 +8,9 @@ use super::target::LiveTarget;
 use super::{Context, TuneError, run};
 use crate::bench::progress::{Cancel, Progress};
 use crate::doctor::{self, Options as DoctorOptions};
-use crate::history::{History, record};
+use crate::history::settings::Snapshot;
+use crate::history::store::NewResult;
+use crate::history::{History, Kind, record};
 use crate::nic::netlink::Netlink;
 use crate::nic::read;
 use crate::paths::Paths;
@@ -30,8 +32,7 @@ pub fn tune(
         .peer
         .resolve()
         .map_err(|e| TuneError::Invalid(format!("peer {}: {e}", opts.peer.host)))?;
-    let measure = crate::path::measure_for(&opts.peer, p.time())
-        .ok_or_else(|| TuneError::Measure("this build has no network benchmark".into()))?;
+    let measure = crate::path::measure_for(&opts.peer, p.time());
     let dopts = DoctorOptions {
         interfaces: vec![p.interface.clone()],
         peer: Some(opts.peer.clone()),
@@ -64,10 +65,29 @@ pub fn tune(
             &doctor::gather::sysctls(paths),
         );
         if let Err(e) =
-            History::open(&paths.state_dir).and_then(|mut h| h.add(&record::tune(&report, snap)))
+            History::open(&paths.state_dir).and_then(|mut h| h.add(&history_row(&report, snap)))
         {
             tracing::warn!("tune result not stored in the history: {e}");
         }
     }
     Ok(report)
+}
+
+/// The history row of a tune; its metrics are the throughput after the kept changes.
+fn history_row(r: &TuneReport, settings: Snapshot) -> NewResult {
+    let metrics = r
+        .after
+        .as_ref()
+        .map(|a| record::net_metrics(&r.peer, a.upload.median_bps, a.download.median_bps))
+        .unwrap_or_default();
+    NewResult {
+        kind: Kind::Tune,
+        host: r.host.clone(),
+        interface: Some(r.interface.clone()),
+        peer: Some(r.peer.clone()),
+        settings,
+        result: serde_json::to_value(r).unwrap_or_default(),
+        metrics,
+        ts: Some(r.timestamp),
+    }
 }

@@ -60,10 +60,6 @@ impl NetlinkError {
     pub fn is_no_device(&self) -> bool {
         self.errno == libc::ENODEV
     }
-    /// Not allowed: the caller lacks CAP_NET_ADMIN (EPERM).
-    pub fn is_permission_denied(&self) -> bool {
-        self.errno == libc::EPERM || self.errno == libc::EACCES
-    }
     pub(crate) fn from_nack(op: &'static str, ifname: Option<&str>, n: Nack) -> Self {
         NetlinkError {
             op,

@@ -31,7 +31,6 @@ pub const NETLINK_GENERIC: i32 = 16;
 
 const SOL_NETLINK: i32 = 270;
 const NETLINK_ADD_MEMBERSHIP: i32 = 1;
-const NETLINK_DROP_MEMBERSHIP: i32 = 2;
 const NETLINK_CAP_ACK: i32 = 10;
 const NETLINK_EXT_ACK: i32 = 11;
 
@@ -146,10 +145,6 @@ impl Socket {
     /// Receive the multicast group `group` (e.g. RTNLGRP_LINK = 1, or a genetlink group id).
     pub fn add_membership(&self, group: u32) -> io::Result<()> {
         setsockopt_int(&self.fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, group as i32)
-    }
-    /// Stop receiving the multicast group `group`.
-    pub fn drop_membership(&self, group: u32) -> io::Result<()> {
-        setsockopt_int(&self.fd, SOL_NETLINK, NETLINK_DROP_MEMBERSHIP, group as i32)
     }
 
     fn next_seq(&mut self) -> u32 {
