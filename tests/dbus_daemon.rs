@@ -243,8 +243,81 @@ fn root_show_set_and_sysctl_through_the_daemon_match_in_process() {
     );
 }
 
-/// Run by `Rig::call_as` as another user (does nothing in a normal run).
+/// Twenty `sysctl --persist` calls for different keys at once through the
+/// daemon (a work thread each): every key lands in 90-hlctl.conf, because the
+/// read-merge-write holds the file's lock and every writer has a temp file of
+/// its own. Per-interface keys of the test namespace's veths.
 #[test]
+fn twenty_concurrent_persists_of_different_keys_all_land() {
+    let lab = Lab::new(&[]);
+    const KEYS: [&str; 10] = [
+        "accept_redirects",
+        "send_redirects",
+        "log_martians",
+        "accept_source_route",
+        "proxy_arp",
+        "secure_redirects",
+        "shared_media",
+        "bootp_relay",
+        "arp_filter",
+        "arp_notify",
+    ];
+    let mut want = Vec::new();
+    for iface in [&lab.a, &lab.b] {
+        for k in KEYS {
+            let key = format!("net.ipv4.conf.{iface}.{k}");
+            let flipped = if lab.sysctl_in_ns(&key) == "0" {
+                "1"
+            } else {
+                "0"
+            };
+            want.push((key, flipped.to_string()));
+        }
+    }
+    let children: Vec<_> = want
+        .iter()
+        .map(|(k, v)| {
+            std::process::Command::new(common::bus::HLCTL)
+                .args(["--bus", &lab.rig.address, "sysctl"])
+                .arg(format!("{k}={v}"))
+                .args(["--persist", "--json"])
+                .env_remove("HLCTL_LOCAL")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let r: Value =
+            serde_json::from_slice(&lab.ok(c.wait_with_output().unwrap()).stdout).unwrap();
+        assert!(r["persisted"].is_string(), "not persisted: {r}");
+        assert!(r.get("persist_error").is_none(), "{r}");
+    }
+    let dir = lab.state.path().join("sysctl.d");
+    let conf = std::fs::read_to_string(dir.join("90-hlctl.conf")).unwrap();
+    for (k, v) in &want {
+        assert!(
+            conf.lines().any(|l| l == format!("{k} = {v}")),
+            "{k} = {v} lost:\n{conf}"
+        );
+        assert_eq!(&lab.sysctl_in_ns(k), v, "{k} in the namespace");
+    }
+    let mut left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        [".90-hlctl.conf.lock", "90-hlctl.conf"],
+        "temp files left"
+    );
+}
+
+/// Run by `Rig::call_as` as another user; ignored in a normal run.
+#[test]
+#[ignore = "not a test: the D-Bus caller that Rig::call_as runs as another user"]
 fn helper() {
     common::bus::helper_main();
 }

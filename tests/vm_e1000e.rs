@@ -119,10 +119,10 @@ section hlctl-help hlctl --help
 /// test created; traffic flows both ways and stays inside that namespace.
 #[test]
 fn e1000e_tap_into_test_namespace() {
-    if !is_root() {
-        eprintln!("skipped: needs root (tap device in a network namespace)");
-        return;
-    }
+    assert!(
+        is_root(),
+        "needs root: a tap device in a network namespace (CI runs as root)"
+    );
     let ns = NetNs::new();
     add_tap(&ns, "tap0", "10.213.0.1/24");
     let script = r#"ip addr add 10.213.0.2/24 dev eth0

@@ -113,9 +113,20 @@ pub fn record(
     mac: Option<&str>,
     settings: &ChangeSet,
 ) -> Result<(), NicError> {
+    update(path, |state| state.record(name, mac, settings))
+}
+
+/// Load, change and save the state file under its lock, so that concurrent
+/// writers (two `Apply --persist` calls, a tune) lose nothing.
+pub fn update<T>(path: &Path, f: impl FnOnce(&mut State) -> T) -> Result<T, NicError> {
+    let _lock = crate::fsutil::lock(path).map_err(|source| NicError::State {
+        path: path.display().to_string(),
+        source,
+    })?;
     let mut state = State::load(path)?;
-    state.record(name, mac, settings);
-    state.save(path)
+    let out = f(&mut state);
+    state.save(path)?;
+    Ok(out)
 }
 
 #[cfg(test)]

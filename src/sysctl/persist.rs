@@ -65,15 +65,26 @@ pub fn merge(existing: &str, values: &BTreeMap<String, String>) -> String {
 
 /// Write `values` into `90-hlctl.conf` atomically, keeping lines we do not own.
 pub fn persist(paths: &Paths, values: &BTreeMap<String, String>) -> Result<PathBuf, SysctlError> {
+    update(paths, |existing| merge(existing, values))
+}
+
+/// Read, change and write `90-hlctl.conf` under its lock, so that concurrent
+/// writers (two `SetSysctl --persist` calls, a tune) lose nothing: `f` gets
+/// the current text (empty when there is no file) and returns the new one.
+pub fn update(paths: &Paths, f: impl FnOnce(&str) -> String) -> Result<PathBuf, SysctlError> {
     let path = paths.sysctl_file();
-    let existing = std::fs::read_to_string(&path).unwrap_or_default();
-    let text = merge(&existing, values);
-    crate::fsutil::write_atomic(&path, text.as_bytes(), 0o644).map_err(|source| {
-        SysctlError::Persist {
-            path: path.display().to_string(),
-            source,
-        }
-    })?;
+    let err = |source| SysctlError::Persist {
+        path: path.display().to_string(),
+        source,
+    };
+    let _lock = crate::fsutil::lock(&path).map_err(err)?;
+    let existing = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(err(e)),
+    };
+    let text = f(&existing);
+    crate::fsutil::write_atomic(&path, text.as_bytes(), 0o644).map_err(err)?;
     Ok(path)
 }
 

@@ -60,12 +60,6 @@ pub fn save_last(paths: &Paths, last: &LastTune) -> Result<(), TuneError> {
     crate::fsutil::write_atomic(&p, text.as_bytes(), 0o600).map_err(|e| TuneError::io(&p, e))
 }
 
-fn sysctl_file_values(paths: &Paths) -> BTreeMap<String, String> {
-    std::fs::read_to_string(paths.sysctl_file())
-        .map(|t| sysctl_persist::parse_assignments(&t).into_iter().collect())
-        .unwrap_or_default()
-}
-
 /// Write the kept changes to sysctl.d and the NIC state file; returns where,
 /// and the files' previous values for [`LastTune`].
 pub fn persist(
@@ -79,25 +73,30 @@ pub fn persist(
         sysctl_file: None,
         nic_state_file: None,
     };
+    // Each file's "before" is read under the same lock as the write.
     if !kept.sysctl.is_empty() {
-        let before = sysctl_file_values(paths);
-        files.sysctl = Some(
-            kept.sysctl
-                .keys()
-                .map(|k| (k.clone(), before.get(k).cloned()))
-                .collect(),
-        );
-        let path = sysctl_persist::persist(paths, &kept.sysctl)
-            .map_err(|e| TuneError::Persist(e.to_string()))?;
+        let path = sysctl_persist::update(paths, |text| {
+            let before: BTreeMap<String, String> = sysctl_persist::parse_assignments(text)
+                .into_iter()
+                .collect();
+            files.sysctl = Some(
+                kept.sysctl
+                    .keys()
+                    .map(|k| (k.clone(), before.get(k).cloned()))
+                    .collect(),
+            );
+            sysctl_persist::merge(text, &kept.sysctl)
+        })
+        .map_err(|e| TuneError::Persist(e.to_string()))?;
         out.sysctl_file = Some(path.display().to_string());
     }
     if !kept.nic.is_empty() {
         let p = paths.nic_state_file();
-        let state = State::load(&p)?;
-        files.nic = Some(NicBefore {
-            entry: state.find(iface, mac).map(|e| e.settings.clone()),
-        });
-        crate::nic::persist::record(&p, iface, mac, &kept.nic)?;
+        files.nic = Some(crate::nic::persist::update(&p, |state| {
+            let entry = state.find(iface, mac).map(|e| e.settings.clone());
+            state.record(iface, mac, &kept.nic);
+            NicBefore { entry }
+        })?);
         out.nic_state_file = Some(p.display().to_string());
     }
     Ok((out, files))
@@ -114,65 +113,70 @@ pub struct LastTuneFiles {
 pub fn unpersist(paths: &Paths, last: &LastTune) -> Result<Vec<String>, TuneError> {
     let mut done = Vec::new();
     if let Some(before) = &last.sysctl_file_before {
-        let path = paths.sysctl_file();
-        let text = std::fs::read_to_string(&path).unwrap_or_default();
-        let mut out = String::new();
-        for line in text.lines() {
-            let key = sysctl_persist::parse_assignments(line)
-                .into_iter()
-                .next()
-                .map(|(k, _)| k);
-            match key.as_deref().and_then(|k| before.get(k)) {
-                Some(None) => {} // the tune added this line: drop it
-                _ => {
-                    out.push_str(line);
-                    out.push('\n');
-                }
-            }
-        }
-        let restore: BTreeMap<String, String> = before
-            .iter()
-            .filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v)))
-            .collect();
-        let out = if restore.is_empty() {
-            out
-        } else {
-            sysctl_persist::merge(&out, &restore)
-        };
-        crate::fsutil::write_atomic(&path, out.as_bytes(), 0o644)
-            .map_err(|e| TuneError::io(&path, e))?;
+        let path = sysctl_persist::update(paths, |text| restore_sysctl_text(text, before))
+            .map_err(|e| TuneError::Persist(e.to_string()))?;
         done.push(path.display().to_string());
     }
     if let Some(before) = &last.nic_state_before {
         let p = paths.nic_state_file();
-        let mut state = State::load(&p)?;
-        let idx = last
-            .mac
-            .as_deref()
-            .and_then(|m| {
-                state
-                    .interfaces
-                    .iter()
-                    .position(|e| e.mac.as_deref() == Some(m))
-            })
-            .or_else(|| {
-                state
-                    .interfaces
-                    .iter()
-                    .position(|e| e.name == last.interface)
-            });
-        match (idx, &before.entry) {
-            (Some(i), None) => {
-                state.interfaces.remove(i);
-            }
-            (Some(i), Some(cs)) => state.interfaces[i].settings = cs.clone(),
-            (None, Some(cs)) => state.record(&last.interface, last.mac.as_deref(), cs),
-            (None, None) => {}
-        }
-        state.save(&p)?;
+        crate::nic::persist::update(&p, |state| restore_nic_entry(state, last, before))?;
         done.push(p.display().to_string());
     }
     Ok(done)
+}
+
+/// 90-hlctl.conf's text with the tune's keys as they were before it.
+fn restore_sysctl_text(text: &str, before: &BTreeMap<String, Option<String>>) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let key = sysctl_persist::parse_assignments(line)
+            .into_iter()
+            .next()
+            .map(|(k, _)| k);
+        match key.as_deref().and_then(|k| before.get(k)) {
+            Some(None) => {} // the tune added this line: drop it
+            _ => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    let restore: BTreeMap<String, String> = before
+        .iter()
+        .filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v)))
+        .collect();
+    if restore.is_empty() {
+        out
+    } else {
+        sysctl_persist::merge(&out, &restore)
+    }
+}
+
+/// The NIC state file's entry for the tuned interface as it was before it.
+fn restore_nic_entry(state: &mut State, last: &LastTune, before: &NicBefore) {
+    let idx = last
+        .mac
+        .as_deref()
+        .and_then(|m| {
+            state
+                .interfaces
+                .iter()
+                .position(|e| e.mac.as_deref() == Some(m))
+        })
+        .or_else(|| {
+            state
+                .interfaces
+                .iter()
+                .position(|e| e.name == last.interface)
+        });
+    match (idx, &before.entry) {
+        (Some(i), None) => {
+            state.interfaces.remove(i);
+        }
+        (Some(i), Some(cs)) => state.interfaces[i].settings = cs.clone(),
+        (None, Some(cs)) => state.record(&last.interface, last.mac.as_deref(), cs),
+        (None, None) => {}
+    }
 }
 
 #[cfg(test)]

@@ -406,7 +406,8 @@ impl Rig {
         let exe = std::env::current_exe().unwrap();
         let mut c = setpriv(uid, gid);
         c.arg(exe)
-            .args(["--exact", helper, "--nocapture", "--test-threads", "1"])
+            .args(["--exact", helper, "--ignored", "--nocapture"])
+            .args(["--test-threads", "1"])
             .env("HLCTL_TEST_CALL", call)
             .env("HLCTL_TEST_BUS", &self.address);
         let out = c.output().expect("run the helper");
@@ -541,7 +542,7 @@ impl Drop for TempFile {
 
 /// The body of a test binary's `helper` test: when `HLCTL_TEST_CALL` is set
 /// (by [`Rig::call_as`]), make that one call on `HLCTL_TEST_BUS` and print the
-/// result; otherwise do nothing. Calls (space-separated words):
+/// result; run any other way it fails and says so. Calls (space-separated words):
 /// `apply PATH KEY VALUE [persist]`, `set_sysctl KEY VALUE [persist]`,
 /// `tune`, `bench KIND PARAMS_JSON [detached] [stay=MS]`, `cancel JOB_PATH`,
 /// `get PATH IFACE PROP`. (PARAMS_JSON must not contain spaces.)
@@ -552,7 +553,7 @@ pub fn helper_main() {
         std::env::var("HLCTL_TEST_CALL"),
         std::env::var("HLCTL_TEST_BUS"),
     ) else {
-        return;
+        panic!("the helper runs only through Rig::call_as (HLCTL_TEST_CALL and HLCTL_TEST_BUS)");
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
