@@ -3,10 +3,15 @@
 //! The library holds all logic; `src/bin/hlctl.rs` and `src/bin/hlctld.rs`
 //! only set up logging and hand over to [`cli`].
 //!
-//! Layers, each knowing only the one below it:
-//! - [`cli`]: words → typed request → text/JSON output;
-//! - [`nic`], [`sysctl`], [`bench`]: the engine;
-//! - [`nic::netlink`] and [`nic::ioctl`]: the kernel.
+//! Layers, each importing only those below it (ARCHITECTURE.md has the data
+//! flow and the reasons):
+//! - [`cli`]: words → typed request → text/JSON output, through hlctld or in
+//!   this process;
+//! - [`dbus`]: hlctld's D-Bus objects and jobs, and the client proxies;
+//! - [`tune`], [`doctor`], [`history`], [`report`]: the workflows;
+//! - [`nic`], [`sysctl`], [`path`], [`bench`]: the engines;
+//! - [`nic::netlink`], [`nic::ioctl`], [`sysctl::procfs`]: the kernel;
+//! - [`units`], [`problem`], [`paths`], [`fsutil`], [`host`]: shared by all.
 
 pub mod bench;
 pub mod cli;

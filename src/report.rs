@@ -1,4 +1,4 @@
-//! `hlctl report`: the seeds' quarterly benchmark script as one call —
+//! `hlctl report`: a home lab's quarterly benchmark script as one call —
 //! network to each peer (both directions), disk on each directory, CPU
 //! single- and multi-threaded — as Markdown and JSON, with metrics for history.
 

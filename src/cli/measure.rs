@@ -19,7 +19,7 @@ fn fig(name: &str, value: f64, unit: &str) -> Figure {
     }
 }
 
-/// Disk figures for a directory, as the seeds' script measured them:
+/// Disk figures for a directory, as a home lab's quarterly check measures them:
 /// sequential write and read of `size` bytes (dd-like, 1 MiB blocks), then
 /// 4 KiB random reads for up to `seconds`.
 pub fn disk(dir: &str, size: u64, seconds: u64, cancel: &Cancel) -> Result<Vec<Figure>, String> {

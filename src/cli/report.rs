@@ -31,7 +31,7 @@ pub struct ReportArgs {
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=60))]
     pub time: u32,
 
-    /// MiB written and read per disk (the seeds' dd used 1024).
+    /// MiB written and read per disk (1024: a 1 GiB dd).
     #[arg(long, default_value_t = 1024, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..=1048576))]
     pub disk_size: u64,
 

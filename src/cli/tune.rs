@@ -197,7 +197,7 @@ fn pct(before: f64, after: f64) -> String {
     format!("{}{:.0}%", if c >= 0.0 { "+" } else { "−" }, c.abs())
 }
 
-/// The text report: the seeds' before/after table.
+/// The text report: the before/after table.
 pub fn render(r: &TuneReport) -> String {
     let mut s = format!(
         "hlctl tune {} → {} ({} runs each way, {}; min gain {}%){}\n\n",

@@ -3,11 +3,15 @@
 //!
 //! Daemon side: [`manager`] (`org.hlctl.Daemon1.Manager` at
 //! `/org/hlctl/Daemon1`), [`link`] (`org.hlctl.Daemon1.Link`, one object per
-//! link), [`job`] (`org.hlctl.Daemon1.Job`), [`auth`] (polkit on the caller),
-//! [`error`] (typed `org.hlctl.Daemon1.Error.*`), [`monitor`] (netlink
-//! notifications → `PropertiesChanged`), [`reapply`] (persisted settings),
-//! [`service`] (start, readiness, shutdown), [`args`] (hlctld's command
-//! line). Client side: [`proxy`].
+//! link), [`job`] (`org.hlctl.Daemon1.Job`), [`state`] (the link cache, change
+//! claims, the job table and each job's state), [`auth`] (polkit on the
+//! caller), [`error`] (typed `org.hlctl.Daemon1.Error.*`), [`monitor`]
+//! (netlink notifications → `PropertiesChanged`), [`reapply`] (persisted
+//! settings), [`bench`] and [`tune`] (benchmark and tune jobs), [`service`]
+//! (start, readiness, shutdown), [`notify`] (`sd_notify`), [`logging`]
+//! (journald or stderr), [`args`] (hlctld's command line).
+//! Shared by both sides: [`settings`] (the `a{sv}` wire form of a change set
+//! and of method options). Client side: [`proxy`].
 //! The full interface description is `dbus/org.hlctl.Daemon1.xml`.
 
 pub mod args;

@@ -1,4 +1,4 @@
-//! The tune report: the seeds' before/after table, in text and JSON.
+//! The tune report: a before/after table per candidate, in text and JSON.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,6 +1,6 @@
 //! A fio-class disk benchmark: `hlctl bench disk`.
 //!
-//! What one run does, in order (see `../shared/reference/bench-protocols.md` §5):
+//! What one run does, in order:
 //! 1. checks the directory: free space ([`space`]) and whether it is memory-backed;
 //! 2. creates one file per job with a unique name (`.hlctl-bench-<pid>-<n>`) and lays it
 //!    out like fio ([`layout`]): jobs that read are written in full and fsynced; pure write

@@ -1,5 +1,5 @@
-//! What the kernel exposes about temperature, frequency and throttling, read from sysfs
-//! (bench-protocols.md §7). Nothing here invents a value: a sensor that is absent or
+//! What the kernel exposes about temperature, frequency and throttling, read from sysfs.
+//! Nothing here invents a value: a sensor that is absent or
 //! unreadable is `None`, and a machine with none of them is "not observable".
 //!
 //! - hwmon: `class/hwmon/hwmonN/{name, tempK_input, tempK_max, tempK_crit, tempK_label}` (m°C)
