@@ -109,18 +109,31 @@ fn tune_through_the_daemon_is_confirmed_and_persisted() {
     plant_offloads_off(&s.lab);
     let srv = s.lab.iperf3_server();
     let peer = s.lab.peer_arg(&srv);
-    let out = s.rig.hlctl(&[
-        "tune", &s.lab.a, "--peer", &peer, "--yes", "--runs", "2", "--time", "1", "--no-mtu",
-        "--json",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        s.daemon.log()
-    );
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(r["outcome"], "done");
+    // A noisy 1 s run on a shared machine can make the tuner refuse the fix
+    // (and revert it): then the tune is tried again (at most 3 times).
+    let mut r = Value::Null;
+    for attempt in 1..=3 {
+        let out = s.rig.hlctl(&[
+            "tune", &s.lab.a, "--peer", &peer, "--yes", "--runs", "2", "--time", "1", "--no-mtu",
+            "--json",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            s.daemon.log()
+        );
+        r = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(r["outcome"], "done");
+        if common::lab::step(&r, "offloads-on")["status"] == "kept" {
+            break;
+        }
+        eprintln!("attempt {attempt}: the tuner refused the fix (noise): {r}");
+        assert!(
+            !s.lab.feature_on("tx-generic-segmentation"),
+            "a refused fix must be reverted"
+        );
+    }
     assert_eq!(
         common::lab::step(&r, "offloads-on")["status"],
         "kept",

@@ -236,7 +236,7 @@ impl Rig {
         });
         std::fs::write(&conf, bus_config(&socket, services.as_deref())).unwrap();
         let dbus = Proc(
-            Command::new("dbus-daemon")
+            super::die_with_test(&mut Command::new("dbus-daemon"))
                 .arg(format!("--config-file={}", conf.display()))
                 .arg("--nofork")
                 .arg("--nosyslog")
@@ -287,7 +287,7 @@ impl Rig {
         self.polkit = None;
         self.wait_name_gone("org.freedesktop.PolicyKit1", Duration::from_secs(10));
         let p = Proc(
-            Command::new(POLKITD)
+            super::die_with_test(&mut Command::new(POLKITD))
                 .arg("--no-debug")
                 .env("DBUS_SYSTEM_BUS_ADDRESS", &self.address)
                 .stdout(Stdio::null())
@@ -342,7 +342,7 @@ impl Rig {
             .append(true)
             .open(&log_path)
             .unwrap();
-        let child = Command::new("ip")
+        let child = super::die_with_test(&mut Command::new("ip"))
             .args(["netns", "exec", &ns.name, exe, "--bus", &self.address])
             .arg("--state-dir")
             .arg(state.join("state"))

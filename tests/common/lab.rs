@@ -108,7 +108,7 @@ impl Lab {
                 .unwrap()
                 .port()
         });
-        let child = Command::new("ip")
+        let child = super::die_with_test(&mut Command::new("ip"))
             .args([
                 "netns",
                 "exec",

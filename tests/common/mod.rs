@@ -1,8 +1,11 @@
 //! Shared test rig: throw-away network namespaces with veth pairs.
 //!
 //! Every namespace gets a unique name and is deleted by its guard's `Drop`,
-//! so a failing test still cleans up. Nothing here touches the host's own
-//! interfaces, routes or sysctls.
+//! so a failing test still cleans up. A test process killed by a signal runs
+//! no `Drop`: the next test process removes the namespaces it left behind
+//! ([`NetNs::new`]), and the daemons a test starts die with it
+//! ([`die_with_test`]). Nothing here touches the host's own interfaces,
+//! routes or sysctls.
 
 #![allow(dead_code)]
 
@@ -20,10 +23,67 @@ pub mod vm;
 
 static COUNTER: AtomicU32 = AtomicU32::new(0);
 
-/// A unique short name (interface names are limited to 15 bytes).
+/// A unique short name: prefix, this process's pid, a counter (interface
+/// names are limited to 15 bytes: a 2-letter prefix, 7 digits of pid, `x`
+/// and the counter fit).
 pub fn unique(prefix: &str) -> String {
     let n = COUNTER.fetch_add(1, Ordering::SeqCst);
-    format!("{prefix}{}x{n}", std::process::id() % 100_000)
+    format!("{prefix}{}x{n}", std::process::id())
+}
+
+/// Make `cmd`'s process get SIGKILL when the test thread that starts it ends,
+/// also when the test process is killed and no `Drop` runs (`ip netns exec`
+/// keeps the setting across its exec).
+pub fn die_with_test(cmd: &mut Command) -> &mut Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure makes one async-signal-safe prctl call.
+    unsafe {
+        cmd.pre_exec(|| {
+            nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
+                .map_err(std::io::Error::from)
+        })
+    }
+}
+
+/// The pid in a namespace name made by [`NetNs::new`] (`hlt<pid>x<n>`).
+fn owner_pid(name: &str) -> Option<u32> {
+    let (pid, n) = name.strip_prefix("hlt")?.split_once('x')?;
+    n.parse::<u32>().ok()?;
+    pid.parse().ok()
+}
+
+/// Remove the namespaces of test processes that are gone (killed by a
+/// timeout, Ctrl-C or SIGKILL: no `Drop` ran; a VM's tap went with its qemu,
+/// so such a namespace is often empty). Once per test process; a namespace
+/// whose process still runs is left alone.
+fn remove_orphaned_namespaces() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let Ok(dir) = std::fs::read_dir("/run/netns") else {
+            return;
+        };
+        for e in dir.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(pid) = owner_pid(&name) else {
+                continue;
+            };
+            if std::path::Path::new(&format!("/proc/{pid}")).exists() {
+                continue;
+            }
+            let gone = Command::new("ip")
+                .args(["netns", "del", &name])
+                .output()
+                .is_ok_and(|o| o.status.success());
+            eprintln!(
+                "test rig: namespace {name} of test process {pid}, which is gone: {}",
+                if gone {
+                    "removed"
+                } else {
+                    "could not remove it"
+                }
+            );
+        }
+    });
 }
 
 /// True when the test runs as root (netns tests need it).
@@ -33,7 +93,7 @@ pub fn is_root() -> bool {
 
 /// Run a command, panicking with its output when it fails.
 pub fn sh(args: &[&str]) -> Output {
-    let out = Command::new(args[0])
+    let out = die_with_test(&mut Command::new(args[0]))
         .args(&args[1..])
         .output()
         .unwrap_or_else(|e| panic!("cannot run {args:?}: {e}"));
@@ -53,6 +113,7 @@ pub struct NetNs {
 
 impl NetNs {
     pub fn new() -> Self {
+        remove_orphaned_namespaces();
         let name = unique("hlt");
         sh(&["ip", "netns", "add", &name]);
         let ns = NetNs { name };
@@ -76,7 +137,7 @@ impl NetNs {
 
     /// Run any command inside the namespace, unchecked.
     pub fn exec_raw(&self, args: &[&str]) -> Output {
-        Command::new("ip")
+        die_with_test(&mut Command::new("ip"))
             .args(["netns", "exec", self.name.as_str()])
             .args(args)
             .output()
