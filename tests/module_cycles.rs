@@ -24,9 +24,6 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // subcommand does not trip the check; it is broken up with the cli/D-Bus
     // client split of issue 13 item 3.
     ("cli", &["*"]),
-    // The iperf3 server's accept loop and one test's session share the
-    // server's state: one protocol conversation in two files.
-    ("bench::net", &["server", "session"]),
 ];
 
 type Module = Vec<String>;

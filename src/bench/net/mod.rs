@@ -22,6 +22,7 @@ pub mod params;
 pub mod report;
 pub mod results;
 pub mod server;
+mod serving;
 mod session;
 pub(crate) mod stream;
 pub(crate) mod tcp;

@@ -2,50 +2,22 @@
 //! time; everyone else gets iperf3's busy answer. Every wait has a timeout and
 //! nothing a client sends can make it panic. One test is in [`super::session`].
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, UdpSocket};
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use socket2::{Domain, Socket, Type};
 
-use crate::bench::progress::{Cancel, Progress, ProgressEvent};
+use crate::bench::progress::{Cancel, Progress};
 
 use super::control;
 use super::error::NetError;
 use super::report::NetReport;
+pub use super::serving::ServerConfig;
+use super::serving::{BUSY, DONE, IDLE, Shared, TAKING_TCP_STREAMS, say};
 use super::session::{Ctx, refuse, serve_test};
 use super::text;
-
-/// Where and how to serve.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ServerConfig {
-    /// Address to bind; `None` = all addresses (IPv6 and IPv4).
-    pub bind: Option<IpAddr>,
-    /// TCP port (and UDP port for UDP tests); 0 = pick a free one.
-    pub port: u16,
-    /// Serve one test, then return.
-    pub one_off: bool,
-    /// Return after this long without a test.
-    pub idle_timeout: Option<Duration>,
-    /// Limit for each step of a client's setup (cookie, parameters, streams, results).
-    pub setup_timeout: Duration,
-    /// Drop a test whose receiving streams get nothing for this long (iperf3's `--rcv-timeout`).
-    pub stall_timeout: Duration,
-}
-
-impl ServerConfig {
-    pub fn new(port: u16) -> ServerConfig {
-        ServerConfig {
-            bind: None,
-            port,
-            one_off: false,
-            idle_timeout: None,
-            setup_timeout: Duration::from_secs(10),
-            stall_timeout: Duration::from_secs(120),
-        }
-    }
-}
 
 /// One finished (or failed) test.
 #[derive(Debug)]
@@ -78,19 +50,6 @@ pub struct Server {
     listener: TcpListener,
     addr: SocketAddr,
     cfg: ServerConfig,
-}
-
-const IDLE: u8 = 0;
-pub(super) const BUSY: u8 = 1;
-pub(super) const TAKING_TCP_STREAMS: u8 = 2;
-/// The session is done with its client and only returning.
-const DONE: u8 = 3;
-
-pub(super) struct Shared {
-    pub(super) phase: AtomicU8,
-    pub(super) streams: Mutex<Option<mpsc::Sender<TcpStream>>>,
-    completed: AtomicU64,
-    failed: AtomicU64,
 }
 
 fn bind_tcp(addr: SocketAddr) -> std::io::Result<TcpListener> {
@@ -287,11 +246,4 @@ impl Server {
             stop_reason,
         })
     }
-}
-
-pub(super) fn say(progress: &dyn Progress, message: String) {
-    progress.report(ProgressEvent {
-        fraction: 0.0,
-        message,
-    });
 }

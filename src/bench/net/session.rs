@@ -17,7 +17,7 @@ use super::figures::Side;
 use super::params::{Direction, Protocol, TestParams};
 use super::report::{self, BuildInput, NetReport};
 use super::results::PeerResults;
-use super::server::{BUSY, ServerConfig, Shared, TAKING_TCP_STREAMS, say};
+use super::serving::{BUSY, ServerConfig, Shared, TAKING_TCP_STREAMS, say};
 use super::stream::{Role, stream_id};
 use super::{tcp, text, udp};
 
