@@ -75,6 +75,9 @@ impl Change {
         if o.pause.is_some() {
             out.nic.pause = n.pause.clone();
         }
+        if o.link.is_some() {
+            out.nic.link = n.link.clone();
+        }
         for (k, v) in &n.features {
             if wanted.contains(&format!("feature {k}")) {
                 out.nic.features.insert(k.clone(), *v);
