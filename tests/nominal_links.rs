@@ -44,6 +44,9 @@ fn assert_text(what: &str, lab: &Lab, args: &[&str]) {
 
 /// doctor and `tune --dry-run` (whose report classifies the baseline) on `dev`.
 fn doctor_and_tune(lab: &Lab, dev: &str, what: &str) {
+    let show = lab.hlctl(&["show", dev]);
+    let show = String::from_utf8_lossy(&show.stdout);
+    assert!(show.contains("speed is nominal"), "{what} show:\n{show}");
     let srv = lab.iperf3_server();
     let peer = lab.peer_arg(&srv);
     let doctor = [

@@ -72,7 +72,9 @@ pub fn check(inp: &Inputs, out: &mut Outcome) {
                 .evidence("throughput (median)", format_bps(*delivered_bps))
                 .evidence(
                     "link speed",
-                    link_bps.map_or("unknown".into(), format_bps),
+                    note.link_speed.as_ref().map_or("unknown".into(), |l| {
+                        format!("{} Mb/s ({})", l.mbps, l.kind)
+                    }),
                 )
                 .evidence("rtt idle", format!("{rtt_idle_ms:.3} ms"))
                 .evidence("rtt under load", format!("{rtt_loaded_ms:.3} ms"))

@@ -77,7 +77,10 @@ pub fn wait_for_carrier(
 ) -> Result<LinkModes, String> {
     let until = Instant::now() + timeout;
     loop {
-        let now = target.link()?;
+        let Some(now) = target.link()? else {
+            return Err("the driver reports no link settings".into());
+        };
+        let now = Some(now);
         if let Some(l) = &now
             && l.detected == Some(true)
             && l.speed_mbps.is_some()

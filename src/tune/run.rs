@@ -122,21 +122,22 @@ fn limits(target: &mut dyn Target, inp: &Inputs, after: &(Series, Series)) -> Ve
         .as_ref()
         .and_then(|p| p.rtt.as_ref().ok())
         .map(|r| r.ms);
-    // The link as it is now: a kept renegotiation changed its speed.
-    let link = target
-        .link()
-        .ok()
-        .flatten()
-        .map(|l| {
-            let mut i = inp
-                .iface(target.interface())
-                .map(|s| s.now().clone())
-                .unwrap_or_default();
-            i.link = Some(l);
-            i
-        })
-        .and_then(|i| crate::nic::speed::link_speed(&i))
-        .or_else(|| crate::doctor::tcp::peer_link_speed(inp));
+    // The link as it is now (a kept renegotiation changed its speed; a NIC
+    // reset by a reverted candidate may still be renegotiating): the speed
+    // the inputs read only when the driver reports no link settings.
+    let link = match target.link() {
+        Ok(Some(_)) => link::wait_for_carrier(target, None, link::CARRIER_WAIT)
+            .ok()
+            .and_then(|l| {
+                let mut i = inp
+                    .iface(target.interface())
+                    .map(|s| s.now().clone())
+                    .unwrap_or_default();
+                i.link = Some(l);
+                crate::nic::speed::link_speed(&i)
+            }),
+        _ => crate::doctor::tcp::peer_link_speed(inp),
+    };
     Direction::BOTH
         .iter()
         .map(|d| {
