@@ -149,7 +149,8 @@ fn classify_with(dir: Direction, i: &Input, link: Option<&LinkSpeed>) -> Limit {
     {
         return Limit::Bottleneck {
             delivered_bps: i.bps,
-            link_bps: physical_bps,
+            // What the link claims, nominal or not: the queue is the evidence.
+            link_bps: link.map(LinkSpeed::bps),
             rtt_idle_ms: idle,
             rtt_loaded_ms: loaded,
         };
