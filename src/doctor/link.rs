@@ -55,7 +55,8 @@ pub fn check(s: &IfaceSample, out: &mut Outcome) {
                     .evidence("speed", link.speed_mbps.map_or("unknown".into(), |s| format!("{s} Mb/s")))
                     .evidence("duplex", link.duplex.map_or("unknown".into(), |d| d.to_string()))
                     .why("with one end forced and the other negotiating, the negotiating end falls back to half duplex: a duplex mismatch")
-                    .fix(format!("hlctl set {name} link autoneg on")),
+                    // A forced link may advertise only its forced mode: name them all.
+                    .fix(renegotiate_command(name, link).unwrap_or_else(|| format!("hlctl set {name} link autoneg on"))),
             );
         }
     } else {

@@ -87,11 +87,14 @@ impl Change {
     }
 }
 
-/// Render a JSON value the way tables show it (`on`, `4096`, `4096 131072 6291456`).
+/// Render a JSON value the way tables show it (`on`, `4096`, `4096 131072 6291456`,
+/// a list space-separated).
 pub fn show(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Null => "-".into(),
+        // Link modes: `1000baseT/Full 100baseT/Full`.
+        Value::Array(items) => items.iter().map(show).collect::<Vec<_>>().join(" "),
         other => other.to_string(),
     }
 }
