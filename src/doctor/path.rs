@@ -65,7 +65,15 @@ pub fn check(inp: &Inputs, out: &mut Outcome) {
                         p.peer.host,
                         format_bps(*delivered_bps),
                         link_bps
-                            .map(|b| format!(" while the link claims {}", format_bps(b)))
+                            .map(|b| format!(
+                                " while the link claims {}{}",
+                                format_bps(b),
+                                if note.link_speed.as_ref().is_some_and(|l| !l.is_physical()) {
+                                    " (a nominal figure)"
+                                } else {
+                                    ""
+                                }
+                            ))
                             .unwrap_or_default()
                     ),
                 )
