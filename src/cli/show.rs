@@ -71,14 +71,9 @@ pub fn highlights(i: &Interface) -> Vec<String> {
             && s.slow()
         {
             h.push(format!(
-                "link runs at {} Mb/s but {} {} Mb/s: check the cable, the switch port and autonegotiation",
+                "link runs at {} Mb/s but {}: check the cable, the switch port and autonegotiation",
                 s.speed_mbps,
-                if s.best_common.is_some() {
-                    "both ends can do"
-                } else {
-                    "the NIC supports"
-                },
-                s.target_mbps()
+                s.best_phrase()
             ));
         }
         if l.duplex == Some(crate::nic::model::Duplex::Half) {

@@ -56,19 +56,12 @@ fn finding(i: &Interface, link: &LinkModes, s: &Shortfall) -> Finding {
     let speed = s.speed_mbps;
     let best = s.target_mbps();
     let duplex = link.duplex.map_or("unknown".into(), |d| d.to_string());
-    let (id, severity, title) = if s.both_ends_better() {
-        (
-            BELOW_COMMON,
-            Severity::Critical,
-            format!("{name}: link at {speed} Mb/s, but both ends can do {best} Mb/s"),
-        )
+    let (id, severity) = if s.both_ends_better() {
+        (BELOW_COMMON, Severity::Critical)
     } else {
-        (
-            BELOW_SUPPORTED,
-            Severity::Warning,
-            format!("{name}: link at {speed} Mb/s, this NIC supports {best} Mb/s"),
-        )
+        (BELOW_SUPPORTED, Severity::Warning)
     };
+    let title = format!("{name}: link at {speed} Mb/s, {}", s.best_phrase());
     let mut causes = Vec::new();
     if !link.autoneg {
         causes.push(format!(
@@ -146,29 +139,8 @@ mod tests {
     use super::*;
     use crate::nic::model::Duplex;
 
-    fn modes(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
-    }
-
     fn e1000e(speed: u32, autoneg: bool, partner: &[&str]) -> Interface {
-        let all = ["10baseT/Full", "100baseT/Full", "1000baseT/Full"];
-        Interface {
-            name: "eth0".into(),
-            driver: Some("e1000e".into()),
-            physical: true,
-            link: Some(LinkModes {
-                speed_mbps: Some(speed),
-                duplex: Some(Duplex::Full),
-                autoneg,
-                supported_modes: modes(&all),
-                advertised_modes: if autoneg { modes(&all) } else { Vec::new() },
-                partner_modes: modes(partner),
-                capabilities: modes(&["Autoneg", "TP"]),
-                detected: Some(true),
-                ..Default::default()
-            }),
-            ..Default::default()
-        }
+        crate::nic::shortfall::e1000e_fixture(speed, Duplex::Full, autoneg, partner)
     }
 
     fn run(i: &Interface) -> Outcome {
@@ -196,7 +168,7 @@ mod tests {
         );
         assert_eq!(
             f.fix[0],
-            "hlctl set eth0 link autoneg on advertise 10baseT/Full 100baseT/Full 1000baseT/Full"
+            "hlctl set eth0 link autoneg on advertise 10baseT/Half 10baseT/Full 100baseT/Half 100baseT/Full 1000baseT/Full"
         );
         assert!(f.fix[1].contains("cable"));
     }

@@ -38,6 +38,19 @@ impl Shortfall {
         self.target_mbps() > self.speed_mbps
     }
 
+    /// `this NIC supports 1000 Mb/s` or `both ends can do 1000 Mb/s`.
+    pub fn best_phrase(&self) -> String {
+        format!(
+            "{} {} Mb/s",
+            if self.best_common.is_some() {
+                "both ends can do"
+            } else {
+                "this NIC supports"
+            },
+            self.target_mbps()
+        )
+    }
+
     pub fn half_duplex(&self) -> bool {
         self.duplex == Some(Duplex::Half)
     }
@@ -106,39 +119,47 @@ pub fn renegotiate_command(iface: &str, link: &LinkModes) -> Option<String> {
     })
 }
 
+/// A forced e1000e as the VM's emulated NIC reports it, for unit tests.
+#[cfg(test)]
+pub(crate) fn e1000e_fixture(
+    speed: u32,
+    duplex: Duplex,
+    autoneg: bool,
+    partner: &[&str],
+) -> Interface {
+    let modes = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let all = [
+        "10baseT/Half",
+        "10baseT/Full",
+        "100baseT/Half",
+        "100baseT/Full",
+        "1000baseT/Full",
+    ];
+    Interface {
+        name: "eth0".into(),
+        driver: Some("e1000e".into()),
+        physical: true,
+        link: Some(LinkModes {
+            speed_mbps: Some(speed),
+            duplex: Some(duplex),
+            autoneg,
+            supported_modes: modes(&all),
+            advertised_modes: if autoneg { modes(&all) } else { Vec::new() },
+            partner_modes: modes(partner),
+            capabilities: modes(&["Autoneg", "TP"]),
+            detected: Some(true),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn modes(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
-    }
-
     fn e1000e(speed: u32, duplex: Duplex, partner: &[&str]) -> Interface {
-        let all = [
-            "10baseT/Half",
-            "10baseT/Full",
-            "100baseT/Half",
-            "100baseT/Full",
-            "1000baseT/Full",
-        ];
-        Interface {
-            name: "eth0".into(),
-            driver: Some("e1000e".into()),
-            physical: true,
-            link: Some(LinkModes {
-                speed_mbps: Some(speed),
-                duplex: Some(duplex),
-                autoneg: false,
-                supported_modes: modes(&all),
-                advertised_modes: modes(&all),
-                partner_modes: modes(partner),
-                capabilities: modes(&["Autoneg", "TP"]),
-                detected: Some(true),
-                ..Default::default()
-            }),
-            ..Default::default()
-        }
+        e1000e_fixture(speed, duplex, false, partner)
     }
 
     #[test]

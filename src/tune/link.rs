@@ -27,14 +27,9 @@ pub fn candidate(i: &Interface) -> Option<Candidate> {
     let mut why = Vec::new();
     if s.slow() {
         why.push(format!(
-            "the link runs at {} Mb/s, {} {} Mb/s",
+            "the link runs at {} Mb/s, {}",
             s.speed_mbps,
-            if s.best_common.is_some() {
-                "both ends can do"
-            } else {
-                "this NIC supports"
-            },
-            s.target_mbps()
+            s.best_phrase()
         ));
     }
     if s.half_duplex() {

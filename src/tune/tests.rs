@@ -302,27 +302,16 @@ fn not_confirmed_or_cancelled_means_everything_restored() {
 
 /// The e1000e forced to 100 Mb/s full duplex, autoneg off.
 fn forced_hundred(inp: &mut Inputs, state: &State) {
-    let all: Vec<String> = ["10baseT/Full", "100baseT/Full", "1000baseT/Full"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let nic = crate::nic::shortfall::e1000e_fixture(100, Duplex::Full, false, &[]);
     let i = &mut inp.interfaces[0].first;
-    i.physical = true;
-    i.driver = Some("e1000e".into());
-    i.link = Some(LinkModes {
-        speed_mbps: Some(100),
-        duplex: Some(Duplex::Full),
-        autoneg: false,
-        supported_modes: all,
-        capabilities: vec!["Autoneg".into()],
-        detected: Some(true),
-        ..Default::default()
-    });
+    i.physical = nic.physical;
+    i.driver = nic.driver;
+    i.link = nic.link;
     state.lock().unwrap().insert("link".into(), "100".into());
 }
 
 #[test]
-fn renegotiation_first_kept_on_the_links_evidence_and_recorded_for_rollback() {
+fn scripted_target_renegotiation_first_kept_on_the_links_evidence_and_recorded_for_rollback() {
     let d = tempfile::tempdir().unwrap();
     let (paths, state, mut inp) = setup(d.path());
     forced_hundred(&mut inp, &state);
@@ -357,7 +346,7 @@ fn renegotiation_first_kept_on_the_links_evidence_and_recorded_for_rollback() {
 }
 
 #[test]
-fn carrier_that_does_not_return_restores_the_forced_link() {
+fn scripted_target_carrier_that_does_not_return_restores_the_forced_link() {
     let d = tempfile::tempdir().unwrap();
     let (paths, state, mut inp) = setup(d.path());
     forced_hundred(&mut inp, &state);
