@@ -29,7 +29,8 @@ fi
 # The kernel the qemu VM tests boot (Debian's stock kernel, with e1000e, veth, netem...).
 here=$(cd "$(dirname "$0")/.." && pwd)
 if [ -x "$here/tests/vm/fetch-kernel.sh" ]; then
-    "$here/tests/vm/fetch-kernel.sh" >/dev/null
+    # + virtio_net for tests/vm_slow_link.rs (its paravirtual NIC).
+    "$here/tests/vm/fetch-kernel.sh" virtio_pci virtio_net >/dev/null
 fi
 # cargo-deb (pinned in scripts/build-deb.sh) for the package tests: installed
 # with `cargo install --locked` into ~/.cargo/bin only when missing (~3 min once).

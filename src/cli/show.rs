@@ -6,7 +6,6 @@ use serde::Serialize;
 use super::args::Global;
 use super::output::{bytes, print_json, wrap};
 use crate::nic::model::Interface;
-use crate::nic::validate::mode_speed_duplex;
 
 /// Show interfaces: identity, MTU, link, rings, pause, features, channels,
 /// coalescing and counters.
@@ -68,16 +67,14 @@ fn num(v: Option<u32>) -> String {
 pub fn highlights(i: &Interface) -> Vec<String> {
     let mut h = Vec::new();
     if let Some(l) = &i.link {
-        let best = l
-            .supported_modes
-            .iter()
-            .filter_map(|m| mode_speed_duplex(m))
-            .map(|(s, _)| s)
-            .max();
-        if let (Some(speed), Some(best)) = (l.speed_mbps, best)
-            && speed < best
+        if let Some(s) = crate::nic::shortfall::shortfall(i)
+            && s.slow()
         {
-            h.push(format!("link runs at {speed} Mb/s but the NIC supports {best} Mb/s: check the cable, the switch port and autonegotiation"));
+            h.push(format!(
+                "link runs at {} Mb/s but {}: check the cable, the switch port and autonegotiation",
+                s.speed_mbps,
+                s.best_phrase()
+            ));
         }
         if l.duplex == Some(crate::nic::model::Duplex::Half) {
             h.push(
@@ -163,6 +160,11 @@ pub fn render(i: &Interface) -> String {
                 s += if d { ", link detected" } else { ", no link" };
             }
             line(s);
+            if let Some(ls) = crate::nic::speed::link_speed(i)
+                && !ls.is_physical()
+            {
+                line(format!("            speed is nominal: {}", ls.basis));
+            }
             for (what, modes) in [
                 ("supported", &l.supported_modes),
                 ("advertised", &l.advertised_modes),

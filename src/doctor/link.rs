@@ -1,19 +1,11 @@
-//! Link checks: negotiated below what both ends can do, half duplex,
-//! autonegotiation off, carrier flapping, a short transmit queue.
+//! Link checks: the speed against the NIC's best ([`super::link_speed`]),
+//! half duplex, autonegotiation off, carrier flapping, a short transmit queue.
 
 use super::finding::{Finding, Outcome, Severity};
 use super::inputs::IfaceSample;
+use super::link_speed as speed;
 use crate::nic::model::Duplex;
-use crate::nic::validate::mode_speed_duplex;
-
-/// The fastest full-duplex mode (or fastest of any) in both lists, Mb/s.
-fn best_common(ours: &[String], partner: &[String]) -> Option<(u32, String)> {
-    ours.iter()
-        .filter(|m| partner.contains(m))
-        .filter_map(|m| mode_speed_duplex(m).map(|(s, d)| (s, d == "Full", m.clone())))
-        .max_by_key(|(s, full, _)| (*s, *full))
-        .map(|(s, _, m)| (s, m))
-}
+use crate::nic::shortfall::renegotiate_command;
 
 pub fn check(s: &IfaceSample, out: &mut Outcome) {
     let i = s.now();
@@ -24,41 +16,7 @@ pub fn check(s: &IfaceSample, out: &mut Outcome) {
         return;
     };
 
-    // Speed below the best mode both ends advertise.
-    match (link.speed_mbps, link.detected) {
-        (Some(speed), Some(true)) if !link.partner_modes.is_empty() => {
-            match best_common(&link.supported_modes, &link.partner_modes) {
-                Some((best, mode)) if best > speed => out.find(
-                    Finding::new(
-                        "link-below-common-mode",
-                        Severity::Critical,
-                        n,
-                        format!("{name}: link at {speed} Mb/s, but both ends can do {best} Mb/s"),
-                    )
-                    .evidence("speed", format!("{speed} Mb/s"))
-                    .evidence("this NIC supports", link.supported_modes.join(" "))
-                    .evidence("link partner advertises", link.partner_modes.join(" "))
-                    .evidence("advertised by this NIC", link.advertised_modes.join(" "))
-                    .why("the link negotiated down: a damaged cable (a broken pair forces 100 Mb/s), a bad switch port or a forced setting caps throughput")
-                    .fix(if link.advertised_modes.contains(&mode) {
-                        "# check or replace the cable, try another switch port; then renegotiate:".to_string()
-                    } else {
-                        format!("# this NIC does not advertise {mode}:")
-                    })
-                    .fix(format!("hlctl set {name} link autoneg on advertise {}", link.supported_modes.join(" "))),
-                ),
-                Some((best, _)) => out.pass("link-speed", n, format!("{speed} Mb/s = best mode both ends advertise ({best} Mb/s)")),
-                None => out.skip("link-speed", n, "no link mode in common with the partner's list"),
-            }
-        }
-        (Some(_), Some(true)) => out.skip(
-            "link-speed",
-            n,
-            "the driver does not report the link partner's modes",
-        ),
-        (_, Some(false)) => out.skip("link-speed", n, "no carrier (link down)"),
-        _ => out.skip("link-speed", n, "speed unknown"),
-    }
+    speed::check(i, link, out);
 
     if link.duplex == Some(Duplex::Half) {
         out.find(
@@ -72,7 +30,9 @@ pub fn check(s: &IfaceSample, out: &mut Outcome) {
             .evidence("speed", link.speed_mbps.map_or("unknown".into(), |s| format!("{s} Mb/s")))
             .evidence("autoneg", if link.autoneg { "on" } else { "off" })
             .why("half duplex sends or receives, never both: collisions and late collisions; against a full-duplex switch port it is a duplex mismatch that collapses throughput")
-            .fix(if link.capabilities.iter().any(|c| c == "Autoneg") {
+            .fix(if let Some(cmd) = renegotiate_command(name, link) {
+                cmd
+            } else if link.capabilities.iter().any(|c| c == "Autoneg") {
                 format!("hlctl set {name} link autoneg on")
             } else {
                 format!(
@@ -95,7 +55,8 @@ pub fn check(s: &IfaceSample, out: &mut Outcome) {
                     .evidence("speed", link.speed_mbps.map_or("unknown".into(), |s| format!("{s} Mb/s")))
                     .evidence("duplex", link.duplex.map_or("unknown".into(), |d| d.to_string()))
                     .why("with one end forced and the other negotiating, the negotiating end falls back to half duplex: a duplex mismatch")
-                    .fix(format!("hlctl set {name} link autoneg on")),
+                    // A forced link may advertise only its forced mode: name them all.
+                    .fix(renegotiate_command(name, link).unwrap_or_else(|| format!("hlctl set {name} link autoneg on"))),
             );
         }
     } else {
@@ -150,6 +111,8 @@ mod tests {
         IfaceSample {
             first: Interface {
                 name: "eth0".into(),
+                driver: Some("e1000e".into()),
+                physical: true,
                 txqueuelen: 1000,
                 carrier_changes: Some(2),
                 link: Some(link),
@@ -184,23 +147,27 @@ mod tests {
         let ids: Vec<&str> = out.findings.iter().map(|f| f.id.as_str()).collect();
         assert_eq!(ids, ["link-below-common-mode"]);
         assert!(out.findings[0].title.contains("1000 Mb/s"));
-        assert!(out.findings[0].fix[0].contains("cable"));
+        assert!(out.findings[0].fix[1].contains("cable"));
     }
 
     #[test]
     fn a_virtual_link_at_full_duplex_is_clean() {
         let mut out = Outcome::default();
-        check(
-            &sample(LinkModes {
-                speed_mbps: Some(10000),
-                duplex: Some(Duplex::Full),
-                detected: Some(true),
-                ..Default::default()
-            }),
-            &mut out,
-        );
+        let mut s = sample(LinkModes {
+            speed_mbps: Some(10000),
+            duplex: Some(Duplex::Full),
+            detected: Some(true),
+            ..Default::default()
+        });
+        s.first.kind = Some("veth".into());
+        s.first.physical = false;
+        check(&s, &mut out);
         assert!(out.findings.is_empty(), "{:?}", out.findings);
-        assert!(out.not_checked.iter().any(|c| c.check == "link-speed"));
+        assert!(
+            out.not_checked
+                .iter()
+                .any(|c| c.check == "link-speed" && c.detail.contains("nominal"))
+        );
     }
 
     #[test]

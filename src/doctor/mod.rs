@@ -4,7 +4,7 @@
 //!
 //! - [`gather`]: read interfaces (twice, a second apart), sysctls, and
 //!   towards `--peer` the RTT, path MTU and throughput;
-//! - checks, one file per area: [`link`], [`counters`], [`features`],
+//! - checks, one file per area: [`link`] (with [`link_speed`]), [`counters`], [`features`],
 //!   [`mtu`], [`tcp`], [`path`], [`cpu`], [`mounts`];
 //! - [`finding`]: the report's types.
 
@@ -15,6 +15,7 @@ pub mod finding;
 pub mod gather;
 pub mod inputs;
 pub mod link;
+pub mod link_speed;
 pub mod mounts;
 pub mod mtu;
 pub mod path;
@@ -79,6 +80,10 @@ pub struct Report {
     pub not_checked: Vec<Check>,
     /// What was measured towards the peer.
     pub peer: Option<inputs::PeerData>,
+    /// What limits each direction towards the peer (kind, sentence, and the
+    /// link speed it was judged against).
+    #[serde(default)]
+    pub limits: Vec<crate::path::limit::LimitNote>,
 }
 
 /// Run every check on gathered inputs (pure: no I/O).
@@ -95,6 +100,7 @@ pub fn check(inp: &Inputs) -> Outcome {
     tcp::check_congestion(inp, &mut out);
     tcp::check_slow_start(inp, &mut out);
     path::check(inp, &mut out);
+    link_speed::tie_to_measurement(inp, &mut out);
     cpu::check(inp.cpu.as_ref(), &mut out);
     for m in &inp.mounts {
         match m {
@@ -128,6 +134,7 @@ pub fn run(
         passed: out.passed,
         not_checked: out.not_checked,
         peer: inp.peer.clone(),
+        limits: path::limits(&inp),
     };
     Ok((report, inp))
 }

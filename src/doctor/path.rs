@@ -3,12 +3,12 @@
 
 use super::finding::{Finding, Outcome, Severity};
 use super::inputs::Inputs;
-use super::tcp::peer_link_mbps;
-use crate::path::limit::{self, Limit};
+use super::tcp::peer_link_speed;
+use crate::path::limit::{self, Limit, LimitNote};
 use crate::path::measure::{Direction, format_bps};
 
 /// Classify each direction from the doctor's measurements.
-pub fn limits(inp: &Inputs) -> Vec<(Direction, Limit)> {
+pub fn limits(inp: &Inputs) -> Vec<LimitNote> {
     let Some(p) = &inp.peer else {
         return Vec::new();
     };
@@ -28,11 +28,11 @@ pub fn limits(inp: &Inputs) -> Vec<(Direction, Limit)> {
                 bps: s.median(),
                 rtt_idle_ms: rtt,
                 rtt_loaded_ms: s.rtt_loaded_ms(),
-                link_mbps: peer_link_mbps(inp),
+                link: peer_link_speed(inp),
                 local_buffer_max: inp.triplet_max(key),
                 cpu_max_percent: s.max_cpu_percent(),
             };
-            (*d, limit::classify(*d, &input))
+            limit::assess(*d, &input)
         })
         .collect()
 }
@@ -47,8 +47,8 @@ pub fn check(inp: &Inputs, out: &mut Outcome) {
         out.skip("path-throughput", iface, e.clone());
         return;
     }
-    for (dir, l) in limits(inp) {
-        match &l {
+    for note in limits(inp) {
+        match &note.limit {
             Limit::Bottleneck {
                 delivered_bps,
                 link_bps,
@@ -60,25 +60,36 @@ pub fn check(inp: &Inputs, out: &mut Outcome) {
                     Severity::Warning,
                     iface,
                     format!(
-                        "{dir} to {}: the path delivers ~{}{}",
+                        "{} to {}: the path delivers ~{}{}",
+                        note.direction,
                         p.peer.host,
                         format_bps(*delivered_bps),
                         link_bps
-                            .map(|b| format!(" while the link claims {}", format_bps(b)))
+                            .map(|b| format!(
+                                " while the link claims {}{}",
+                                format_bps(b),
+                                if note.link_speed.as_ref().is_some_and(|l| !l.is_physical()) {
+                                    " (a nominal figure)"
+                                } else {
+                                    ""
+                                }
+                            ))
                             .unwrap_or_default()
                     ),
                 )
                 .evidence("throughput (median)", format_bps(*delivered_bps))
                 .evidence(
                     "link speed",
-                    link_bps.map_or("unknown".into(), format_bps),
+                    note.link_speed.as_ref().map_or("unknown".into(), |l| {
+                        format!("{} Mb/s ({})", l.mbps, l.kind)
+                    }),
                 )
                 .evidence("rtt idle", format!("{rtt_idle_ms:.3} ms"))
                 .evidence("rtt under load", format!("{rtt_loaded_ms:.3} ms"))
                 .why("a queue builds while data flows, so something slower than this link sits on the way (a 100 Mb/s hop, a shaper, the peer's own link): no setting on this host raises it")
                 .fix("# find the slow hop: hlctl doctor on the peer, the switch's port speeds, any traffic shaping"),
             ),
-            other => out.pass("path-throughput", iface, other.explain(dir)),
+            _ => out.pass("path-throughput", iface, note.text),
         }
     }
 }

@@ -13,6 +13,12 @@ pub fn peer_link_mbps(inp: &Inputs) -> Option<u32> {
     inp.iface(name)?.now().link.as_ref()?.speed_mbps
 }
 
+/// The speed of the interface towards the peer and whether it is physical.
+pub fn peer_link_speed(inp: &Inputs) -> Option<crate::nic::speed::LinkSpeed> {
+    let name = inp.peer.as_ref()?.interface.as_deref()?;
+    crate::nic::speed::link_speed(inp.iface(name)?.now())
+}
+
 /// Bandwidth-delay product in bytes: link speed × RTT.
 pub fn bdp(link_mbps: u32, rtt_ms: f64) -> u64 {
     (link_mbps as f64 * 1e6 / 8.0 * rtt_ms / 1000.0) as u64

@@ -5,6 +5,8 @@
 //! - [`change`]: parse `hlctl set` words into a [`model::ChangeSet`]-like plan and validate it;
 //! - [`apply`]: snapshot → apply → read back → restore on failure;
 //! - [`persist`]: the NIC state file and the systemd `.link` export;
+//! - [`speed`]: is a reported link speed physical or nominal (the one decision);
+//! - [`shortfall`]: a link below its best supported mode or at half duplex;
 //! - [`netlink`], [`ioctl`]: the kernel interfaces.
 
 pub mod aliases;
@@ -19,4 +21,6 @@ pub mod netlink;
 pub mod persist;
 pub mod read;
 pub mod set;
+pub mod shortfall;
+pub mod speed;
 pub mod validate;

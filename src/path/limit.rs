@@ -6,18 +6,31 @@
 //! is throughput × idle RTT. If that fills this host's buffer, this host limits;
 //! if it is far below it and no queue builds (RTT under load stays near the idle
 //! RTT), the window the peer offers (upload) or sends with (download) does.
+//!
+//! The link's rate counts only when its speed is physical
+//! ([`crate::nic::speed`]): a nominal speed (veth, bridge, virtio_net, or any
+//! speed the measurement exceeds) is never "the limit"; the limit is then
+//! explained from what is real, or the report says the speed is nominal.
 
 use serde::{Deserialize, Serialize};
 
 use super::measure::{Direction, format_bps};
+use crate::nic::speed::LinkSpeed;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Limit {
-    /// At or near the link's rate: nothing to gain here.
+    /// At or near the rate of a link whose speed is physical.
     LinkRate {
         delivered_bps: f64,
         link_bps: f64,
+    },
+    /// Nothing real explains the rate, and the link's speed is nominal (it
+    /// caps nothing): said so rather than blamed.
+    NominalSpeed {
+        delivered_bps: f64,
+        link_bps: f64,
+        basis: String,
     },
     /// A queue builds under load: a slower hop or a shaper on the way.
     Bottleneck {
@@ -53,7 +66,8 @@ pub struct Input {
     pub bps: f64,
     pub rtt_idle_ms: Option<f64>,
     pub rtt_loaded_ms: Option<f64>,
-    pub link_mbps: Option<u32>,
+    /// The speed of the interface towards the peer, and whether it is physical.
+    pub link: Option<LinkSpeed>,
     /// This host's buffer maximum for the direction: tcp_wmem max (upload),
     /// tcp_rmem max (download).
     pub local_buffer_max: Option<u64>,
@@ -68,9 +82,53 @@ pub fn keys(dir: Direction) -> (&'static str, &'static str) {
     }
 }
 
+/// One direction's limit with its sentence and the link speed it was judged
+/// against (what reports and `--json` carry).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LimitNote {
+    pub direction: Direction,
+    pub limit: Limit,
+    pub text: String,
+    /// The link's speed as judged against this direction's measurement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_speed: Option<LinkSpeed>,
+}
+
+/// Classify one direction and say it in a sentence.
+pub fn assess(dir: Direction, i: &Input) -> LimitNote {
+    let link = i.link.clone().map(|l| l.against_measured(i.bps));
+    let limit = classify_with(dir, i, link.as_ref());
+    let mut text = limit.explain(dir);
+    if let Some(l) = &link
+        && !l.is_physical()
+        && !matches!(limit, Limit::NominalSpeed { .. })
+    {
+        text += &format!(" (the link's {} Mb/s is nominal: {})", l.mbps, l.basis);
+    }
+    LimitNote {
+        direction: dir,
+        limit,
+        text,
+        link_speed: link,
+    }
+}
+
 pub fn classify(dir: Direction, i: &Input) -> Limit {
-    let link_bps = i.link_mbps.map(|m| m as f64 * 1e6);
-    if let Some(l) = link_bps
+    let link = i.link.clone().map(|l| l.against_measured(i.bps));
+    classify_with(dir, i, link.as_ref())
+}
+
+fn classify_with(dir: Direction, i: &Input, link: Option<&LinkSpeed>) -> Limit {
+    let physical_bps = link.filter(|l| l.is_physical()).map(LinkSpeed::bps);
+    let nominal = || -> Option<Limit> {
+        let l = link.filter(|l| !l.is_physical())?;
+        Some(Limit::NominalSpeed {
+            delivered_bps: i.bps,
+            link_bps: l.bps(),
+            basis: l.basis.clone(),
+        })
+    };
+    if let Some(l) = physical_bps
         && i.bps >= 0.7 * l
     {
         return Limit::LinkRate {
@@ -84,14 +142,15 @@ pub fn classify(dir: Direction, i: &Input) -> Limit {
         return Limit::CpuBound { cpu_percent: c };
     }
     let Some(idle) = i.rtt_idle_ms else {
-        return Limit::Unknown;
+        return nominal().unwrap_or(Limit::Unknown);
     };
     if let Some(loaded) = i.rtt_loaded_ms
         && loaded > 2.0 * idle + 1.0
     {
         return Limit::Bottleneck {
             delivered_bps: i.bps,
-            link_bps,
+            // What the link claims, nominal or not: the queue is the evidence.
+            link_bps: link.map(LinkSpeed::bps),
             rtt_idle_ms: idle,
             rtt_loaded_ms: loaded,
         };
@@ -109,9 +168,9 @@ pub fn classify(dir: Direction, i: &Input) -> Limit {
             in_flight_bytes: in_flight,
             buffer_bytes: buf,
             peer_key: peer_key.to_string(),
-            bdp_bytes: link_bps.map(|l| (l / 8.0 * idle / 1000.0) as u64),
+            bdp_bytes: physical_bps.map(|l| (l / 8.0 * idle / 1000.0) as u64),
         },
-        _ => Limit::Unknown,
+        _ => nominal().unwrap_or(Limit::Unknown),
     }
 }
 
@@ -125,6 +184,19 @@ pub fn buffer_for(bdp: u64) -> u64 {
 }
 
 impl Limit {
+    /// The JSON `kind` tag (`link_rate`, `nominal_speed`, `cpu_bound`, ...).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Limit::LinkRate { .. } => "link_rate",
+            Limit::NominalSpeed { .. } => "nominal_speed",
+            Limit::Bottleneck { .. } => "bottleneck",
+            Limit::CpuBound { .. } => "cpu_bound",
+            Limit::LocalWindow { .. } => "local_window",
+            Limit::PeerWindow { .. } => "peer_window",
+            Limit::Unknown => "unknown",
+        }
+    }
+
     /// One sentence for reports.
     pub fn explain(&self, dir: Direction) -> String {
         use crate::units::bytes;
@@ -133,10 +205,19 @@ impl Limit {
                 delivered_bps,
                 link_bps,
             } => format!(
-                "{dir}: {} is {:.0}% of the link's {}: the link is the limit",
+                "{dir}: measured {} = the {:.0} Mb/s link is the limit ({:.0}% of its rate)",
                 format_bps(*delivered_bps),
-                100.0 * delivered_bps / link_bps,
-                format_bps(*link_bps)
+                link_bps / 1e6,
+                100.0 * delivered_bps / link_bps
+            ),
+            Limit::NominalSpeed {
+                delivered_bps,
+                link_bps,
+                basis,
+            } => format!(
+                "{dir}: measured {}; the link's {:.0} Mb/s is nominal ({basis}) and caps nothing; nothing measured here (CPU, TCP window, a queue) shows a limit",
+                format_bps(*delivered_bps),
+                link_bps / 1e6
             ),
             Limit::Bottleneck {
                 delivered_bps,
@@ -194,7 +275,11 @@ mod tests {
             bps,
             rtt_idle_ms: Some(idle),
             rtt_loaded_ms: loaded,
-            link_mbps: Some(10_000),
+            link: Some(LinkSpeed {
+                mbps: 10_000,
+                kind: crate::nic::speed::SpeedKind::Physical,
+                basis: "test".into(),
+            }),
             local_buffer_max: Some(buf),
             cpu_max_percent: Some(20.0),
         }
@@ -239,5 +324,52 @@ mod tests {
         ));
         assert_eq!(buffer_for(25_000_000), 64 << 20);
         assert_eq!(buffer_for(10_000), 16 << 20);
+    }
+
+    fn on(kind: crate::nic::speed::SpeedKind, mbps: u32, bps: f64) -> Input {
+        Input {
+            bps,
+            rtt_idle_ms: Some(0.05),
+            rtt_loaded_ms: None,
+            link: Some(LinkSpeed {
+                mbps,
+                kind,
+                basis: "veth is a virtual device".into(),
+            }),
+            local_buffer_max: Some(4 << 20),
+            cpu_max_percent: Some(50.0),
+        }
+    }
+
+    #[test]
+    fn a_nominal_speed_is_never_the_limit() {
+        use crate::nic::speed::SpeedKind::*;
+        // veth: 19.48 Gbit/s "is 195% of the link's 10 Gbit/s" must not be said.
+        let n = assess(Direction::Upload, &on(Nominal, 10_000, 19.48e9));
+        assert_eq!(n.limit.kind(), "nominal_speed");
+        assert!(!n.text.contains("is the limit"), "{}", n.text);
+        assert!(n.text.contains("nominal"), "{}", n.text);
+        // Even at 95% of a nominal speed.
+        let n = assess(Direction::Upload, &on(Nominal, 10_000, 9.5e9));
+        assert_eq!(n.limit.kind(), "nominal_speed");
+        // A saturated CPU explains it; the nominal speed is noted.
+        let mut i = on(Nominal, 10_000, 9.5e9);
+        i.cpu_max_percent = Some(99.0);
+        let n = assess(Direction::Upload, &i);
+        assert_eq!(n.limit.kind(), "cpu_bound");
+        assert!(n.text.contains("nominal"), "{}", n.text);
+        // A physical 100 Mb/s link at 94 Mbit/s is the limit.
+        let n = assess(Direction::Upload, &on(Physical, 100, 94e6));
+        assert_eq!(n.limit.kind(), "link_rate");
+        assert!(
+            n.text
+                .contains("measured 94 Mbit/s = the 100 Mb/s link is the limit"),
+            "{}",
+            n.text
+        );
+        // A "100 Mb/s" NIC measured at 1.3 Gbit/s: the speed is nominal.
+        let n = assess(Direction::Upload, &on(Physical, 100, 1.3e9));
+        assert_eq!(n.limit.kind(), "nominal_speed");
+        assert_eq!(n.link_speed.unwrap().kind, Nominal);
     }
 }

@@ -75,6 +75,9 @@ impl Change {
         if o.pause.is_some() {
             out.nic.pause = n.pause.clone();
         }
+        if o.link.is_some() {
+            out.nic.link = n.link.clone();
+        }
         for (k, v) in &n.features {
             if wanted.contains(&format!("feature {k}")) {
                 out.nic.features.insert(k.clone(), *v);
@@ -84,11 +87,14 @@ impl Change {
     }
 }
 
-/// Render a JSON value the way tables show it (`on`, `4096`, `4096 131072 6291456`).
+/// Render a JSON value the way tables show it (`on`, `4096`, `4096 131072 6291456`,
+/// a list space-separated).
 pub fn show(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Null => "-".into(),
+        // Link modes: `1000baseT/Full 100baseT/Full`.
+        Value::Array(items) => items.iter().map(show).collect::<Vec<_>>().join(" "),
         other => other.to_string(),
     }
 }

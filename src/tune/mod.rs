@@ -6,6 +6,7 @@
 //! - [`target`]: applying and checking (live, or scripted in tests);
 //! - [`checkpoint`]: the on-disk journal with a deadline, restore after a crash;
 //! - [`decide`]: the keep/revert rule;
+//! - [`link`]: the renegotiation candidate, waiting for carrier, its keep rule;
 //! - [`run`]: the loop; [`report`]: its result;
 //! - [`persist`]: sysctl.d + NIC state, and the last tune for `hlctl rollback`;
 //! - [`rollback`]: undo the last tune or a pending journal.
@@ -13,6 +14,7 @@
 pub mod change;
 pub mod checkpoint;
 pub mod decide;
+pub mod link;
 pub mod params;
 pub mod persist;
 pub mod plan;

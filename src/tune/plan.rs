@@ -1,6 +1,7 @@
 //! The plan: ordered candidate changes drawn from the doctor's inputs, each
-//! with its reason. Order (cheapest and safest first, as the 10 GbE guide
-//! did it): ring buffers to max, TCP buffers from the BDP, offloads on, flow
+//! with its reason. Order: a link below its best renegotiates first (nothing
+//! else matters at a tenth of the speed); then (cheapest and safest first, as
+//! the 10 GbE guide did it): ring buffers to max, TCP buffers from the BDP, offloads on, flow
 //! control, MTU (kept only if the whole path carries it), congestion control,
 //! txqueuelen; then the user's own `--try` candidates.
 
@@ -15,7 +16,7 @@ use crate::units::bytes;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Candidate {
-    /// `rings-max`, `tcp-buffers`, `offloads-on`, `flow-control`, `mtu-jumbo`,
+    /// `link-renegotiate`, `rings-max`, `tcp-buffers`, `offloads-on`, `flow-control`, `mtu-jumbo`,
     /// `congestion-bbr`, `txqueuelen`, `try-N`.
     pub id: String,
     pub title: String,
@@ -65,6 +66,10 @@ pub fn plan(inp: &Inputs, opts: &PlanOptions) -> (Vec<Candidate>, Vec<String>) {
         return (opts.extra.clone(), notes);
     };
     let i = sample.now();
+
+    if let Some(l) = super::link::candidate(i) {
+        c.push(l);
+    }
 
     if let Some(r) = &i.rings {
         let up = |cur: Option<u32>, max: Option<u32>| match (cur, max) {

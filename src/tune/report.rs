@@ -6,8 +6,8 @@ use super::decide::DirDelta;
 use super::plan::Candidate;
 use crate::doctor::Finding;
 use crate::host::HostInfo;
-use crate::path::limit::Limit;
-use crate::path::measure::{Direction, Series};
+pub use crate::path::limit::LimitNote;
+use crate::path::measure::Series;
 
 /// The median and spread of one direction's runs.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -77,13 +77,6 @@ pub enum Outcome {
     Cancelled,
     /// Not confirmed in time, or a check failed: everything restored.
     RolledBack,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LimitNote {
-    pub direction: Direction,
-    pub limit: Limit,
-    pub text: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

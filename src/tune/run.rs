@@ -8,15 +8,16 @@ use super::TuneError;
 use super::change::{Change, show};
 use super::checkpoint::Checkpoint;
 use super::decide::{Decision, decide};
+use super::link;
 use super::persist::{self, LastTune};
 use super::plan::{Candidate, PlanOptions, plan};
-use super::report::{Both, LimitNote, Outcome, SettingRow, Step, StepStatus, TuneReport};
+use super::report::{Both, Outcome, SettingRow, Step, StepStatus, TuneReport};
 use super::target::Target;
 use crate::bench::progress::{Cancel, Progress, ProgressEvent};
 use crate::doctor::{Finding, Inputs};
 use crate::host::HostInfo;
 use crate::path::Peer;
-use crate::path::limit::{self, classify};
+use crate::path::limit::{self, LimitNote};
 use crate::path::measure::{self, Direction, Measure, MeasureError, Series};
 use crate::paths::Paths;
 
@@ -121,7 +122,22 @@ fn limits(target: &mut dyn Target, inp: &Inputs, after: &(Series, Series)) -> Ve
         .as_ref()
         .and_then(|p| p.rtt.as_ref().ok())
         .map(|r| r.ms);
-    let link = crate::doctor::tcp::peer_link_mbps(inp);
+    // The link as it is now (a kept renegotiation changed its speed; a NIC
+    // reset by a reverted candidate may still be renegotiating): the speed
+    // the inputs read only when the driver reports no link settings.
+    let link = match target.link() {
+        Ok(Some(_)) => link::wait_for_carrier(target, None, link::CARRIER_WAIT)
+            .ok()
+            .and_then(|l| {
+                let mut i = inp
+                    .iface(target.interface())
+                    .map(|s| s.now().clone())
+                    .unwrap_or_default();
+                i.link = Some(l);
+                crate::nic::speed::link_speed(&i)
+            }),
+        _ => crate::doctor::tcp::peer_link_speed(inp),
+    };
     Direction::BOTH
         .iter()
         .map(|d| {
@@ -133,22 +149,17 @@ fn limits(target: &mut dyn Target, inp: &Inputs, after: &(Series, Series)) -> Ve
             let buf = target
                 .sysctl(key)
                 .and_then(|v| v.split_whitespace().nth(2).and_then(|x| x.parse().ok()));
-            let l = classify(
+            limit::assess(
                 *d,
                 &limit::Input {
                     bps: s.median(),
                     rtt_idle_ms: rtt,
                     rtt_loaded_ms: s.rtt_loaded_ms(),
-                    link_mbps: link,
+                    link: link.clone(),
                     local_buffer_max: buf,
                     cpu_max_percent: s.max_cpu_percent(),
                 },
-            );
-            LimitNote {
-                direction: *d,
-                text: l.explain(*d),
-                limit: l,
-            }
+            )
         })
         .collect()
 }
@@ -281,6 +292,12 @@ pub fn run(opts: &Options, cx: Context) -> Result<TuneReport, TuneError> {
             }
         };
         step.settings = rows(&change, &undo);
+        let renegotiates = change.nic.link.is_some();
+        let link_before = if renegotiates {
+            target.link().ok().flatten()
+        } else {
+            None
+        };
         let applied = match cp.change(&cand.id, &undo, || target.apply(&change)) {
             Ok(r) => r,
             Err(e) => {
@@ -289,7 +306,18 @@ pub fn run(opts: &Options, cx: Context) -> Result<TuneReport, TuneError> {
             }
         };
         let revert = |t: &mut dyn Target, cp: &mut Checkpoint| -> Result<(), TuneError> {
-            cp.settle(|| t.apply(&undo))?.map_err(TuneError::Restore)
+            let link_now = if renegotiates {
+                t.link().ok().flatten()
+            } else {
+                None
+            };
+            cp.settle(|| t.apply(&undo))?.map_err(TuneError::Restore)?;
+            if renegotiates {
+                // The carrier drops again while the old settings take hold.
+                let _ = link::wait_for_carrier(t, link_now.as_ref(), link::CARRIER_WAIT);
+                let _ = t.connectivity();
+            }
+            Ok(())
         };
         if let Err(e) = applied {
             step.reason = format!("the kernel refused it: {e}");
@@ -301,6 +329,23 @@ pub fn run(opts: &Options, cx: Context) -> Result<TuneReport, TuneError> {
             report.steps.push(step);
             continue;
         }
+        let link_after = if renegotiates {
+            match link::wait_for_carrier(target, link_before.as_ref(), link::CARRIER_WAIT) {
+                Ok(l) => Some(l),
+                Err(e) => {
+                    step.status = StepStatus::Reverted;
+                    step.reason = format!("{e}: the previous link settings were restored");
+                    report.steps.push(step);
+                    if let Err(e) = revert(target, &mut cp) {
+                        failure = Some(e);
+                        break;
+                    }
+                    continue;
+                }
+            }
+        } else {
+            None
+        };
         if let Err(e) = target.connectivity() {
             step.status = StepStatus::Reverted;
             step.reason = format!("connectivity lost: {e}");
@@ -363,6 +408,10 @@ pub fn run(opts: &Options, cx: Context) -> Result<TuneReport, TuneError> {
             [&baseline.0, &baseline.1],
             opts.min_gain_percent,
         );
+        let decision = match (&link_before, &link_after) {
+            (Some(b), Some(a)) => link::decide_link(b, a, decision),
+            _ => decision,
+        };
         step.deltas = deltas;
         match decision {
             Decision::Keep(why) => {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::TuneError;
 use super::change::Change;
-use crate::nic::model::{PauseSet, RingsSet};
+use crate::nic::model::{LinkModes, LinkSet, PauseSet, RingsSet};
 use crate::nic::netlink::Netlink;
 use crate::nic::{apply, read, validate};
 use crate::path::route::{self, DefaultRoute};
@@ -27,6 +27,8 @@ pub trait Target {
     /// Does a don't-fragment packet of `size` bytes reach the peer?
     fn df_probe(&mut self, size: u32) -> Result<bool, String>;
     fn sysctl(&mut self, key: &str) -> Option<String>;
+    /// The link settings and state as the driver reports them now.
+    fn link(&mut self) -> Result<Option<LinkModes>, String>;
 }
 
 pub struct LiveTarget {
@@ -76,6 +78,9 @@ pub fn current_of(iface: &crate::nic::model::Interface, paths: &Paths, change: &
             tx: w.tx.map(|_| p.tx),
         });
     }
+    if let (Some(_), Some(l)) = (&n.link, &iface.link) {
+        u.nic.link = Some(link_undo(l));
+    }
     if let Some(f) = &iface.features {
         for k in n.features.keys() {
             if let Some(x) = f.get(k) {
@@ -89,6 +94,25 @@ pub fn current_of(iface: &crate::nic::model::Interface, paths: &Paths, change: &
         }
     }
     u
+}
+
+/// The request that puts a link back as `l` is: autonegotiation with the
+/// modes it advertised, or the forced speed and duplex.
+pub fn link_undo(l: &LinkModes) -> LinkSet {
+    if l.autoneg {
+        LinkSet {
+            autoneg: Some(true),
+            advertise: (!l.advertised_modes.is_empty()).then(|| l.advertised_modes.clone()),
+            ..Default::default()
+        }
+    } else {
+        LinkSet {
+            speed_mbps: l.speed_mbps,
+            duplex: l.duplex,
+            autoneg: Some(false),
+            advertise: None,
+        }
+    }
 }
 
 /// Apply a change for real: NIC change set (validated, read back, restored
@@ -178,5 +202,11 @@ impl Target for LiveTarget {
 
     fn sysctl(&mut self, key: &str) -> Option<String> {
         procfs::read(&self.paths.proc_sys, key).ok().flatten()
+    }
+
+    fn link(&mut self) -> Result<Option<LinkModes>, String> {
+        read::interface(&mut self.nl, &self.iface)
+            .map(|i| i.link)
+            .map_err(|e| e.to_string())
     }
 }

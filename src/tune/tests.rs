@@ -11,7 +11,7 @@ use super::*;
 use crate::bench::progress::{Cancel, NoProgress};
 use crate::doctor::Inputs;
 use crate::doctor::inputs::{IfaceSample, PeerData, Rtt};
-use crate::nic::model::{Interface, LinkModes};
+use crate::nic::model::{Duplex, Interface, LinkModes, LinkSet};
 use crate::path::Peer;
 use crate::path::measure::{Direction, Measure, MeasureError, Sample};
 use crate::path::pmtu::PathMtu;
@@ -40,6 +40,14 @@ impl Target for FakeTarget {
         if c.nic.mtu.is_some() {
             u.nic.mtu = s["mtu"].parse().ok();
         }
+        if c.nic.link.is_some() {
+            u.nic.link = Some(LinkSet {
+                speed_mbps: s["link"].parse().ok(),
+                duplex: Some(Duplex::Full),
+                autoneg: Some(false),
+                advertise: None,
+            });
+        }
         Ok(u)
     }
     fn apply(&mut self, c: &Change) -> Result<(), String> {
@@ -49,6 +57,16 @@ impl Target for FakeTarget {
         }
         if let Some(m) = c.nic.mtu {
             s.insert("mtu".into(), m.to_string());
+        }
+        if let Some(l) = &c.nic.link {
+            // Renegotiating reaches 1000 Mb/s, unless the carrier never returns.
+            let v = match (l.autoneg, l.speed_mbps) {
+                (Some(true), _) if s.contains_key("carrier-lost") => "down".to_string(),
+                (Some(true), _) => "1000".to_string(),
+                (_, Some(speed)) => speed.to_string(),
+                _ => s["link"].clone(),
+            };
+            s.insert("link".into(), v);
         }
         Ok(())
     }
@@ -60,6 +78,16 @@ impl Target for FakeTarget {
     }
     fn sysctl(&mut self, key: &str) -> Option<String> {
         self.state.lock().unwrap().get(key).cloned()
+    }
+    fn link(&mut self) -> Result<Option<LinkModes>, String> {
+        let s = self.state.lock().unwrap();
+        let speed = s.get("link").and_then(|v| v.parse().ok());
+        Ok(Some(LinkModes {
+            speed_mbps: speed,
+            duplex: speed.map(|_| Duplex::Full),
+            detected: Some(speed.is_some()),
+            ..Default::default()
+        }))
     }
 }
 
@@ -119,6 +147,7 @@ fn setup(dir: &Path) -> (Paths, State, Inputs) {
         "cubic".to_string(),
     );
     m.insert("mtu".to_string(), "1500".to_string());
+    m.insert("link".to_string(), "1000".to_string());
     let mut inp = Inputs::default();
     for (k, v) in &m {
         inp.sysctls.insert(k.clone(), v.clone());
@@ -269,4 +298,69 @@ fn not_confirmed_or_cancelled_means_everything_restored() {
     assert_eq!(r.outcome, Outcome::Cancelled);
     assert_eq!(*state.lock().unwrap(), before);
     assert!(checkpoint::all(&paths).is_empty());
+}
+
+/// The e1000e forced to 100 Mb/s full duplex, autoneg off.
+fn forced_hundred(inp: &mut Inputs, state: &State) {
+    let nic = crate::nic::shortfall::e1000e_fixture(100, Duplex::Full, false, &[]);
+    let i = &mut inp.interfaces[0].first;
+    i.physical = nic.physical;
+    i.driver = nic.driver;
+    i.link = nic.link;
+    state.lock().unwrap().insert("link".into(), "100".into());
+}
+
+#[test]
+fn scripted_target_renegotiation_first_kept_on_the_links_evidence_and_recorded_for_rollback() {
+    let d = tempfile::tempdir().unwrap();
+    let (paths, state, mut inp) = setup(d.path());
+    forced_hundred(&mut inp, &state);
+    let r = tune(&paths, &state, &inp, &opts(vec![]), true, None);
+    assert_eq!(r.plan[0].id, "link-renegotiate");
+    let st = &r.steps[0];
+    assert_eq!(st.status, StepStatus::Kept, "{}", st.reason);
+    // The fake throughput ignores the link: the link's report decided.
+    assert!(
+        st.reason.starts_with("decided by the link:"),
+        "{}",
+        st.reason
+    );
+    assert!(
+        st.reason
+            .contains("1000 Mb/s full duplex (was 100 Mb/s full duplex)")
+    );
+    assert_eq!(state.lock().unwrap()["link"], "1000");
+    let last = persist::load_last(&paths, "eth0").unwrap().unwrap();
+    let orig = last
+        .original
+        .nic
+        .link
+        .clone()
+        .expect("the link original recorded");
+    assert_eq!(
+        (orig.speed_mbps, orig.autoneg),
+        (Some(100), Some(false)),
+        "{last:?}"
+    );
+    assert_eq!(last.kept.nic.link.unwrap().autoneg, Some(true));
+}
+
+#[test]
+fn scripted_target_carrier_that_does_not_return_restores_the_forced_link() {
+    let d = tempfile::tempdir().unwrap();
+    let (paths, state, mut inp) = setup(d.path());
+    forced_hundred(&mut inp, &state);
+    state
+        .lock()
+        .unwrap()
+        .insert("carrier-lost".into(), "1".into());
+    let r = tune(&paths, &state, &inp, &opts(vec![]), true, None);
+    let st = &r.steps[0];
+    assert_eq!(st.status, StepStatus::Reverted);
+    assert!(
+        st.reason.starts_with("carrier did not return within 10 s"),
+        "{}",
+        st.reason
+    );
+    assert_eq!(state.lock().unwrap()["link"], "100");
 }

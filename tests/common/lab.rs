@@ -101,46 +101,7 @@ impl Lab {
 
     /// `iperf3 -s` in the peer namespace on a port found free there.
     pub fn iperf3_server(&self) -> Server {
-        let port = self.peer.run_in(|| {
-            std::net::TcpListener::bind("0.0.0.0:0")
-                .unwrap()
-                .local_addr()
-                .unwrap()
-                .port()
-        });
-        let child = super::die_with_test(&mut Command::new("ip"))
-            .args([
-                "netns",
-                "exec",
-                &self.peer.name,
-                "iperf3",
-                "-s",
-                "-p",
-                &port.to_string(),
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start iperf3 -s");
-        let s = Server { child, port };
-        // Wait until it listens.
-        let addr: std::net::SocketAddr = format!("{PEER_IP}:{port}").parse().unwrap();
-        let ok = self.here.run_in(move || {
-            (0..100).any(|_| {
-                if std::net::TcpStream::connect_timeout(
-                    &addr,
-                    std::time::Duration::from_millis(100),
-                )
-                .is_ok()
-                {
-                    return true;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(50));
-                false
-            })
-        });
-        assert!(ok, "iperf3 -s did not start listening on {addr}");
-        s
+        iperf3_server_in(&self.peer, &self.here, PEER_IP)
     }
 
     /// `PEER_IP:port`.
@@ -173,6 +134,48 @@ impl Lab {
             .exec(&["cat", &format!("/sys/class/net/{}/mtu", self.a)]);
         String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
     }
+}
+
+/// `iperf3 -s` in `ns` on a port found free there, once `client` (a namespace
+/// that reaches `ip`) can connect to it at `ip`.
+pub fn iperf3_server_in(ns: &NetNs, client: &NetNs, ip: &str) -> Server {
+    let port = ns.run_in(|| {
+        std::net::TcpListener::bind("0.0.0.0:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    });
+    let child = super::die_with_test(&mut Command::new("ip"))
+        .args([
+            "netns",
+            "exec",
+            &ns.name,
+            "iperf3",
+            "-s",
+            "-p",
+            &port.to_string(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start iperf3 -s");
+    let s = Server { child, port };
+    // Wait until it listens.
+    let addr: std::net::SocketAddr = format!("{ip}:{port}").parse().unwrap();
+    let ok = client.run_in(move || {
+        (0..100).any(|_| {
+            if std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_millis(100))
+                .is_ok()
+            {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            false
+        })
+    });
+    assert!(ok, "iperf3 -s did not start listening on {addr}");
+    s
 }
 
 /// The step of a tune report for candidate `id`.
