@@ -9,12 +9,15 @@
 //! - [`nic::netlink`] and [`nic::ioctl`]: the kernel.
 
 pub mod bench;
+pub mod check;
 pub mod cli;
+pub mod config;
 pub mod dbus;
 pub mod doctor;
 pub mod fsutil;
 pub mod history;
 pub mod host;
+pub mod metrics;
 pub mod nic;
 pub mod path;
 pub mod paths;

@@ -8,13 +8,13 @@ use super::output::{print_json, table};
 use crate::history::store::{format_ts, parse_since};
 use crate::history::{History, Kind};
 
-/// List stored results (benchmarks, doctor, tune, report), newest first.
+/// List stored results (benchmarks, doctor, tune, report, check), newest first.
 ///
 /// Every result is stored with host, kernel, interface, peer and a snapshot
 /// of the settings, in <state dir>/history.db (SQLite).
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
-    /// Only results of this kind: net, disk, cpu, doctor, tune, report.
+    /// Only results of this kind: net, disk, cpu, doctor, tune, report, check.
     #[arg(long, value_name = "KIND")]
     pub kind: Option<String>,
 

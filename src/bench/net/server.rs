@@ -32,6 +32,9 @@ pub struct ServerConfig {
     pub setup_timeout: Duration,
     /// Drop a test whose receiving streams get nothing for this long (iperf3's `--rcv-timeout`).
     pub stall_timeout: Duration,
+    /// The host's measurement lock ([`crate::bench::exclusive`]): a test is
+    /// served only while it can be taken (else the client is told busy).
+    pub exclusive: Option<std::path::PathBuf>,
 }
 
 impl ServerConfig {
@@ -43,6 +46,7 @@ impl ServerConfig {
             idle_timeout: None,
             setup_timeout: Duration::from_secs(10),
             stall_timeout: Duration::from_secs(120),
+            exclusive: None,
         }
     }
 }
@@ -147,6 +151,19 @@ impl Server {
         Err(last.unwrap_or_else(|| NetError::InvalidConfig("no address to bind".into())))
     }
 
+    /// Serve on a listening socket that was handed over (systemd socket
+    /// activation); `cfg.bind` and `cfg.port` are not used.
+    pub fn from_listener(listener: TcpListener, cfg: ServerConfig) -> Result<Server, NetError> {
+        let addr = listener
+            .local_addr()
+            .map_err(|e| NetError::io("the inherited socket", e))?;
+        Ok(Server {
+            listener,
+            addr,
+            cfg,
+        })
+    }
+
     /// The address the server listens on (with the actual port).
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
@@ -225,6 +242,27 @@ impl Server {
                     if reap(&mut session) && self.cfg.one_off {
                         return StopReason::OneOff;
                     }
+                    // The host measures to someone else right now: busy too.
+                    let gate = match &self.cfg.exclusive {
+                        Some(p) if session.is_none() => {
+                            match crate::bench::exclusive::MeasureLock::try_acquire(p) {
+                                Ok(Some(g)) => Some(g),
+                                Ok(None) => {
+                                    refuse(conn);
+                                    busy_refusals += 1;
+                                    say(
+                                        progress,
+                                        format!(
+                                            "refused {peer}: this host is measuring (sent ACCESS_DENIED)"
+                                        ),
+                                    );
+                                    continue;
+                                }
+                                Err(_) => None,
+                            }
+                        }
+                        _ => None,
+                    };
                     if session.is_none() {
                         shared.phase.store(BUSY, Ordering::SeqCst);
                         let shared = &shared;
@@ -238,6 +276,7 @@ impl Server {
                         session = Some(scope.spawn(move || {
                             let result = serve_test(conn, peer, &ctx);
                             *shared.streams.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                            drop(gate);
                             // Done with the client: the next one is served as soon as
                             // the lines and the callback below return.
                             shared.phase.store(DONE, Ordering::SeqCst);
