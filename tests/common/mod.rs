@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 pub mod bus;
 pub mod deb;
 pub mod ethtool;
+pub mod fleet;
 pub mod lab;
 pub mod vm;
 
