@@ -328,7 +328,10 @@ x = 1
 "#);
         assert_eq!(probs.len(), 5, "{probs:?}");
         let all = probs.join("\n");
-        assert!(probs[0].starts_with("/etc/hlctl/hlctl.toml:2: check.peers: peer 'bad host:1'"), "{all}");
+        assert!(
+            probs[0].starts_with("/etc/hlctl/hlctl.toml:2: check.peers: peer 'bad host:1'"),
+            "{all}"
+        );
         assert!(probs[1].starts_with("/etc/hlctl/hlctl.toml:3: check.cpu: invalid type"));
         assert!(probs[2].starts_with("/etc/hlctl/hlctl.toml:4: check.colour: unknown key"));
         assert!(

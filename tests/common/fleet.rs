@@ -45,9 +45,12 @@ impl Host {
     /// The environment that points hlctl at this host's files.
     pub fn env(&self) -> Vec<(String, String)> {
         vec![
-            ("HLCTL_STATE_DIR".into(), self.state_dir().display().to_string()),
+            (
+                "HLCTL_STATE_DIR".into(),
+                self.state_dir().display().to_string(),
+            ),
             ("HLCTL_CONFIG".into(), self.config().display().to_string()),
-            ("HLCTL_LOCAL".into(), "1".into()),
+            ("HLCTL_LOCAL".into(), "true".into()),
         ]
     }
 
@@ -131,7 +134,9 @@ impl Fleet {
 
     fn spawn(&mut self, mut c: Command, log: &Path) {
         let f = std::fs::File::create(log).unwrap();
-        c.stdout(f.try_clone().unwrap()).stderr(f).stdin(Stdio::null());
+        c.stdout(f.try_clone().unwrap())
+            .stderr(f)
+            .stdin(Stdio::null());
         self.procs.push(ChildGuard(c.spawn().expect("spawn")));
     }
 
@@ -144,7 +149,7 @@ impl Fleet {
             self.spawn(c, &log);
         }
         for h in &self.hosts {
-            wait_port(&self.switch, &h.ip, SERVE_PORT);
+            wait_port_or_log(&self.switch, &h.ip, SERVE_PORT, &h.dir.join("serve.log"));
         }
     }
 
@@ -157,13 +162,16 @@ impl Fleet {
                 &format!("--web.listen-address={}:9100", h.ip),
                 "--collector.disable-defaults",
                 "--collector.textfile",
-                &format!("--collector.textfile.directory={}", h.textfile_dir().display()),
+                &format!(
+                    "--collector.textfile.directory={}",
+                    h.textfile_dir().display()
+                ),
             ]);
             let log = h.dir.join("node-exporter.log");
             self.spawn(c, &log);
         }
         for h in &self.hosts {
-            wait_port(&self.switch, &h.ip, 9100);
+            wait_port_or_log(&self.switch, &h.ip, 9100, &h.dir.join("node-exporter.log"));
         }
     }
 
@@ -189,17 +197,18 @@ impl Fleet {
         let mut c = Command::new("ip");
         c.args(["netns", "exec", &self.switch.name, "prometheus"])
             .arg(format!("--config.file={}", conf.display()))
-            .arg(format!("--storage.tsdb.path={}", dir.join("data").display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.join("data").display()
+            ))
             .arg(format!("--web.listen-address={PROM_IP}:9090"));
         self.spawn(c, &dir.join("prometheus.log"));
-        wait_port(&self.switch, PROM_IP, 9090);
+        wait_port_or_log(&self.switch, PROM_IP, 9090, &dir.join("prometheus.log"));
     }
 
     /// GET a Prometheus API path (in `switch`); the JSON answer.
     pub fn prom_get(&self, path_and_query: &str) -> Value {
-        let req = format!(
-            "GET {path_and_query} HTTP/1.0\r\nHost: {PROM_IP}:9090\r\n\r\n"
-        );
+        let req = format!("GET {path_and_query} HTTP/1.0\r\nHost: {PROM_IP}:9090\r\n\r\n");
         let body = self.switch.run_in(move || {
             use std::io::{Read, Write};
             let mut s = std::net::TcpStream::connect((PROM_IP, 9090)).expect("connect prometheus");
@@ -250,8 +259,19 @@ pub fn urlencode(s: &str) -> String {
         .collect()
 }
 
-/// Wait until `ip:port` accepts connections (seen from `from`).
-pub fn wait_port(from: &NetNs, ip: &str, port: u16) {
+/// Wait until `ip:port` accepts connections; else fail with the server's log.
+pub fn wait_port_or_log(from: &NetNs, ip: &str, port: u16, log: &Path) {
+    if !port_answers(from, ip, port) {
+        panic!(
+            "nothing listens on {ip}:{port}; {}:\n{}",
+            log.display(),
+            std::fs::read_to_string(log).unwrap_or_default()
+        );
+    }
+}
+
+/// Whether `ip:port` accepts connections within 10 s (seen from `from`).
+pub fn port_answers(from: &NetNs, ip: &str, port: u16) -> bool {
     let addr: std::net::SocketAddr = format!("{ip}:{port}").parse().unwrap();
     let ok = from.run_in(move || {
         (0..200).any(|_| {
@@ -263,5 +283,5 @@ pub fn wait_port(from: &NetNs, ip: &str, port: u16) {
             false
         })
     });
-    assert!(ok, "nothing listens on {addr}");
+    ok
 }
