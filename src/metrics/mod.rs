@@ -79,7 +79,7 @@ fn links(f: &mut Families, links: &[Interface]) {
             if let Some(s) = m.speed_mbps {
                 f.set(
                     "hlctl_link_speed_bps",
-                    "Link speed in bit/s.",
+                    "Link speed in bit/s",
                     &l,
                     s as f64 * 1e6,
                 );
@@ -92,7 +92,7 @@ fn links(f: &mut Families, links: &[Interface]) {
             {
                 f.set(
                     "hlctl_link_supported_speed_bps",
-                    "Best speed the link supports, in bit/s.",
+                    "Best speed the link supports, in bit/s",
                     &l,
                     best as f64 * 1e6,
                 );
@@ -100,7 +100,7 @@ fn links(f: &mut Families, links: &[Interface]) {
             if let Some(d) = m.duplex {
                 f.set(
                     "hlctl_link_full_duplex",
-                    "1 when the link runs full duplex, 0 half.",
+                    "1 when the link runs full duplex, 0 half",
                     &l,
                     b(d == Duplex::Full),
                 );
@@ -108,22 +108,22 @@ fn links(f: &mut Families, links: &[Interface]) {
         }
         f.set(
             "hlctl_link_speed_is_physical",
-            "1 when the speed is a physical line rate (not a virtual device's nominal figure).",
+            "1 when the speed is a physical line rate (not a virtual device's nominal figure)",
             &l,
             b(physical::speed_is_physical(i)),
         );
         if let Some(r) = &i.rings {
             for (name, help, v) in [
-                ("hlctl_ring_rx_entries", "RX ring size.", r.rx),
+                ("hlctl_ring_rx_entries", "RX ring size", r.rx),
                 (
                     "hlctl_ring_rx_max_entries",
-                    "Largest RX ring the driver allows.",
+                    "Largest RX ring the driver allows",
                     r.rx_max,
                 ),
-                ("hlctl_ring_tx_entries", "TX ring size.", r.tx),
+                ("hlctl_ring_tx_entries", "TX ring size", r.tx),
                 (
                     "hlctl_ring_tx_max_entries",
-                    "Largest TX ring the driver allows.",
+                    "Largest TX ring the driver allows",
                     r.tx_max,
                 ),
             ] {
@@ -135,24 +135,24 @@ fn links(f: &mut Families, links: &[Interface]) {
         if let Some(p) = &i.pause {
             f.set(
                 "hlctl_pause_rx",
-                "1 when RX flow control is on.",
+                "1 when RX flow control is on",
                 &l,
                 b(p.rx),
             );
             f.set(
                 "hlctl_pause_tx",
-                "1 when TX flow control is on.",
+                "1 when TX flow control is on",
                 &l,
                 b(p.tx),
             );
         }
-        f.set("hlctl_mtu_bytes", "MTU in bytes.", &l, i.mtu as f64);
+        f.set("hlctl_mtu_bytes", "MTU in bytes", &l, i.mtu as f64);
         if let Some(feats) = &i.features {
             for name in crate::history::settings::FEATURES {
                 if let Some(x) = feats.get(*name) {
                     f.set(
                         "hlctl_offload_active",
-                        "1 when the offload is active (the set hlctl tunes).",
+                        "1 when the offload is active (the set hlctl tunes)",
                         &[("iface", i.name.as_str()), ("feature", name)],
                         b(x.active),
                     );
@@ -183,7 +183,7 @@ fn check(f: &mut Families, r: &CheckReport, ts: i64, c: Option<&Comparison>) {
             if let Some(v) = d.bps {
                 f.set(
                     "hlctl_net_throughput_bps",
-                    "Throughput of the last check to the peer, bit/s (upload: this host sends).",
+                    "Throughput of the last check to the peer, bit/s (upload: this host sends)",
                     &l,
                     v,
                 );
@@ -191,14 +191,14 @@ fn check(f: &mut Families, r: &CheckReport, ts: i64, c: Option<&Comparison>) {
             if let Some(v) = d.retransmits {
                 f.set(
                     "hlctl_net_retransmits",
-                    "TCP retransmits during the last check's run.",
+                    "TCP retransmits during the last check's run",
                     &l,
                     v as f64,
                 );
             }
             f.set(
                 "hlctl_net_busy_retries",
-                "Times the peer was busy and the run was tried again.",
+                "Times the peer was busy and the run was tried again",
                 &l,
                 d.busy_retries as f64,
             );
@@ -206,7 +206,7 @@ fn check(f: &mut Families, r: &CheckReport, ts: i64, c: Option<&Comparison>) {
         if let Some(rtt) = p.rtt_seconds {
             f.set(
                 "hlctl_net_rtt_seconds",
-                "Idle round-trip time to the peer (ICMP echo), seconds.",
+                "Idle round-trip time to the peer (ICMP echo), seconds",
                 &[("peer", p.peer.as_str())],
                 rtt,
             );
@@ -217,13 +217,13 @@ fn check(f: &mut Families, r: &CheckReport, ts: i64, c: Option<&Comparison>) {
             let l = [("dir", e.subject.as_str()), ("pattern", pattern.as_str())];
             f.set(
                 "hlctl_disk_iops",
-                "Disk I/O operations per second.",
+                "Disk I/O operations per second",
                 &l,
                 iops,
             );
             f.set(
                 "hlctl_disk_bytes_per_second",
-                "Disk throughput, bytes/s.",
+                "Disk throughput, bytes/s",
                 &l,
                 bps,
             );
@@ -239,7 +239,7 @@ fn check(f: &mut Families, r: &CheckReport, ts: i64, c: Option<&Comparison>) {
         for x in &e.figures {
             f.set(
                 "hlctl_cpu_events_per_second",
-                "CPU benchmark events per second.",
+                "CPU benchmark events per second",
                 &[("threads", threads.as_str())],
                 x.value,
             );
@@ -247,7 +247,7 @@ fn check(f: &mut Families, r: &CheckReport, ts: i64, c: Option<&Comparison>) {
     }
     f.set(
         "hlctl_check_timestamp_seconds",
-        "When the last check ran (Unix seconds).",
+        "When the last check ran (Unix seconds)",
         &[],
         ts as f64,
     );
@@ -256,13 +256,13 @@ fn check(f: &mut Families, r: &CheckReport, ts: i64, c: Option<&Comparison>) {
             let l = [("metric", m.name.as_str()), ("subject", m.subject.as_str())];
             f.set(
                 "hlctl_check_regression",
-                "1 when the last check found this metric regressed against its reference.",
+                "1 when the last check found this metric regressed against its reference",
                 &l,
                 b(m.verdict == crate::history::Verdict::Regression),
             );
             f.set(
                 "hlctl_check_reference_value",
-                "The reference (baseline or previous check) the last check was compared with.",
+                "The reference (baseline or previous check) the last check was compared with",
                 &l,
                 m.baseline,
             );
@@ -279,7 +279,7 @@ fn tune(f: &mut Families, t: &crate::history::StoredResult) {
         {
             f.set(
                 "hlctl_tune_gain_ratio",
-                "Throughput after the last tune divided by before it.",
+                "Throughput after the last tune divided by before it",
                 &[("iface", iface.as_str()), ("direction", dir)],
                 after / before,
             );
@@ -287,7 +287,7 @@ fn tune(f: &mut Families, t: &crate::history::StoredResult) {
     }
     f.set(
         "hlctl_tune_timestamp_seconds",
-        "When the last tune ran (Unix seconds).",
+        "When the last tune ran (Unix seconds)",
         &[],
         t.ts as f64,
     );

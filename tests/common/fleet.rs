@@ -273,7 +273,7 @@ pub fn wait_port_or_log(from: &NetNs, ip: &str, port: u16, log: &Path) {
 /// Whether `ip:port` accepts connections within 10 s (seen from `from`).
 pub fn port_answers(from: &NetNs, ip: &str, port: u16) -> bool {
     let addr: std::net::SocketAddr = format!("{ip}:{port}").parse().unwrap();
-    let ok = from.run_in(move || {
+    from.run_in(move || {
         (0..200).any(|_| {
             if let Ok(s) = std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(100)) {
                 drop(s);
@@ -282,6 +282,5 @@ pub fn port_answers(from: &NetNs, ip: &str, port: u16) -> bool {
             std::thread::sleep(Duration::from_millis(50));
             false
         })
-    });
-    ok
+    })
 }
