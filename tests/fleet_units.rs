@@ -120,7 +120,10 @@ fn generator_writes_the_schedule_and_enables_what_the_file_says() {
         ),
     ] {
         let t = std::fs::read_link(out.join(link)).unwrap_or_else(|e| panic!("{link}: {e}"));
-        assert_eq!(t, std::path::Path::new("/lib/systemd/system").join(unit));
+        assert_eq!(
+            t,
+            std::path::Path::new("/usr/lib/systemd/system").join(unit)
+        );
     }
     // Serve is off by default: no socket link.
     std::fs::write(&conf, "[check]\ncpu = true\n").unwrap();

@@ -26,7 +26,7 @@ pub enum ConfigCommand {
     /// The configuration in effect (defaults filled in; wrong keys keep their defaults).
     Show,
     /// The systemd generator (run by systemd as
-    /// /lib/systemd/system-generators/hlctl-generator NORMAL [EARLY LATE]):
+    /// /usr/lib/systemd/system-generators/hlctl-generator NORMAL [EARLY LATE]):
     /// the timer's schedule and the units the file enables.
     #[command(hide = true)]
     SystemdGenerator {

@@ -1,5 +1,5 @@
 //! What the configuration means for systemd: the generator
-//! (`/lib/systemd/system-generators/hlctl-generator`, which runs
+//! (`/usr/lib/systemd/system-generators/hlctl-generator`, which runs
 //! `hlctl config systemd-generator DIR`) writes the timer's schedule as a
 //! drop-in and enables the timer, the after-boot check and the serve socket
 //! as the file says. `systemctl daemon-reload` after editing the file.
@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use super::Config;
 
 /// Where the package installs its units.
-pub const UNIT_DIR: &str = "/lib/systemd/system";
+pub const UNIT_DIR: &str = "/usr/lib/systemd/system";
 
 /// systemd's calendar shorthands.
 const SHORTHANDS: &[&str] = &[
