@@ -17,6 +17,7 @@ pub mod doctor;
 pub mod fsutil;
 pub mod history;
 pub mod host;
+pub mod html;
 pub mod metrics;
 pub mod nic;
 pub mod path;
