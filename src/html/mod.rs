@@ -30,12 +30,17 @@ pub fn esc(s: &str) -> String {
     o
 }
 
+/// (metric, subject).
+pub type Key = (String, String);
+/// Unit and (time, value) oldest first.
+pub type Series = (String, Vec<(i64, f64)>);
+
 /// What the page shows.
 pub struct Page {
     pub host: String,
     pub generated: i64,
     /// (metric, subject) → unit and values oldest first.
-    pub series: BTreeMap<(String, String), (String, Vec<(i64, f64)>)>,
+    pub series: BTreeMap<Key, Series>,
     /// (metric, subject) → the newest baseline's value.
     pub baseline: BTreeMap<(String, String), f64>,
     pub baseline_name: Option<String>,
@@ -49,7 +54,7 @@ pub fn gather(
     limit: u32,
 ) -> Result<Page, HistoryError> {
     let rows: Vec<StoredResult> = h.list(None, None, limit)?;
-    let mut series: BTreeMap<(String, String), (String, Vec<(i64, f64)>)> = BTreeMap::new();
+    let mut series: BTreeMap<Key, Series> = BTreeMap::new();
     for r in rows.iter().rev() {
         for m in &r.metrics {
             let e = series

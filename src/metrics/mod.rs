@@ -325,3 +325,159 @@ pub fn refresh(
     let inp = gather::gather(paths, cfg);
     Some(write(dir, &encode(&inp)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::net::{DirectionResult, PeerResult};
+    use crate::nic::model::{Feature, LinkModes, Pause, Rings};
+    use crate::path::measure::Direction;
+    use crate::report::{Entry, Figure, NetEntry, Report};
+
+    /// An e1000e-like NIC as `read::interface` gives it (values from the VM test).
+    fn nic() -> Interface {
+        let mut features = std::collections::BTreeMap::new();
+        features.insert(
+            "tx-tcp-segmentation".to_string(),
+            Feature {
+                active: true,
+                requested: true,
+                fixed: false,
+            },
+        );
+        Interface {
+            name: "eth0".into(),
+            physical: true,
+            driver: Some("e1000e".into()),
+            mtu: 1500,
+            link: Some(LinkModes {
+                speed_mbps: Some(100),
+                duplex: Some(Duplex::Half),
+                supported_modes: vec!["100baseT/Half".into(), "1000baseT/Full".into()],
+                ..Default::default()
+            }),
+            rings: Some(Rings {
+                rx: Some(256),
+                tx: Some(256),
+                rx_max: Some(4096),
+                tx_max: Some(4096),
+                ..Default::default()
+            }),
+            pause: Some(Pause {
+                autoneg: true,
+                rx: true,
+                tx: false,
+            }),
+            features: Some(features),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn every_metric_of_the_issue_with_subject_labels_only() {
+        let dir = |d, bps| DirectionResult {
+            direction: d,
+            bps: Some(bps),
+            retransmits: Some(3),
+            busy_retries: 1,
+            error: None,
+        };
+        let check = CheckReport {
+            report: Report {
+                host: Default::default(),
+                timestamp: 1000,
+                network: vec![NetEntry {
+                    peer: "nas \"lan\":5201".into(),
+                    interface: Some("eth0".into()),
+                    upload_bps: Some(9e8),
+                    download_bps: Some(8e8),
+                    error: None,
+                }],
+                disk: vec![Entry {
+                    subject: "/srv".into(),
+                    figures: vec![
+                        Figure {
+                            name: "seq-write".into(),
+                            value: 2.0 * 1048576.0,
+                            unit: "B/s".into(),
+                        },
+                        Figure {
+                            name: "randread-4k".into(),
+                            value: 1000.0,
+                            unit: "IOPS".into(),
+                        },
+                    ],
+                    error: None,
+                }],
+                cpu: vec![Entry {
+                    subject: "multi".into(),
+                    figures: vec![Figure {
+                        name: "events".into(),
+                        value: 5000.0,
+                        unit: "events/s".into(),
+                    }],
+                    error: None,
+                }],
+            },
+            peers: vec![PeerResult {
+                peer: "nas \"lan\":5201".into(),
+                interface: Some("eth0".into()),
+                rtt_seconds: Some(0.0004),
+                directions: vec![dir(Direction::Upload, 9e8), dir(Direction::Download, 8e8)],
+            }],
+            cpu_threads: 4,
+        };
+        let tune = crate::history::StoredResult {
+            id: 1,
+            ts: 900,
+            kind: "tune".into(),
+            host: "lab".into(),
+            kernel: "6.1".into(),
+            interface: Some("eth0".into()),
+            peer: None,
+            metrics: vec![],
+            settings: Default::default(),
+            result: serde_json::json!({
+                "baseline": {"upload": {"median_bps": 4e8}, "download": {"median_bps": 5e8}},
+                "after": {"upload": {"median_bps": 8e8}, "download": {"median_bps": 5e8}}
+            }),
+        };
+        let text = encode(&Inputs {
+            links: vec![nic()],
+            check: Some((check, 1000, None)),
+            tune: Some(tune),
+        });
+        for line in [
+            "hlctl_link_speed_bps{iface=\"eth0\"} 100000000",
+            "hlctl_link_supported_speed_bps{iface=\"eth0\"} 1000000000",
+            "hlctl_link_full_duplex{iface=\"eth0\"} 0",
+            "hlctl_link_speed_is_physical{iface=\"eth0\"} 1",
+            "hlctl_ring_rx_entries{iface=\"eth0\"} 256",
+            "hlctl_ring_rx_max_entries{iface=\"eth0\"} 4096",
+            "hlctl_ring_tx_entries{iface=\"eth0\"} 256",
+            "hlctl_ring_tx_max_entries{iface=\"eth0\"} 4096",
+            "hlctl_pause_rx{iface=\"eth0\"} 1",
+            "hlctl_pause_tx{iface=\"eth0\"} 0",
+            "hlctl_mtu_bytes{iface=\"eth0\"} 1500",
+            "hlctl_offload_active{iface=\"eth0\",feature=\"tx-tcp-segmentation\"} 1",
+            // The encoder escapes label values (the quotes in the peer).
+            "hlctl_net_throughput_bps{peer=\"nas \\\"lan\\\":5201\",direction=\"upload\"} 900000000",
+            "hlctl_net_retransmits{peer=\"nas \\\"lan\\\":5201\",direction=\"download\"} 3",
+            "hlctl_net_rtt_seconds{peer=\"nas \\\"lan\\\":5201\"} 0.0004",
+            "hlctl_disk_iops{dir=\"/srv\",pattern=\"randread-4k\"} 1000",
+            "hlctl_disk_bytes_per_second{dir=\"/srv\",pattern=\"seq-write\"} 2097152",
+            "hlctl_cpu_events_per_second{threads=\"4\"} 5000",
+            "hlctl_check_timestamp_seconds 1000",
+            "hlctl_tune_gain_ratio{iface=\"eth0\",direction=\"upload\"} 2",
+            "hlctl_tune_gain_ratio{iface=\"eth0\",direction=\"download\"} 1",
+            "hlctl_tune_timestamp_seconds 900",
+        ] {
+            assert!(
+                text.lines().any(|l| l == line || l == format!("{line}.0")),
+                "missing {line} in:\n{text}"
+            );
+        }
+        assert!(text.contains("# TYPE hlctl_link_speed_bps gauge"));
+        assert!(!text.contains("host="), "the host is Prometheus's instance");
+    }
+}
