@@ -158,3 +158,81 @@ fn hlctld_logs_a_bad_file_keeps_serving_and_writes_metrics_on_link_changes() {
     assert!(t.contains(&want), "{want} not in:\n{t}\n{}", daemon.log());
     println!("{t}");
 }
+
+#[test]
+fn after_boot_check_runs_only_when_the_kernel_changed() {
+    let d = tempfile::tempdir().unwrap();
+    let state = d.path().join("state");
+    let disk = d.path().join("disk");
+    std::fs::create_dir_all(&disk).unwrap();
+    let conf = d.path().join("hlctl.toml");
+    std::fs::write(
+        &conf,
+        format!(
+            "[check]\ndirs = [\"{}\"]\ncpu = false\ndisk_size_mib = 4\nbench_time_s = 1\n",
+            disk.display()
+        ),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        Command::new(HLCTL)
+            .args([
+                "--state-dir",
+                state.to_str().unwrap(),
+                "--config",
+                conf.to_str().unwrap(),
+            ])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    // The boot unit's ExecStart, before any check: nothing to compare with.
+    let unit = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/systemd/hlctl-check-boot.service"
+    ))
+    .unwrap();
+    assert!(
+        unit.lines()
+            .any(|l| l == "ExecStart=/usr/bin/hlctl check --if-kernel-changed")
+    );
+    let o = run(&["check", "--if-kernel-changed"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("no check ran yet"),
+        "{}",
+        text(&o)
+    );
+    // A first check; the same kernel after "boot": nothing to do.
+    let o = run(&["check"]);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", text(&o));
+    let o = run(&["check", "--if-kernel-changed"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("nothing to do"),
+        "{}",
+        text(&o)
+    );
+    let checks = |out: &Output| -> usize {
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["results"].as_array().unwrap().len()
+    };
+    assert_eq!(checks(&run(&["history", "--kind", "check", "--json"])), 1);
+    // The last check ran under another kernel (as after an upgrade): it runs.
+    let db = rusqlite::Connection::open(state.join("history.db")).unwrap();
+    db.execute(
+        "UPDATE results SET kernel = '6.1.0-0-old' WHERE kind = 'check'",
+        [],
+    )
+    .unwrap();
+    drop(db);
+    let o = run(&["check", "--if-kernel-changed"]);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("kernel changed (6.1.0-0-old → "),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(checks(&run(&["history", "--kind", "check", "--json"])), 2);
+}
