@@ -104,12 +104,16 @@ journalctl --no-pager -o json MESSAGE_ID={MESSAGE_ID}
         .filter(|l| l.starts_with('{'))
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(entries.len(), 1, "{}", text(&o));
-    let e = &entries[0];
-    assert_eq!(e["MESSAGE_ID"], MESSAGE_ID);
-    assert_eq!(e["PRIORITY"], "4");
-    assert_eq!(e["SYSLOG_IDENTIFIER"], "hlctl");
-    assert_eq!(e["HLCTL_METRIC"], "disk seq-write");
+    // The planted one; 1-second disk runs on a busy machine may add others.
+    for e in &entries {
+        assert_eq!(e["MESSAGE_ID"], MESSAGE_ID);
+        assert_eq!(e["PRIORITY"], "4");
+        assert_eq!(e["SYSLOG_IDENTIFIER"], "hlctl");
+    }
+    let e = entries
+        .iter()
+        .find(|e| e["HLCTL_METRIC"] == "disk seq-write")
+        .unwrap_or_else(|| panic!("{}", text(&o)));
     let msg = e["MESSAGE"].as_str().unwrap();
     assert!(
         msg.starts_with("regression: disk seq-write → ") && msg.contains("REGRESSION"),
