@@ -69,11 +69,13 @@ impl Host {
     }
 }
 
+/// Fields drop in order: the processes are stopped (by pid) before the
+/// namespaces and the files they use go.
 pub struct Fleet {
+    pub procs: Vec<ChildGuard>,
     pub switch: NetNs,
     pub hosts: Vec<Host>,
     pub dir: tempfile::TempDir,
-    pub procs: Vec<ChildGuard>,
 }
 
 impl Fleet {
@@ -112,10 +114,10 @@ impl Fleet {
             std::fs::write(h.config(), config(i, h)).unwrap();
         }
         Fleet {
+            procs: Vec::new(),
             switch,
             hosts,
             dir,
-            procs: Vec::new(),
         }
     }
 
@@ -137,7 +139,11 @@ impl Fleet {
         c.stdout(f.try_clone().unwrap())
             .stderr(f)
             .stdin(Stdio::null());
-        self.procs.push(ChildGuard(c.spawn().expect("spawn")));
+        let what = format!("{c:?}");
+        let child = c
+            .spawn()
+            .unwrap_or_else(|e| panic!("{what}: {e} (scripts/setup.sh installs it)"));
+        self.procs.push(ChildGuard(child));
     }
 
     /// `hlctl serve` in every host, waiting until each listens.
