@@ -21,6 +21,9 @@ use crate::report::{Entry, Figures, NetEntry, Report};
 
 pub use net::{Backoff, PeerResult};
 
+/// The reference's name when a check is compared with the one before it.
+pub const PREVIOUS_CHECK: &str = "previous check";
+
 /// Everything one check measured.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CheckReport {
@@ -137,7 +140,7 @@ pub fn last_comparison(
     }
     let c = checks
         .get(1)
-        .map(|prev| compare::between("previous check", prev, &last, cfg.threshold_percent));
+        .map(|prev| compare::between(PREVIOUS_CHECK, prev, &last, cfg.threshold_percent));
     Ok(Some((last, c)))
 }
 

@@ -262,7 +262,7 @@ fn print_text(r: &CheckReport, c: Option<&Comparison>) {
     };
     println!(
         "\nAgainst {} ({}), threshold {}%:",
-        if c.baseline == "previous check" {
+        if c.baseline == crate::check::PREVIOUS_CHECK {
             "the previous check".to_string()
         } else {
             format!("baseline '{}'", c.baseline)

@@ -122,8 +122,10 @@ pub fn verdict(
 }
 
 /// One metric of a reference (baseline or earlier result) against its latest value.
+/// `reference` names it in the text: "baseline", "previous check".
 fn metric_comparison(
     m: Metric,
+    reference: &str,
     before: &Snapshot,
     latest: Option<(f64, Snapshot)>,
     threshold_percent: f64,
@@ -131,7 +133,7 @@ fn metric_comparison(
     match latest {
         None => MetricComparison {
             text: format!(
-                "{}{}: baseline {}, not measured since: {}",
+                "{}{}: {reference} {}, not measured since: {}",
                 m.name,
                 arrow(&m.subject),
                 m.display_value(),
@@ -151,7 +153,7 @@ fn metric_comparison(
             let changed = settings::diff(before, &now_s);
             let sign = if change < 0.0 { "−" } else { "+" };
             let mut text = format!(
-                "{}{}: {} vs baseline {}: {sign}{:.0}%, {v}",
+                "{}{}: {} vs {reference} {}: {sign}{:.0}%, {v}",
                 m.name,
                 arrow(&m.subject),
                 format_value(now, &m.unit),
@@ -160,7 +162,7 @@ fn metric_comparison(
             );
             if v != Verdict::Ok && !changed.is_empty() {
                 let list: Vec<String> = changed.iter().map(|c| c.to_string()).collect();
-                text += &format!("; changed since the baseline: {}", list.join(", "));
+                text += &format!("; changed since the {reference}: {}", list.join(", "));
             }
             MetricComparison {
                 name: m.name,
@@ -194,7 +196,13 @@ pub fn between(
                 .iter()
                 .find(|x| x.name == m.name && x.subject == m.subject)
                 .map(|x| (x.value, now.settings.clone()));
-            metric_comparison(m.clone(), &reference.settings, latest, threshold_percent)
+            metric_comparison(
+                m.clone(),
+                label,
+                &reference.settings,
+                latest,
+                threshold_percent,
+            )
         })
         .collect();
     Comparison {
@@ -303,7 +311,7 @@ impl History {
                 })?;
             let before: Snapshot = serde_json::from_str(&base_settings).unwrap_or_default();
             let latest = latest.map(|(v, s)| (v, serde_json::from_str(&s).unwrap_or_default()));
-            let mc = metric_comparison(m, &before, latest, threshold_percent);
+            let mc = metric_comparison(m, "baseline", &before, latest, threshold_percent);
             metrics.push(mc);
         }
         Ok(Comparison {

@@ -121,7 +121,7 @@ fn matrix(r: &CheckReport, host: &str) -> String {
 fn verdicts(c: &Comparison) -> String {
     let mut s = format!(
         "<h2>Last check against {}</h2><table id=\"verdicts\"><tr><th>metric</th><th>subject</th><th>reference</th><th>now</th><th>change</th><th>verdict</th></tr>",
-        esc(&if c.baseline == "previous check" {
+        esc(&if c.baseline == crate::check::PREVIOUS_CHECK {
             "the previous check".to_string()
         } else {
             format!("baseline '{}'", c.baseline)
