@@ -6,19 +6,12 @@
 
 mod common;
 
-use std::process::{Command, Output, Stdio};
+use common::output_text as text;
+
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::lab::{ChildGuard, HLCTL, Lab, PEER_IP};
-
-fn text(o: &Output) -> String {
-    format!(
-        "exit {:?}\n{}\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 #[test]
 fn a_busy_peer_is_retried_within_the_window_and_never_measured_while_busy() {

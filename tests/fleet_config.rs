@@ -5,21 +5,14 @@
 
 mod common;
 
+use common::output_text as text;
+
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use common::NetNs;
 use common::bus::Rig;
 use common::lab::HLCTL;
-
-fn text(o: &Output) -> String {
-    format!(
-        "exit {:?}\n{}\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 fn hlctl(args: &[&str]) -> Output {
     Command::new(HLCTL).args(args).output().unwrap()

@@ -6,18 +6,11 @@
 
 mod common;
 
+use common::output_text as text;
+
 use std::process::{Command, Output};
 
 use common::lab::Lab;
-
-fn text(o: &Output) -> String {
-    format!(
-        "exit {:?}\n{}\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 fn chromium(args: &[&str]) -> Output {
     Command::new("chromium")

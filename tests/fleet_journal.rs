@@ -7,20 +7,13 @@
 
 mod common;
 
-use std::process::{Command, Output};
+use common::output_text as text;
+
+use std::process::Command;
 
 use common::lab::HLCTL;
 
 const MESSAGE_ID: &str = "5f1c2a7e9b3d4c60a8e1f2d3c4b5a697";
-
-fn text(o: &Output) -> String {
-    format!(
-        "exit {:?}\n{}\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 #[test]
 fn a_regression_is_in_the_journal_under_our_message_id() {

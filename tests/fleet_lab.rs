@@ -10,8 +10,9 @@
 
 mod common;
 
+use common::output_text as text;
+
 use std::collections::BTreeMap;
-use std::process::Output;
 
 use common::fleet::{Fleet, HOSTS, SERVE_PORT};
 use serde_json::Value;
@@ -24,15 +25,6 @@ fn config(i: usize, h: &common::fleet::Host) -> String {
         Fleet::peers_of(i),
         disk.display(),
         h.textfile_dir().display()
-    )
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
     )
 }
 

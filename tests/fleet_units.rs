@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::output_text as text;
+
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -21,15 +23,6 @@ fn run(cmd: &str, args: &[&str]) -> Output {
         .args(args)
         .output()
         .unwrap_or_else(|e| panic!("{cmd}: {e} (scripts/setup.sh installs it)"))
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "exit {:?}\n{}\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 const UNITS: [&str; 5] = [

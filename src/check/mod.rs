@@ -85,27 +85,15 @@ pub fn run(
     for d in &cfg.dirs {
         say(k / total, format!("disk on {d}"));
         k += 1.0;
-        let r = (b.disk)(d, cancel);
-        disk.push(Entry {
-            subject: d.clone(),
-            figures: r.clone().unwrap_or_default(),
-            error: r.err(),
-        });
+        disk.push(Entry::new(d, (b.disk)(d, cancel)));
     }
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get() as u32)
-        .unwrap_or(1);
+    let threads = crate::report::cpu_threads();
     let mut cpu = Vec::new();
     if cfg.cpu {
         for (name, t) in [("single", 1), ("multi", threads)] {
             say(k / total, format!("CPU {name}-threaded"));
             k += 1.0;
-            let r = (b.cpu)(t, cancel);
-            cpu.push(Entry {
-                subject: name.into(),
-                figures: r.clone().unwrap_or_default(),
-                error: r.err(),
-            });
+            cpu.push(Entry::new(name, (b.cpu)(t, cancel)));
         }
     }
     CheckReport {

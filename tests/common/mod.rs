@@ -47,6 +47,16 @@ pub fn sh(args: &[&str]) -> Output {
     out
 }
 
+/// A finished command's exit code, stdout and stderr, for assertion messages.
+pub fn output_text(o: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
 /// A network namespace that is deleted when dropped.
 pub struct NetNs {
     pub name: String,
