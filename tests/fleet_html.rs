@@ -35,6 +35,7 @@ fn html_report_renders_in_chromium_with_one_point_per_check() {
     const CHECKS: usize = 3;
     for i in 0..CHECKS {
         let o = lab.hlctl(&[
+            "--json",
             "check",
             "--peer",
             &p1,
@@ -50,6 +51,8 @@ fn html_report_renders_in_chromium_with_one_point_per_check() {
         ]);
         // Exit 1 is a (noise) regression against the reference: still stored.
         assert!(matches!(o.status.code(), Some(0 | 1)), "{}", text(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["failures"].as_array().unwrap().len(), 0, "{}", text(&o));
         if i == 0 {
             let o = lab.hlctl(&["baseline", "save", "good"]);
             assert!(o.status.success(), "{}", text(&o));

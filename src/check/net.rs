@@ -126,6 +126,9 @@ pub fn direction(
         busy_retries: 0,
         error: None,
     };
+    // Other failures (a server still tearing down its previous test) are
+    // tried again twice, half a second apart.
+    let mut failures = 0;
     loop {
         if cancel.is_cancelled() {
             out.error = Some("cancelled".into());
@@ -138,8 +141,12 @@ pub fn direction(
                 return out;
             }
             Err(Attempt::Failed(e)) => {
-                out.error = Some(format!("{}: {e}", peer.label()));
-                return out;
+                failures += 1;
+                if failures >= 3 {
+                    out.error = Some(format!("{}: {e}", peer.label()));
+                    return out;
+                }
+                std::thread::sleep(Duration::from_millis(500));
             }
             Err(Attempt::Busy) => {
                 let wait = backoff.pick();
