@@ -6,7 +6,8 @@ set -euo pipefail
 PKGS=(iproute2 ethtool iperf3 fio sysbench stress-ng strace procps iputils-ping
       qemu-system-x86 busybox-static cpio kmod xz-utils e2fsprogs binutils
       dbus polkitd libxml2-utils jq time systemd
-      lintian debootstrap dpkg-dev man-db util-linux)
+      lintian debootstrap dpkg-dev man-db util-linux
+      prometheus prometheus-node-exporter chromium)
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -15,8 +16,17 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
     echo "setup: installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
+    # prometheus and prometheus-node-exporter would start their own services
+    # on the host: the fleet tests run their own instances in namespaces.
+    own_policy=
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+        printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+        chmod 755 /usr/sbin/policy-rc.d
+        own_policy=1
+    fi
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    [ -z "$own_policy" ] || rm -f /usr/sbin/policy-rc.d
 fi
 
 # rustfmt and clippy for scripts/test.sh (a minimal rustup profile has neither).

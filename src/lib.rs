@@ -14,12 +14,16 @@
 //! - [`units`], [`problem`], [`paths`], [`fsutil`], [`host`]: shared by all.
 
 pub mod bench;
+pub mod check;
 pub mod cli;
+pub mod config;
 pub mod dbus;
 pub mod doctor;
 pub mod fsutil;
 pub mod history;
 pub mod host;
+pub mod html;
+pub mod metrics;
 pub mod nic;
 pub mod path;
 pub mod paths;

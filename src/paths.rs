@@ -17,12 +17,16 @@ pub struct Paths {
     pub sysctl_conf: PathBuf,
     /// The kernel's sysctl tree.
     pub proc_sys: PathBuf,
+    /// `hlctl.toml` (see [`crate::config`]).
+    pub config_file: PathBuf,
 }
 
 /// The name of the file hlctl owns in the sysctl.d directory.
 pub const SYSCTL_FILE: &str = "90-hlctl.conf";
 /// The name of the persisted NIC settings file in the state directory.
 pub const NIC_STATE_FILE: &str = "nic-settings.json";
+/// The lock file that keeps this host's measurements apart.
+pub const MEASURE_LOCK_FILE: &str = "measure.lock";
 
 impl Paths {
     /// The standard locations below `root` (`/` on a live system).
@@ -43,11 +47,18 @@ impl Paths {
             .collect(),
             sysctl_conf: r("/etc/sysctl.conf"),
             proc_sys: PathBuf::from("/proc/sys"),
+            config_file: r(crate::config::DEFAULT_FILE),
         }
     }
 
     pub fn sysctl_file(&self) -> PathBuf {
         self.sysctl_dir.join(SYSCTL_FILE)
+    }
+
+    /// Held while this host measures or serves a measurement (see
+    /// [`crate::bench::exclusive`]).
+    pub fn measure_lock_file(&self) -> PathBuf {
+        self.state_dir.join(MEASURE_LOCK_FILE)
     }
 
     pub fn nic_state_file(&self) -> PathBuf {

@@ -35,6 +35,31 @@ pub struct Entry {
     pub error: Option<String>,
 }
 
+impl Entry {
+    /// The figures of one run, or why it could not run.
+    pub fn new(subject: &str, r: Figures) -> Entry {
+        match r {
+            Ok(figures) => Entry {
+                subject: subject.into(),
+                figures,
+                error: None,
+            },
+            Err(e) => Entry {
+                subject: subject.into(),
+                figures: Vec::new(),
+                error: Some(e),
+            },
+        }
+    }
+}
+
+/// Threads of the multi-threaded CPU run: every CPU.
+pub fn cpu_threads() -> u32 {
+    std::thread::available_parallelism()
+        .map(|n| n.get() as u32)
+        .unwrap_or(1)
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     #[serde(flatten)]
@@ -98,26 +123,13 @@ pub fn run(
     for d in dirs {
         say(k / total, format!("disk on {d}"));
         k += 1.0;
-        let r = (b.disk)(d, cancel);
-        disk.push(Entry {
-            subject: d.clone(),
-            figures: r.clone().unwrap_or_default(),
-            error: r.err(),
-        });
+        disk.push(Entry::new(d, (b.disk)(d, cancel)));
     }
     let mut cpu = Vec::new();
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get() as u32)
-        .unwrap_or(1);
-    for (name, t) in [("single", 1), ("multi", threads)] {
+    for (name, t) in [("single", 1), ("multi", cpu_threads())] {
         say(k / total, format!("CPU {name}-threaded"));
         k += 1.0;
-        let r = (b.cpu)(t, cancel);
-        cpu.push(Entry {
-            subject: name.into(),
-            figures: r.clone().unwrap_or_default(),
-            error: r.err(),
-        });
+        cpu.push(Entry::new(name, (b.cpu)(t, cancel)));
     }
     Report {
         host: HostInfo::current(),

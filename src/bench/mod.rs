@@ -5,6 +5,7 @@
 
 pub mod cpu;
 pub mod disk;
+pub mod exclusive;
 pub mod net;
 pub mod progress;
 pub mod size;

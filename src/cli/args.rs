@@ -59,6 +59,10 @@ pub struct Global {
     #[arg(long, global = true, value_name = "DIR", env = "HLCTL_SYSCTL_DIR")]
     pub sysctl_dir: Option<PathBuf>,
 
+    /// The configuration file [default: ROOT/etc/hlctl/hlctl.toml].
+    #[arg(long, global = true, value_name = "FILE", env = "HLCTL_CONFIG")]
+    pub config: Option<PathBuf>,
+
     /// Talk to hlctld on the D-Bus bus at ADDRESS (e.g. unix:path=/run/test/bus)
     /// instead of the system bus (which honours DBUS_SYSTEM_BUS_ADDRESS).
     #[arg(long, global = true, value_name = "ADDRESS", conflicts_with = "local")]
@@ -83,6 +87,9 @@ impl Global {
             p.sysctl_search[0] = d.clone();
             p.sysctl_dir = d.clone();
         }
+        if let Some(f) = &self.config {
+            p.config_file = f.clone();
+        }
         p
     }
 }
@@ -106,4 +113,6 @@ pub enum Command {
     Baseline(super::baseline::BaselineArgs),
     Compare(super::compare::CompareArgs),
     Report(super::report::ReportArgs),
+    Check(super::check::CheckArgs),
+    Config(super::config::ConfigArgs),
 }

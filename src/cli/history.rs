@@ -8,13 +8,13 @@ use super::output::{print_json, table};
 use crate::history::store::{format_ts, parse_since};
 use crate::history::{History, Kind};
 
-/// List stored results (benchmarks, doctor, tune, report), newest first.
+/// List stored results (benchmarks, doctor, tune, report, check), newest first.
 ///
 /// Every result is stored with host, kernel, interface, peer and a snapshot
 /// of the settings, in <state dir>/history.db (SQLite).
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
-    /// Only results of this kind: net, disk, cpu, doctor, tune, report.
+    /// Only results of this kind: net, disk, cpu, doctor, tune, report, check.
     #[arg(long, value_name = "KIND")]
     pub kind: Option<String>,
 
@@ -25,6 +25,13 @@ pub struct HistoryArgs {
     /// At most this many results.
     #[arg(long, default_value_t = 50)]
     pub limit: u32,
+
+    /// Write a self-contained HTML page instead (inline SVG, nothing fetched):
+    /// the trend of every stored metric with the baseline as a line, the last
+    /// check's verdicts, and its transfer matrix. --limit counts results
+    /// (default 50); --kind and --since do not apply.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<std::path::PathBuf>,
 }
 
 pub fn run(global: &Global, args: HistoryArgs) -> i32 {
@@ -37,6 +44,9 @@ pub fn run(global: &Global, args: HistoryArgs) -> i32 {
         Err(e) => return super::fail(&e, exit::INVALID),
     };
     let paths = global.paths();
+    if let Some(file) = &args.html {
+        return html(global, file, args.limit);
+    }
     let rows =
         match History::open(&paths.state_dir).and_then(|mut h| h.list(kind, since, args.limit)) {
             Ok(r) => r,
@@ -72,5 +82,28 @@ pub fn run(global: &Global, args: HistoryArgs) -> i32 {
         ]);
     }
     print!("{}", table(&t));
+    exit::OK
+}
+
+fn html(global: &Global, file: &std::path::Path, limit: u32) -> i32 {
+    let paths = global.paths();
+    let cfg = crate::config::load(&paths.config_file, global.config.is_some());
+    let page = match History::open(&paths.state_dir)
+        .and_then(|mut h| crate::html::gather(&mut h, &cfg.config.check, limit))
+    {
+        Ok(p) => p,
+        Err(e) => return super::fail(&e, exit::FAILED),
+    };
+    let text = crate::html::render(&page);
+    if let Err(e) = crate::fsutil::write_atomic(file, text.as_bytes(), 0o644) {
+        eprintln!("hlctl history: {}: {e}", file.display());
+        return exit::FAILED;
+    }
+    let charts = page.series.len();
+    if global.json {
+        print_json(&serde_json::json!({ "html": file, "charts": charts }));
+    } else {
+        println!("{}: {charts} chart(s)", file.display());
+    }
     exit::OK
 }

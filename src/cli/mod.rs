@@ -12,7 +12,9 @@ pub mod bench_disk;
 pub mod bench_net;
 pub mod bench_parse;
 pub mod bench_stress;
+pub mod check;
 pub mod compare;
+pub mod config;
 pub mod doctor;
 pub mod export;
 pub mod history;
@@ -80,6 +82,8 @@ pub fn run(cli: args::Cli) -> i32 {
         args::Command::Baseline(a) => baseline::run(&global, a),
         args::Command::Compare(a) => compare::run(&global, a),
         args::Command::Report(a) => report::run(&global, a),
+        args::Command::Check(a) => check::run(&global, a),
+        args::Command::Config(a) => config::run(&global, a),
     }
 }
 

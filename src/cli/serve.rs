@@ -17,6 +17,11 @@ use super::output::print_json;
 /// One test at a time, like `iperf3 -s`: a client arriving while a test runs
 /// is told the server is busy. Runs until Ctrl-C, until the first test ends
 /// (--one-off), or until no client came for --idle-timeout seconds.
+///
+/// Started by systemd socket activation (`hlctl-serve.socket`, LISTEN_FDS),
+/// it serves on the socket it was handed instead of binding one. While this
+/// host measures (`hlctl check`) it answers busy too: no test is served on
+/// top of another measurement.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// TCP port, also used for UDP tests (0 picks a free one and prints it).
@@ -31,6 +36,26 @@ pub struct ServeArgs {
     /// Exit after this many seconds without a test (1–86400).
     #[arg(long, value_name = "S", value_parser = clap::value_parser!(u64).range(1..=86400))]
     pub idle_timeout: Option<u64>,
+}
+
+/// The listening socket systemd passed (socket activation: LISTEN_PID is us,
+/// LISTEN_FDS ≥ 1, the socket is descriptor 3).
+fn inherited_listener() -> Option<std::net::TcpListener> {
+    use std::os::fd::FromRawFd;
+    let pid: u32 = std::env::var("LISTEN_PID").ok()?.parse().ok()?;
+    let n: u32 = std::env::var("LISTEN_FDS").ok()?.parse().ok()?;
+    if pid != std::process::id() || n < 1 {
+        return None;
+    }
+    // Not for children we might start.
+    // SAFETY: single-threaded at this point (before the server starts).
+    unsafe {
+        std::env::remove_var("LISTEN_PID");
+        std::env::remove_var("LISTEN_FDS");
+        std::env::remove_var("LISTEN_FDNAMES");
+    }
+    // SAFETY: systemd hands us descriptor 3 as a listening socket we now own.
+    Some(unsafe { std::net::TcpListener::from_raw_fd(3) })
 }
 
 /// Server log lines on stdout (text mode only).
@@ -51,7 +76,12 @@ pub fn run(global: &Global, args: ServeArgs) -> i32 {
     cfg.bind = args.bind;
     cfg.one_off = args.one_off;
     cfg.idle_timeout = args.idle_timeout.map(Duration::from_secs);
-    let server = match Server::bind(cfg) {
+    cfg.exclusive = Some(global.paths().measure_lock_file());
+    let server = match inherited_listener() {
+        Some(l) => Server::from_listener(l, cfg),
+        None => Server::bind(cfg),
+    };
+    let server = match server {
         Ok(s) => s,
         Err(e) => {
             let code = match &e {

@@ -44,6 +44,11 @@ pub struct DaemonArgs {
     #[arg(long, value_name = "DIR")]
     pub sysctl_dir: Option<PathBuf>,
 
+    /// The configuration file [default: ROOT/etc/hlctl/hlctl.toml]: the
+    /// Prometheus textfile directory ([metrics]) is taken from it.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
     /// Seconds a finished job stays on the bus so its result can be read.
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     pub job_linger: u64,
@@ -76,6 +81,9 @@ impl DaemonArgs {
         if let Some(d) = &self.sysctl_dir {
             paths.sysctl_search[0] = d.clone();
             paths.sysctl_dir = d.clone();
+        }
+        if let Some(f) = &self.config {
+            paths.config_file = f.clone();
         }
         paths
     }

@@ -65,6 +65,13 @@ pub fn run(bus: Bus, opts: Options) -> Result<(), ServiceError> {
 
 async fn serve(bus: Bus, opts: Options) -> Result<(), ServiceError> {
     let t0 = Instant::now();
+    // A bad configuration file is logged (file, line, key) and its good keys
+    // used: the daemon serves regardless.
+    let config = crate::config::load(&opts.paths.config_file, false);
+    for p in &config.problems {
+        warn!("configuration: {p} (ignored; the rest is used)");
+    }
+    crate::metrics::watch::spawn(opts.paths.clone(), config.config);
     let d = Daemon::new(opts)?;
     let dd = d.clone();
     let ifaces = tokio::task::spawn_blocking(move || dd.read_all())

@@ -73,7 +73,7 @@ pub struct BaselineInfo {
     pub metrics: usize,
 }
 
-fn check_name(name: &str) -> Result<(), HistoryError> {
+pub(crate) fn check_name(name: &str) -> Result<(), HistoryError> {
     let ok = !name.is_empty()
         && name.len() <= 64
         && name
@@ -119,6 +119,98 @@ pub fn verdict(
         Verdict::Ok
     };
     (change, v)
+}
+
+/// One metric of a reference (baseline or earlier result) against its latest value.
+/// `reference` names it in the text: "baseline", "previous check".
+fn metric_comparison(
+    m: Metric,
+    reference: &str,
+    before: &Snapshot,
+    latest: Option<(f64, Snapshot)>,
+    threshold_percent: f64,
+) -> MetricComparison {
+    match latest {
+        None => MetricComparison {
+            text: format!(
+                "{}{}: {reference} {}, not measured since: {}",
+                m.name,
+                arrow(&m.subject),
+                m.display_value(),
+                Verdict::NotMeasured
+            ),
+            name: m.name,
+            subject: m.subject,
+            unit: m.unit,
+            baseline: m.value,
+            now: None,
+            change_percent: None,
+            verdict: Verdict::NotMeasured,
+            changed_settings: Vec::new(),
+        },
+        Some((now, now_s)) => {
+            let (change, v) = verdict(m.value, now, m.higher_is_better, threshold_percent);
+            let changed = settings::diff(before, &now_s);
+            let sign = if change < 0.0 { "−" } else { "+" };
+            let mut text = format!(
+                "{}{}: {} vs {reference} {}: {sign}{:.0}%, {v}",
+                m.name,
+                arrow(&m.subject),
+                format_value(now, &m.unit),
+                m.display_value(),
+                change.abs()
+            );
+            if v != Verdict::Ok && !changed.is_empty() {
+                let list: Vec<String> = changed.iter().map(|c| c.to_string()).collect();
+                text += &format!("; changed since the {reference}: {}", list.join(", "));
+            }
+            MetricComparison {
+                name: m.name,
+                subject: m.subject,
+                unit: m.unit,
+                baseline: m.value,
+                now: Some(now),
+                change_percent: Some(change),
+                verdict: v,
+                changed_settings: changed,
+                text,
+            }
+        }
+    }
+}
+
+/// Every metric of `reference` against the same metric (name and subject)
+/// of `now`, e.g. this check against the previous one.
+pub fn between(
+    label: &str,
+    reference: &super::StoredResult,
+    now: &super::StoredResult,
+    threshold_percent: f64,
+) -> Comparison {
+    let metrics = reference
+        .metrics
+        .iter()
+        .map(|m| {
+            let latest = now
+                .metrics
+                .iter()
+                .find(|x| x.name == m.name && x.subject == m.subject)
+                .map(|x| (x.value, now.settings.clone()));
+            metric_comparison(
+                m.clone(),
+                label,
+                &reference.settings,
+                latest,
+                threshold_percent,
+            )
+        })
+        .collect();
+    Comparison {
+        baseline: label.to_string(),
+        baseline_ts: reference.ts,
+        threshold_percent,
+        metrics,
+    }
 }
 
 impl History {
@@ -218,54 +310,8 @@ impl History {
                     e => Err(e),
                 })?;
             let before: Snapshot = serde_json::from_str(&base_settings).unwrap_or_default();
-            let mc = match latest {
-                None => MetricComparison {
-                    text: format!(
-                        "{}{}: baseline {}, not measured since: {}",
-                        m.name,
-                        arrow(&m.subject),
-                        m.display_value(),
-                        Verdict::NotMeasured
-                    ),
-                    name: m.name,
-                    subject: m.subject,
-                    unit: m.unit,
-                    baseline: m.value,
-                    now: None,
-                    change_percent: None,
-                    verdict: Verdict::NotMeasured,
-                    changed_settings: Vec::new(),
-                },
-                Some((now, now_settings)) => {
-                    let (change, v) = verdict(m.value, now, m.higher_is_better, threshold_percent);
-                    let now_s: Snapshot = serde_json::from_str(&now_settings).unwrap_or_default();
-                    let changed = settings::diff(&before, &now_s);
-                    let sign = if change < 0.0 { "−" } else { "+" };
-                    let mut text = format!(
-                        "{}{}: {} vs baseline {}: {sign}{:.0}%, {v}",
-                        m.name,
-                        arrow(&m.subject),
-                        format_value(now, &m.unit),
-                        m.display_value(),
-                        change.abs()
-                    );
-                    if v != Verdict::Ok && !changed.is_empty() {
-                        let list: Vec<String> = changed.iter().map(|c| c.to_string()).collect();
-                        text += &format!("; changed since the baseline: {}", list.join(", "));
-                    }
-                    MetricComparison {
-                        name: m.name,
-                        subject: m.subject,
-                        unit: m.unit,
-                        baseline: m.value,
-                        now: Some(now),
-                        change_percent: Some(change),
-                        verdict: v,
-                        changed_settings: changed,
-                        text,
-                    }
-                }
-            };
+            let latest = latest.map(|(v, s)| (v, serde_json::from_str(&s).unwrap_or_default()));
+            let mc = metric_comparison(m, "baseline", &before, latest, threshold_percent);
             metrics.push(mc);
         }
         Ok(Comparison {

@@ -66,16 +66,19 @@ pub enum Kind {
     Doctor,
     Tune,
     Report,
+    /// `hlctl check` (scheduled checks).
+    Check,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 6] = [
+    pub const ALL: [Kind; 7] = [
         Kind::Net,
         Kind::Disk,
         Kind::Cpu,
         Kind::Doctor,
         Kind::Tune,
         Kind::Report,
+        Kind::Check,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -86,6 +89,7 @@ impl Kind {
             Kind::Doctor => "doctor",
             Kind::Tune => "tune",
             Kind::Report => "report",
+            Kind::Check => "check",
         }
     }
 
@@ -96,7 +100,7 @@ impl Kind {
             .ok_or_else(|| HistoryError::Invalid {
                 what: "kind",
                 value: s.to_string(),
-                why: "allowed net, disk, cpu, doctor, tune, report".into(),
+                why: "allowed net, disk, cpu, doctor, tune, report, check".into(),
             })
     }
 }

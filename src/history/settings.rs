@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use crate::nic::model::Interface;
 
 /// Features worth remembering (the offloads the doctor cares about).
-const FEATURES: &[&str] = &[
+pub(crate) const FEATURES: &[&str] = &[
     "rx-gro",
     "rx-lro",
     "tx-generic-segmentation",

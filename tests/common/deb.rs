@@ -106,6 +106,17 @@ pub fn expected_files() -> BTreeSet<String> {
         "usr/bin/hlctl",
         "usr/sbin/hlctld",
         "usr/lib/systemd/system/hlctld.service",
+        "usr/lib/systemd/system/hlctl-check.service",
+        "usr/lib/systemd/system/hlctl-check.timer",
+        "usr/lib/systemd/system/hlctl-check-boot.service",
+        "usr/lib/systemd/system/hlctl-serve.socket",
+        "usr/lib/systemd/system/hlctl-serve.service",
+        "usr/lib/systemd/system-generators/hlctl-generator",
+        "etc/hlctl/hlctl.toml",
+        "usr/share/man/man5/hlctl.toml.5.gz",
+        "usr/share/hlctl/hlctl-dashboard.json",
+        "usr/share/hlctl/hlctl-alerts.yml",
+        "usr/share/hlctl/hlctl-alerts.test.yml",
         "usr/share/dbus-1/system.d/org.hlctl.Daemon1.conf",
         "usr/share/dbus-1/system-services/org.hlctl.Daemon1.service",
         "usr/share/dbus-1/interfaces/org.hlctl.Daemon1.xml",
@@ -157,6 +168,23 @@ pub const VERBATIM: &[(&str, &str)] = &[
     (
         "polkit/org.hlctl.Daemon1.policy",
         "usr/share/polkit-1/actions/org.hlctl.Daemon1.policy",
+    ),
+    (
+        "systemd/hlctl-check.timer",
+        "usr/lib/systemd/system/hlctl-check.timer",
+    ),
+    (
+        "systemd/hlctl-serve.socket",
+        "usr/lib/systemd/system/hlctl-serve.socket",
+    ),
+    ("packaging/hlctl.toml", "etc/hlctl/hlctl.toml"),
+    (
+        "packaging/fleet/hlctl-dashboard.json",
+        "usr/share/hlctl/hlctl-dashboard.json",
+    ),
+    (
+        "packaging/fleet/hlctl-alerts.yml",
+        "usr/share/hlctl/hlctl-alerts.yml",
     ),
 ];
 

@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 pub mod bus;
 pub mod deb;
 pub mod ethtool;
+pub mod fleet;
 pub mod lab;
 pub mod vm;
 
@@ -104,6 +105,16 @@ pub fn sh(args: &[&str]) -> Output {
         String::from_utf8_lossy(&out.stderr)
     );
     out
+}
+
+/// A finished command's exit code, stdout and stderr, for assertion messages.
+pub fn output_text(o: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 /// A network namespace that is deleted when dropped.

@@ -106,6 +106,19 @@ impl Server {
         Err(last.unwrap_or_else(|| NetError::InvalidConfig("no address to bind".into())))
     }
 
+    /// Serve on a listening socket that was handed over (systemd socket
+    /// activation); `cfg.bind` and `cfg.port` are not used.
+    pub fn from_listener(listener: TcpListener, cfg: ServerConfig) -> Result<Server, NetError> {
+        let addr = listener
+            .local_addr()
+            .map_err(|e| NetError::io("the inherited socket", e))?;
+        Ok(Server {
+            listener,
+            addr,
+            cfg,
+        })
+    }
+
     /// The address the server listens on (with the actual port).
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
@@ -184,6 +197,27 @@ impl Server {
                     if reap(&mut session) && self.cfg.one_off {
                         return StopReason::OneOff;
                     }
+                    // The host measures to someone else right now: busy too.
+                    let gate = match &self.cfg.exclusive {
+                        Some(p) if session.is_none() => {
+                            match crate::bench::exclusive::MeasureLock::try_acquire(p) {
+                                Ok(Some(g)) => Some(g),
+                                Ok(None) => {
+                                    refuse(conn);
+                                    busy_refusals += 1;
+                                    say(
+                                        progress,
+                                        format!(
+                                            "refused {peer}: this host is measuring (sent ACCESS_DENIED)"
+                                        ),
+                                    );
+                                    continue;
+                                }
+                                Err(_) => None,
+                            }
+                        }
+                        _ => None,
+                    };
                     if session.is_none() {
                         shared.phase.store(BUSY, Ordering::SeqCst);
                         let shared = &shared;
@@ -197,6 +231,7 @@ impl Server {
                         session = Some(scope.spawn(move || {
                             let result = serve_test(conn, peer, &ctx);
                             *shared.streams.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                            drop(gate);
                             // Done with the client: the next one is served as soon as
                             // the lines and the callback below return.
                             shared.phase.store(DONE, Ordering::SeqCst);

@@ -24,6 +24,9 @@ pub struct ServerConfig {
     pub setup_timeout: Duration,
     /// Drop a test whose receiving streams get nothing for this long (iperf3's `--rcv-timeout`).
     pub stall_timeout: Duration,
+    /// The host's measurement lock ([`crate::bench::exclusive`]): a test is
+    /// served only while it can be taken (else the client is told busy).
+    pub exclusive: Option<std::path::PathBuf>,
 }
 
 impl ServerConfig {
@@ -35,6 +38,7 @@ impl ServerConfig {
             idle_timeout: None,
             setup_timeout: Duration::from_secs(10),
             stall_timeout: Duration::from_secs(120),
+            exclusive: None,
         }
     }
 }

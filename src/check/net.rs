@@ -1,0 +1,203 @@
+//! The network part of a check: one peer, both directions, never on top of
+//! another measurement. Before each run this host's measurement lock is
+//! taken (so our own `hlctl serve` is not serving someone meanwhile); a peer
+//! that answers busy (it serves someone else, or measures itself) is tried
+//! again after a random back-off until the window closes. Every retry is
+//! counted; a figure is only ever one whose test the peer accepted alone.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::bench::exclusive::MeasureLock;
+use crate::bench::net::{self, ClientConfig, NetError, NetReport};
+use crate::bench::progress::{Cancel, NoProgress};
+use crate::path::Peer;
+use crate::path::measure::Direction;
+
+/// One direction to one peer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DirectionResult {
+    pub direction: Direction,
+    pub bps: Option<f64>,
+    pub retransmits: Option<u64>,
+    /// Times the peer (or this host) was busy and the run was tried again.
+    pub busy_retries: u32,
+    pub error: Option<String>,
+}
+
+/// Both directions and the idle round-trip time to one peer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PeerResult {
+    pub peer: String,
+    pub interface: Option<String>,
+    pub rtt_seconds: Option<f64>,
+    pub directions: Vec<DirectionResult>,
+}
+
+impl PeerResult {
+    pub fn bps(&self, d: Direction) -> Option<f64> {
+        self.directions
+            .iter()
+            .find(|x| x.direction == d)
+            .and_then(|x| x.bps)
+    }
+
+    pub fn busy_retries(&self) -> u32 {
+        self.directions.iter().map(|d| d.busy_retries).sum()
+    }
+}
+
+/// How long to wait before trying a busy peer again.
+#[derive(Clone, Copy, Debug)]
+pub struct Backoff {
+    pub min: Duration,
+    pub max: Duration,
+    /// Give up when the next try would start after this.
+    pub window: Duration,
+}
+
+impl Backoff {
+    pub fn for_window(window_s: u64) -> Backoff {
+        Backoff {
+            min: Duration::from_millis(500),
+            max: Duration::from_secs(window_s.clamp(2, 60) / 2).max(Duration::from_secs(1)),
+            window: Duration::from_secs(window_s),
+        }
+    }
+
+    /// A random wait in `[min, max]`.
+    fn pick(&self) -> Duration {
+        let mut b = [0u8; 8];
+        // SAFETY: getrandom writes at most the buffer's length.
+        let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
+        let r = if n == 8 {
+            u64::from_ne_bytes(b)
+        } else {
+            u64::from(std::process::id()) ^ crate::host::now_unix() as u64
+        };
+        let span = self.max.saturating_sub(self.min).as_millis() as u64;
+        self.min + Duration::from_millis(if span == 0 { 0 } else { r % (span + 1) })
+    }
+}
+
+/// Why one attempt did not give a figure.
+enum Attempt {
+    Busy,
+    Failed(String),
+}
+
+fn attempt(cfg: &ClientConfig, lock: &Path, cancel: &Cancel) -> Result<NetReport, Attempt> {
+    let _held = match MeasureLock::try_acquire(lock) {
+        Ok(Some(g)) => Some(g),
+        Ok(None) => return Err(Attempt::Busy), // our own server is serving someone
+        Err(_) => None,                        // no state dir to lock in: measure anyway
+    };
+    match net::run_client(cfg, &NoProgress, cancel) {
+        Ok(r) => Ok(r),
+        Err(NetError::ServerBusy) => Err(Attempt::Busy),
+        Err(e) => Err(Attempt::Failed(e.to_string())),
+    }
+}
+
+/// Measure one direction, retrying a busy peer within the window.
+pub fn direction(
+    peer: &Peer,
+    dir: Direction,
+    time_s: u32,
+    lock: &Path,
+    backoff: &Backoff,
+    cancel: &Cancel,
+) -> DirectionResult {
+    let mut cfg = ClientConfig::new(peer.host.clone(), peer.port);
+    cfg.time_s = time_s;
+    cfg.omit_s = if time_s >= 3 { 1 } else { 0 };
+    cfg.interval = None;
+    cfg.direction = match dir {
+        Direction::Upload => net::Direction::Forward,
+        Direction::Download => net::Direction::Reverse,
+    };
+    let start = Instant::now();
+    let mut out = DirectionResult {
+        direction: dir,
+        bps: None,
+        retransmits: None,
+        busy_retries: 0,
+        error: None,
+    };
+    // Other failures (a server still tearing down its previous test) are
+    // tried again twice, half a second apart.
+    let mut failures = 0;
+    loop {
+        if cancel.is_cancelled() {
+            out.error = Some("cancelled".into());
+            return out;
+        }
+        match attempt(&cfg, lock, cancel) {
+            Ok(r) => {
+                out.bps = Some(r.main.received_bps);
+                out.retransmits = r.main.retransmits;
+                return out;
+            }
+            Err(Attempt::Failed(e)) => {
+                failures += 1;
+                if failures >= 3 {
+                    out.error = Some(format!("{}: {e}", peer.label()));
+                    return out;
+                }
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            Err(Attempt::Busy) => {
+                let wait = backoff.pick();
+                if start.elapsed() + wait > backoff.window {
+                    out.error = Some(format!(
+                        "{}: busy for the whole {} s window ({} tries); nothing measured",
+                        peer.label(),
+                        backoff.window.as_secs(),
+                        out.busy_retries + 1
+                    ));
+                    return out;
+                }
+                out.busy_retries += 1;
+                std::thread::sleep(wait);
+            }
+        }
+    }
+}
+
+/// The median of a few ICMP echoes (idle), in seconds.
+pub fn idle_rtt(peer: &Peer) -> Option<f64> {
+    let mut p = crate::path::icmp::Pinger::new(peer.ip().ok()?).ok()?;
+    let mut v: Vec<f64> = (0..5)
+        .filter_map(|_| p.echo(64, Duration::from_millis(500)).ok().flatten())
+        .map(|d| d.as_secs_f64())
+        .collect();
+    v.sort_by(|a, b| a.total_cmp(b));
+    (!v.is_empty()).then(|| crate::path::measure::median(&v))
+}
+
+/// Both directions to one peer.
+pub fn peer(
+    peer: &Peer,
+    time_s: u32,
+    lock: &Path,
+    backoff: &Backoff,
+    cancel: &Cancel,
+) -> PeerResult {
+    let interface = peer
+        .ip()
+        .ok()
+        .and_then(crate::path::route::egress_interface);
+    let rtt_seconds = idle_rtt(peer);
+    let directions = Direction::BOTH
+        .iter()
+        .map(|d| direction(peer, *d, time_s, lock, backoff, cancel))
+        .collect();
+    PeerResult {
+        peer: peer.label(),
+        interface,
+        rtt_seconds,
+        directions,
+    }
+}

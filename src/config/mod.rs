@@ -1,0 +1,123 @@
+//! `/etc/hlctl/hlctl.toml`: what `hlctl check` measures and when, where the
+//! Prometheus textfile goes, and whether `hlctl serve` is socket-activated.
+//!
+//! - [`load`]: reading a file into a [`Config`] plus every [`Problem`] found
+//!   (file, line, key); a bad key is dropped, the rest is used;
+//! - [`systemd`]: the unit drop-ins and links the systemd generator writes.
+
+pub mod load;
+pub mod systemd;
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+pub use load::{Loaded, Problem, load, parse};
+
+/// The configuration file on a live system.
+pub const DEFAULT_FILE: &str = "/etc/hlctl/hlctl.toml";
+
+/// `[check]`: what `hlctl check` measures.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CheckConfig {
+    /// Benchmark servers to measure to, both directions: `HOST[:PORT]`.
+    pub peers: Vec<String>,
+    /// Directories whose disk is measured.
+    pub dirs: Vec<String>,
+    /// Measure the CPU (single- and multi-threaded).
+    pub cpu: bool,
+    /// systemd calendar expression of the timer (`weekly`, `Sun *-*-* 03:00`).
+    pub schedule: String,
+    /// Seconds the timer may delay a run at random (hosts do not all start at once).
+    pub randomized_delay_s: u64,
+    /// Run a check after boot when the kernel release changed since the last one.
+    pub after_kernel_change: bool,
+    /// The baseline to compare with; the previous check when unset or missing.
+    pub baseline: Option<String>,
+    /// A change larger than this (percent) is a regression or an improvement.
+    pub threshold_percent: f64,
+    /// Seconds per network run.
+    pub time_s: u32,
+    /// MiB written and read per directory.
+    pub disk_size_mib: u64,
+    /// Seconds of the random-read disk run and of each CPU run.
+    pub bench_time_s: u64,
+    /// Seconds within which a busy peer is retried (random back-off).
+    pub busy_window_s: u64,
+}
+
+impl Default for CheckConfig {
+    fn default() -> Self {
+        CheckConfig {
+            peers: Vec::new(),
+            dirs: Vec::new(),
+            cpu: true,
+            schedule: "weekly".into(),
+            randomized_delay_s: 3600,
+            after_kernel_change: true,
+            baseline: None,
+            threshold_percent: 10.0,
+            time_s: 10,
+            disk_size_mib: 256,
+            bench_time_s: 10,
+            busy_window_s: 600,
+        }
+    }
+}
+
+/// `[metrics]`: the node_exporter textfile collector's directory.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MetricsConfig {
+    /// Where `hlctl.prom` is written; no metrics file when unset.
+    pub textfile_dir: Option<PathBuf>,
+    /// hlctld waits this long after a link change before rewriting the file.
+    pub debounce_s: u64,
+}
+
+impl Default for MetricsConfig {
+    fn default() -> Self {
+        MetricsConfig {
+            textfile_dir: None,
+            debounce_s: 2,
+        }
+    }
+}
+
+/// `[serve]`: `hlctl-serve.socket` (socket activation on the port).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ServeConfig {
+    pub enable: bool,
+    pub port: u16,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        ServeConfig {
+            enable: false,
+            port: crate::path::peer::DEFAULT_PORT,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Config {
+    pub check: CheckConfig,
+    pub metrics: MetricsConfig,
+    pub serve: ServeConfig,
+}
+
+impl Config {
+    /// The peers, parsed (the loader dropped the invalid ones).
+    pub fn peers(&self) -> Vec<crate::path::Peer> {
+        self.check
+            .peers
+            .iter()
+            .filter_map(|p| crate::path::Peer::parse(p).ok())
+            .collect()
+    }
+
+    /// True when `hlctl check` has something to measure.
+    pub fn check_has_work(&self) -> bool {
+        !self.check.peers.is_empty() || !self.check.dirs.is_empty() || self.check.cpu
+    }
+}

@@ -1,0 +1,42 @@
+//! The inputs of the metrics file: the links now (netlink), the last check
+//! with its comparison and the last tune (history).
+
+use crate::check::CheckReport;
+use crate::config::Config;
+use crate::history::compare::Comparison;
+use crate::history::{History, Kind, StoredResult};
+use crate::nic::model::Interface;
+use crate::paths::Paths;
+
+#[derive(Debug, Default)]
+pub struct Inputs {
+    pub links: Vec<Interface>,
+    /// The last check, when it ran, and its comparison.
+    pub check: Option<(CheckReport, i64, Option<Comparison>)>,
+    pub tune: Option<StoredResult>,
+}
+
+pub fn gather(paths: &Paths, cfg: &Config) -> Inputs {
+    let mut inp = Inputs::default();
+    if let Ok(mut nl) = crate::nic::netlink::Netlink::new()
+        && let Ok(l) = crate::nic::read::interfaces(&mut nl, &[])
+    {
+        inp.links = l;
+    }
+    if !paths.state_dir.join(crate::history::DB_FILE).exists() {
+        return inp;
+    }
+    let Ok(mut h) = History::open(&paths.state_dir) else {
+        return inp;
+    };
+    if let Ok(Some((last, c))) = crate::check::last_comparison(&mut h, &cfg.check)
+        && let Ok(r) = serde_json::from_value::<CheckReport>(last.result.clone())
+    {
+        inp.check = Some((r, last.ts, c));
+    }
+    inp.tune = h
+        .list(Some(Kind::Tune), None, 1)
+        .ok()
+        .and_then(|v| v.into_iter().next());
+    inp
+}

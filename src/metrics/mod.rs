@@ -1,0 +1,482 @@
+//! `hlctl.prom` for node_exporter's textfile collector: the links (speed
+//! against supported, duplex, rings, pause, MTU, the tuned offloads), the
+//! last check (throughput per peer and direction, retransmits, RTT, disk,
+//! CPU, regressions) and the last tune. Labels name the subject only; the
+//! host is Prometheus's `instance`.
+//!
+//! Encoded with the `prometheus-client` crate (Prometheus text format
+//! 0.0.4) and written atomically; `hlctl check` writes it after each run,
+//! hlctld after link changes.
+//!
+//! - [`gather`]: reading the inputs (netlink, history);
+//! - whether a link's speed is physical comes from [`crate::nic::speed`], the one place that decides it;
+//! - [`watch`]: hlctld rewriting the file after link changes.
+
+pub mod gather;
+pub mod watch;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
+
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+
+use crate::check::CheckReport;
+use crate::history::compare::Comparison;
+use crate::nic::model::{Duplex, Interface};
+
+pub use gather::Inputs;
+
+/// The file's name in the textfile directory.
+pub const FILE: &str = "hlctl.prom";
+
+type Labels = Vec<(String, String)>;
+type G = Family<Labels, Gauge<f64, AtomicU64>>;
+
+/// The metric families, registered once, filled from the inputs.
+struct Families {
+    reg: Registry,
+    made: Vec<(&'static str, G)>,
+}
+
+impl Families {
+    fn new() -> Self {
+        Families {
+            reg: Registry::default(),
+            made: Vec::new(),
+        }
+    }
+
+    /// Set `name{labels}` (registering the family the first time).
+    fn set(&mut self, name: &'static str, help: &str, labels: &[(&str, &str)], v: f64) {
+        let fam = match self.made.iter().find(|(n, _)| *n == name) {
+            Some((_, f)) => f.clone(),
+            None => {
+                let f = G::default();
+                self.reg.register(name, help, f.clone());
+                self.made.push((name, f.clone()));
+                f
+            }
+        };
+        let l: Labels = labels
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        fam.get_or_create(&l).set(v);
+    }
+}
+
+fn b(x: bool) -> f64 {
+    if x { 1.0 } else { 0.0 }
+}
+
+fn links(f: &mut Families, links: &[Interface]) {
+    for i in links {
+        let l = [("iface", i.name.as_str())];
+        if let Some(m) = &i.link {
+            if let Some(s) = m.speed_mbps {
+                f.set(
+                    "hlctl_link_speed_bps",
+                    "Link speed in bit/s",
+                    &l,
+                    s as f64 * 1e6,
+                );
+            }
+            if let Some(best) = m
+                .supported_modes
+                .iter()
+                .filter_map(|x| crate::nic::validate::mode_speed_duplex(x).map(|(s, _)| s))
+                .max()
+            {
+                f.set(
+                    "hlctl_link_supported_speed_bps",
+                    "Best speed the link supports, in bit/s",
+                    &l,
+                    best as f64 * 1e6,
+                );
+            }
+            if let Some(d) = m.duplex {
+                f.set(
+                    "hlctl_link_full_duplex",
+                    "1 when the link runs full duplex, 0 half",
+                    &l,
+                    b(d == Duplex::Full),
+                );
+            }
+        }
+        f.set(
+            "hlctl_link_speed_is_physical",
+            "1 when the speed is a physical line rate (not a virtual device's nominal figure)",
+            &l,
+            b(crate::nic::speed::speed_kind(i).0.is_physical()),
+        );
+        if let Some(r) = &i.rings {
+            for (name, help, v) in [
+                ("hlctl_ring_rx_entries", "RX ring size", r.rx),
+                (
+                    "hlctl_ring_rx_max_entries",
+                    "Largest RX ring the driver allows",
+                    r.rx_max,
+                ),
+                ("hlctl_ring_tx_entries", "TX ring size", r.tx),
+                (
+                    "hlctl_ring_tx_max_entries",
+                    "Largest TX ring the driver allows",
+                    r.tx_max,
+                ),
+            ] {
+                if let Some(v) = v {
+                    f.set(name, help, &l, v as f64);
+                }
+            }
+        }
+        if let Some(p) = &i.pause {
+            f.set(
+                "hlctl_pause_rx",
+                "1 when RX flow control is on",
+                &l,
+                b(p.rx),
+            );
+            f.set(
+                "hlctl_pause_tx",
+                "1 when TX flow control is on",
+                &l,
+                b(p.tx),
+            );
+        }
+        f.set("hlctl_mtu_bytes", "MTU in bytes", &l, i.mtu as f64);
+        if let Some(feats) = &i.features {
+            for name in crate::history::settings::FEATURES {
+                if let Some(x) = feats.get(*name) {
+                    f.set(
+                        "hlctl_offload_active",
+                        "1 when the offload is active (the set hlctl tunes)",
+                        &[("iface", i.name.as_str()), ("feature", name)],
+                        b(x.active),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Disk figures by pattern: (pattern, IOPS, bytes/s).
+fn disk_figures(e: &crate::report::Entry) -> Vec<(String, f64, f64)> {
+    const SEQ_BLOCK: f64 = 1048576.0; // the dd-like runs use 1 MiB blocks
+    const RAND_BLOCK: f64 = 4096.0;
+    e.figures
+        .iter()
+        .map(|x| match x.unit.as_str() {
+            "IOPS" => (x.name.clone(), x.value, x.value * RAND_BLOCK),
+            _ => (x.name.clone(), x.value / SEQ_BLOCK, x.value),
+        })
+        .collect()
+}
+
+fn check(f: &mut Families, r: &CheckReport, ts: i64, c: Option<&Comparison>) {
+    for p in &r.peers {
+        for d in &p.directions {
+            let dir = d.direction.to_string();
+            let l = [("peer", p.peer.as_str()), ("direction", dir.as_str())];
+            if let Some(v) = d.bps {
+                f.set(
+                    "hlctl_net_throughput_bps",
+                    "Throughput of the last check to the peer, bit/s (upload: this host sends)",
+                    &l,
+                    v,
+                );
+            }
+            if let Some(v) = d.retransmits {
+                f.set(
+                    "hlctl_net_retransmits",
+                    "TCP retransmits during the last check's run",
+                    &l,
+                    v as f64,
+                );
+            }
+            f.set(
+                "hlctl_net_busy_retries",
+                "Times the peer was busy and the run was tried again",
+                &l,
+                d.busy_retries as f64,
+            );
+        }
+        if let Some(rtt) = p.rtt_seconds {
+            f.set(
+                "hlctl_net_rtt_seconds",
+                "Idle round-trip time to the peer (ICMP echo), seconds",
+                &[("peer", p.peer.as_str())],
+                rtt,
+            );
+        }
+    }
+    for e in &r.report.disk {
+        for (pattern, iops, bps) in disk_figures(e) {
+            let l = [("dir", e.subject.as_str()), ("pattern", pattern.as_str())];
+            f.set(
+                "hlctl_disk_iops",
+                "Disk I/O operations per second",
+                &l,
+                iops,
+            );
+            f.set(
+                "hlctl_disk_bytes_per_second",
+                "Disk throughput, bytes/s",
+                &l,
+                bps,
+            );
+        }
+    }
+    for e in &r.report.cpu {
+        let threads = if e.subject == "single" {
+            1
+        } else {
+            r.cpu_threads
+        }
+        .to_string();
+        for x in &e.figures {
+            f.set(
+                "hlctl_cpu_events_per_second",
+                "CPU benchmark events per second",
+                &[("threads", threads.as_str())],
+                x.value,
+            );
+        }
+    }
+    f.set(
+        "hlctl_check_timestamp_seconds",
+        "When the last check ran (Unix seconds)",
+        &[],
+        ts as f64,
+    );
+    if let Some(c) = c {
+        for m in &c.metrics {
+            let l = [("metric", m.name.as_str()), ("subject", m.subject.as_str())];
+            f.set(
+                "hlctl_check_regression",
+                "1 when the last check found this metric regressed against its reference",
+                &l,
+                b(m.verdict == crate::history::Verdict::Regression),
+            );
+            f.set(
+                "hlctl_check_reference_value",
+                "The reference (baseline or previous check) the last check was compared with",
+                &l,
+                m.baseline,
+            );
+        }
+    }
+}
+
+fn tune(f: &mut Families, t: &crate::history::StoredResult) {
+    let iface = t.interface.clone().unwrap_or_default();
+    for dir in ["upload", "download"] {
+        let med = |side: &str| t.result[side][dir]["median_bps"].as_f64();
+        if let (Some(before), Some(after)) = (med("baseline"), med("after"))
+            && before > 0.0
+        {
+            f.set(
+                "hlctl_tune_gain_ratio",
+                "Throughput after the last tune divided by before it",
+                &[("iface", iface.as_str()), ("direction", dir)],
+                after / before,
+            );
+        }
+    }
+    f.set(
+        "hlctl_tune_timestamp_seconds",
+        "When the last tune ran (Unix seconds)",
+        &[],
+        t.ts as f64,
+    );
+}
+
+/// The file's text.
+pub fn encode(inp: &Inputs) -> String {
+    let mut f = Families::new();
+    links(&mut f, &inp.links);
+    if let Some((r, ts, c)) = &inp.check {
+        check(&mut f, r, *ts, c.as_ref());
+    }
+    if let Some(t) = &inp.tune {
+        tune(&mut f, t);
+    }
+    let mut out = String::new();
+    // Writing into a String cannot fail.
+    let _ = prometheus_client::encoding::prometheus_text::encode(&mut out, &f.reg);
+    out
+}
+
+/// Write `<dir>/hlctl.prom` atomically (node_exporter never reads half a file).
+pub fn write(dir: &Path, text: &str) -> std::io::Result<PathBuf> {
+    let p = dir.join(FILE);
+    crate::fsutil::write_atomic(&p, text.as_bytes(), 0o644)?;
+    Ok(p)
+}
+
+/// Gather, encode and write, when the configuration names a textfile directory.
+pub fn refresh(
+    paths: &crate::paths::Paths,
+    cfg: &crate::config::Config,
+) -> Option<std::io::Result<PathBuf>> {
+    let dir = cfg.metrics.textfile_dir.as_ref()?;
+    let inp = gather::gather(paths, cfg);
+    Some(write(dir, &encode(&inp)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::net::{DirectionResult, PeerResult};
+    use crate::nic::model::{Feature, LinkModes, Pause, Rings};
+    use crate::path::measure::Direction;
+    use crate::report::{Entry, Figure, NetEntry, Report};
+
+    /// An e1000e-like NIC as `read::interface` gives it (values from the VM test).
+    fn nic() -> Interface {
+        let mut features = std::collections::BTreeMap::new();
+        features.insert(
+            "tx-tcp-segmentation".to_string(),
+            Feature {
+                active: true,
+                requested: true,
+                fixed: false,
+            },
+        );
+        Interface {
+            name: "eth0".into(),
+            physical: true,
+            driver: Some("e1000e".into()),
+            mtu: 1500,
+            link: Some(LinkModes {
+                speed_mbps: Some(100),
+                duplex: Some(Duplex::Half),
+                supported_modes: vec!["100baseT/Half".into(), "1000baseT/Full".into()],
+                ..Default::default()
+            }),
+            rings: Some(Rings {
+                rx: Some(256),
+                tx: Some(256),
+                rx_max: Some(4096),
+                tx_max: Some(4096),
+                ..Default::default()
+            }),
+            pause: Some(Pause {
+                autoneg: true,
+                rx: true,
+                tx: false,
+            }),
+            features: Some(features),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn every_metric_of_the_issue_with_subject_labels_only() {
+        let dir = |d, bps| DirectionResult {
+            direction: d,
+            bps: Some(bps),
+            retransmits: Some(3),
+            busy_retries: 1,
+            error: None,
+        };
+        let check = CheckReport {
+            report: Report {
+                host: Default::default(),
+                timestamp: 1000,
+                network: vec![NetEntry {
+                    peer: "nas \"lan\":5201".into(),
+                    interface: Some("eth0".into()),
+                    upload_bps: Some(9e8),
+                    download_bps: Some(8e8),
+                    error: None,
+                }],
+                disk: vec![Entry {
+                    subject: "/srv".into(),
+                    figures: vec![
+                        Figure {
+                            name: "seq-write".into(),
+                            value: 2.0 * 1048576.0,
+                            unit: "B/s".into(),
+                        },
+                        Figure {
+                            name: "randread-4k".into(),
+                            value: 1000.0,
+                            unit: "IOPS".into(),
+                        },
+                    ],
+                    error: None,
+                }],
+                cpu: vec![Entry {
+                    subject: "multi".into(),
+                    figures: vec![Figure {
+                        name: "events".into(),
+                        value: 5000.0,
+                        unit: "events/s".into(),
+                    }],
+                    error: None,
+                }],
+            },
+            peers: vec![PeerResult {
+                peer: "nas \"lan\":5201".into(),
+                interface: Some("eth0".into()),
+                rtt_seconds: Some(0.0004),
+                directions: vec![dir(Direction::Upload, 9e8), dir(Direction::Download, 8e8)],
+            }],
+            cpu_threads: 4,
+        };
+        let tune = crate::history::StoredResult {
+            id: 1,
+            ts: 900,
+            kind: "tune".into(),
+            host: "lab".into(),
+            kernel: "6.1".into(),
+            interface: Some("eth0".into()),
+            peer: None,
+            metrics: vec![],
+            settings: Default::default(),
+            result: serde_json::json!({
+                "baseline": {"upload": {"median_bps": 4e8}, "download": {"median_bps": 5e8}},
+                "after": {"upload": {"median_bps": 8e8}, "download": {"median_bps": 5e8}}
+            }),
+        };
+        let text = encode(&Inputs {
+            links: vec![nic()],
+            check: Some((check, 1000, None)),
+            tune: Some(tune),
+        });
+        for line in [
+            "hlctl_link_speed_bps{iface=\"eth0\"} 100000000",
+            "hlctl_link_supported_speed_bps{iface=\"eth0\"} 1000000000",
+            "hlctl_link_full_duplex{iface=\"eth0\"} 0",
+            "hlctl_link_speed_is_physical{iface=\"eth0\"} 1",
+            "hlctl_ring_rx_entries{iface=\"eth0\"} 256",
+            "hlctl_ring_rx_max_entries{iface=\"eth0\"} 4096",
+            "hlctl_ring_tx_entries{iface=\"eth0\"} 256",
+            "hlctl_ring_tx_max_entries{iface=\"eth0\"} 4096",
+            "hlctl_pause_rx{iface=\"eth0\"} 1",
+            "hlctl_pause_tx{iface=\"eth0\"} 0",
+            "hlctl_mtu_bytes{iface=\"eth0\"} 1500",
+            "hlctl_offload_active{iface=\"eth0\",feature=\"tx-tcp-segmentation\"} 1",
+            // The encoder escapes label values (the quotes in the peer).
+            "hlctl_net_throughput_bps{peer=\"nas \\\"lan\\\":5201\",direction=\"upload\"} 900000000",
+            "hlctl_net_retransmits{peer=\"nas \\\"lan\\\":5201\",direction=\"download\"} 3",
+            "hlctl_net_rtt_seconds{peer=\"nas \\\"lan\\\":5201\"} 0.0004",
+            "hlctl_disk_iops{dir=\"/srv\",pattern=\"randread-4k\"} 1000",
+            "hlctl_disk_bytes_per_second{dir=\"/srv\",pattern=\"seq-write\"} 2097152",
+            "hlctl_cpu_events_per_second{threads=\"4\"} 5000",
+            "hlctl_check_timestamp_seconds 1000",
+            "hlctl_tune_gain_ratio{iface=\"eth0\",direction=\"upload\"} 2",
+            "hlctl_tune_gain_ratio{iface=\"eth0\",direction=\"download\"} 1",
+            "hlctl_tune_timestamp_seconds 900",
+        ] {
+            assert!(
+                text.lines().any(|l| l == line || l == format!("{line}.0")),
+                "missing {line} in:\n{text}"
+            );
+        }
+        assert!(text.contains("# TYPE hlctl_link_speed_bps gauge"));
+        assert!(!text.contains("host="), "the host is Prometheus's instance");
+    }
+}
