@@ -37,8 +37,8 @@ pub struct Cli {
 /// Options every verb accepts.
 #[derive(Clone, Debug, Args)]
 pub struct Global {
-    /// Print machine-readable JSON on stdout instead of text.
-    #[arg(long, global = true)]
+    /// Print machine-readable JSON on stdout instead of text (-J as in iperf3).
+    #[arg(short = 'J', long, global = true)]
     pub json: bool,
 
     /// Treat DIR as the root for hlctl's files (state directory, sysctl.d), e.g. for a chroot or an image.

@@ -68,7 +68,7 @@ pub fn run(global: &Global, args: SetArgs) -> i32 {
                 persist_it = true;
                 false
             }
-            "--json" => {
+            "--json" | "-J" => {
                 json = true;
                 false
             }
