@@ -107,3 +107,14 @@ pub enum Command {
     Compare(super::compare::CompareArgs),
     Report(super::report::ReportArgs),
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Every verb's flags are unique and well-formed (e.g. no short flag twice).
+    #[test]
+    fn the_clap_tree_is_consistent() {
+        super::Cli::command().debug_assert();
+    }
+}

@@ -307,7 +307,7 @@ pub fn run(global: &Global, args: NetArgs) -> i32 {
 
 #[cfg(test)]
 mod tests {
-    use clap::{CommandFactory, Parser};
+    use clap::Parser;
 
     use super::*;
     use crate::cli::args::{Cli, Command};
@@ -323,11 +323,6 @@ mod tests {
 
     fn net(words: &[&str]) -> NetArgs {
         parse(words).unwrap_or_else(|e| panic!("{words:?}: {e}")).1
-    }
-
-    #[test]
-    fn the_clap_tree_is_consistent() {
-        Cli::command().debug_assert();
     }
 
     #[test]
