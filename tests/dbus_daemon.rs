@@ -148,6 +148,22 @@ fn root_show_set_and_sysctl_through_the_daemon_match_in_process() {
     assert_eq!(s["before"], before);
     assert_eq!(s["requested"], target);
     assert_eq!(s["after"], target);
+    assert_eq!(
+        r["summary"],
+        serde_json::json!({"changed": 1, "statuses": {"changed": 1}}),
+        "{r}"
+    );
+    // The same request again changes nothing; both paths say so alike.
+    let again = ["set", lab.a.as_str(), "mtu", &target.to_string()];
+    let t_remote = lab.ok(lab.rig.hlctl(&again)).stdout;
+    let t_local = lab.ok(lab.local(&again)).stdout;
+    assert_eq!(t_remote, t_local);
+    let t = String::from_utf8_lossy(&t_remote);
+    assert_eq!(
+        t.lines().next(),
+        Some(format!("{}: nothing changed (1 unchanged)", lab.a).as_str()),
+        "{t}"
+    );
     let ip = lab.ns.exec(&["ip", "-j", "link", "show", "dev", &lab.a]);
     let ip: Value = serde_json::from_slice(&ip.stdout).unwrap();
     assert_eq!(ip[0]["mtu"], target);
@@ -159,6 +175,11 @@ fn root_show_set_and_sysctl_through_the_daemon_match_in_process() {
     // dry run changes nothing.
     let r = lab.json(&["set", &lab.a, "mtu", "1280", "--dry-run"]);
     assert_eq!(r["dry_run"], true);
+    assert_eq!(
+        r["summary"],
+        serde_json::json!({"changed": 1, "statuses": {"planned": 1}}),
+        "{r}"
+    );
     assert_eq!(lab.show(&lab.a)["mtu"], target);
     // Invalid input: exit 2, the engine's own message, nothing changed.
     let out = lab.rig.hlctl(&["set", &lab.a, "mtu", "70000"]);

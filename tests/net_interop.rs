@@ -443,3 +443,39 @@ fn cli_client_and_server() {
         "{err}"
     );
 }
+
+/// `hlctl bench net -c 127.0.0.1 -p PORT` (iperf3's own spelling) measures
+/// against a real `iperf3 -s -p PORT -1`, and the counts agree.
+#[test]
+fn cli_iperf3_spelling_to_iperf3() {
+    let _one_at_a_time = serial();
+    let port = free_port();
+    let server = iperf3_server(port);
+    let state = tempfile::tempdir().expect("a state directory");
+    let bin = env!("CARGO_BIN_EXE_hlctl");
+    let (port_arg, secs) = (port.to_string(), SECS.to_string());
+    let mut result = None;
+    for _ in 0..50 {
+        let c = Proc::spawn(
+            std::process::Command::new(bin)
+                .arg("--state-dir")
+                .arg(state.path())
+                .args(["bench", "net", "-c", "127.0.0.1", "-p", &port_arg])
+                .args(["-t", &secs, "-J"]),
+        );
+        let (status, out, err) = c.finish(Duration::from_secs(30));
+        if err.contains("connection refused") {
+            std::thread::sleep(Duration::from_millis(100));
+            continue;
+        }
+        result = Some((status, out, err));
+        break;
+    }
+    let (status, out, err) = result.expect("iperf3 -s never came up");
+    assert!(status.is_some_and(|s| s.success()), "client failed: {err}");
+    let report: NetReport = serde_json::from_str(&out).expect("-J prints the JSON report");
+    let (status, out, err) = server.finish(Duration::from_secs(15));
+    let v = iperf3_json(status, &out, &err);
+    check_report_shape(&report, &TCP);
+    check_against_iperf3(&report, &v, &TCP, false);
+}

@@ -73,6 +73,11 @@ section ring-down hlctl set eth0 ring rx 256 tx 256 --json
 wait_carrier eth0
 section ring-down-e ethtool -g eth0
 
+section pause-kept hlctl set eth0 pause rx off tx off
+wait_carrier eth0
+section pause-kept-json hlctl set eth0 pause rx off tx off --json
+wait_carrier eth0
+section pause-kept-e ethtool -a eth0
 section pause-off hlctl set eth0 pause autoneg off rx off tx off --json
 wait_carrier eth0
 section pause-off-e ethtool -a eth0
@@ -223,6 +228,49 @@ true
     assert_eq!(
         ethtool_rings(&ok(&out, "ring-down-e")),
         (4096, 4096, 256, 256)
+    );
+
+    // Pause autoneg on: the driver keeps rx/tx on. Nothing changed, and the
+    // rows say why (text and JSON alike).
+    let kept = ok(&out, "pause-kept");
+    assert_eq!(
+        kept.lines().next(),
+        Some("eth0: nothing changed (2 ADJUSTED by the driver)"),
+        "{kept}"
+    );
+    let why = "pause autoneg is on: the negotiation decides; add `autoneg off` to force";
+    for setting in ["pause rx", "pause tx"] {
+        assert!(
+            kept.lines()
+                .any(|l| l.trim_start().starts_with(setting) && l.ends_with(&format!("({why})"))),
+            "{kept}"
+        );
+    }
+    let j = out.json("pause-kept-json");
+    assert!(j["failure"].is_null(), "{j}");
+    assert_eq!(j["summary"]["changed"], 0, "{j}");
+    assert_eq!(
+        j["summary"]["statuses"],
+        serde_json::json!({"adjusted": 2}),
+        "{j}"
+    );
+    for row in j["settings"].as_array().unwrap() {
+        assert_eq!(
+            (row["before"].as_str(), row["after"].as_str()),
+            (Some("on"), Some("on")),
+            "{j}"
+        );
+        assert_eq!(row["reason"].as_str(), Some(why), "{j}");
+    }
+    let p = ok(&out, "pause-kept-e");
+    assert_eq!(
+        (
+            field(&p, "Autonegotiate:"),
+            field(&p, "RX:"),
+            field(&p, "TX:")
+        ),
+        (Some("on"), Some("on"), Some("on")),
+        "{p}"
     );
 
     // pause off → on.

@@ -37,8 +37,8 @@ pub struct Cli {
 /// Options every verb accepts.
 #[derive(Clone, Debug, Args)]
 pub struct Global {
-    /// Print machine-readable JSON on stdout instead of text.
-    #[arg(long, global = true)]
+    /// Print machine-readable JSON on stdout instead of text (-J as in iperf3).
+    #[arg(short = 'J', long, global = true)]
     pub json: bool,
 
     /// Treat DIR as the root for hlctl's files (state directory, sysctl.d), e.g. for a chroot or an image.
@@ -115,4 +115,15 @@ pub enum Command {
     Report(super::report::ReportArgs),
     Check(super::check::CheckArgs),
     Config(super::config::ConfigArgs),
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Every verb's flags are unique and well-formed (e.g. no short flag twice).
+    #[test]
+    fn the_clap_tree_is_consistent() {
+        super::Cli::command().debug_assert();
+    }
 }

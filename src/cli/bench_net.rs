@@ -7,6 +7,7 @@ use clap::Args;
 use crate::bench::net::{self, Direction, NetError, text};
 use crate::bench::progress::{Progress, ProgressEvent};
 use crate::dbus::bench::NetParams;
+use crate::path::peer::DEFAULT_PORT;
 
 use super::args::Global;
 use super::backend::CliError;
@@ -18,11 +19,24 @@ use super::output::{ProgressBar, print_json};
 /// Speaks iperf3's protocol, so results sit next to iperf3's: per-interval
 /// lines while the test runs, then sender and receiver totals, TCP
 /// retransmits and RTT, UDP jitter and loss, and CPU use on both ends.
+///
+/// The flags are iperf3's client flags with iperf3's letters and meanings:
+/// `hlctl bench net -c HOST -p PORT -t 30 -P 4 -R` runs the test that
+/// `iperf3 -c HOST -p PORT -t 30 -P 4 -R` runs; -J is --json. iperf3 flags
+/// hlctl has no option for (e.g. -n, -C, -Z, -4) are refused, and so is
+/// -V (iperf3's "verbose", clap's "version" elsewhere): nothing runs unasked.
 #[derive(Debug, Args)]
+#[command(disable_version_flag = true)]
 pub struct NetArgs {
-    /// The server: HOST, HOST:PORT or [IPV6]:PORT (port 5201 if not given).
-    #[arg(long, value_name = "HOST[:PORT]", value_parser = parse_peer)]
+    /// The server: HOST, HOST:PORT or [IPV6]:PORT (port 5201 unless given
+    /// here or with -p). -c is iperf3's spelling; --peer and -c are the same.
+    #[arg(short = 'c', long = "peer", visible_alias = "client", value_name = "HOST[:PORT]",
+          value_parser = parse_peer)]
     pub peer: Peer,
+    /// The server's port (iperf3's -p), 1–65535 [default: the port in --peer, else 5201].
+    #[arg(short = 'p', long = "port", value_name = "PORT",
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub port: Option<u16>,
     /// Seconds to measure, after the omit period (1–86400).
     #[arg(short = 't', long = "time", value_name = "SECS", default_value_t = 10,
           value_parser = clap::value_parser!(u32).range(1..=86400))]
@@ -60,11 +74,11 @@ pub struct NetArgs {
     pub interval: f64,
 }
 
-/// A parsed `--peer`.
+/// A parsed `--peer`: the port when the argument names one.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Peer {
     pub host: String,
-    pub port: u16,
+    pub port: Option<u16>,
 }
 
 /// HOST, HOST:PORT, [IPV6]:PORT, [IPV6], or a bare IPv6 address.
@@ -80,17 +94,19 @@ pub fn parse_peer(s: &str) -> Result<Peer, String> {
             .split_once(']')
             .ok_or("missing `]` after the IPv6 address")?;
         match after {
-            "" => (h, 5201),
+            "" => (h, None),
             a => (
                 h,
-                port_of(a.strip_prefix(':').ok_or("expected `:PORT` after `]`")?)?,
+                Some(port_of(
+                    a.strip_prefix(':').ok_or("expected `:PORT` after `]`")?,
+                )?),
             ),
         }
     } else if s.matches(':').count() == 1 {
         let (h, p) = s.split_once(':').ok_or("expected HOST:PORT")?;
-        (h, port_of(p)?)
+        (h, Some(port_of(p)?))
     } else {
-        (s, 5201)
+        (s, None)
     };
     if host.is_empty() {
         return Err("the host is empty".into());
@@ -156,11 +172,22 @@ fn parse_interval(s: &str) -> Result<f64, String> {
 }
 
 impl NetArgs {
+    /// The server's port: from -p or from --peer HOST:PORT (both only when
+    /// they agree), else 5201.
+    pub fn port(&self) -> Result<u16, String> {
+        match (self.peer.port, self.port) {
+            (Some(a), Some(b)) if a != b => Err(format!(
+                "the port is given twice, {a} in --peer/-c and {b} in -p/--port: give it once"
+            )),
+            (a, b) => Ok(b.or(a).unwrap_or(DEFAULT_PORT)),
+        }
+    }
+
     /// The job parameters these flags describe (the same on both paths).
-    pub fn to_params(&self) -> NetParams {
-        NetParams {
+    pub fn to_params(&self) -> Result<NetParams, String> {
+        Ok(NetParams {
             host: self.peer.host.clone(),
-            port: Some(self.peer.port),
+            port: Some(self.port()?),
             udp: self.udp,
             time_s: Some(self.time),
             parallel: Some(self.parallel),
@@ -177,7 +204,7 @@ impl NetArgs {
             window: self.window,
             omit_s: Some(self.omit),
             interval_s: Some(self.interval),
-        }
+        })
     }
 }
 
@@ -221,8 +248,11 @@ fn exit_code(e: &NetError) -> i32 {
 }
 
 pub fn run(global: &Global, args: NetArgs) -> i32 {
-    let params = args.to_params();
-    let cfg = match params.config() {
+    let checked = args.to_params().and_then(|params| {
+        let cfg = params.config()?;
+        Ok((params, cfg))
+    });
+    let (params, cfg) = match checked {
         Ok(c) => c,
         Err(e) => {
             eprintln!("hlctl bench net: {e}");
@@ -271,6 +301,89 @@ pub fn run(global: &Global, args: NetArgs) -> i32 {
             }
             eprintln!("hlctl bench net: {}", e.message);
             e.code
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::args::{Cli, Command};
+    use crate::cli::bench::BenchCommand;
+
+    fn parse(words: &[&str]) -> Result<(Global, NetArgs), clap::Error> {
+        let cli = Cli::try_parse_from(["hlctl", "bench", "net"].iter().chain(words))?;
+        match cli.command {
+            Command::Bench(BenchCommand::Net(a)) => Ok((cli.global, a)),
+            other => panic!("parsed as {other:?}"),
+        }
+    }
+
+    fn net(words: &[&str]) -> NetArgs {
+        parse(words).unwrap_or_else(|e| panic!("{words:?}: {e}")).1
+    }
+
+    #[test]
+    fn iperf3_client_and_port_spelling() {
+        let a = net(&["-c", "127.0.0.1", "-p", "5202"]);
+        assert_eq!(a.peer.host, "127.0.0.1");
+        assert_eq!(a.port(), Ok(5202));
+        assert_eq!(a.to_params().unwrap().port, Some(5202));
+        // --peer, -c and iperf3's long --client are one argument.
+        for flag in ["--peer", "-c", "--client"] {
+            let a = net(&[flag, "nas", "--port", "7000"]);
+            assert_eq!((a.peer.host.as_str(), a.port()), ("nas", Ok(7000)));
+        }
+        assert!(parse(&["-c", "a", "--peer", "b"]).is_err(), "one peer only");
+        // The port may sit in the peer, and then -p must agree with it.
+        assert_eq!(net(&["--peer", "nas:6000"]).port(), Ok(6000));
+        assert_eq!(net(&["-c", "[::1]:6000", "-p", "6000"]).port(), Ok(6000));
+        let twice = net(&["-c", "nas:6000", "-p", "6001"]);
+        let err = twice.to_params().unwrap_err();
+        assert!(err.contains("6000") && err.contains("6001"), "{err}");
+        // Defaults: iperf3's port.
+        assert_eq!(net(&["-c", "::1"]).port(), Ok(5201));
+        assert_eq!(net(&["-c", "::1"]).peer.host, "::1");
+        for bad in ["0", "65536", "http"] {
+            assert!(parse(&["-c", "nas", "-p", bad]).is_err(), "-p {bad}");
+        }
+    }
+
+    #[test]
+    fn iperf3_test_flags_mean_what_they_mean_in_iperf3() {
+        let (g, a) = parse(&[
+            "-c", "h", "-t", "30", "-P", "4", "-R", "-u", "-b", "500M", "-l", "1400", "-w", "4M",
+            "-O", "2", "-i", "0.5", "-J",
+        ])
+        .unwrap();
+        assert!(g.json, "-J is --json");
+        assert_eq!((a.time, a.parallel, a.omit), (30, 4, 2));
+        assert!(a.reverse && a.udp && !a.bidir);
+        assert_eq!(a.bitrate, Some(500_000_000));
+        assert_eq!(a.length, Some(1400));
+        assert_eq!(a.window, Some(4 << 20));
+        assert_eq!(a.interval, 0.5);
+        let p = a.to_params().unwrap();
+        assert_eq!(p.direction.as_deref(), Some("reverse"));
+        assert!(net(&["-c", "h", "--bidir"]).bidir);
+        assert!(parse(&["-c", "h", "-R", "--bidir"]).is_err());
+    }
+
+    #[test]
+    fn iperf3_flags_without_an_hlctl_option_are_refused() {
+        // -V is iperf3's "verbose": never read as clap's "print the version and exit".
+        for f in [
+            &["-V"][..],
+            &["--version"],
+            &["-n", "1G"],
+            &["-C", "bbr"],
+            &["-4"],
+        ] {
+            let words: Vec<&str> = ["-c", "h"].iter().chain(f).copied().collect();
+            let e = parse(&words).expect_err(&format!("{f:?} accepted"));
+            assert_eq!(e.kind(), clap::error::ErrorKind::UnknownArgument, "{f:?}");
         }
     }
 }

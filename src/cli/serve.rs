@@ -22,7 +22,12 @@ use super::output::print_json;
 /// it serves on the socket it was handed instead of binding one. While this
 /// host measures (`hlctl check`) it answers busy too: no test is served on
 /// top of another measurement.
+///
+/// The flags are iperf3's server flags with iperf3's letters and meanings
+/// (`hlctl serve -p 5202 -B 10.0.0.1 -1` is `iperf3 -s -p 5202 -B 10.0.0.1 -1`;
+/// -J is --json). -V (iperf3's "verbose") is refused rather than read as "version".
 #[derive(Debug, Args)]
+#[command(disable_version_flag = true)]
 pub struct ServeArgs {
     /// TCP port, also used for UDP tests (0 picks a free one and prints it).
     #[arg(short = 'p', long, value_name = "PORT", default_value_t = 5201)]
@@ -146,5 +151,33 @@ pub fn run(global: &Global, args: ServeArgs) -> i32 {
             eprintln!("hlctl serve: {e}");
             exit::FAILED
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::args::{Cli, Command};
+
+    fn parse(words: &[&str]) -> Result<(Global, ServeArgs), clap::Error> {
+        let cli = Cli::try_parse_from(["hlctl", "serve"].iter().chain(words))?;
+        match cli.command {
+            Command::Serve(a) => Ok((cli.global, a)),
+            other => panic!("parsed as {other:?}"),
+        }
+    }
+
+    #[test]
+    fn iperf3_server_spelling() {
+        let (g, a) = parse(&["-p", "5202", "-B", "127.0.0.1", "-1", "-J"]).unwrap();
+        assert_eq!(a.port, 5202);
+        assert_eq!(a.bind, Some(IpAddr::from([127, 0, 0, 1])));
+        assert!(a.one_off && g.json);
+        assert_eq!(parse(&["--port", "7"]).unwrap().1.port, 7);
+        assert_eq!(parse(&[]).unwrap().1.port, 5201);
+        let e = parse(&["-V"]).expect_err("-V is iperf3's verbose, not a version request");
+        assert_eq!(e.kind(), clap::error::ErrorKind::UnknownArgument);
     }
 }

@@ -68,7 +68,7 @@ pub fn run(global: &Global, args: SetArgs) -> i32 {
                 persist_it = true;
                 false
             }
-            "--json" => {
+            "--json" | "-J" => {
                 json = true;
                 false
             }
@@ -131,28 +131,53 @@ fn show(v: &serde_json::Value) -> String {
     }
 }
 
+/// What a status reads as in the table.
+fn label(status: Status) -> &'static str {
+    match status {
+        Status::Planned => "would change",
+        Status::Unchanged => "unchanged",
+        Status::Changed => "changed",
+        Status::Adjusted => "ADJUSTED by the driver",
+        Status::Restored => "restored",
+        Status::NotApplied => "not applied (failed)",
+        Status::RestoreFailed => "RESTORE FAILED",
+    }
+}
+
+/// The first line: what changed, counting only settings the kernel now holds
+/// differently, then the other statuses (`nothing changed (2 ADJUSTED by the driver)`).
+fn headline(o: &Outcome) -> String {
+    let n = o.summary.changed;
+    if let Some(f) = &o.failure {
+        return format!("{}: FAILED at {}: {}", o.interface, f.step, f.error);
+    }
+    if o.dry_run {
+        return format!(
+            "{}: dry run, {n} setting(s) would change, nothing changed",
+            o.interface
+        );
+    }
+    let what = match n {
+        0 => "nothing changed".to_string(),
+        n => format!("{n} setting(s) changed"),
+    };
+    let others: Vec<String> = o
+        .summary
+        .statuses
+        .iter()
+        .filter(|(s, _)| **s != Status::Changed)
+        .map(|(s, k)| format!("{k} {}", label(*s)))
+        .collect();
+    if others.is_empty() {
+        format!("{}: {what}", o.interface)
+    } else {
+        format!("{}: {what} ({})", o.interface, others.join(", "))
+    }
+}
+
 /// The before → requested → after table, and the failure and restore story.
 pub fn render(o: &Outcome) -> String {
-    let mut out = String::new();
-    let changed = o
-        .settings
-        .iter()
-        .filter(|s| {
-            matches!(
-                s.status,
-                Status::Changed | Status::Adjusted | Status::Planned
-            )
-        })
-        .count();
-    let head = match (&o.failure, o.dry_run) {
-        (Some(f), _) => format!("{}: FAILED at {}: {}\n", o.interface, f.step, f.error),
-        (None, true) => format!(
-            "{}: dry run, {changed} setting(s) would change, nothing changed\n",
-            o.interface
-        ),
-        (None, false) => format!("{}: {changed} setting(s) changed\n", o.interface),
-    };
-    out.push_str(&head);
+    let mut out = format!("{}\n", headline(o));
     let mut rows = vec![vec![
         "setting".to_string(),
         "before".into(),
@@ -161,21 +186,16 @@ pub fn render(o: &Outcome) -> String {
         "status".into(),
     ]];
     for s in &o.settings {
-        let status = match s.status {
-            Status::Planned => "would change",
-            Status::Unchanged => "unchanged",
-            Status::Changed => "changed",
-            Status::Adjusted => "ADJUSTED by the driver",
-            Status::Restored => "restored",
-            Status::NotApplied => "not applied (failed)",
-            Status::RestoreFailed => "RESTORE FAILED",
+        let status = match &s.reason {
+            Some(why) => format!("{} ({why})", label(s.status)),
+            None => label(s.status).to_string(),
         };
         rows.push(vec![
             s.setting.clone(),
             show(&s.before),
             show(&s.requested),
             s.after.as_ref().map_or("-".into(), show),
-            status.into(),
+            status,
         ]);
     }
     for l in table(&rows).lines() {
@@ -192,4 +212,93 @@ pub fn render(o: &Outcome) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::nic::diff::{SettingResult, summarize};
+
+    fn row(setting: &str, before: &str, requested: &str, after: &str) -> SettingResult {
+        let (b, a) = (json!(before), json!(after));
+        let status = if a == json!(requested) {
+            Status::Changed
+        } else {
+            Status::Adjusted
+        };
+        SettingResult {
+            setting: setting.into(),
+            before: b,
+            requested: json!(requested),
+            after: Some(a),
+            status,
+            reason: (setting.starts_with("pause") && status == Status::Adjusted)
+                .then(|| "pause autoneg is on: the negotiation decides".into()),
+        }
+    }
+
+    fn outcome(settings: Vec<SettingResult>) -> Outcome {
+        Outcome {
+            interface: "eth0".into(),
+            dry_run: false,
+            summary: summarize(&settings, false),
+            settings,
+            failure: None,
+            restore_errors: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn settings_the_driver_kept_are_not_counted_and_say_why() {
+        let o = outcome(vec![
+            row("pause rx", "on", "off", "on"),
+            row("pause tx", "on", "off", "on"),
+        ]);
+        let text = render(&o);
+        let mut lines = text.lines();
+        assert_eq!(
+            lines.next(),
+            Some("eth0: nothing changed (2 ADJUSTED by the driver)"),
+            "{text}"
+        );
+        assert!(!text.contains("setting(s) changed"), "{text}");
+        let rows: Vec<&str> = lines.filter(|l| l.contains("ADJUSTED")).collect();
+        assert_eq!(rows.len(), 2, "{text}");
+        assert!(
+            rows.iter().all(|l| l.ends_with(
+                "ADJUSTED by the driver (pause autoneg is on: the negotiation decides)"
+            )),
+            "{text}"
+        );
+        // The JSON carries the same counts and the reason.
+        let v = serde_json::to_value(&o).unwrap();
+        assert_eq!(
+            v["summary"],
+            json!({"changed": 0, "statuses": {"adjusted": 2}})
+        );
+        assert_eq!(
+            v["settings"][0]["reason"],
+            json!("pause autoneg is on: the negotiation decides")
+        );
+    }
+
+    #[test]
+    fn headline_counts_what_changed_and_names_the_rest() {
+        let o = outcome(vec![
+            row("mtu", "1500", "9000", "9000"),
+            row("ring rx", "256", "4000", "4096"),
+        ]);
+        assert!(
+            render(&o).starts_with("eth0: 2 setting(s) changed (1 ADJUSTED by the driver)\n"),
+            "{}",
+            render(&o)
+        );
+        let o = outcome(vec![row("mtu", "1500", "9000", "9000")]);
+        assert!(render(&o).starts_with("eth0: 1 setting(s) changed\n"));
+        // Round trip through the daemon's JSON: the same text.
+        let back: Outcome = serde_json::from_value(serde_json::to_value(&o).unwrap()).unwrap();
+        assert_eq!(render(&back), render(&o));
+    }
 }

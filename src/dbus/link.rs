@@ -119,8 +119,10 @@ impl LinkObject {
     /// Apply a change set (keys: see `dbus/org.hlctl.Daemon1.xml`): validate
     /// everything, snapshot, apply in a safe order, read back, restore on
     /// failure. Options: `dry_run` (b), `persist` (b). Returns JSON: the
-    /// JSON output of `hlctl set` (settings with before/requested/after/status,
-    /// failure, restore_errors, persisted).
+    /// JSON output of `hlctl set` (settings with before/requested/after/status
+    /// and, when known, the reason the driver held another value; summary:
+    /// `changed` (settings the kernel now holds differently) and `statuses`
+    /// (count per status); failure, restore_errors, persisted).
     async fn apply_changes(
         &self,
         settings: HashMap<String, OwnedVariant>,

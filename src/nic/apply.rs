@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::nic::diff::{self, SettingResult};
+use crate::nic::diff::{self, SettingResult, Summary};
 use crate::nic::error::NicError;
 use crate::nic::model::{
     ChangeSet, ChannelsSet, CoalesceSet, Interface, LinkSet, PauseSet, RingsSet,
@@ -244,6 +244,9 @@ pub struct Outcome {
     pub interface: String,
     pub dry_run: bool,
     pub settings: Vec<SettingResult>,
+    /// What changed, and how many settings ended in each status.
+    #[serde(default)]
+    pub summary: Summary,
     /// Present when a step failed; everything applied before it was restored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<Failure>,
@@ -278,10 +281,12 @@ pub fn apply(
         interface: name.to_string(),
         dry_run,
         settings: Vec::new(),
+        summary: Summary::default(),
         failure: None,
         restore_errors: Vec::new(),
     };
     if dry_run {
+        out.summary = diff::summarize(&settings, true);
         out.settings = settings;
         return Ok(out);
     }
@@ -325,6 +330,7 @@ pub fn apply(
         failed_group,
         out.restore_errors.is_empty(),
     );
+    out.summary = diff::summarize(&settings, false);
     out.settings = settings;
     Ok(out)
 }

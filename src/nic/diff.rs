@@ -1,4 +1,7 @@
-//! One line per requested setting: before → requested → after.
+//! One line per requested setting: before → requested → after, why the
+//! driver held another value when that is known, and the counts per status.
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -6,7 +9,7 @@ use serde_json::{Value, json};
 use crate::nic::model::{ChangeSet, Interface};
 
 /// What happened to one setting.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// Dry run: would change.
@@ -15,7 +18,8 @@ pub enum Status {
     Unchanged,
     /// Changed and reads back as requested.
     Changed,
-    /// Changed, but the kernel holds a different value than requested (the driver rounded or ignored it).
+    /// The kernel holds a different value than requested: the driver rounded
+    /// it (`after` differs from `before` too) or kept the value before.
     Adjusted,
     /// Part of a change set that failed; restored to its value before.
     Restored,
@@ -33,6 +37,47 @@ pub struct SettingResult {
     pub requested: Value,
     pub after: Option<Value>,
     pub status: Status,
+    /// Why the driver holds another value than requested, when that is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl SettingResult {
+    /// True when the kernel now holds another value than before (a dry run
+    /// changes nothing).
+    pub fn changed(&self) -> bool {
+        self.after.as_ref().is_some_and(|a| *a != self.before)
+    }
+}
+
+/// The counts of a change set: what changed, and how many settings ended in each status.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Settings whose value the kernel now holds differently from before:
+    /// `changed` rows and the `adjusted` rows the driver rounded (not those it
+    /// kept). A dry run: the settings that would change.
+    pub changed: usize,
+    /// Every status that occurs, with its number of settings.
+    pub statuses: BTreeMap<Status, usize>,
+}
+
+/// Count `results` (of a dry run when `dry_run`).
+pub fn summarize(results: &[SettingResult], dry_run: bool) -> Summary {
+    let mut statuses = BTreeMap::new();
+    for r in results {
+        *statuses.entry(r.status).or_insert(0) += 1;
+    }
+    let changed = results
+        .iter()
+        .filter(|r| {
+            if dry_run {
+                r.status == Status::Planned
+            } else {
+                r.changed()
+            }
+        })
+        .count();
+    Summary { changed, statuses }
 }
 
 fn onoff(b: bool) -> Value {
@@ -203,6 +248,7 @@ pub fn plan(iface: &Interface, cs: &ChangeSet) -> Vec<SettingResult> {
                 requested,
                 after: None,
                 status,
+                reason: None,
             }
         })
         .collect()
@@ -228,6 +274,170 @@ pub fn settle(
             (true, _) if restore_ok && now == r.before => Status::Restored,
             (true, _) => Status::RestoreFailed,
         };
+        if r.status == Status::Adjusted {
+            r.reason = adjusted_reason(&r.setting, after);
+        }
         r.after = Some(now);
+    }
+}
+
+/// Why a driver holds another value than requested, when the interface tells.
+fn adjusted_reason(setting: &str, after: &Interface) -> Option<String> {
+    match setting {
+        "pause rx" | "pause tx" if after.pause.is_some_and(|p| p.autoneg) => {
+            Some("pause autoneg is on: the negotiation decides; add `autoneg off` to force".into())
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nic::model::{Pause, PauseSet, Rings, RingsSet};
+
+    fn e1000e_like(pause: Pause, ring_rx: u32, mtu: u32) -> Interface {
+        Interface {
+            name: "eth0".into(),
+            mtu,
+            pause: Some(pause),
+            rings: Some(Rings {
+                rx: Some(ring_rx),
+                rx_max: Some(4096),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    const NEGOTIATED: Pause = Pause {
+        autoneg: true,
+        rx: true,
+        tx: true,
+    };
+
+    fn pause_off() -> ChangeSet {
+        ChangeSet {
+            pause: Some(PauseSet {
+                rx: Some(false),
+                tx: Some(false),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    /// Plan `cs` on `before`, then settle it against `after` (nothing failed).
+    fn applied(before: &Interface, cs: &ChangeSet, after: &Interface) -> Vec<SettingResult> {
+        let mut r = plan(before, cs);
+        settle(&mut r, after, None, true);
+        r
+    }
+
+    #[test]
+    fn pause_kept_by_autoneg_is_adjusted_with_the_reason_and_changes_nothing() {
+        let iface = e1000e_like(NEGOTIATED, 256, 1500);
+        let r = applied(&iface, &pause_off(), &iface);
+        assert_eq!(r.len(), 2);
+        for row in &r {
+            assert_eq!(row.status, Status::Adjusted, "{row:?}");
+            assert!(!row.changed(), "{row:?}");
+            let why = row.reason.as_deref().unwrap_or_default();
+            assert!(
+                why.contains("pause autoneg is on") && why.contains("`autoneg off`"),
+                "{row:?}"
+            );
+        }
+        let s = summarize(&r, false);
+        assert_eq!(s.changed, 0);
+        assert_eq!(s.statuses, BTreeMap::from([(Status::Adjusted, 2)]));
+    }
+
+    #[test]
+    fn no_reason_is_invented_when_the_interface_does_not_tell() {
+        // Pause autoneg off, and the driver still keeps rx on: cause unknown.
+        let before = e1000e_like(
+            Pause {
+                autoneg: false,
+                ..NEGOTIATED
+            },
+            256,
+            1500,
+        );
+        let r = applied(&before, &pause_off(), &before);
+        assert!(
+            r.iter()
+                .all(|x| x.status == Status::Adjusted && x.reason.is_none())
+        );
+        // Pause applied as asked: changed, no reason.
+        let after = e1000e_like(Pause::default(), 256, 1500);
+        let r = applied(&before, &pause_off(), &after);
+        assert!(
+            r.iter()
+                .all(|x| x.status == Status::Changed && x.reason.is_none())
+        );
+        assert_eq!(summarize(&r, false).changed, 2);
+    }
+
+    #[test]
+    fn a_rounded_value_counts_as_changed_an_unchanged_one_does_not() {
+        let before = e1000e_like(NEGOTIATED, 256, 1500);
+        let cs = ChangeSet {
+            mtu: Some(9000),
+            rings: Some(RingsSet {
+                rx: Some(4000),
+                ..Default::default()
+            }),
+            pause: Some(PauseSet {
+                autoneg: Some(true),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let after = e1000e_like(NEGOTIATED, 4096, 9000);
+        let r = applied(&before, &cs, &after);
+        let status = |k: &str| r.iter().find(|x| x.setting == k).unwrap().status;
+        assert_eq!(status("mtu"), Status::Changed);
+        assert_eq!(status("ring rx"), Status::Adjusted);
+        assert_eq!(status("pause autoneg"), Status::Unchanged);
+        let s = summarize(&r, false);
+        assert_eq!(s.changed, 2, "{r:?}");
+        assert_eq!(
+            s.statuses,
+            BTreeMap::from([
+                (Status::Unchanged, 1),
+                (Status::Changed, 1),
+                (Status::Adjusted, 1)
+            ])
+        );
+        // The same plan as a dry run: what would change.
+        let planned = plan(&before, &cs);
+        let s = summarize(&planned, true);
+        assert_eq!(s.changed, 2);
+        assert_eq!(
+            s.statuses,
+            BTreeMap::from([(Status::Planned, 2), (Status::Unchanged, 1)])
+        );
+    }
+
+    #[test]
+    fn restored_settings_are_not_counted_as_changed() {
+        let before = e1000e_like(NEGOTIATED, 256, 1500);
+        let cs = ChangeSet {
+            mtu: Some(9000),
+            rings: Some(RingsSet {
+                rx: Some(4096),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let mut r = plan(&before, &cs);
+        settle(&mut r, &before, Some("ring"), true);
+        let s = summarize(&r, false);
+        assert_eq!(s.changed, 0);
+        assert_eq!(
+            s.statuses,
+            BTreeMap::from([(Status::Restored, 1), (Status::NotApplied, 1)])
+        );
     }
 }
