@@ -5,7 +5,8 @@
 //! - [`gather`]: read interfaces (twice, a second apart), sysctls, and
 //!   towards `--peer` the RTT, path MTU and throughput;
 //! - checks, one file per area: [`link`], [`counters`], [`features`],
-//!   [`mtu`], [`tcp`], [`path`], [`cpu`], [`mounts`];
+//!   [`mtu`], [`tcp`], [`path`], [`cpu`], [`mounts`], [`stack`] (bridges
+//!   and bonds), [`storage`] (the NFS playbook: network vs NFS vs local disk);
 //! - [`finding`]: the report's types.
 
 pub mod counters;
@@ -18,6 +19,8 @@ pub mod link;
 pub mod mounts;
 pub mod mtu;
 pub mod path;
+pub mod stack;
+pub mod storage;
 pub mod tcp;
 
 use std::time::Duration;
@@ -52,6 +55,8 @@ pub struct Options {
     pub runs: u32,
     /// Length of the CPU stress that looks for throttling (zero: none).
     pub stress: Duration,
+    /// Bytes written and read back in each `--dir` (zero: no measurement).
+    pub disk_size: u64,
 }
 
 impl Default for Options {
@@ -63,6 +68,7 @@ impl Default for Options {
             sample_interval: Duration::from_secs(1),
             runs: 1,
             stress: Duration::from_secs(3),
+            disk_size: storage::DEFAULT_SIZE,
         }
     }
 }
@@ -79,6 +85,12 @@ pub struct Report {
     pub not_checked: Vec<Check>,
     /// What was measured towards the peer.
     pub peer: Option<inputs::PeerData>,
+    /// Bridges and bonds among the interfaces (each examined whole).
+    #[serde(default)]
+    pub stacks: Vec<crate::nic::stack::Stack>,
+    /// `--dir`: sequential write and read per directory.
+    #[serde(default)]
+    pub storage: Vec<storage::DirResult>,
 }
 
 /// Run every check on gathered inputs (pure: no I/O).
@@ -90,6 +102,7 @@ pub fn check(inp: &Inputs) -> Outcome {
         features::check_offloads(s, &mut out);
         features::check_pause(s, &mut out);
     }
+    stack::check(inp, &mut out);
     mtu::check(inp, &mut out);
     tcp::check_buffers(inp, &mut out);
     tcp::check_congestion(inp, &mut out);
@@ -102,6 +115,7 @@ pub fn check(inp: &Inputs) -> Outcome {
             Err((dir, why)) => out.skip("filesystem", None, format!("{dir}: {why}")),
         }
     }
+    storage::check(inp, &mut out);
     out.sort();
     out
 }
@@ -128,6 +142,8 @@ pub fn run(
         passed: out.passed,
         not_checked: out.not_checked,
         peer: inp.peer.clone(),
+        stacks: stack::stacks(&inp),
+        storage: inp.storage.clone(),
     };
     Ok((report, inp))
 }

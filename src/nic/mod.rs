@@ -4,6 +4,7 @@
 //! - [`read`]: snapshot one or all interfaces;
 //! - [`change`]: parse `hlctl set` words into a [`model::ChangeSet`]-like plan and validate it;
 //! - [`apply`]: snapshot → apply → read back → restore on failure;
+//! - [`stack`]: bridges, bonds and their ports (from any member's name);
 //! - [`persist`]: the NIC state file and the systemd `.link` export;
 //! - [`netlink`], [`ioctl`]: the kernel interfaces.
 
@@ -19,4 +20,5 @@ pub mod netlink;
 pub mod persist;
 pub mod read;
 pub mod set;
+pub mod stack;
 pub mod validate;
