@@ -21,6 +21,9 @@ use crate::sysctl::persist as sysctl_persist;
 pub struct NicBefore {
     /// None: there was no entry.
     pub entry: Option<ChangeSet>,
+    /// The entries of the other devices of its bridge/bond stack the tune changed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub stack: BTreeMap<String, Option<ChangeSet>>,
 }
 
 /// What `hlctl rollback` needs to undo a finished tune.
@@ -91,13 +94,30 @@ pub fn persist(
             .map_err(|e| TuneError::Persist(e.to_string()))?;
         out.sysctl_file = Some(path.display().to_string());
     }
-    if !kept.nic.is_empty() {
+    let members: Vec<(&String, &ChangeSet)> =
+        kept.stack.iter().filter(|(_, cs)| !cs.is_empty()).collect();
+    if !kept.nic.is_empty() || !members.is_empty() {
         let p = paths.nic_state_file();
         let state = State::load(&p)?;
         files.nic = Some(NicBefore {
             entry: state.find(iface, mac).map(|e| e.settings.clone()),
+            stack: members
+                .iter()
+                .map(|(m, _)| {
+                    (
+                        (*m).clone(),
+                        state.find(m, None).map(|e| e.settings.clone()),
+                    )
+                })
+                .collect(),
         });
-        crate::nic::persist::record(&p, iface, mac, &kept.nic)?;
+        if !kept.nic.is_empty() {
+            crate::nic::persist::record(&p, iface, mac, &kept.nic)?;
+        }
+        // Stack members are recorded by name (a bridge's MAC follows its ports).
+        for (m, cs) in members {
+            crate::nic::persist::record(&p, m, None, cs)?;
+        }
         out.nic_state_file = Some(p.display().to_string());
     }
     Ok((out, files))
@@ -146,33 +166,39 @@ pub fn unpersist(paths: &Paths, last: &LastTune) -> Result<Vec<String>, TuneErro
     if let Some(before) = &last.nic_state_before {
         let p = paths.nic_state_file();
         let mut state = State::load(&p)?;
-        let idx = last
-            .mac
-            .as_deref()
-            .and_then(|m| {
-                state
-                    .interfaces
-                    .iter()
-                    .position(|e| e.mac.as_deref() == Some(m))
-            })
-            .or_else(|| {
-                state
-                    .interfaces
-                    .iter()
-                    .position(|e| e.name == last.interface)
-            });
-        match (idx, &before.entry) {
-            (Some(i), None) => {
-                state.interfaces.remove(i);
-            }
-            (Some(i), Some(cs)) => state.interfaces[i].settings = cs.clone(),
-            (None, Some(cs)) => state.record(&last.interface, last.mac.as_deref(), cs),
-            (None, None) => {}
+        restore_entry(
+            &mut state,
+            &last.interface,
+            last.mac.as_deref(),
+            &before.entry,
+        );
+        for (m, entry) in &before.stack {
+            restore_entry(&mut state, m, None, entry);
         }
         state.save(&p)?;
         done.push(p.display().to_string());
     }
     Ok(done)
+}
+
+/// Put one interface's NIC state entry back as it was (`None`: no entry).
+fn restore_entry(state: &mut State, name: &str, mac: Option<&str>, before: &Option<ChangeSet>) {
+    let idx = mac
+        .and_then(|m| {
+            state
+                .interfaces
+                .iter()
+                .position(|e| e.mac.as_deref() == Some(m))
+        })
+        .or_else(|| state.interfaces.iter().position(|e| e.name == name));
+    match (idx, before) {
+        (Some(i), None) => {
+            state.interfaces.remove(i);
+        }
+        (Some(i), Some(cs)) => state.interfaces[i].settings = cs.clone(),
+        (None, Some(cs)) => state.record(name, mac, cs),
+        (None, None) => {}
+    }
 }
 
 #[cfg(test)]

@@ -273,6 +273,42 @@ mod tests {
     }
 
     #[test]
+    fn decodes_bond_and_slave_relations() {
+        // A bond (active-backup, active slave 3) that is itself a bridge port.
+        let mut b = Builder::with_header(&ifinfomsg(5));
+        b.put_str(IFLA_IFNAME, "bond0")
+            .put_u32(IFLA_MTU, 1500)
+            .put_u32(IFLA_MASTER, 6)
+            .nested(IFLA_LINKINFO, |b| {
+                b.put_str(IFLA_INFO_KIND, "bond")
+                    .nested(IFLA_INFO_DATA, |b| {
+                        b.put_u8(IFLA_BOND_MODE, 1)
+                            .put_u32(IFLA_BOND_ACTIVE_SLAVE, 3);
+                    })
+                    .put_str(IFLA_INFO_SLAVE_KIND, "bridge")
+                    .nested(IFLA_INFO_SLAVE_DATA, |b| {
+                        b.put_u8(IFLA_BRPORT_STATE, 3);
+                    });
+            });
+        let l = parse_link(&b.finish().unwrap()).unwrap();
+        assert_eq!(
+            l.relations,
+            Relations {
+                master: Some(6),
+                bond_mode: Some(1),
+                active_slave: Some(3),
+                slave_kind: Some("bridge".into()),
+                slave_state: Some(3),
+            }
+        );
+        // A plain link: no relations.
+        assert_eq!(
+            parse_link(&reply()).unwrap().relations,
+            Relations::default()
+        );
+    }
+
+    #[test]
     fn truncated_replies_are_errors() {
         let r = reply();
         assert!(parse_link(&r[..10]).is_err());
