@@ -6,7 +6,8 @@ set -euo pipefail
 PKGS=(iproute2 ethtool iperf3 fio sysbench stress-ng strace procps iputils-ping
       qemu-system-x86 busybox-static cpio kmod xz-utils e2fsprogs binutils
       dbus polkitd libxml2-utils jq time systemd
-      lintian debootstrap dpkg-dev man-db util-linux)
+      lintian debootstrap dpkg-dev man-db util-linux
+      libwrap0)  # libwrap0: rpc.mountd (nfs-kernel-server, unpacked for the NFS VM test) links it
 
 missing=()
 for p in "${PKGS[@]}"; do

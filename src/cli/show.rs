@@ -124,11 +124,15 @@ pub fn stack_lines(i: &Interface) -> Vec<String> {
             format!("{head}{}", m.describe())
         })
         .collect();
-    if i.kind.as_deref() == Some("bond") {
-        out.push(
-            "            link speed of a bond: the sum of its active slaves' links (real, not one wire)"
-                .into(),
-        );
+    for b in s
+        .uppers()
+        .iter()
+        .filter(|m| m.kind.as_deref() == Some("bond"))
+    {
+        out.push(format!(
+            "            the speed {} reports is the sum of its active slaves' links (real, but one TCP stream rides one slave)",
+            b.name
+        ));
     }
     out
 }

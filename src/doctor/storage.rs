@@ -187,15 +187,23 @@ pub fn check(inp: &Inputs, out: &mut Outcome) {
             ),
         );
     }
-    // The fastest local directory that is on a disk (not tmpfs) is the reference.
-    let local = figures
+    // The reference: the fastest local directory on a disk; a memory-backed
+    // one (tmpfs) only when no other was given (the evidence says so).
+    let speed = |f: &DdFigures| f.write_mb_s.min(f.read_mb_s);
+    let locals: Vec<&(&str, &DdFigures, Option<&MountData>)> = figures
         .iter()
-        .filter(|(_, f, m)| !is_network_fs(&fs_of(*m, f)) && !f.memory_backed)
-        .max_by(|a, b| {
-            let ka = a.1.write_mb_s.min(a.1.read_mb_s);
-            let kb = b.1.write_mb_s.min(b.1.read_mb_s);
-            ka.total_cmp(&kb)
-        });
+        .filter(|(_, f, m)| !is_network_fs(&fs_of(*m, f)))
+        .collect();
+    let local = locals
+        .iter()
+        .filter(|(_, f, _)| !f.memory_backed)
+        .max_by(|a, b| speed(a.1).total_cmp(&speed(b.1)))
+        .or_else(|| {
+            locals
+                .iter()
+                .max_by(|a, b| speed(a.1).total_cmp(&speed(b.1)))
+        })
+        .copied();
     let network = network_mb_s(inp);
     for (dir, f, m) in figures
         .iter()
@@ -204,7 +212,7 @@ pub fn check(inp: &Inputs, out: &mut Outcome) {
         let fs = fs_of(*m, f);
         let problems = m.map(mounts::option_problems).unwrap_or_default();
         let net = f.write_mb_s.min(f.read_mb_s);
-        let local_v = local.map(|(_, l, _)| l.write_mb_s.min(l.read_mb_s));
+        let local_v = local.map(|(_, l, _)| speed(l));
         let layer = limiting_layer(net, network, &problems, local_v);
         let mut fnd = Finding::new(
             "storage-layer",
@@ -214,19 +222,24 @@ pub fn check(inp: &Inputs, out: &mut Outcome) {
                 Severity::Info
             },
             None,
-            format!("{dir} ({fs}): the {} limits it", layer_words(layer)),
+            format!("{dir} ({fs}): limited by {}", layer_words(layer)),
         )
         .evidence("limit", layer.name())
         .evidence(&format!("{dir} write"), fmt_mb(f.write_mb_s))
         .evidence(&format!("{dir} read"), fmt_mb(f.read_mb_s));
         if let Some((ldir, l, _)) = local {
+            let kind = if l.memory_backed {
+                "local, memory-backed: no disk was given"
+            } else {
+                "local"
+            };
             fnd = fnd
-                .evidence(&format!("{ldir} write (local)"), fmt_mb(l.write_mb_s))
-                .evidence(&format!("{ldir} read (local)"), fmt_mb(l.read_mb_s))
+                .evidence(&format!("{ldir} write ({kind})"), fmt_mb(l.write_mb_s))
+                .evidence(&format!("{ldir} read ({kind})"), fmt_mb(l.read_mb_s))
                 .evidence(
                     "network fs / local",
                     format!(
-                        "write {:.0}%, read {:.0}%",
+                        "write {:.1}%, read {:.1}%",
                         100.0 * f.write_mb_s / l.write_mb_s.max(1e-9),
                         100.0 * f.read_mb_s / l.read_mb_s.max(1e-9)
                     ),
@@ -255,11 +268,11 @@ pub fn check(inp: &Inputs, out: &mut Outcome) {
 
 fn layer_words(l: Layer) -> &'static str {
     match l {
-        Layer::Network => "network",
-        Layer::MountOptions => "mount options",
-        Layer::LocalDisk => "local disk",
+        Layer::Network => "the network",
+        Layer::MountOptions => "its mount options",
+        Layer::LocalDisk => "the local disk",
         Layer::Server => {
-            "server (its disks or export), not the network, the options or the local disk,"
+            "the server (its disks or export), not the network, the options or the local disk"
         }
     }
 }
