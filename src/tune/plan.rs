@@ -209,7 +209,7 @@ pub fn plan(inp: &Inputs, opts: &PlanOptions) -> (Vec<Candidate>, Vec<String>) {
     let below: Vec<&&Interface> = devices.iter().filter(|d| d.mtu < 9000).collect();
     let cannot: Vec<String> = devices
         .iter()
-        .filter(|d| !d.mtu_max.is_some_and(|m| m >= 9000))
+        .filter(|d| d.mtu_max.is_none_or(|m| m < 9000))
         .map(|d| {
             format!(
                 "{} (max {})",
