@@ -3,6 +3,8 @@
 //! - a bond `bond0` (active-backup) over two veth pairs: `show` and `doctor`
 //!   by the upper and by a slave's name find the same stack, the bond mode
 //!   and the active slave; offloads planted off on one slave are found;
+//!   `tune bond0` against a peer that carries only 1500 tries MTU 9000 on
+//!   the bond and both slaves as one change and reverts it as one;
 //! - the NFS playbook against a real NFS export: the guest's kernel nfsd
 //!   (nfs-kernel-server's rpc.nfsd/rpc.mountd/exportfs, NFSv4 only, no
 //!   rpcbind) serves a tmpfs to a client namespace over a veth pair. Mounted
@@ -47,6 +49,7 @@ for i in 1 2; do
     ip -n bp link set bb$i up
     ip link set ba$i master bond0
 done
+ip link set bond0 type bond primary ba1
 ip link set bond0 up
 ip -n bp link set lo up
 ethtool -K ba2 gso off tso off sg off
@@ -56,6 +59,15 @@ section bshow_lower hlctl --json show ba2
 section bshow_text hlctl show ba1
 section bdoc_upper hlctl --json doctor bond0 --stress 0
 section bdoc_lower hlctl --json doctor ba2 --stress 0
+# A peer behind the bond (the primary slave's other end), carrying MTU 1500:
+# MTU 9000 on bond0 and both slaves is tried as one change and reverted as one.
+ip -n bp addr add 10.1.0.2/24 dev bb1
+ip addr add 10.1.0.1/24 dev bond0
+ip netns exec bp /opt/bin/iperf3 -s -D -B 10.1.0.2
+sleep 1
+section bping ping -c 2 -W 2 10.1.0.2
+section btune hlctl --json tune bond0 --peer 10.1.0.2:5201 --yes --runs 1 --time 1 --no-persist
+section bmtu cat /sys/class/net/bond0/mtu /sys/class/net/ba1/mtu /sys/class/net/ba2/mtu
 "#;
 
 const NFS: &str = r#"
@@ -212,6 +224,33 @@ fn check_bond(out: &VmOutput) {
             "{d}"
         );
     }
+
+    // The MTU candidate covers the bond and both slaves, and is undone as one.
+    let t = out.json("btune");
+    let s = t["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["candidate"] == "mtu-jumbo")
+        .unwrap_or_else(|| panic!("no mtu-jumbo step: {t}"));
+    let settings: Vec<&str> = s["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["setting"].as_str().unwrap())
+        .collect();
+    assert_eq!(settings, ["mtu", "ba1: mtu", "ba2: mtu"], "{s}");
+    assert_eq!(s["status"], "reverted", "{s}");
+    assert!(
+        s["reason"]
+            .as_str()
+            .unwrap()
+            .contains("does not reach the peer"),
+        "{s}"
+    );
+    let bmtu = out.section("bmtu").text;
+    let mtus: Vec<&str> = bmtu.lines().map(str::trim).collect();
+    assert_eq!(mtus, ["1500", "1500", "1500"]);
 }
 
 fn check_nfs(out: &VmOutput) {
