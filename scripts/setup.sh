@@ -24,6 +24,10 @@ fi
 here=$(cd "$(dirname "$0")/.." && pwd)
 if [ -x "$here/tests/vm/fetch-kernel.sh" ]; then
     "$here/tests/vm/fetch-kernel.sh" >/dev/null
+    # vm_stacks_nfs.rs: bonding and the NFS server/client modules, and the
+    # NFS tools unpacked from Debian's packages (never installed on the host).
+    "$here/tests/vm/fetch-kernel.sh" bonding nfsd nfsv4 >/dev/null
+    "$here/tests/vm/fetch-debs.sh" nfs-kernel-server nfs-common >/dev/null
 fi
 # cargo-deb (pinned in scripts/build-deb.sh) for the package tests: installed
 # with `cargo install --locked` into ~/.cargo/bin only when missing (~3 min once).

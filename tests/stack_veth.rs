@@ -9,16 +9,8 @@
 mod common;
 
 use common::lab::{Lab, step};
+use common::report::{finding, finding_ids, passed, sorted_strings, step_settings};
 use serde_json::Value;
-
-fn ids(r: &Value) -> Vec<String> {
-    r["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["id"].as_str().unwrap().to_string())
-        .collect()
-}
 
 #[test]
 fn the_stack_is_found_from_the_upper_and_from_the_port() {
@@ -33,11 +25,11 @@ fn the_stack_is_found_from_the_upper_and_from_the_port() {
     let st = &by_upper["interfaces"][0]["stack"];
     assert_eq!(st["top"], br, "{st}");
     assert_eq!(st, &by_port["interfaces"][0]["stack"]);
-    let names: Vec<&str> = st["members"]
+    let names: Vec<&Value> = st["members"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|m| m["name"].as_str().unwrap())
+        .map(|m| &m["name"])
         .collect();
     assert_eq!(names, [br, port]);
     assert_eq!(st["members"][1]["master"], br);
@@ -59,33 +51,15 @@ fn the_stack_is_found_from_the_upper_and_from_the_port() {
     let d_upper = lab.json(&["doctor", br, "--stress", "0"]);
     let d_port = lab.json(&["doctor", port, "--stress", "0"]);
     for d in [&d_upper, &d_port] {
-        let mut ifs: Vec<&str> = d["interfaces"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|i| i.as_str().unwrap())
-            .collect();
-        ifs.sort();
         let mut want = vec![br, port];
         want.sort();
-        assert_eq!(ifs, want, "{d}");
+        assert_eq!(sorted_strings(&d["interfaces"]), want, "{d}");
         assert_eq!(d["stacks"].as_array().unwrap().len(), 1);
         // The planted offloads are found on the port.
-        let off = d["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["id"] == "offload-off")
-            .unwrap_or_else(|| panic!("no offload-off in {:?}", ids(d)));
+        let off = finding(d, "offload-off")
+            .unwrap_or_else(|| panic!("no offload-off in {:?}", finding_ids(d)));
         assert_eq!(off["interface"], port, "{off}");
-        assert!(
-            d["passed"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|c| c["check"] == "stack-mtu"),
-            "{d}"
-        );
+        assert!(passed(d, "stack-mtu"), "{d}");
     }
     assert_eq!(d_upper["stacks"], d_port["stacks"]);
 
@@ -93,9 +67,9 @@ fn the_stack_is_found_from_the_upper_and_from_the_port() {
     lab.here.ip(&["link", "set", br, "mtu", "1400"]);
     let d = lab.json(&["doctor", port, "--stress", "0"]);
     assert!(
-        ids(&d).contains(&"stack-mtu-mismatch".to_string()),
+        finding(&d, "stack-mtu-mismatch").is_some(),
         "{:?}",
-        ids(&d)
+        finding_ids(&d)
     );
 }
 
@@ -129,12 +103,7 @@ fn offloads_planted_off_on_the_port_are_fixed_by_tuning_the_bridge() {
     let s = step(&r, "offloads-on");
     assert_eq!(s["status"], "kept", "{s}");
     // The change was made on the port, named as such in the report.
-    let settings: Vec<&str> = s["settings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x["setting"].as_str().unwrap())
-        .collect();
+    let settings = step_settings(s);
     assert!(
         settings.contains(&format!("{}: feature tx-generic-segmentation", lab.a).as_str()),
         "{settings:?}"
@@ -168,13 +137,7 @@ fn mtu_9000_on_the_whole_stack_kept_when_the_peer_carries_it_and_reverted_as_one
             .contains("does not reach the peer"),
         "{s}"
     );
-    let settings: Vec<&str> = s["settings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x["setting"].as_str().unwrap())
-        .collect();
-    assert_eq!(settings, ["mtu", &format!("{port}: mtu")], "{s}");
+    assert_eq!(step_settings(s), ["mtu", &format!("{port}: mtu")], "{s}");
     assert_eq!((lab.mtu_of(br), lab.mtu_of(&port)), (1500, 1500));
 
     // The peer carries 9000 and segments in software (its offloads off), so

@@ -18,6 +18,7 @@ mod common;
 
 use std::process::Command;
 
+use common::report::{finding, passed, sorted_strings, step_settings, strings};
 use common::vm::{Vm, VmOutput, vm_dir};
 use serde_json::Value;
 
@@ -152,10 +153,6 @@ fn stack_of(show: &Value) -> &Value {
     &show["interfaces"][0]["stack"]
 }
 
-fn finding<'a>(r: &'a Value, id: &str) -> Option<&'a Value> {
-    r["findings"].as_array()?.iter().find(|f| f["id"] == id)
-}
-
 fn evidence(f: &Value, name: &str) -> String {
     f["evidence"]
         .as_array()
@@ -176,7 +173,7 @@ fn check_bond(out: &VmOutput) {
     let bond = &st["members"][0];
     assert_eq!(bond["name"], "bond0");
     assert_eq!(bond["bond_mode"], "active-backup", "{bond}");
-    assert_eq!(bond["lowers"], serde_json::json!(["ba1", "ba2"]), "{bond}");
+    assert_eq!(strings(&bond["lowers"]), ["ba1", "ba2"], "{bond}");
     let active = bond["active_slave"].as_str().expect("an active slave");
     let states: Vec<(&str, &str)> = st["members"]
         .as_array()
@@ -205,24 +202,14 @@ fn check_bond(out: &VmOutput) {
     let dl = out.json("bdoc_lower");
     assert_eq!(du["stacks"], dl["stacks"]);
     for d in [&du, &dl] {
-        let mut ifs: Vec<&str> = d["interfaces"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|i| i.as_str().unwrap())
-            .collect();
-        ifs.sort();
-        assert_eq!(ifs, ["ba1", "ba2", "bond0"], "{d}");
-        let off = finding(d, "offload-off").unwrap_or_else(|| panic!("{d}"));
-        assert_eq!(off["interface"], "ba2", "{off}");
-        assert!(
-            d["passed"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|c| c["check"] == "bond-speed"),
+        assert_eq!(
+            sorted_strings(&d["interfaces"]),
+            ["ba1", "ba2", "bond0"],
             "{d}"
         );
+        let off = finding(d, "offload-off").unwrap_or_else(|| panic!("{d}"));
+        assert_eq!(off["interface"], "ba2", "{off}");
+        assert!(passed(d, "bond-speed"), "{d}");
     }
 
     // The MTU candidate covers the bond and both slaves, and is undone as one.
@@ -233,13 +220,7 @@ fn check_bond(out: &VmOutput) {
         .iter()
         .find(|s| s["candidate"] == "mtu-jumbo")
         .unwrap_or_else(|| panic!("no mtu-jumbo step: {t}"));
-    let settings: Vec<&str> = s["settings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x["setting"].as_str().unwrap())
-        .collect();
-    assert_eq!(settings, ["mtu", "ba1: mtu", "ba2: mtu"], "{s}");
+    assert_eq!(step_settings(s), ["mtu", "ba1: mtu", "ba2: mtu"], "{s}");
     assert_eq!(s["status"], "reverted", "{s}");
     assert!(
         s["reason"]

@@ -117,25 +117,9 @@ mod tests {
     use super::*;
     use crate::doctor::inputs::IfaceSample;
     use crate::nic::model::Interface;
-    use crate::nic::stack::StackMember;
 
     fn inputs(mtus: &[(&str, u32)]) -> Inputs {
-        let st = Stack {
-            top: "vmbr0".into(),
-            members: vec![
-                StackMember {
-                    name: "vmbr0".into(),
-                    kind: Some("bridge".into()),
-                    lowers: vec!["p0".into()],
-                    ..Default::default()
-                },
-                StackMember {
-                    name: "p0".into(),
-                    master: Some("vmbr0".into()),
-                    ..Default::default()
-                },
-            ],
-        };
+        let st = crate::nic::stack::bridge_with_port("vmbr0", "p0");
         let mut inp = Inputs::default();
         for (n, m) in mtus {
             inp.interfaces.push(IfaceSample {

@@ -211,6 +211,28 @@ pub fn find(links: &[RtLink], name: &str) -> Option<Stack> {
     })
 }
 
+/// A bridge with one port, as [`find`] reports it (for other modules' tests).
+#[cfg(test)]
+pub(crate) fn bridge_with_port(bridge: &str, port: &str) -> Stack {
+    Stack {
+        top: bridge.into(),
+        members: vec![
+            StackMember {
+                name: bridge.into(),
+                kind: Some("bridge".into()),
+                lowers: vec![port.into()],
+                ..Default::default()
+            },
+            StackMember {
+                name: port.into(),
+                master: Some(bridge.into()),
+                master_kind: Some("bridge".into()),
+                ..Default::default()
+            },
+        ],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -520,23 +520,7 @@ mod tests {
     /// Bridge vmbr0 with port p0 (offloads off), tuned by the port's name.
     #[test]
     fn a_stack_is_planned_whole() {
-        use crate::nic::stack::{Stack, StackMember};
-        let st = Stack {
-            top: "vmbr0".into(),
-            members: vec![
-                StackMember {
-                    name: "vmbr0".into(),
-                    kind: Some("bridge".into()),
-                    lowers: vec!["p0".into()],
-                    ..Default::default()
-                },
-                StackMember {
-                    name: "p0".into(),
-                    master: Some("vmbr0".into()),
-                    ..Default::default()
-                },
-            ],
-        };
+        let st = crate::nic::stack::bridge_with_port("vmbr0", "p0");
         let mut inp = inputs();
         let mut port = inp.interfaces[0].first.clone();
         port.name = "p0".into();
