@@ -18,6 +18,7 @@ mod common;
 
 use std::process::Command;
 
+use common::lab::step;
 use common::report::{finding, passed, sorted_strings, step_settings, strings};
 use common::vm::{Vm, VmOutput, vm_dir};
 use serde_json::Value;
@@ -214,12 +215,7 @@ fn check_bond(out: &VmOutput) {
 
     // The MTU candidate covers the bond and both slaves, and is undone as one.
     let t = out.json("btune");
-    let s = t["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["candidate"] == "mtu-jumbo")
-        .unwrap_or_else(|| panic!("no mtu-jumbo step: {t}"));
+    let s = step(&t, "mtu-jumbo");
     assert_eq!(step_settings(s), ["mtu", "ba1: mtu", "ba2: mtu"], "{s}");
     assert_eq!(s["status"], "reverted", "{s}");
     assert!(
