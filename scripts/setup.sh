@@ -7,7 +7,8 @@ PKGS=(iproute2 ethtool iperf3 fio sysbench stress-ng strace procps iputils-ping
       qemu-system-x86 busybox-static cpio kmod xz-utils e2fsprogs binutils
       dbus polkitd libxml2-utils jq time systemd
       lintian debootstrap dpkg-dev man-db util-linux
-      prometheus prometheus-node-exporter chromium)
+      prometheus prometheus-node-exporter chromium
+      libwrap0)  # libwrap0: rpc.mountd (nfs-kernel-server, unpacked for the NFS VM test) links it
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -41,6 +42,10 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 if [ -x "$here/tests/vm/fetch-kernel.sh" ]; then
     # + virtio_net for tests/vm_slow_link.rs (its paravirtual NIC).
     "$here/tests/vm/fetch-kernel.sh" virtio_pci virtio_net >/dev/null
+    # vm_stacks_nfs.rs: bonding and the NFS server/client modules, and the
+    # NFS tools unpacked from Debian's packages (never installed on the host).
+    "$here/tests/vm/fetch-kernel.sh" bonding nfsd nfsv4 >/dev/null
+    "$here/tests/vm/fetch-debs.sh" nfs-kernel-server nfs-common >/dev/null
 fi
 # cargo-deb (pinned in scripts/build-deb.sh) for the package tests: installed
 # with `cargo install --locked` into ~/.cargo/bin only when missing (~3 min once).

@@ -27,7 +27,22 @@ use crate::path::Peer;
 /// `iperf3 -s`) answers there, what the path delivers against what the link
 /// claims. Always: congestion control (and whether bbr is available),
 /// tcp_slow_start_after_idle, CPU governor and throttling. With --dir: the
-/// filesystem, and for NFS the rsize/wsize, sync and version options.
+/// filesystem, and for NFS the rsize/wsize, sync and version options, for SMB
+/// (cifs) vers, rsize/wsize, cache= and signing/encryption.
+///
+/// Bridges and bonds: naming the upper (vmbr0, bond0) or any port examines
+/// the whole stack; link, rings, pause and offloads on every port, offloads
+/// on the upper too, and one MTU across the stack.
+///
+/// The NFS playbook (--dir NETWORK_FS --dir LOCAL [--peer NAS]): each
+/// directory gets a sequential write with fdatasync (like `dd bs=1M
+/// conv=fdatasync`) and a read back with the cache dropped (--disk-size MiB,
+/// a file created and removed there); a network filesystem is compared with
+/// the local one and the report names the layer that limits it: the network
+/// (the peer measures about what the mount delivers), the mount options, the
+/// local disk, or the server. JSON: "storage" per directory, and the finding
+/// `storage-layer` with evidence "limit" = network | mount-options |
+/// local-disk | server.
 ///
 /// Exit codes: 0 report printed (with or without findings); 1 failed; 2 invalid input.
 #[derive(Debug, Args)]
@@ -52,6 +67,10 @@ pub struct DoctorArgs {
     #[arg(long, default_value_t = 3, value_name = "S", value_parser = clap::value_parser!(u64).range(0..=600))]
     pub stress: u64,
 
+    /// MiB written and read back in each --dir (0: check the mount options only).
+    #[arg(long, default_value_t = 256, value_name = "MIB", value_parser = clap::value_parser!(u64).range(0..=1048576))]
+    pub disk_size: u64,
+
     /// Seconds per throughput run.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=60))]
     pub time: u32,
@@ -71,6 +90,7 @@ pub fn run(global: &Global, args: DoctorArgs) -> i32 {
         dirs: args.dirs.clone(),
         runs: args.runs,
         stress: std::time::Duration::from_secs(args.stress),
+        disk_size: args.disk_size << 20,
         ..Default::default()
     };
     let measure = peer

@@ -21,7 +21,12 @@ use crate::nic::model::Interface;
 /// "advertised_modes","partner_modes","detected",...},"rings":{"rx","tx","rx_max",
 /// "tx_max",...},"pause":{"autoneg","rx","tx"},"features":{"<kernel name>":{"active",
 /// "requested","fixed"}},"channels":{...},"coalesce":{...},"counters":{...},
-/// "driver_stats":{...}}]}
+/// "driver_stats":{...},"stack":null|{"top","members":[{"name","kind","master",
+/// "master_kind","lowers","bond_mode","active_slave","port_state","mtu"}]}}]}
+///
+/// A bridge or bond and its ports form a stack: naming any member shows the
+/// whole stack (`eth2: port of vmbr0`; `bond0: active-backup, slaves eth2
+/// eth3, active eth2`).
 #[derive(Debug, Args)]
 pub struct ShowArgs {
     /// Interfaces to show (default: all but lo).
@@ -95,6 +100,40 @@ pub fn highlights(i: &Interface) -> Vec<String> {
     h
 }
 
+/// The bridge/bond stack `i` belongs to, this interface's line first:
+/// `eth2: port of vmbr0 (forwarding)`, `bond0: active-backup, slaves eth2
+/// eth3, active eth2`.
+pub fn stack_lines(i: &Interface) -> Vec<String> {
+    let Some(s) = &i.stack else {
+        return Vec::new();
+    };
+    let mut own: Vec<&crate::nic::stack::StackMember> = s.members.iter().collect();
+    own.sort_by_key(|m| m.name != i.name);
+    let mut out: Vec<String> = own
+        .iter()
+        .enumerate()
+        .map(|(k, m)| {
+            let head = if k == 0 {
+                "  stack     "
+            } else {
+                "            "
+            };
+            format!("{head}{}", m.describe())
+        })
+        .collect();
+    for b in s
+        .uppers()
+        .iter()
+        .filter(|m| m.kind.as_deref() == Some("bond"))
+    {
+        out.push(format!(
+            "            the speed {} reports is the sum of its active slaves' links (real, but one TCP stream rides one slave)",
+            b.name
+        ));
+    }
+    out
+}
+
 /// One interface as a text block.
 pub fn render(i: &Interface) -> String {
     let mut o = String::new();
@@ -139,6 +178,9 @@ pub fn render(i: &Interface) -> String {
         num(i.mtu_max),
         i.txqueuelen
     ));
+    for l in stack_lines(i) {
+        line(l);
+    }
     match &i.link {
         None => line(format!("  link      {NS}")),
         Some(l) => {

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use super::inputs::{CpuData, IfaceSample, Inputs, PeerData, Rtt, Throughput};
-use super::{DoctorError, Options, cpu, mounts};
+use super::{DoctorError, Options, cpu, mounts, stack, storage};
 use crate::bench::progress::{Cancel, Progress, ProgressEvent};
 use crate::nic::model::Interface;
 use crate::nic::netlink::Netlink;
@@ -220,10 +220,15 @@ pub fn gather(
         names.push(p.clone());
     }
     step(progress, 0.0, "reading interfaces");
-    let first: Vec<Interface> = names
+    let mut first: Vec<Interface> = names
         .iter()
         .map(|n| read::interface(&mut nl, n))
         .collect::<Result<_, _>>()?;
+    // A bridge or bond is examined whole: the upper and every port.
+    let found: Vec<_> = first.iter().filter_map(|i| i.stack.clone()).collect();
+    for n in stack::expand(&names, &found).into_iter().skip(names.len()) {
+        first.push(read::interface(&mut nl, &n)?);
+    }
     let t0 = Instant::now();
     let mut inp = Inputs {
         sysctls: sysctls(paths),
@@ -231,6 +236,7 @@ pub fn gather(
     };
     inp.cpu = Some(cpu_under_stress(opts, progress, cancel));
     inp.mounts = opts.dirs.iter().map(|d| mounts::lookup(d)).collect();
+    inp.storage = storage::measure_dirs(&opts.dirs, opts.disk_size, progress, cancel);
 
     // Second snapshot at least one interval after the first.
     let wait = opts.sample_interval.saturating_sub(t0.elapsed());

@@ -92,6 +92,9 @@ pub struct Inputs {
     pub cpu: Option<CpuData>,
     /// Per `--dir`: the mount, or why it could not be found.
     pub mounts: Vec<Result<MountData, (String, String)>>,
+    /// Per `--dir`: sequential write and read measured there.
+    #[serde(default)]
+    pub storage: Vec<super::storage::DirResult>,
 }
 
 impl Inputs {

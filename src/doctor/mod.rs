@@ -5,7 +5,8 @@
 //! - [`gather`]: read interfaces (twice, a second apart), sysctls, and
 //!   towards `--peer` the RTT, path MTU and throughput;
 //! - checks, one file per area: [`link`] (with [`link_speed`]), [`counters`], [`features`],
-//!   [`mtu`], [`tcp`], [`path`], [`cpu`], [`mounts`];
+//!   [`mtu`], [`tcp`], [`path`], [`cpu`], [`mounts`], [`stack`] (bridges
+//!   and bonds), [`storage`] (the NFS playbook: network vs NFS vs local disk);
 //! - [`finding`]: the report's types.
 
 pub mod counters;
@@ -19,6 +20,8 @@ pub mod link_speed;
 pub mod mounts;
 pub mod mtu;
 pub mod path;
+pub mod stack;
+pub mod storage;
 pub mod tcp;
 
 use std::time::Duration;
@@ -53,6 +56,8 @@ pub struct Options {
     pub runs: u32,
     /// Length of the CPU stress that looks for throttling (zero: none).
     pub stress: Duration,
+    /// Bytes written and read back in each `--dir` (zero: no measurement).
+    pub disk_size: u64,
 }
 
 impl Default for Options {
@@ -64,6 +69,7 @@ impl Default for Options {
             sample_interval: Duration::from_secs(1),
             runs: 1,
             stress: Duration::from_secs(3),
+            disk_size: storage::DEFAULT_SIZE,
         }
     }
 }
@@ -84,6 +90,12 @@ pub struct Report {
     /// link speed it was judged against).
     #[serde(default)]
     pub limits: Vec<crate::path::limit::LimitNote>,
+    /// Bridges and bonds among the interfaces (each examined whole).
+    #[serde(default)]
+    pub stacks: Vec<crate::nic::stack::Stack>,
+    /// `--dir`: sequential write and read per directory.
+    #[serde(default)]
+    pub storage: Vec<storage::DirResult>,
 }
 
 /// Run every check on gathered inputs (pure: no I/O).
@@ -95,6 +107,7 @@ pub fn check(inp: &Inputs) -> Outcome {
         features::check_offloads(s, &mut out);
         features::check_pause(s, &mut out);
     }
+    stack::check(inp, &mut out);
     mtu::check(inp, &mut out);
     tcp::check_buffers(inp, &mut out);
     tcp::check_congestion(inp, &mut out);
@@ -108,6 +121,7 @@ pub fn check(inp: &Inputs) -> Outcome {
             Err((dir, why)) => out.skip("filesystem", None, format!("{dir}: {why}")),
         }
     }
+    storage::check(inp, &mut out);
     out.sort();
     out
 }
@@ -135,6 +149,8 @@ pub fn run(
         not_checked: out.not_checked,
         peer: inp.peer.clone(),
         limits: path::limits(&inp),
+        stacks: stack::stacks(&inp),
+        storage: inp.storage.clone(),
     };
     Ok((report, inp))
 }

@@ -42,6 +42,9 @@ pub struct Interface {
     pub counters: Counters,
     /// The driver's private statistics (`ethtool -S`).
     pub driver_stats: Option<BTreeMap<String, u64>>,
+    /// The bridge/bond stack this interface belongs to (as upper or port).
+    #[serde(default)]
+    pub stack: Option<crate::nic::stack::Stack>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

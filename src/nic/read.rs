@@ -3,10 +3,10 @@
 //! A section the driver does not support stays `None`.
 
 use crate::nic::error::NicError;
-use crate::nic::ioctl;
 use crate::nic::model::{Interface, LinkModes};
 use crate::nic::netlink::{Netlink, RtLink};
 use crate::nic::validate::mode_speed_duplex;
+use crate::nic::{ioctl, stack};
 
 fn from_rtlink(l: RtLink) -> Interface {
     Interface {
@@ -73,8 +73,14 @@ fn fill(nl: &mut Netlink, iface: &mut Interface) -> Result<(), NicError> {
 /// Everything about one interface.
 pub fn interface(nl: &mut Netlink, name: &str) -> Result<Interface, NicError> {
     let link = nl.link(name).map_err(|e| NicError::netlink(name, e))?;
+    let stacked =
+        link.relations.master.is_some() || matches!(link.kind.as_deref(), Some("bridge" | "bond"));
     let mut iface = from_rtlink(link);
     fill(nl, &mut iface)?;
+    if stacked {
+        let all = nl.links().map_err(NicError::Connect)?;
+        iface.stack = stack::find(&all, name);
+    }
     Ok(iface)
 }
 
@@ -86,10 +92,18 @@ pub fn interfaces(nl: &mut Netlink, names: &[String]) -> Result<Vec<Interface>, 
     }
     let mut links = nl.links().map_err(NicError::Connect)?;
     links.retain(|l| l.name != "lo");
+    let stacks: Vec<(String, Option<stack::Stack>)> = links
+        .iter()
+        .map(|l| (l.name.clone(), stack::find(&links, &l.name)))
+        .collect();
     links.sort_by_key(|l| (!l.physical, l.ifindex));
     let mut out = Vec::with_capacity(links.len());
     for l in links {
         let mut iface = from_rtlink(l);
+        iface.stack = stacks
+            .iter()
+            .find(|(n, _)| *n == iface.name)
+            .and_then(|(_, s)| s.clone());
         match fill(nl, &mut iface) {
             // It vanished between the dump and the query: skip it.
             Err(NicError::NoSuchInterface { .. }) => continue,

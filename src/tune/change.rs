@@ -1,5 +1,7 @@
 //! A tuning change: NIC settings of one interface plus sysctls, what a
 //! candidate applies, what a checkpoint journals to undo, what is persisted.
+//! On a bridge or bond the other devices of the stack carry their own NIC
+//! settings in [`Change::stack`]: one change set, applied and restored as one.
 
 use std::collections::BTreeMap;
 
@@ -16,11 +18,26 @@ pub struct Change {
     /// sysctl key → value (whitespace-normalised).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub sysctl: BTreeMap<String, String>,
+    /// NIC settings of the other devices of the interface's bridge/bond
+    /// stack (upper or ports), by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub stack: BTreeMap<String, ChangeSet>,
 }
 
 impl Change {
     pub fn is_empty(&self) -> bool {
-        self.nic.is_empty() && self.sysctl.is_empty()
+        self.nic.is_empty()
+            && self.sysctl.is_empty()
+            && self.stack.values().all(ChangeSet::is_empty)
+    }
+
+    /// The NIC settings of `member` (`iface` itself or a stack member), created empty.
+    pub fn nic_of(&mut self, iface: &str, member: &str) -> &mut ChangeSet {
+        if member == iface {
+            &mut self.nic
+        } else {
+            self.stack.entry(member.to_string()).or_default()
+        }
     }
 
     /// Lay `newer` over `self` (newer values win).
@@ -28,6 +45,9 @@ impl Change {
         self.nic.merge(&newer.nic);
         for (k, v) in &newer.sysctl {
             self.sysctl.insert(k.clone(), v.clone());
+        }
+        for (m, cs) in &newer.stack {
+            self.stack.entry(m.clone()).or_default().merge(cs);
         }
     }
 
@@ -40,11 +60,26 @@ impl Change {
         for (k, v) in &older.sysctl {
             self.sysctl.entry(k.clone()).or_insert_with(|| v.clone());
         }
+        for (m, old) in &older.stack {
+            let mut nic = old.clone();
+            if let Some(new) = self.stack.get(m) {
+                nic.merge(new);
+            }
+            self.stack.insert(m.clone(), nic);
+        }
     }
 
-    /// Every setting with its value, as `hlctl set`/`sysctl` name them.
+    /// Every setting with its value, as `hlctl set`/`sysctl` name them; a
+    /// stack member's settings start with its name (`vmbr0: mtu`).
     pub fn settings(&self) -> Vec<(String, Value)> {
         let mut v = diff::flatten(&self.nic);
+        for (m, cs) in &self.stack {
+            v.extend(
+                diff::flatten(cs)
+                    .into_iter()
+                    .map(|(k, val)| (format!("{m}: {k}"), val)),
+            );
+        }
         for (k, val) in &self.sysctl {
             v.push((k.clone(), Value::String(val.clone())));
         }
@@ -60,31 +95,44 @@ impl Change {
                 out.sysctl.insert(k.clone(), v.clone());
             }
         }
-        // NIC: keep groups the other names.
-        let n = &self.nic;
-        let o = &names.nic;
-        if o.mtu.is_some() {
-            out.nic.mtu = n.mtu;
-        }
-        if o.txqueuelen.is_some() {
-            out.nic.txqueuelen = n.txqueuelen;
-        }
-        if o.rings.is_some() {
-            out.nic.rings = n.rings.clone();
-        }
-        if o.pause.is_some() {
-            out.nic.pause = n.pause.clone();
-        }
-        if o.link.is_some() {
-            out.nic.link = n.link.clone();
-        }
-        for (k, v) in &n.features {
-            if wanted.contains(&format!("feature {k}")) {
-                out.nic.features.insert(k.clone(), *v);
+        out.nic = restrict_nic(&self.nic, &names.nic, &wanted, "");
+        for (m, cs) in &self.stack {
+            if let Some(o) = names.stack.get(m) {
+                let r = restrict_nic(cs, o, &wanted, &format!("{m}: "));
+                if !r.is_empty() {
+                    out.stack.insert(m.clone(), r);
+                }
             }
         }
         out
     }
+}
+
+/// The groups of `n` that `o` names (features one by one, by `wanted`
+/// setting names with `prefix`).
+fn restrict_nic(n: &ChangeSet, o: &ChangeSet, wanted: &[String], prefix: &str) -> ChangeSet {
+    let mut out = ChangeSet::default();
+    if o.mtu.is_some() {
+        out.mtu = n.mtu;
+    }
+    if o.txqueuelen.is_some() {
+        out.txqueuelen = n.txqueuelen;
+    }
+    if o.rings.is_some() {
+        out.rings = n.rings.clone();
+    }
+    if o.pause.is_some() {
+        out.pause = n.pause.clone();
+    }
+    if o.link.is_some() {
+        out.link = n.link.clone();
+    }
+    for (k, v) in &n.features {
+        if wanted.contains(&format!("{prefix}feature {k}")) {
+            out.features.insert(k.clone(), *v);
+        }
+    }
+    out
 }
 
 /// Render a JSON value the way tables show it (`on`, `4096`, `4096 131072 6291456`,

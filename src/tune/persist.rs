@@ -21,6 +21,9 @@ use crate::sysctl::persist as sysctl_persist;
 pub struct NicBefore {
     /// None: there was no entry.
     pub entry: Option<ChangeSet>,
+    /// The entries of the other devices of its bridge/bond stack the tune changed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub stack: BTreeMap<String, Option<ChangeSet>>,
 }
 
 /// What `hlctl rollback` needs to undo a finished tune.
@@ -90,12 +93,31 @@ pub fn persist(
         .map_err(|e| TuneError::Persist(e.to_string()))?;
         out.sysctl_file = Some(path.display().to_string());
     }
-    if !kept.nic.is_empty() {
+    let members: Vec<(&String, &ChangeSet)> =
+        kept.stack.iter().filter(|(_, cs)| !cs.is_empty()).collect();
+    if !kept.nic.is_empty() || !members.is_empty() {
         let p = paths.nic_state_file();
         files.nic = Some(crate::nic::persist::update(&p, |state| {
-            let entry = state.find(iface, mac).map(|e| e.settings.clone());
-            state.record(iface, mac, &kept.nic);
-            NicBefore { entry }
+            let before = NicBefore {
+                entry: state.find(iface, mac).map(|e| e.settings.clone()),
+                stack: members
+                    .iter()
+                    .map(|(m, _)| {
+                        (
+                            (*m).clone(),
+                            state.find(m, None).map(|e| e.settings.clone()),
+                        )
+                    })
+                    .collect(),
+            };
+            if !kept.nic.is_empty() {
+                state.record(iface, mac, &kept.nic);
+            }
+            // Stack members are recorded by name (a bridge's MAC follows its ports).
+            for (m, cs) in &members {
+                state.record(m, None, cs);
+            }
+            before
         })?);
         out.nic_state_file = Some(p.display().to_string());
     }
@@ -119,7 +141,12 @@ pub fn unpersist(paths: &Paths, last: &LastTune) -> Result<Vec<String>, TuneErro
     }
     if let Some(before) = &last.nic_state_before {
         let p = paths.nic_state_file();
-        crate::nic::persist::update(&p, |state| restore_nic_entry(state, last, before))?;
+        crate::nic::persist::update(&p, |state| {
+            restore_entry(state, &last.interface, last.mac.as_deref(), &before.entry);
+            for (m, entry) in &before.stack {
+                restore_entry(state, m, None, entry);
+            }
+        })?;
         done.push(p.display().to_string());
     }
     Ok(done)
@@ -152,29 +179,22 @@ fn restore_sysctl_text(text: &str, before: &BTreeMap<String, Option<String>>) ->
     }
 }
 
-/// The NIC state file's entry for the tuned interface as it was before it.
-fn restore_nic_entry(state: &mut State, last: &LastTune, before: &NicBefore) {
-    let idx = last
-        .mac
-        .as_deref()
+/// Put one interface's NIC state entry back as it was (`None`: no entry).
+fn restore_entry(state: &mut State, name: &str, mac: Option<&str>, before: &Option<ChangeSet>) {
+    let idx = mac
         .and_then(|m| {
             state
                 .interfaces
                 .iter()
                 .position(|e| e.mac.as_deref() == Some(m))
         })
-        .or_else(|| {
-            state
-                .interfaces
-                .iter()
-                .position(|e| e.name == last.interface)
-        });
-    match (idx, &before.entry) {
+        .or_else(|| state.interfaces.iter().position(|e| e.name == name));
+    match (idx, before) {
         (Some(i), None) => {
             state.interfaces.remove(i);
         }
         (Some(i), Some(cs)) => state.interfaces[i].settings = cs.clone(),
-        (None, Some(cs)) => state.record(&last.interface, last.mac.as_deref(), cs),
+        (None, Some(cs)) => state.record(name, mac, cs),
         (None, None) => {}
     }
 }

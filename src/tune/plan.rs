@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 use super::change::Change;
 use crate::doctor::Inputs;
 use crate::doctor::tcp::{bdp, peer_link_mbps};
-use crate::nic::model::{PauseSet, RingsSet};
+use std::collections::BTreeMap;
+
+use crate::nic::model::{Interface, PauseSet, Rings, RingsSet};
 use crate::path::limit::buffer_for;
 use crate::units::bytes;
 
@@ -71,35 +73,52 @@ pub fn plan(inp: &Inputs, opts: &PlanOptions) -> (Vec<Candidate>, Vec<String>) {
         c.push(l);
     }
 
-    if let Some(r) = &i.rings {
-        let up = |cur: Option<u32>, max: Option<u32>| match (cur, max) {
-            (Some(c), Some(m)) if c < m => Some(m),
-            _ => None,
-        };
-        let (rx, tx) = (up(r.rx, r.rx_max), up(r.tx, r.tx_max));
-        if rx.is_some() || tx.is_some() {
-            let mut ch = Change::default();
-            ch.nic.rings = Some(RingsSet {
-                rx,
-                tx,
-                ..Default::default()
-            });
-            c.push(Candidate {
-                id: "rings-max".into(),
-                title: "ring buffers to their maximum".into(),
-                reason: format!(
-                    "rx {}/{} tx {}/{}: larger rings absorb bursts the CPU cannot drain at once",
-                    r.rx.unwrap_or(0),
-                    r.rx_max.unwrap_or(0),
-                    r.tx.unwrap_or(0),
-                    r.tx_max.unwrap_or(0)
-                ),
-                change: ch,
-                probe_mtu: None,
-            });
+    // On a bridge or bond: rings, pause and offloads on the ports, offloads
+    // on the uppers too, the MTU on every device as one change.
+    let devices = stack_devices(inp, i);
+    let ports: Vec<&Interface> = devices.iter().copied().filter(|d| is_port(i, d)).collect();
+    if let Some(st) = &i.stack {
+        notes.push(format!(
+            "{name} is part of the stack {}: rings, pause and offloads are tuned on the ports ({}), offloads on the uppers too, the MTU on every device as one change",
+            st.members.iter().map(|m| m.describe()).collect::<Vec<_>>().join("; "),
+            ports.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(" ")
+        ));
+    }
+
+    let mut ch = Change::default();
+    let mut why = Vec::new();
+    for d in &ports {
+        match &d.rings {
+            Some(r) => {
+                if let Some(set) = rings_up(r) {
+                    why.push(format!(
+                        "{}: rx {}/{} tx {}/{}",
+                        d.name,
+                        r.rx.unwrap_or(0),
+                        r.rx_max.unwrap_or(0),
+                        r.tx.unwrap_or(0),
+                        r.tx_max.unwrap_or(0)
+                    ));
+                    ch.nic_of(name, &d.name).rings = Some(set);
+                }
+            }
+            None => notes.push(format!(
+                "ring buffers: the driver of {} does not report them",
+                d.name
+            )),
         }
-    } else {
-        notes.push("ring buffers: the driver does not report them".into());
+    }
+    if !ch.is_empty() {
+        c.push(Candidate {
+            id: "rings-max".into(),
+            title: "ring buffers to their maximum".into(),
+            reason: format!(
+                "{}: larger rings absorb bursts the CPU cannot drain at once",
+                strip_own(&why, name, i.stack.is_none())
+            ),
+            change: ch,
+            probe_mtu: None,
+        });
     }
 
     let rtt = inp.peer.as_ref().and_then(|p| p.rtt.as_ref().ok());
@@ -143,73 +162,94 @@ pub fn plan(inp: &Inputs, opts: &PlanOptions) -> (Vec<Candidate>, Vec<String>) {
         _ => notes.push("TCP buffers: no RTT or link speed towards the peer".into()),
     }
 
-    if let Some(f) = &i.features {
-        let mut ch = Change::default();
-        for k in OFFLOADS {
-            if let Some(x) = f.get(*k)
-                && !x.fixed
-                && !x.requested
-            {
-                ch.nic.features.insert(k.to_string(), true);
-            }
-        }
-        if i.physical
-            && let Some(x) = f.get("rx-gro")
-            && !x.fixed
-            && !x.requested
-        {
-            ch.nic.features.insert("rx-gro".into(), true);
-        }
-        if !ch.is_empty() {
-            let names: Vec<&str> = ch.nic.features.keys().map(String::as_str).collect();
-            c.push(Candidate {
-                id: "offloads-on".into(),
-                title: "offloads back on".into(),
-                reason: format!(
-                    "{} off: the CPU segments and checksums every packet itself",
-                    names.join(", ")
-                ),
-                change: ch,
-                probe_mtu: None,
-            });
+    let mut ch = Change::default();
+    let mut why = Vec::new();
+    for d in &devices {
+        let off = offloads_off(d);
+        if !off.is_empty() {
+            why.push(format!(
+                "{} off",
+                strip_one(
+                    &d.name,
+                    &off.keys().cloned().collect::<Vec<_>>().join(", "),
+                    i.stack.is_none()
+                )
+            ));
+            ch.nic_of(name, &d.name).features = off;
         }
     }
-
-    if let Some(p) = &i.pause {
-        let supports = i.link.as_ref().is_some_and(|l| {
-            l.capabilities
-                .iter()
-                .any(|c| c == "Pause" || c == "Asym_Pause")
+    if !ch.is_empty() {
+        c.push(Candidate {
+            id: "offloads-on".into(),
+            title: "offloads back on".into(),
+            reason: format!(
+                "{}: the CPU segments and checksums every packet itself",
+                why.join("; ")
+            ),
+            change: ch,
+            probe_mtu: None,
         });
-        if supports && !(p.rx && p.tx) {
-            let mut ch = Change::default();
-            ch.nic.pause = Some(PauseSet {
-                autoneg: None,
-                rx: Some(true),
-                tx: Some(true),
-            });
-            c.push(Candidate {
-                id: "flow-control".into(),
-                title: "flow control (pause frames) on".into(),
-                reason: "a receiver can ask the sender to hold instead of dropping".into(),
-                change: ch,
-                probe_mtu: None,
-            });
+    }
+
+    let mut ch = Change::default();
+    for d in &ports {
+        if let Some(set) = pause_on(d) {
+            ch.nic_of(name, &d.name).pause = Some(set);
         }
+    }
+    if !ch.is_empty() {
+        c.push(Candidate {
+            id: "flow-control".into(),
+            title: "flow control (pause frames) on".into(),
+            reason: "a receiver can ask the sender to hold instead of dropping".into(),
+            change: ch,
+            probe_mtu: None,
+        });
     }
 
     let path_ok = inp
         .peer
         .as_ref()
         .is_some_and(|p| p.pmtu.as_ref().is_ok_and(|m| m.path_mtu >= m.local_mtu));
-    if opts.mtu && i.mtu < 9000 && i.mtu_max.is_some_and(|m| m >= 9000) {
+    let below: Vec<&&Interface> = devices.iter().filter(|d| d.mtu < 9000).collect();
+    let cannot: Vec<String> = devices
+        .iter()
+        .filter(|d| d.mtu_max.is_none_or(|m| m < 9000))
+        .map(|d| {
+            format!(
+                "{} (max {})",
+                d.name,
+                d.mtu_max.map_or("unknown".into(), |m| m.to_string())
+            )
+        })
+        .collect();
+    if opts.mtu && !below.is_empty() && !cannot.is_empty() && i.stack.is_some() {
+        notes.push(format!(
+            "MTU 9000: not tried, not every device of the stack allows it: {}",
+            cannot.join(", ")
+        ));
+    } else if opts.mtu && !below.is_empty() && cannot.is_empty() {
         if path_ok {
             let mut ch = Change::default();
-            ch.nic.mtu = Some(9000);
+            for d in &devices {
+                ch.nic_of(name, &d.name).mtu = Some(9000);
+            }
+            let whole = if i.stack.is_some() {
+                format!(
+                    " on the whole stack ({}) as one change",
+                    devices
+                        .iter()
+                        .map(|d| d.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                )
+            } else {
+                String::new()
+            };
             c.push(Candidate {
                 id: "mtu-jumbo".into(),
                 title: "jumbo frames (MTU 9000)".into(),
-                reason: "fewer, larger packets cut per-packet CPU cost; kept only if a 9000-byte don't-fragment probe reaches the peer".into(),
+                reason: format!("fewer, larger packets cut per-packet CPU cost{whole}; kept only if a 9000-byte don't-fragment probe reaches the peer"),
                 change: ch,
                 probe_mtu: Some(9000),
             });
@@ -254,6 +294,102 @@ pub fn plan(inp: &Inputs, opts: &PlanOptions) -> (Vec<Candidate>, Vec<String>) {
     (c, notes)
 }
 
+/// The devices a NIC candidate looks at: the whole stack of `i` (as read
+/// by the doctor, top first), else `i` alone.
+fn stack_devices<'a>(inp: &'a Inputs, i: &'a Interface) -> Vec<&'a Interface> {
+    match &i.stack {
+        None => vec![i],
+        Some(st) => st
+            .names()
+            .iter()
+            .filter_map(|n| inp.iface(n).map(|s| s.now()))
+            .collect(),
+    }
+}
+
+/// A port of the stack (or the interface itself when it is in none).
+fn is_port(i: &Interface, d: &Interface) -> bool {
+    match &i.stack {
+        None => true,
+        Some(st) => st.member(&d.name).is_some_and(|m| !m.is_upper()),
+    }
+}
+
+/// Rings below their maximum, raised to it.
+fn rings_up(r: &Rings) -> Option<RingsSet> {
+    let up = |cur: Option<u32>, max: Option<u32>| match (cur, max) {
+        (Some(c), Some(m)) if c < m => Some(m),
+        _ => None,
+    };
+    let (rx, tx) = (up(r.rx, r.rx_max), up(r.tx, r.tx_max));
+    (rx.is_some() || tx.is_some()).then(|| RingsSet {
+        rx,
+        tx,
+        ..Default::default()
+    })
+}
+
+/// Offloads that are normally on, changeable and off (GRO only on real NICs).
+fn offloads_off(i: &Interface) -> BTreeMap<String, bool> {
+    let mut out = BTreeMap::new();
+    let Some(f) = &i.features else {
+        return out;
+    };
+    for k in OFFLOADS {
+        if let Some(x) = f.get(*k)
+            && !x.fixed
+            && !x.requested
+        {
+            out.insert(k.to_string(), true);
+        }
+    }
+    if i.physical
+        && let Some(x) = f.get("rx-gro")
+        && !x.fixed
+        && !x.requested
+    {
+        out.insert("rx-gro".into(), true);
+    }
+    out
+}
+
+/// Pause frames on where the link supports them and they are off.
+fn pause_on(i: &Interface) -> Option<PauseSet> {
+    let p = i.pause.as_ref()?;
+    let supports = i.link.as_ref().is_some_and(|l| {
+        l.capabilities
+            .iter()
+            .any(|c| c == "Pause" || c == "Asym_Pause")
+    });
+    (supports && !(p.rx && p.tx)).then_some(PauseSet {
+        autoneg: None,
+        rx: Some(true),
+        tx: Some(true),
+    })
+}
+
+/// Reason text for one device: `NAME: what` on a stack, `what` alone otherwise.
+fn strip_one(device: &str, what: &str, alone: bool) -> String {
+    if alone {
+        what.to_string()
+    } else {
+        format!("{device}: {what}")
+    }
+}
+
+/// Reason texts of the ports; without a stack the interface's own name is dropped.
+fn strip_own(lines: &[String], iface: &str, alone: bool) -> String {
+    let prefix = format!("{iface}: ");
+    lines
+        .iter()
+        .map(|l| match (alone, l.strip_prefix(&prefix)) {
+            (true, Some(rest)) => rest.to_string(),
+            _ => l.clone(),
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// A `--try` candidate: `hlctl set` words (`feature gso off`, `ring rx 512`)
 /// or one sysctl assignment (`net.ipv4.tcp_wmem=4096 16384 65536`).
 pub fn user_candidate(n: usize, text: &str) -> Result<Candidate, String> {
@@ -294,7 +430,7 @@ mod tests {
     use crate::path::pmtu::PathMtu;
 
     fn inputs() -> Inputs {
-        let mut feats = std::collections::BTreeMap::new();
+        let mut feats = BTreeMap::new();
         feats.insert("tx-generic-segmentation".to_string(), Feature::default());
         let i = Interface {
             name: "eth0".into(),
@@ -384,6 +520,62 @@ mod tests {
         );
         assert_eq!(c[1].change.sysctl["net.core.rmem_max"], "67108864");
         assert_eq!(c[3].probe_mtu, Some(9000));
+    }
+
+    /// Bridge vmbr0 with port p0 (offloads off), tuned by the port's name.
+    #[test]
+    fn a_stack_is_planned_whole() {
+        let st = crate::nic::stack::bridge_with_port("vmbr0", "p0");
+        let mut inp = inputs();
+        let mut port = inp.interfaces[0].first.clone();
+        port.name = "p0".into();
+        port.stack = Some(st.clone());
+        let mut bridge = port.clone();
+        bridge.name = "vmbr0".into();
+        bridge.rings = None;
+        bridge.features = None;
+        inp.interfaces = [port, bridge]
+            .into_iter()
+            .map(|i| IfaceSample {
+                first: i,
+                second: None,
+                interval_s: 1.0,
+            })
+            .collect();
+        let (c, notes) = plan(
+            &inp,
+            &PlanOptions {
+                interface: "p0".into(),
+                mtu: true,
+                extra: Vec::new(),
+            },
+        );
+        assert!(
+            notes.iter().any(|n| n.contains("part of the stack")),
+            "{notes:?}"
+        );
+        let find = |id: &str| c.iter().find(|c| c.id == id).unwrap();
+        // Rings and offloads on the port (the tuned interface itself).
+        assert!(find("rings-max").change.nic.rings.is_some());
+        assert!(find("offloads-on").change.stack.is_empty());
+        // MTU on the port and the bridge, as one candidate.
+        let mtu = &find("mtu-jumbo").change;
+        assert_eq!(mtu.nic.mtu, Some(9000));
+        assert_eq!(mtu.stack["vmbr0"].mtu, Some(9000));
+        // By the bridge's name the same devices are changed.
+        let (c2, _) = plan(
+            &inp,
+            &PlanOptions {
+                interface: "vmbr0".into(),
+                mtu: true,
+                extra: Vec::new(),
+            },
+        );
+        let mtu2 = &c2.iter().find(|c| c.id == "mtu-jumbo").unwrap().change;
+        assert_eq!(mtu2.nic.mtu, Some(9000));
+        assert_eq!(mtu2.stack["p0"].mtu, Some(9000));
+        let rings2 = &c2.iter().find(|c| c.id == "rings-max").unwrap().change;
+        assert!(rings2.nic.rings.is_none() && rings2.stack["p0"].rings.is_some());
     }
 
     #[test]

@@ -115,13 +115,69 @@ pub fn link_undo(l: &LinkModes) -> LinkSet {
     }
 }
 
-/// Apply a change for real: NIC change set (validated, read back, restored
-/// on failure), then sysctls (read back, restored on failure).
-pub fn apply_live(nl: &mut Netlink, paths: &Paths, iface: &str, c: &Change) -> Result<(), String> {
+/// The devices a change touches, in the order their NIC settings are
+/// applied: the stack's order (the top bridge or bond first, then down to
+/// the ports: a bond passes its MTU on to its slaves), else `iface` alone.
+fn members_in_order(nl: &mut Netlink, iface: &str, c: &Change) -> Vec<String> {
+    let mut want: Vec<String> = Vec::new();
     if !c.nic.is_empty() {
-        let out = apply::apply(nl, iface, &c.nic, false).map_err(|e| e.to_string())?;
-        if let Some(f) = out.failure {
-            return Err(format!("{}: {} (errno {})", f.step, f.error, f.errno));
+        want.push(iface.to_string());
+    }
+    want.extend(
+        c.stack
+            .iter()
+            .filter(|(_, cs)| !cs.is_empty())
+            .map(|(m, _)| m.clone()),
+    );
+    if want.len() < 2 {
+        return want;
+    }
+    let order = read::interface(nl, iface)
+        .ok()
+        .and_then(|i| i.stack)
+        .map(|s| s.names())
+        .unwrap_or_default();
+    want.sort_by_key(|m| order.iter().position(|o| o == m).unwrap_or(usize::MAX));
+    want
+}
+
+/// Apply a change for real: the NIC change set of every device it names
+/// (each validated, read back, restored on failure; when a later device
+/// fails, the earlier ones are restored too: one change set), then sysctls
+/// (read back, restored on failure).
+pub fn apply_live(nl: &mut Netlink, paths: &Paths, iface: &str, c: &Change) -> Result<(), String> {
+    // Snapshot every device first: a bond's MTU reaches its slaves at once.
+    let order = members_in_order(nl, iface, c);
+    let nic_of = |m: &str| if m == iface { &c.nic } else { &c.stack[m] };
+    let mut before = Vec::new();
+    for m in &order {
+        let i = read::interface(nl, m).map_err(|e| e.to_string())?;
+        let one = Change {
+            nic: nic_of(m).clone(),
+            ..Default::default()
+        };
+        before.push((m.clone(), current_of(&i, paths, &one).nic));
+    }
+    let restore = |nl: &mut Netlink, upto: usize| {
+        for (m, b) in before[..upto].iter().rev() {
+            let _ = apply::apply(nl, m, b, false);
+        }
+    };
+    for (k, m) in order.iter().enumerate() {
+        // A stack member's error names it; the interface's own reads as before.
+        let who = if m == iface {
+            String::new()
+        } else {
+            format!("{m}: ")
+        };
+        let r = apply::apply(nl, m, nic_of(m), false).map_err(|e| format!("{who}{e}"));
+        let r = r.and_then(|out| match out.failure {
+            Some(f) => Err(format!("{who}{}: {} (errno {})", f.step, f.error, f.errno)),
+            None => Ok(()),
+        });
+        if let Err(e) = r {
+            restore(nl, k);
+            return Err(e);
         }
     }
     if !c.sysctl.is_empty() {
@@ -133,6 +189,7 @@ pub fn apply_live(nl: &mut Netlink, paths: &Paths, iface: &str, c: &Change) -> R
         let planned = sysctl::plan(paths, &assignments).map_err(|e| e.to_string())?;
         let out = sysctl::apply(paths, planned);
         if let Some(f) = out.failed {
+            restore(nl, order.len());
             return Err(f);
         }
     }
@@ -147,6 +204,13 @@ impl Target for LiveTarget {
     fn prepare(&mut self, change: &Change) -> Result<Change, String> {
         let i = read::interface(&mut self.nl, &self.iface).map_err(|e| e.to_string())?;
         let nic = validate::validate(&i, &change.nic).map_err(|p| crate::problem::join(&p))?;
+        let mut stack = std::collections::BTreeMap::new();
+        for (m, cs) in &change.stack {
+            let mi = read::interface(&mut self.nl, m).map_err(|e| e.to_string())?;
+            let v = validate::validate(&mi, cs)
+                .map_err(|p| format!("{m}: {}", crate::problem::join(&p)))?;
+            stack.insert(m.clone(), v);
+        }
         if !change.sysctl.is_empty() {
             let a: Vec<(String, String)> = change
                 .sysctl
@@ -158,12 +222,23 @@ impl Target for LiveTarget {
         Ok(Change {
             nic,
             sysctl: change.sysctl.clone(),
+            stack,
         })
     }
 
     fn current(&mut self, change: &Change) -> Result<Change, TuneError> {
         let i = read::interface(&mut self.nl, &self.iface)?;
-        Ok(current_of(&i, &self.paths, change))
+        let mut u = current_of(&i, &self.paths, change);
+        for (m, cs) in &change.stack {
+            let mi = read::interface(&mut self.nl, m)?;
+            let one = Change {
+                nic: cs.clone(),
+                ..Default::default()
+            };
+            u.stack
+                .insert(m.clone(), current_of(&mi, &self.paths, &one).nic);
+        }
+        Ok(u)
     }
 
     fn apply(&mut self, change: &Change) -> Result<(), String> {

@@ -1,4 +1,5 @@
-//! Two namespaces joined by a veth pair (`here` 10.70.0.1 ↔ `peer` 10.70.0.2),
+//! Two namespaces joined by a veth pair (`here` 10.70.0.1 ↔ `peer` 10.70.0.2;
+//! [`Lab::bridge`] puts `here`'s end under a bridge `vmbr0`),
 //! a private state and sysctl.d directory, hlctl run inside `here`, and an
 //! iperf3 server in `peer` on a free port, killed by pid when dropped.
 
@@ -129,10 +130,39 @@ impl Lab {
     }
 
     pub fn mtu(&self) -> u32 {
+        self.mtu_of(&self.a)
+    }
+
+    /// The MTU of any device in `here`.
+    pub fn mtu_of(&self, dev: &str) -> u32 {
         let out = self
             .here
-            .exec(&["cat", &format!("/sys/class/net/{}/mtu", self.a)]);
+            .exec(&["cat", &format!("/sys/class/net/{dev}/mtu")]);
         String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+    }
+
+    /// Make `here` a hypervisor: bridge `vmbr0` with the veth `a` as its
+    /// port, the address moved from `a` to the bridge (as on Proxmox).
+    pub fn bridge(&self) -> &'static str {
+        const BR: &str = "vmbr0";
+        self.here.ip(&["link", "add", BR, "type", "bridge"]);
+        self.here.ip(&["link", "set", &self.a, "master", BR]);
+        self.here
+            .ip(&["addr", "del", &format!("{HERE_IP}/24"), "dev", &self.a]);
+        self.here
+            .ip(&["addr", "add", &format!("{HERE_IP}/24"), "dev", BR]);
+        self.here.ip(&["link", "set", BR, "up"]);
+        // Wait for the port to forward (no STP: at once, but be sure).
+        for _ in 0..50 {
+            let st = self
+                .here
+                .exec(&["cat", &format!("/sys/class/net/{}/brport/state", self.a)]);
+            if String::from_utf8_lossy(&st.stdout).trim() == "3" {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        BR
     }
 }
 

@@ -20,6 +20,7 @@ pub mod deb;
 pub mod ethtool;
 pub mod fleet;
 pub mod lab;
+pub mod report;
 pub mod vm;
 
 static COUNTER: AtomicU32 = AtomicU32::new(0);

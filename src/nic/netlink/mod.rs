@@ -103,6 +103,8 @@ pub struct RtLink {
     pub mtu_max: Option<u32>,
     pub txqueuelen: u32,
     pub counters: Counters,
+    /// Where this link sits in a bridge/bond stack (IFLA_MASTER, IFLA_LINKINFO).
+    pub relations: rtnl::Relations,
 }
 
 /// The process's netlink connection (one rtnetlink and one genetlink socket).

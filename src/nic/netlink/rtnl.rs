@@ -19,6 +19,7 @@ const IFF_UP: u32 = 0x1;
 const IFLA_ADDRESS: u16 = 1;
 const IFLA_IFNAME: u16 = 3;
 const IFLA_MTU: u16 = 4;
+const IFLA_MASTER: u16 = 10;
 const IFLA_TXQLEN: u16 = 13;
 const IFLA_OPERSTATE: u16 = 16;
 const IFLA_LINKINFO: u16 = 18;
@@ -28,6 +29,61 @@ const IFLA_MIN_MTU: u16 = 50;
 const IFLA_MAX_MTU: u16 = 51;
 const IFLA_PARENT_DEV_NAME: u16 = 56;
 const IFLA_INFO_KIND: u16 = 1;
+const IFLA_INFO_DATA: u16 = 2;
+const IFLA_INFO_SLAVE_KIND: u16 = 4;
+const IFLA_INFO_SLAVE_DATA: u16 = 5;
+const IFLA_BOND_MODE: u16 = 1;
+const IFLA_BOND_ACTIVE_SLAVE: u16 = 2;
+const IFLA_BOND_SLAVE_STATE: u16 = 1;
+const IFLA_BRPORT_STATE: u16 = 1;
+
+/// A link's place in a stack: its master (bridge, bond) and, for a bond or
+/// a port, what `IFLA_LINKINFO` says about it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Relations {
+    /// IFLA_MASTER: the bridge or bond this link is a port or slave of.
+    pub master: Option<u32>,
+    /// A bond's mode (IFLA_BOND_MODE: 0 balance-rr, 1 active-backup, ...).
+    pub bond_mode: Option<u8>,
+    /// A bond's active slave (IFLA_BOND_ACTIVE_SLAVE).
+    pub active_slave: Option<u32>,
+    /// IFLA_INFO_SLAVE_KIND: `bridge` or `bond` when this link is a port/slave.
+    pub slave_kind: Option<String>,
+    /// Bond slave state (0 active, 1 backup) or bridge port state (STP, 0..4).
+    pub slave_state: Option<u8>,
+}
+
+/// Decode IFLA_MASTER and the bond/port parts of IFLA_LINKINFO.
+fn relations(t: &AttrTable, linkinfo: Option<&AttrTable>) -> Result<Relations, Nack> {
+    let m = Nack::malformed;
+    let mut r = Relations {
+        master: t.u32(IFLA_MASTER).map_err(m)?.filter(|i| *i != 0),
+        ..Default::default()
+    };
+    let Some(li) = linkinfo else {
+        return Ok(r);
+    };
+    if li.string(IFLA_INFO_KIND).as_deref() == Some("bond")
+        && let Some(d) = li.get(IFLA_INFO_DATA)
+    {
+        let d = AttrTable::parse(d.payload).map_err(m)?;
+        r.bond_mode = d.u8(IFLA_BOND_MODE).map_err(m)?;
+        r.active_slave = d
+            .u32(IFLA_BOND_ACTIVE_SLAVE)
+            .map_err(m)?
+            .filter(|i| *i != 0);
+    }
+    r.slave_kind = li.string(IFLA_INFO_SLAVE_KIND);
+    if let Some(d) = li.get(IFLA_INFO_SLAVE_DATA) {
+        let d = AttrTable::parse(d.payload).map_err(m)?;
+        r.slave_state = match r.slave_kind.as_deref() {
+            Some("bond") => d.u8(IFLA_BOND_SLAVE_STATE).map_err(m)?,
+            Some("bridge") => d.u8(IFLA_BRPORT_STATE).map_err(m)?,
+            _ => None,
+        };
+    }
+    Ok(r)
+}
 
 /// Longest interface name the kernel accepts (IFNAMSIZ - 1).
 pub const IFNAME_MAX: usize = 15;
@@ -130,12 +186,12 @@ pub fn parse_link(payload: &[u8]) -> Result<RtLink, Nack> {
     let flags = u32::from_ne_bytes([head[8], head[9], head[10], head[11]]);
     let t = AttrTable::parse(&payload[IFINFOMSG_LEN..]).map_err(Nack::malformed)?;
     let m = Nack::malformed;
-    let kind = match t.get(IFLA_LINKINFO) {
-        Some(li) => AttrTable::parse(li.payload)
-            .map_err(m)?
-            .string(IFLA_INFO_KIND),
+    let linkinfo = match t.get(IFLA_LINKINFO) {
+        Some(li) => Some(AttrTable::parse(li.payload).map_err(m)?),
         None => None,
     };
+    let kind = linkinfo.as_ref().and_then(|li| li.string(IFLA_INFO_KIND));
+    let relations = relations(&t, linkinfo.as_ref())?;
     Ok(RtLink {
         ifindex: index,
         name: t.string(IFLA_IFNAME).unwrap_or_default(),
@@ -153,6 +209,7 @@ pub fn parse_link(payload: &[u8]) -> Result<RtLink, Nack> {
             .get(IFLA_STATS64)
             .map(|a| counters(a.payload))
             .unwrap_or_default(),
+        relations,
     })
 }
 
@@ -212,6 +269,42 @@ mod tests {
         assert_eq!(
             (c.rx_missed_errors, c.tx_carrier_errors, c.tx_fifo_errors),
             (115, 117, 118)
+        );
+    }
+
+    #[test]
+    fn decodes_bond_and_slave_relations() {
+        // A bond (active-backup, active slave 3) that is itself a bridge port.
+        let mut b = Builder::with_header(&ifinfomsg(5));
+        b.put_str(IFLA_IFNAME, "bond0")
+            .put_u32(IFLA_MTU, 1500)
+            .put_u32(IFLA_MASTER, 6)
+            .nested(IFLA_LINKINFO, |b| {
+                b.put_str(IFLA_INFO_KIND, "bond")
+                    .nested(IFLA_INFO_DATA, |b| {
+                        b.put_u8(IFLA_BOND_MODE, 1)
+                            .put_u32(IFLA_BOND_ACTIVE_SLAVE, 3);
+                    })
+                    .put_str(IFLA_INFO_SLAVE_KIND, "bridge")
+                    .nested(IFLA_INFO_SLAVE_DATA, |b| {
+                        b.put_u8(IFLA_BRPORT_STATE, 3);
+                    });
+            });
+        let l = parse_link(&b.finish().unwrap()).unwrap();
+        assert_eq!(
+            l.relations,
+            Relations {
+                master: Some(6),
+                bond_mode: Some(1),
+                active_slave: Some(3),
+                slave_kind: Some("bridge".into()),
+                slave_state: Some(3),
+            }
+        );
+        // A plain link: no relations.
+        assert_eq!(
+            parse_link(&reply()).unwrap().relations,
+            Relations::default()
         );
     }
 

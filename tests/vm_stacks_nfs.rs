@@ -1,0 +1,307 @@
+//! What the host kernel cannot build (no bonding, no NFS), in one boot of
+//! Debian's kernel under qemu:
+//! - a bond `bond0` (active-backup) over two veth pairs: `show` and `doctor`
+//!   by the upper and by a slave's name find the same stack, the bond mode
+//!   and the active slave; offloads planted off on one slave are found;
+//!   `tune bond0` against a peer that carries only 1500 tries MTU 9000 on
+//!   the bond and both slaves as one change and reverts it as one;
+//! - the NFS playbook against a real NFS export: the guest's kernel nfsd
+//!   (nfs-kernel-server's rpc.nfsd/rpc.mountd/exportfs, NFSv4 only, no
+//!   rpcbind) serves a tmpfs to a client namespace over a veth pair. Mounted
+//!   `vers=4.0,sync` with 64 KiB blocks, doctor measures write and read on
+//!   the mount and on a local directory and names the mount options as the
+//!   limit (with the option findings read from the real mountinfo); mounted
+//!   well over a link shaped to 20 Mbit/s, with `--peer` measuring that
+//!   link, it names the network.
+
+mod common;
+
+use std::process::Command;
+
+use common::lab::step;
+use common::report::{finding, passed, sorted_strings, step_settings, strings};
+use common::vm::{Vm, VmOutput, vm_dir};
+use serde_json::Value;
+
+/// Unpacked nfs-kernel-server and nfs-common (fetch-debs.sh, cached).
+fn nfs_utils_root() -> String {
+    let out = Command::new(vm_dir().join("fetch-debs.sh"))
+        .args(["nfs-kernel-server", "nfs-common"])
+        .output()
+        .expect("run fetch-debs.sh");
+    assert!(
+        out.status.success(),
+        "fetch-debs.sh failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("ROOT=").map(str::to_string))
+        .expect("fetch-debs.sh printed no ROOT=")
+}
+
+const BOND: &str = r#"
+# Loading the module made a balance-rr bond0 already (max_bonds=1).
+ip link del bond0 2>/dev/null
+ip link add bond0 type bond mode active-backup miimon 100
+ip netns add bp
+for i in 1 2; do
+    ip link add ba$i type veth peer name bb$i
+    ip link set bb$i netns bp
+    ip -n bp link set bb$i up
+    ip link set ba$i master bond0
+done
+ip link set bond0 type bond primary ba1
+ip link set bond0 up
+ip -n bp link set lo up
+ethtool -K ba2 gso off tso off sg off
+wait_carrier bond0 10 || true
+section bshow_upper hlctl --json show bond0
+section bshow_lower hlctl --json show ba2
+section bshow_text hlctl show ba1
+section bdoc_upper hlctl --json doctor bond0 --stress 0
+section bdoc_lower hlctl --json doctor ba2 --stress 0
+# A peer behind the bond (the primary slave's other end), carrying MTU 1500:
+# MTU 9000 on bond0 and both slaves is tried as one change and reverted as one.
+ip -n bp addr add 10.1.0.2/24 dev bb1
+ip addr add 10.1.0.1/24 dev bond0
+ip netns exec bp /opt/bin/iperf3 -s -D -B 10.1.0.2
+sleep 1
+section bping ping -c 2 -W 2 10.1.0.2
+section btune hlctl --json tune bond0 --peer 10.1.0.2:5201 --yes --runs 1 --time 1 --no-persist
+section bmtu cat /sys/class/net/bond0/mtu /sys/class/net/ba1/mtu /sys/class/net/ba2/mtu
+"#;
+
+const NFS: &str = r#"
+mkdir -p /export /var/lib/nfs/v4recovery /tmp/local /proc/fs/nfsd
+mount -t tmpfs -o size=96m tmpfs /export
+mount -t nfsd nfsd /proc/fs/nfsd
+# The server's largest rsize/wsize defaults to a fraction of RAM (128 KiB here).
+echo 1048576 > /proc/fs/nfsd/max_block_size
+ip netns add cli
+ip link add vs type veth peer name vc
+ip link set vc netns cli
+ip addr add 10.0.0.1/24 dev vs
+ip link set vs up
+ip -n cli addr add 10.0.0.2/24 dev vc
+ip -n cli link set vc up
+ip -n cli link set lo up
+echo '/export 10.0.0.0/24(rw,fsid=0,insecure,no_subtree_check,async,no_root_squash)' > /etc/exports
+touch /var/lib/nfs/etab /var/lib/nfs/rmtab
+section exportfs exportfs -rav
+section mountd rpc.mountd -N 3 --no-udp
+section nfsd rpc.nfsd -N 3 --no-udp -p 2049 -G 10 -L 10 4
+section versions cat /proc/fs/nfsd/versions
+iperf3 -s -D -B 10.0.0.1
+# NFSv4's grace period (10 s here) must pass before the first OPEN.
+sleep 11
+# The client's mounts live in `ip netns exec`'s own mount namespace: each
+# scenario mounts, measures and unmounts in one script.
+cat > /tmp/client1.sh <<'X'
+mkdir -p /mnt/nas
+/opt/bin/mount.nfs4 10.0.0.1:/ /mnt/nas -o vers=4.0,sync,rsize=65536,wsize=65536 || exit 10
+grep ' /mnt/nas ' /proc/self/mountinfo > /tmp/mountinfo1.txt
+/opt/bin/hlctl --json doctor --dir /mnt/nas --dir /tmp/local --disk-size 8 --stress 0 > /tmp/nfs_opts.json || exit 11
+/opt/bin/hlctl doctor --dir /mnt/nas --dir /tmp/local --disk-size 8 --stress 0 > /tmp/nfs_opts.txt 2>&1 || exit 12
+umount /mnt/nas
+X
+cat > /tmp/client2.sh <<'X'
+/opt/bin/mount.nfs4 10.0.0.1:/ /mnt/nas -o vers=4.2,rsize=1048576,wsize=1048576 || exit 14
+grep ' /mnt/nas ' /proc/self/mountinfo > /tmp/mountinfo2.txt
+/opt/bin/tc qdisc add dev vc root tbf rate 20mbit burst 32kbit latency 50ms
+/opt/bin/hlctl --json doctor --dir /mnt/nas --dir /tmp/local --disk-size 4 --stress 0 --peer 10.0.0.1:5201 --time 2 > /tmp/nfs_net.json || exit 15
+/opt/bin/hlctl doctor --dir /mnt/nas --dir /tmp/local --disk-size 4 --stress 0 --peer 10.0.0.1:5201 --time 2 > /tmp/nfs_net.txt 2>&1 || exit 16
+umount /mnt/nas
+X
+section client1 ip netns exec cli sh /tmp/client1.sh
+tc qdisc add dev vs root tbf rate 20mbit burst 32kbit latency 50ms
+section client2 ip netns exec cli sh /tmp/client2.sh
+tc qdisc del dev vs root
+section mountinfo1 cat /tmp/mountinfo1.txt
+section mountinfo2 cat /tmp/mountinfo2.txt
+section nfs_opts cat /tmp/nfs_opts.json
+section nfs_opts_text cat /tmp/nfs_opts.txt
+section nfs_net cat /tmp/nfs_net.json
+section nfs_net_text cat /tmp/nfs_net.txt
+"#;
+
+fn boot() -> VmOutput {
+    let root = nfs_utils_root();
+    let sbin = |b: &str| format!("{root}/usr/sbin/{b}");
+    Vm::builder()
+        .iproute2()
+        .binary("/usr/sbin/ethtool")
+        .binary("/usr/bin/iperf3")
+        .binary(env!("CARGO_BIN_EXE_hlctl"))
+        .binary(sbin("rpc.nfsd"))
+        .binary(sbin("rpc.mountd"))
+        .binary(sbin("exportfs"))
+        .binary_as(format!("{root}/sbin/mount.nfs"), "mount.nfs4")
+        .file("/etc/netconfig", "/etc/netconfig")
+        .module("veth")
+        .module("bonding")
+        .module("sch_tbf")
+        .module("nfsd")
+        .module("nfsv4")
+        .memory_mb(768)
+        .script(BOND)
+        .script(NFS)
+        .timeout(420)
+        .run()
+}
+
+fn stack_of(show: &Value) -> &Value {
+    &show["interfaces"][0]["stack"]
+}
+
+fn evidence(f: &Value, name: &str) -> String {
+    f["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == name)
+        .and_then(|e| e["value"].as_str())
+        .unwrap_or_else(|| panic!("no evidence {name} in {f}"))
+        .to_string()
+}
+
+fn check_bond(out: &VmOutput) {
+    let upper = out.json("bshow_upper");
+    let lower = out.json("bshow_lower");
+    let st = stack_of(&upper);
+    assert_eq!(st["top"], "bond0", "{st}");
+    assert_eq!(st, stack_of(&lower), "the same stack from bond0 and ba2");
+    let bond = &st["members"][0];
+    assert_eq!(bond["name"], "bond0");
+    assert_eq!(bond["bond_mode"], "active-backup", "{bond}");
+    assert_eq!(strings(&bond["lowers"]), ["ba1", "ba2"], "{bond}");
+    let active = bond["active_slave"].as_str().expect("an active slave");
+    let states: Vec<(&str, &str)> = st["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .skip(1)
+        .map(|m| {
+            (
+                m["name"].as_str().unwrap(),
+                m["port_state"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert!(states.contains(&(active, "active")), "{states:?}");
+    let text = out.section("bshow_text").text;
+    assert!(
+        text.contains(&format!(
+            "bond0: active-backup, slaves ba1 ba2, active {active}"
+        )),
+        "{text}"
+    );
+    assert!(text.contains("ba1: slave of bond0"), "{text}");
+    assert!(text.contains("sum of its active slaves"), "{text}");
+
+    let du = out.json("bdoc_upper");
+    let dl = out.json("bdoc_lower");
+    assert_eq!(du["stacks"], dl["stacks"]);
+    for d in [&du, &dl] {
+        assert_eq!(
+            sorted_strings(&d["interfaces"]),
+            ["ba1", "ba2", "bond0"],
+            "{d}"
+        );
+        let off = finding(d, "offload-off").unwrap_or_else(|| panic!("{d}"));
+        assert_eq!(off["interface"], "ba2", "{off}");
+        assert!(passed(d, "bond-speed"), "{d}");
+    }
+
+    // The MTU candidate covers the bond and both slaves, and is undone as one.
+    let t = out.json("btune");
+    let s = step(&t, "mtu-jumbo");
+    assert_eq!(step_settings(s), ["mtu", "ba1: mtu", "ba2: mtu"], "{s}");
+    assert_eq!(s["status"], "reverted", "{s}");
+    assert!(
+        s["reason"]
+            .as_str()
+            .unwrap()
+            .contains("does not reach the peer"),
+        "{s}"
+    );
+    let bmtu = out.section("bmtu").text;
+    let mtus: Vec<&str> = bmtu.lines().map(str::trim).collect();
+    assert_eq!(mtus, ["1500", "1500", "1500"]);
+}
+
+fn check_nfs(out: &VmOutput) {
+    for c in ["client1", "client2"] {
+        let client = out.section(c);
+        assert_eq!(
+            client.rc,
+            0,
+            "{c} failed: {:?}; nfsd: {:?} mountd: {:?} exportfs: {:?}",
+            out.try_section(&format!("{c}.stderr")).map(|s| s.text),
+            out.try_section("nfsd.stderr").map(|s| s.text),
+            out.try_section("mountd.stderr").map(|s| s.text),
+            out.try_section("exportfs.stderr").map(|s| s.text),
+        );
+    }
+    // A real NFS mount with the options asked for, as the kernel reports them.
+    let mi = out.section("mountinfo1").text;
+    assert!(mi.contains(" - nfs4 10.0.0.1:/ "), "{mi}");
+    assert!(
+        mi.contains("vers=4.0") && mi.contains("rsize=65536"),
+        "{mi}"
+    );
+
+    // Bad options, no network figure: the options are the limit.
+    let r = out.json("nfs_opts");
+    let storage = r["storage"].as_array().unwrap();
+    assert_eq!(storage.len(), 2, "{r}");
+    for s in storage {
+        let m = &s["measured"]["Ok"];
+        assert!(m["write_mb_s"].as_f64().unwrap() > 0.0, "{s}");
+        assert!(m["read_mb_s"].as_f64().unwrap() > 0.0, "{s}");
+    }
+    for id in ["nfs-small-rsize-wsize", "nfs-sync", "nfs-old-version"] {
+        assert!(finding(&r, id).is_some(), "no {id} in {r}");
+    }
+    let f = finding(&r, "storage-layer").unwrap_or_else(|| panic!("{r}"));
+    assert_eq!(evidence(f, "limit"), "mount-options", "{f}");
+    let t = out.section("nfs_opts_text").text;
+    eprintln!("{t}");
+    assert!(
+        t.contains("/mnt/nas (nfs4): limited by its mount options"),
+        "{t}"
+    );
+
+    // Good options, a 20 Mbit/s link measured with --peer: the network.
+    let mi = out.section("mountinfo2").text;
+    assert!(
+        mi.contains("vers=4.2") && mi.contains("rsize=1048576"),
+        "{mi}"
+    );
+    let r = out.json("nfs_net");
+    assert!(finding(&r, "nfs-sync").is_none(), "{r}");
+    let f = finding(&r, "storage-layer").unwrap_or_else(|| panic!("{r}"));
+    assert_eq!(evidence(f, "limit"), "network", "{f}");
+    let net: f64 = evidence(f, "network to the peer (slower direction)")
+        .trim_end_matches(" MB/s")
+        .parse()
+        .unwrap();
+    // What the peer measured is the shaped link's (at most 20 Mbit/s = 2.5
+    // MB/s; TCG and a shared machine make it slower, never faster).
+    assert!(
+        net > 0.0 && net < 3.0,
+        "20 Mbit/s = 2.5 MB/s, measured {net} MB/s"
+    );
+    let t = out.section("nfs_net_text").text;
+    eprintln!("{t}");
+    assert!(t.contains("/mnt/nas (nfs4): limited by the network"), "{t}");
+}
+
+#[test]
+fn bond_stack_and_nfs_playbook_in_one_boot() {
+    let out = boot();
+    eprintln!("VM boot to power-off: {:.1} s", out.elapsed.as_secs_f64());
+    out.assert_success();
+    check_bond(&out);
+    check_nfs(&out);
+}
