@@ -27,6 +27,8 @@ pub const SYSCTL_FILE: &str = "90-hlctl.conf";
 pub const NIC_STATE_FILE: &str = "nic-settings.json";
 /// The lock file that keeps this host's measurements apart.
 pub const MEASURE_LOCK_FILE: &str = "measure.lock";
+/// The configuration file on a live system (`hlctl.toml(5)`).
+pub const CONFIG_FILE: &str = "/etc/hlctl/hlctl.toml";
 
 impl Paths {
     /// The standard locations below `root` (`/` on a live system).
@@ -47,7 +49,7 @@ impl Paths {
             .collect(),
             sysctl_conf: r("/etc/sysctl.conf"),
             proc_sys: PathBuf::from("/proc/sys"),
-            config_file: r(crate::config::DEFAULT_FILE),
+            config_file: r(CONFIG_FILE),
         }
     }
 

@@ -15,7 +15,7 @@ use serde::Serialize;
 pub use load::{Loaded, Problem, load, parse};
 
 /// The configuration file on a live system.
-pub const DEFAULT_FILE: &str = "/etc/hlctl/hlctl.toml";
+pub const DEFAULT_FILE: &str = crate::paths::CONFIG_FILE;
 
 /// `[check]`: what `hlctl check` measures.
 #[derive(Clone, Debug, PartialEq, Serialize)]

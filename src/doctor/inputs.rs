@@ -94,7 +94,7 @@ pub struct Inputs {
     pub mounts: Vec<Result<MountData, (String, String)>>,
     /// Per `--dir`: sequential write and read measured there.
     #[serde(default)]
-    pub storage: Vec<super::storage::DirResult>,
+    pub storage: Vec<DirResult>,
 }
 
 impl Inputs {
@@ -110,4 +110,24 @@ impl Inputs {
     pub fn iface(&self, name: &str) -> Option<&IfaceSample> {
         self.interfaces.iter().find(|s| s.name() == name)
     }
+}
+
+/// The dd figures of one directory (SI MB/s, as dd prints them).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DdFigures {
+    pub bytes: u64,
+    /// Sequential write including the closing fdatasync.
+    pub write_mb_s: f64,
+    pub fdatasync_s: Option<f64>,
+    /// Sequential read with the file's page cache dropped first.
+    pub read_mb_s: f64,
+    pub filesystem: String,
+    pub memory_backed: bool,
+}
+
+/// One `--dir`: its measurement, or why there is none.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DirResult {
+    pub dir: String,
+    pub measured: Result<DdFigures, String>,
 }

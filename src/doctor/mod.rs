@@ -95,7 +95,7 @@ pub struct Report {
     pub stacks: Vec<crate::nic::stack::Stack>,
     /// `--dir`: sequential write and read per directory.
     #[serde(default)]
-    pub storage: Vec<storage::DirResult>,
+    pub storage: Vec<inputs::DirResult>,
 }
 
 /// Run every check on gathered inputs (pure: no I/O).

@@ -17,33 +17,13 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::finding::{Finding, Outcome, Severity};
-use super::inputs::{Inputs, MountData};
+use super::inputs::{DdFigures, DirResult, Inputs, MountData};
 use super::mounts;
 use crate::bench::disk::{SeqDdConfig, run_seq_dd};
 use crate::bench::progress::{Cancel, Progress, ProgressEvent};
 
 /// Bytes written and read per `--dir` by default.
 pub const DEFAULT_SIZE: u64 = 256 << 20;
-
-/// The dd figures of one directory (SI MB/s, as dd prints them).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct DdFigures {
-    pub bytes: u64,
-    /// Sequential write including the closing fdatasync.
-    pub write_mb_s: f64,
-    pub fdatasync_s: Option<f64>,
-    /// Sequential read with the file's page cache dropped first.
-    pub read_mb_s: f64,
-    pub filesystem: String,
-    pub memory_backed: bool,
-}
-
-/// One `--dir`: its measurement, or why there is none.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct DirResult {
-    pub dir: String,
-    pub measured: Result<DdFigures, String>,
-}
 
 /// Which layer limits a network filesystem.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

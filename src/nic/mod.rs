@@ -4,7 +4,7 @@
 //! - [`read`]: snapshot one or all interfaces;
 //! - [`change`]: parse `hlctl set` words into a [`model::ChangeSet`]-like plan and validate it;
 //! - [`apply`]: snapshot → apply → read back → restore on failure;
-//! - [`stack`]: bridges, bonds and their ports (from any member's name);
+//! - [`stack`]: bridges, bonds and their ports; [`stack_find`]: finding them from any member's name;
 //! - [`persist`]: the NIC state file and the systemd `.link` export;
 //! - [`speed`]: is a reported link speed physical or nominal (the one decision);
 //! - [`shortfall`]: a link below its best supported mode or at half duplex;
@@ -25,4 +25,5 @@ pub mod set;
 pub mod shortfall;
 pub mod speed;
 pub mod stack;
+pub mod stack_find;
 pub mod validate;

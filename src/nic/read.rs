@@ -6,7 +6,7 @@ use crate::nic::error::NicError;
 use crate::nic::model::{Interface, LinkModes};
 use crate::nic::netlink::{Netlink, RtLink};
 use crate::nic::validate::mode_speed_duplex;
-use crate::nic::{ioctl, stack};
+use crate::nic::{ioctl, stack, stack_find};
 
 fn from_rtlink(l: RtLink) -> Interface {
     Interface {
@@ -79,7 +79,7 @@ pub fn interface(nl: &mut Netlink, name: &str) -> Result<Interface, NicError> {
     fill(nl, &mut iface)?;
     if stacked {
         let all = nl.links().map_err(NicError::Connect)?;
-        iface.stack = stack::find(&all, name);
+        iface.stack = stack_find::find(&all, name);
     }
     Ok(iface)
 }
@@ -94,7 +94,7 @@ pub fn interfaces(nl: &mut Netlink, names: &[String]) -> Result<Vec<Interface>, 
     links.retain(|l| l.name != "lo");
     let stacks: Vec<(String, Option<stack::Stack>)> = links
         .iter()
-        .map(|l| (l.name.clone(), stack::find(&links, &l.name)))
+        .map(|l| (l.name.clone(), stack_find::find(&links, &l.name)))
         .collect();
     links.sort_by_key(|l| (!l.physical, l.ifindex));
     let mut out = Vec::with_capacity(links.len());

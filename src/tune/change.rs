@@ -147,6 +147,19 @@ pub fn show(v: &Value) -> String {
     }
 }
 
+/// One thing the tuner tries: a change with why.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    /// `link-renegotiate`, `rings-max`, `tcp-buffers`, `offloads-on`, `flow-control`, `mtu-jumbo`,
+    /// `congestion-bbr`, `txqueuelen`, `try-N`.
+    pub id: String,
+    pub title: String,
+    pub reason: String,
+    pub change: Change,
+    /// Keep only if a don't-fragment probe of this size reaches the peer.
+    pub probe_mtu: Option<u32>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

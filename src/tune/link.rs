@@ -7,9 +7,9 @@
 
 use std::time::{Duration, Instant};
 
+use super::change::Candidate;
 use super::change::Change;
 use super::decide::Decision;
-use super::plan::Candidate;
 use super::target::Target;
 use crate::nic::model::{Duplex, Interface, LinkModes};
 use crate::nic::shortfall::{renegotiate, shortfall};

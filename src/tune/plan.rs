@@ -5,8 +5,6 @@
 //! control, MTU (kept only if the whole path carries it), congestion control,
 //! txqueuelen; then the user's own `--try` candidates.
 
-use serde::{Deserialize, Serialize};
-
 use super::change::Change;
 use crate::doctor::Inputs;
 use crate::doctor::tcp::{bdp, peer_link_mbps};
@@ -16,17 +14,7 @@ use crate::nic::model::{Interface, PauseSet, Rings, RingsSet};
 use crate::path::limit::buffer_for;
 use crate::units::bytes;
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Candidate {
-    /// `link-renegotiate`, `rings-max`, `tcp-buffers`, `offloads-on`, `flow-control`, `mtu-jumbo`,
-    /// `congestion-bbr`, `txqueuelen`, `try-N`.
-    pub id: String,
-    pub title: String,
-    pub reason: String,
-    pub change: Change,
-    /// Keep only if a don't-fragment probe of this size reaches the peer.
-    pub probe_mtu: Option<u32>,
-}
+pub use super::change::Candidate;
 
 /// Options for planning.
 #[derive(Clone, Debug, Default)]
