@@ -16,6 +16,7 @@ pub mod bus;
 pub mod deb;
 pub mod ethtool;
 pub mod lab;
+pub mod sysvm;
 pub mod vm;
 
 static COUNTER: AtomicU32 = AtomicU32::new(0);
