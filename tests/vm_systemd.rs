@@ -1,7 +1,11 @@
 //! hlctld on a booted Debian 12 with systemd as PID 1 (issue 9): the .deb
-//! installed with apt, journald, polkit with the `hlctl` group, a reboot,
-//! a crash, hot-plug, upgrade and purge — in a qemu VM (TCG) with an
-//! emulated e1000e NIC on a tap in a test-created namespace.
+//! installed with apt, journald, polkit with the `hlctl` group, a reboot
+//! with nobody logged in — in a qemu VM (TCG, rig in tests/common/sysvm.rs)
+//! with an emulated e1000e `eth0` on a tap in a test-created namespace.
+//!
+//! One qemu process, two boots of the same disk (`systemctl reboot` resets
+//! the machine; the disk is a snapshot of the cached image, kept across the
+//! reset): boot 1 installs and changes, boot 2 checks what came back.
 
 mod common;
 
@@ -10,6 +14,7 @@ use std::time::{Duration, Instant};
 use common::sysvm::{PEER_CIDR, SystemVm, files_disk, system_image};
 use common::vm::add_tap;
 use common::{NetNs, deb};
+use serde_json::Value;
 
 fn skip_reason() -> Option<&'static str> {
     if !common::is_root() {
@@ -25,6 +30,211 @@ fn skip_reason() -> Option<&'static str> {
     None
 }
 
+/// `journalctl -o json` lines, parsed.
+fn journal(vm: &mut SystemVm, args: &str) -> Vec<Value> {
+    vm.ok(&format!("journalctl -o json --no-pager {args}"))
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+fn field<'a>(e: &'a Value, k: &str) -> &'a str {
+    e.get(k).and_then(Value::as_str).unwrap_or("")
+}
+
+fn monotonic(e: &Value) -> u64 {
+    field(e, "__MONOTONIC_TIMESTAMP").parse().unwrap()
+}
+
+/// Run `cmd` as alice in a new login (`runuser` opens a PAM session, so
+/// her groups are read afresh).
+fn alice(vm: &mut SystemVm, cmd: &str) -> (i32, String) {
+    vm.sh(&format!("runuser -l alice -c '{cmd}'"))
+}
+
+/// `ethtool -g eth0`'s current RX and TX lines, whitespace collapsed
+/// ("RX: 256 TX: 256").
+fn rings(vm: &mut SystemVm) -> String {
+    words(&vm.ok("ethtool -g eth0 | sed -n '/Current/,$p' | grep -E '^(RX|TX):'"))
+}
+
+fn words(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Item 1: installed, enabled, active, owning its name; nothing failed or
+/// warned; the unit verifies; exposure ≤ 2.5; no ordering cycle.
+fn install_checks(vm: &mut SystemVm) {
+    vm.ok("mkdir -p /run/debs && mount -o ro /dev/vdb /run/debs");
+    let out = vm.ok(
+        "DEBIAN_FRONTEND=noninteractive apt-get install -y -q /run/debs/hlctl_0.1.0-1_amd64.deb",
+    );
+    eprintln!("apt-get install:\n{out}");
+    assert_eq!(vm.ok("systemctl is-enabled hlctld").trim(), "enabled");
+    assert_eq!(vm.ok("systemctl is-active hlctld").trim(), "active");
+    let pid = vm.ok("systemctl show -p MainPID --value hlctld");
+    let pid = pid.trim();
+    assert_ne!(pid, "0");
+    let bus = vm.ok("busctl status org.hlctl.Daemon1");
+    assert!(
+        bus.lines().any(|l| l == format!("PID={pid}")),
+        "busctl status names another pid than hlctld's {pid}:\n{bus}"
+    );
+    assert_eq!(vm.ok("systemctl --failed --no-legend --plain").trim(), "");
+    let warnings = vm.ok("journalctl -b -p warning -t hlctld -q --no-pager");
+    assert_eq!(warnings.trim(), "", "hlctld warned at boot");
+    // man-db is not in the image: the Documentation= pages are checked by
+    // tests/deb_package.rs.
+    let verify = vm.ok("systemd-analyze verify --man=no hlctld.service");
+    assert_eq!(verify.trim(), "", "systemd-analyze verify complains");
+    let security = vm.ok("systemd-analyze security hlctld.service --no-pager");
+    let exposure: f64 = security
+        .lines()
+        .find_map(|l| l.strip_prefix("→ Overall exposure level for hlctld.service: "))
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no exposure level in:\n{security}"));
+    eprintln!("guest: systemd-analyze security hlctld.service: exposure {exposure:.1}");
+    assert!(exposure <= 2.5, "exposure {exposure} > 2.5");
+    let cycles = vm
+        .sh("journalctl -b --no-pager | grep -i 'ordering cycle'")
+        .1;
+    assert_eq!(cycles.trim(), "", "ordering cycle at boot");
+    eprintln!(
+        "guest: systemctl status hlctld\n{}",
+        vm.sh("systemctl status hlctld --no-pager -l").1
+    );
+}
+
+/// Item 3: an ordinary user reads but may not change; in the `hlctl` group
+/// she may (polkit rule of the package, no password).
+fn polkit_group(vm: &mut SystemVm) -> String {
+    vm.ok("useradd -m -s /bin/bash alice");
+    let uid = vm.ok("id -u alice").trim().to_string();
+    for cmd in ["hlctl show", "hlctl doctor", "hlctl status"] {
+        let (rc, out) = alice(vm, cmd);
+        assert_eq!(rc, 0, "alice: {cmd} failed:\n{out}");
+    }
+    let before = rings(vm);
+    let (rc, out) = alice(vm, "hlctl set eth0 ring rx 4096");
+    assert_eq!(rc, 3, "alice's set was not refused with exit 3:\n{out}");
+    assert_eq!(rings(vm), before, "a refused set changed the rings");
+    assert!(
+        vm.ok("getent group hlctl").starts_with("hlctl:x:"),
+        "the package made no group hlctl"
+    );
+    vm.ok("adduser alice hlctl");
+    let (rc, out) = alice(vm, "hlctl set eth0 ring rx 4096 --persist");
+    assert_eq!(rc, 0, "alice in group hlctl: set failed:\n{out}");
+    assert!(rings(vm).starts_with("RX: 4096 "), "{}", rings(vm));
+    uid
+}
+
+/// Item 2: our entries in the journal, with our fields, and the refusal.
+fn journald_fields(vm: &mut SystemVm, uid: &str) {
+    let entries = journal(vm, "-u hlctld");
+    let ours: Vec<&Value> = entries
+        .iter()
+        .filter(|e| field(e, "SYSLOG_IDENTIFIER") == "hlctld")
+        .collect();
+    assert!(!ours.is_empty(), "no hlctld entries in the journal");
+    assert!(ours.iter().all(|e| !field(e, "PRIORITY").is_empty()));
+    let change = ours
+        .iter()
+        .find(|e| {
+            field(e, "HLCTL_ACTION") == "apply-settings"
+                && field(e, "HLCTL_IFACE") == "eth0"
+                && field(e, "HLCTL_CALLER_UID") == uid
+        })
+        .unwrap_or_else(|| panic!("no change entry of eth0 by uid {uid}: {ours:#?}"));
+    eprintln!("journal: a change: {change}");
+    let refused = ours
+        .iter()
+        .find(|e| {
+            field(e, "HLCTL_ACTION") == "org.hlctl.Daemon1.apply-settings"
+                && field(e, "HLCTL_CALLER_UID") == uid
+                && field(e, "MESSAGE").starts_with("refused")
+        })
+        .unwrap_or_else(|| panic!("no refusal logged with uid {uid}: {ours:#?}"));
+    eprintln!("journal: the refusal: {refused}");
+}
+
+const SYSCTLS: &str = "net.core.rmem_max=33554432 net.ipv4.tcp_rmem=\"4096 131072 33554432\"";
+
+/// Item 4, before the reboot: alice persists settings and sysctls.
+fn persist_for_reboot(vm: &mut SystemVm) {
+    let (rc, out) = alice(
+        vm,
+        "hlctl set eth0 ring rx 4096 tx 4096 pause autoneg off rx off tx off mtu 9000 --persist",
+    );
+    assert_eq!(rc, 0, "alice: set --persist failed:\n{out}");
+    let (rc, out) = alice(vm, &format!("hlctl sysctl {SYSCTLS} --persist"));
+    assert_eq!(rc, 0, "alice: sysctl --persist failed:\n{out}");
+}
+
+/// Item 4, after the reboot: everything back, hlctld's re-apply before
+/// network-online.target, with nobody logged in.
+fn after_reboot(vm: &mut SystemVm) {
+    assert_eq!(
+        vm.ok("loginctl list-sessions --no-legend").trim(),
+        "",
+        "somebody is logged in"
+    );
+    assert_eq!(rings(vm), "RX: 4096 TX: 4096", "rings after reboot");
+    let pause = words(&vm.ok("ethtool -a eth0"));
+    for l in ["Autonegotiate: off", "RX: off", "TX: off"] {
+        assert!(
+            pause.contains(l),
+            "pause after reboot lacks {l:?}:\n{pause}"
+        );
+    }
+    assert!(vm.ok("ip link show eth0").contains(" mtu 9000 "));
+    assert_eq!(vm.ok("sysctl -n net.core.rmem_max").trim(), "33554432");
+    assert_eq!(
+        vm.ok("sysctl -n net.ipv4.tcp_rmem")
+            .split_whitespace()
+            .collect::<Vec<_>>(),
+        ["4096", "131072", "33554432"]
+    );
+    let reapplied = journal(vm, "-b -t hlctld HLCTL_ACTION=reapply HLCTL_IFACE=eth0");
+    let last_reapply = reapplied
+        .iter()
+        .filter(|e| field(e, "MESSAGE").starts_with("persisted eth0"))
+        .map(monotonic)
+        .max()
+        .unwrap_or_else(|| panic!("hlctld did not re-apply eth0's settings: {reapplied:#?}"));
+    let pre = journal(vm, "-b UNIT=network-pre.target JOB_RESULT=done");
+    let pre_at = pre
+        .iter()
+        .map(monotonic)
+        .min()
+        .expect("network-pre.target was never reached");
+    let online = journal(vm, "-b UNIT=network-online.target JOB_RESULT=done");
+    let online_at = online
+        .iter()
+        .map(monotonic)
+        .min()
+        .expect("network-online.target was never reached");
+    eprintln!(
+        "reboot evidence:\n{}",
+        vm.ok(
+            "journalctl -b -o short-monotonic --no-pager -t hlctld -t systemd \
+             | grep -E 'hlctld|persisted|re-applying|ready|network-pre|network-online'"
+        )
+    );
+    // Type=notify + Before=network-pre.target: the settings are back before
+    // the network is even configured.
+    assert!(
+        last_reapply < pre_at,
+        "hlctld re-applied eth0 at {last_reapply} µs, after network-pre.target at {pre_at} µs"
+    );
+    assert!(
+        last_reapply < online_at,
+        "hlctld re-applied eth0 at {last_reapply} µs, after network-online.target at {online_at} µs"
+    );
+}
+
 #[test]
 fn hlctld_on_a_booted_debian_with_systemd() {
     if let Some(why) = skip_reason() {
@@ -32,17 +242,33 @@ fn hlctld_on_a_booted_debian_with_systemd() {
     }
     let t0 = Instant::now();
     let img = system_image();
-    deb::took("system image", t0);
     let ns = NetNs::new();
     add_tap(&ns, "tap0", PEER_CIDR);
     let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
     let debs = files_disk(tmp.path(), &[deb::deb()]);
+    deb::took("image and .deb", t0);
+
     let t = Instant::now();
     let mut vm = SystemVm::boot(&img, &debs, &ns, "tap0");
-    let boot_id = vm.wait_agent(Duration::from_secs(300));
-    deb::took("boot to the agent", t);
+    let boot1 = vm.wait_agent(Duration::from_secs(300));
     let (state, failed) = vm.wait_system_running();
-    deb::took("boot to is-system-running", t);
-    eprintln!("boot {boot_id}: {state}\n{failed}");
+    deb::took("boot 1 to is-system-running", t);
     assert_eq!(state, "running", "failed units:\n{failed}");
+
+    let t = Instant::now();
+    install_checks(&mut vm);
+    let uid = polkit_group(&mut vm);
+    journald_fields(&mut vm, &uid);
+    persist_for_reboot(&mut vm);
+    deb::took("boot 1 checks", t);
+
+    let t = Instant::now();
+    vm.send("systemctl reboot");
+    let boot2 = vm.wait_agent(Duration::from_secs(300));
+    assert_ne!(boot1, boot2, "no new boot");
+    let (state, failed) = vm.wait_system_running();
+    deb::took("reboot to is-system-running", t);
+    assert_eq!(state, "running", "failed units after reboot:\n{failed}");
+    after_reboot(&mut vm);
+    deb::took("the whole test", t0);
 }

@@ -123,6 +123,7 @@ pub fn expected_files() -> BTreeSet<String> {
         "usr/share/dbus-1/system-services/org.hlctl.Daemon1.service",
         "usr/share/dbus-1/interfaces/org.hlctl.Daemon1.xml",
         "usr/share/polkit-1/actions/org.hlctl.Daemon1.policy",
+        "usr/share/polkit-1/rules.d/60-hlctl.rules",
         "usr/share/man/man1/hlctl.1.gz",
         "usr/share/man/man8/hlctld.8.gz",
         "usr/share/bash-completion/completions/hlctl",
@@ -170,6 +171,10 @@ pub const VERBATIM: &[(&str, &str)] = &[
     (
         "polkit/org.hlctl.Daemon1.policy",
         "usr/share/polkit-1/actions/org.hlctl.Daemon1.policy",
+    ),
+    (
+        "polkit/60-hlctl.rules",
+        "usr/share/polkit-1/rules.d/60-hlctl.rules",
     ),
 ];
 
