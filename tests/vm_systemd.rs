@@ -30,6 +30,35 @@ fn skip_reason() -> Option<&'static str> {
     None
 }
 
+/// The same package with a higher version: `dpkg-deb -R`, the control
+/// file's Version changed, `dpkg-deb -b`.
+fn higher_version(
+    deb: &std::path::Path,
+    version: &str,
+    dir: &std::path::Path,
+) -> std::path::PathBuf {
+    let tree = dir.join("newer");
+    let tree_s = tree.to_str().unwrap();
+    deb::ok(
+        "dpkg-deb -R",
+        &deb::run("dpkg-deb", &["-R", deb.to_str().unwrap(), tree_s]),
+    );
+    let control = tree.join("DEBIAN/control");
+    let text = std::fs::read_to_string(&control).unwrap();
+    assert!(text.contains("\nVersion: 0.1.0-1\n"), "{text}");
+    std::fs::write(
+        &control,
+        text.replace("\nVersion: 0.1.0-1\n", &format!("\nVersion: {version}\n")),
+    )
+    .unwrap();
+    let out = dir.join(format!("hlctl_{version}_amd64.deb"));
+    deb::ok(
+        "dpkg-deb -b",
+        &deb::run("dpkg-deb", &["-Zxz", "-b", tree_s, out.to_str().unwrap()]),
+    );
+    out
+}
+
 /// `journalctl -o json` lines, parsed.
 fn journal(vm: &mut SystemVm, args: &str) -> Vec<Value> {
     vm.ok(&format!("journalctl -o json --no-pager {args}"))
@@ -235,6 +264,149 @@ fn after_reboot(vm: &mut SystemVm) {
     );
 }
 
+/// Item 9: what hlctld costs at idle (recorded, not asserted: emulated CPU).
+fn cost(vm: &mut SystemVm) {
+    let blame = vm.ok("systemd-analyze blame --no-pager | grep hlctld.service");
+    let mem = vm.ok("systemctl show -p MemoryCurrent hlctld");
+    eprintln!(
+        "cost: systemd-analyze blame: {}; {}",
+        blame.trim(),
+        mem.trim()
+    );
+    assert!(mem.trim().starts_with("MemoryCurrent="), "{mem}");
+}
+
+fn main_pid(vm: &mut SystemVm) -> String {
+    vm.ok("systemctl show -p MainPID --value hlctld")
+        .trim()
+        .to_string()
+}
+
+/// Wait (30 s at most) until hlctld is active with a main pid other than
+/// `old`; the new pid.
+fn wait_new_pid(vm: &mut SystemVm, old: &str) -> String {
+    vm.ok(&format!(
+        "for i in $(seq 100); do p=$(systemctl show -p MainPID --value hlctld); \
+         [ \"$p\" != 0 ] && [ \"$p\" != {old} ] && systemctl is-active -q hlctld && exit 0; \
+         sleep 0.3; done; systemctl status hlctld --no-pager; exit 1"
+    ));
+    main_pid(vm)
+}
+
+/// Item 6: SIGKILL → systemd restarts hlctld, which re-applies.
+fn crash(vm: &mut SystemVm) {
+    let old = main_pid(vm);
+    // Drift from the persisted rings, so that the re-apply has work to do.
+    vm.ok("ethtool -G eth0 rx 256 tx 256");
+    assert_eq!(rings(vm), "RX: 256 TX: 256");
+    vm.ok(&format!("kill -9 {old}"));
+    let new = wait_new_pid(vm, &old);
+    assert_eq!(
+        vm.ok("systemctl show -p NRestarts --value hlctld").trim(),
+        "1",
+        "systemd did not restart hlctld once"
+    );
+    let reapplied = journal(
+        vm,
+        &format!("-b -t hlctld _PID={new} HLCTL_ACTION=reapply HLCTL_IFACE=eth0"),
+    );
+    assert!(
+        reapplied
+            .iter()
+            .any(|e| field(e, "MESSAGE").starts_with("persisted eth0 ring rx: 256 -> 4096")),
+        "the restarted hlctld (pid {new}) did not re-apply eth0's rings: {reapplied:#?}"
+    );
+    assert_eq!(rings(vm), "RX: 4096 TX: 4096", "rings after the restart");
+    let (rc, out) = alice(vm, "hlctl show eth0");
+    assert_eq!(rc, 0, "hlctl show after the restart:\n{out}");
+    eprintln!(
+        "crash evidence:\n{}",
+        vm.ok("journalctl -b -o short-monotonic --no-pager -u hlctld | tail -n 14")
+    );
+}
+
+/// Item 7: a NIC plugged in at run time (qemu monitor) gets its persisted
+/// settings within 2 s of appearing.
+fn hot_plug(vm: &mut SystemVm) {
+    let add = "device_add e1000e,netdev=hp1,id=nic1,mac=52:54:00:77:00:03,romfile=";
+    let reply = vm.monitor("netdev_add hubport,id=hp1,hubid=9");
+    assert!(!reply.contains("Error"), "{reply}");
+    let reply = vm.monitor(add);
+    assert!(!reply.contains("Error"), "{reply}");
+    let wait_eth1 =
+        "for i in $(seq 150); do [ -e /sys/class/net/eth1 ] && exit 0; sleep 0.2; done; exit 1";
+    vm.ok(wait_eth1);
+    vm.ok("hlctl set eth1 ring rx 1024 tx 1024 --persist");
+    vm.monitor("device_del nic1");
+    vm.ok("for i in $(seq 150); do [ -e /sys/class/net/eth1 ] || exit 0; sleep 0.2; done; exit 1");
+    let since = vm.ok("date +%s.%N").trim().to_string();
+    let reply = vm.monitor(add);
+    assert!(!reply.contains("Error"), "{reply}");
+    vm.ok(wait_eth1);
+    // Wait for hlctld's re-apply (at most 20 s) before reading the journal.
+    vm.ok(
+        "for i in $(seq 100); do ethtool -g eth1 | sed -n '/Current/,$p' | grep -q '^RX:.*1024' && exit 0; sleep 0.2; done; exit 1",
+    );
+    let kernel = journal(vm, &format!("-b -k --since @{since}"));
+    let appeared = kernel
+        .iter()
+        .filter(|e| field(e, "MESSAGE").contains("eth1: "))
+        .map(monotonic)
+        .min()
+        .unwrap_or_else(|| panic!("no kernel line about eth1: {kernel:#?}"));
+    let ours = journal(
+        vm,
+        &format!("-b -t hlctld HLCTL_IFACE=eth1 --since @{since}"),
+    );
+    let applied = ours
+        .iter()
+        .filter(|e| field(e, "MESSAGE").starts_with("persisted eth1 ring"))
+        .map(monotonic)
+        .max()
+        .unwrap_or_else(|| panic!("hlctld did not re-apply eth1: {ours:#?}"));
+    let took_ms = applied.saturating_sub(appeared) / 1000;
+    eprintln!(
+        "hot-plug: eth1's persisted settings applied {took_ms} ms after the kernel named it\n{}",
+        vm.ok(&format!(
+            "journalctl -b -o short-monotonic --no-pager --since @{since} | grep -E 'eth1|hlctld'"
+        ))
+    );
+    assert!(took_ms <= 2000, "eth1's settings took {took_ms} ms");
+}
+
+/// Item 8: upgrade to a higher version, remove, purge.
+fn upgrade_remove_purge(vm: &mut SystemVm) {
+    let old = main_pid(vm);
+    vm.ok("test -s /etc/sysctl.d/90-hlctl.conf && test -n \"$(ls /var/lib/hlctl)\"");
+    vm.ok("DEBIAN_FRONTEND=noninteractive apt-get install -y -q /run/debs/hlctl_0.1.1-1_amd64.deb");
+    assert_eq!(vm.ok("dpkg-query -W -f='${Version}' hlctl"), "0.1.1-1");
+    let new = wait_new_pid(vm, &old);
+    vm.ok("test -s /etc/sysctl.d/90-hlctl.conf && test -n \"$(ls /var/lib/hlctl)\"");
+    let reapplied = journal(
+        vm,
+        &format!("-b -t hlctld _PID={new} HLCTL_ACTION=reapply HLCTL_IFACE=eth0"),
+    );
+    assert!(
+        !reapplied.is_empty(),
+        "the upgraded hlctld (pid {new}) did not re-apply eth0"
+    );
+    assert_eq!(rings(vm), "RX: 4096 TX: 4096", "rings after the upgrade");
+
+    vm.ok("DEBIAN_FRONTEND=noninteractive apt-get remove -y -q hlctl");
+    assert_ne!(vm.sh("systemctl is-active hlctld").1.trim(), "active");
+    assert_eq!(vm.sh("pidof hlctld").0, 1, "hlctld still runs after remove");
+    vm.ok("test -s /etc/sysctl.d/90-hlctl.conf && test -d /var/lib/hlctl");
+
+    let purge = vm.ok("DEBIAN_FRONTEND=noninteractive apt-get purge -y -q hlctl");
+    vm.ok("test ! -e /var/lib/hlctl && test ! -e /etc/sysctl.d/90-hlctl.conf");
+    let units = vm.sh("systemctl list-unit-files --no-pager | grep hlctl").1;
+    assert_eq!(units.trim(), "", "unit files left after purge");
+    // alice is still in the group: it stays, and purge says so.
+    assert!(purge.contains("kept the group hlctl"), "{purge}");
+    assert!(vm.ok("getent group hlctl").contains("alice"));
+    eprintln!("purge:\n{purge}");
+}
+
 #[test]
 fn hlctld_on_a_booted_debian_with_systemd() {
     if let Some(why) = skip_reason() {
@@ -245,7 +417,8 @@ fn hlctld_on_a_booted_debian_with_systemd() {
     let ns = NetNs::new();
     add_tap(&ns, "tap0", PEER_CIDR);
     let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
-    let debs = files_disk(tmp.path(), &[deb::deb()]);
+    let newer = higher_version(deb::deb(), "0.1.1-1", tmp.path());
+    let debs = files_disk(tmp.path(), &[deb::deb(), &newer]);
     deb::took("image and .deb", t0);
 
     let t = Instant::now();
@@ -270,5 +443,15 @@ fn hlctld_on_a_booted_debian_with_systemd() {
     deb::took("reboot to is-system-running", t);
     assert_eq!(state, "running", "failed units after reboot:\n{failed}");
     after_reboot(&mut vm);
+    cost(&mut vm);
+    let t = Instant::now();
+    crash(&mut vm);
+    deb::took("crash", t);
+    let t = Instant::now();
+    hot_plug(&mut vm);
+    deb::took("hot-plug", t);
+    let t = Instant::now();
+    upgrade_remove_purge(&mut vm);
+    deb::took("upgrade, remove, purge", t);
     deb::took("the whole test", t0);
 }
