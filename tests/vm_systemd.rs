@@ -11,6 +11,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use common::lab::ChildGuard;
 use common::sysvm::{PEER_CIDR, SystemVm, files_disk, system_image};
 use common::vm::add_tap;
 use common::{NetNs, deb};
@@ -92,10 +93,15 @@ fn words(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// The .debs' disk at /run/debs (a tmpfs: again after a reboot).
+fn mount_debs(vm: &mut SystemVm) {
+    vm.ok("mkdir -p /run/debs && { mountpoint -q /run/debs || mount -o ro /dev/vdb /run/debs; }");
+}
+
 /// Item 1: installed, enabled, active, owning its name; nothing failed or
 /// warned; the unit verifies; exposure ≤ 2.5; no ordering cycle.
 fn install_checks(vm: &mut SystemVm) {
-    vm.ok("mkdir -p /run/debs && mount -o ro /dev/vdb /run/debs");
+    mount_debs(vm);
     let out = vm.ok(
         "DEBIAN_FRONTEND=noninteractive apt-get install -y -q /run/debs/hlctl_0.1.0-1_amd64.deb",
     );
@@ -189,6 +195,98 @@ fn journald_fields(vm: &mut SystemVm, uid: &str) {
     eprintln!("journal: the refusal: {refused}");
 }
 
+/// `ethtool -k eth0`: is `feature` on?
+fn feature_on(vm: &mut SystemVm, feature: &str) -> bool {
+    let k = vm.ok("ethtool -k eth0");
+    k.lines().any(|l| l.starts_with(&format!("{feature}: on")))
+}
+
+const TUNE: &str = "hlctl tune eth0 --peer 10.77.0.1 --yes --runs 3 --time 1 --no-mtu";
+
+/// Item 5: alice tunes through hlctld against the peer on this machine:
+/// the planted offloads-off is fixed, kept and persisted (the reboot checks
+/// it is still in effect).
+fn tune_kept(vm: &mut SystemVm) {
+    vm.ok("ethtool -K eth0 tso off gso off sg off");
+    assert!(!feature_on(vm, "tcp-segmentation-offload"));
+    // A noisy run may make the tuner (rightly) refuse: it must then have
+    // reverted the change; try again, at most three times.
+    let mut kept = Value::Null;
+    for attempt in 1..=3 {
+        let (rc, out) = alice(vm, &format!("{TUNE} --json 2>/tmp/tune.err"));
+        assert_eq!(
+            rc,
+            0,
+            "alice: tune failed:\n{out}\n{}",
+            vm.sh("cat /tmp/tune.err").1
+        );
+        let r: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+        let s = common::lab::step(&r, "offloads-on").clone();
+        if s["status"] == "kept" {
+            kept = s;
+            break;
+        }
+        eprintln!(
+            "tune attempt {attempt}: offloads-on not kept: {}",
+            s["reason"]
+        );
+        assert!(
+            !feature_on(vm, "tcp-segmentation-offload"),
+            "a candidate that was not kept must be reverted: {s}"
+        );
+    }
+    assert_eq!(kept["status"], "kept", "offloads-on never kept in 3 tunes");
+    eprintln!("tune: offloads-on kept: {kept}");
+    assert!(feature_on(vm, "tcp-segmentation-offload"));
+    let state = vm.ok("cat /var/lib/hlctl/nic-settings.json");
+    assert!(
+        state.contains("\"tx-tcp-segmentation\""),
+        "not persisted: {state}"
+    );
+}
+
+/// Item 6, second half: a tune in flight when hlctld is killed is rolled
+/// back by the restarted hlctld. Its own candidate (GRO off) is not among
+/// the persisted settings, so the re-apply after the restart cannot hide
+/// whether the rollback happened.
+fn crash_during_tune(vm: &mut SystemVm) {
+    assert!(feature_on(vm, "generic-receive-offload"));
+    let old = main_pid(vm);
+    vm.send(&format!(
+        "runuser -l alice -c '{TUNE} --try \"feature gro off\"' >/tmp/tune-killed.log 2>&1"
+    ));
+    // Kill it while GRO off is being measured.
+    vm.ok(
+        "for i in $(seq 900); do grep -Eq '\"candidate\": ?\"try-1\"' /var/lib/hlctl/tune/journal-eth0.json 2>/dev/null && exit 0; sleep 0.2; done; exit 1",
+    );
+    let trying = vm.ok("cat /var/lib/hlctl/tune/journal-eth0.json");
+    let gro_while_trying = feature_on(vm, "generic-receive-offload");
+    vm.ok(&format!("kill -9 {old}"));
+    let new = wait_new_pid(vm, &old);
+    let restored = journal(vm, &format!("-b -t hlctld _PID={new}"));
+    let line = restored
+        .iter()
+        .map(|e| field(e, "MESSAGE"))
+        .find(|m| m.starts_with("restored the settings of an unfinished tune"))
+        .unwrap_or_else(|| {
+            panic!("the restarted hlctld (pid {new}) did not restore the tune in flight ({trying}): {restored:#?}")
+        })
+        .to_string();
+    assert!(
+        !gro_while_trying,
+        "the tune was not trying GRO off: {trying}"
+    );
+    vm.ok("test ! -e /var/lib/hlctl/tune/journal-eth0.json");
+    assert!(
+        feature_on(vm, "generic-receive-offload"),
+        "GRO (the tune's candidate in flight) not rolled back after the restart"
+    );
+    eprintln!(
+        "crash during a tune: killed while trying {trying}\nhlctld pid {new}: {line}\nthe client said: {}",
+        vm.sh("cat /tmp/tune-killed.log").1
+    );
+}
+
 const SYSCTLS: &str = "net.core.rmem_max=33554432 net.ipv4.tcp_rmem=\"4096 131072 33554432\"";
 
 /// Item 4, before the reboot: alice persists settings and sysctls.
@@ -219,6 +317,11 @@ fn after_reboot(vm: &mut SystemVm) {
         );
     }
     assert!(vm.ok("ip link show eth0").contains(" mtu 9000 "));
+    // Item 5: what the tune kept in boot 1.
+    assert!(
+        feature_on(vm, "tcp-segmentation-offload"),
+        "the tune's offloads are not back after the reboot"
+    );
     assert_eq!(vm.ok("sysctl -n net.core.rmem_max").trim(), "33554432");
     assert_eq!(
         vm.ok("sysctl -n net.ipv4.tcp_rmem")
@@ -321,7 +424,7 @@ fn crash(vm: &mut SystemVm) {
     assert_eq!(rc, 0, "hlctl show after the restart:\n{out}");
     eprintln!(
         "crash evidence:\n{}",
-        vm.ok("journalctl -b -o short-monotonic --no-pager -u hlctld | tail -n 14")
+        vm.ok("journalctl -b -o short-monotonic --no-pager -u hlctld | tail -n 18")
     );
 }
 
@@ -376,6 +479,7 @@ fn hot_plug(vm: &mut SystemVm) {
 
 /// Item 8: upgrade to a higher version, remove, purge.
 fn upgrade_remove_purge(vm: &mut SystemVm) {
+    mount_debs(vm);
     let old = main_pid(vm);
     vm.ok("test -s /etc/sysctl.d/90-hlctl.conf && test -n \"$(ls /var/lib/hlctl)\"");
     vm.ok("DEBIAN_FRONTEND=noninteractive apt-get install -y -q /run/debs/hlctl_0.1.1-1_amd64.deb");
@@ -416,6 +520,15 @@ fn hlctld_on_a_booted_debian_with_systemd() {
     let img = system_image();
     let ns = NetNs::new();
     add_tap(&ns, "tap0", PEER_CIDR);
+    // The peer of the tunes: iperf3 -s on the tap's side, in the namespace.
+    let _peer = ChildGuard(
+        std::process::Command::new("ip")
+            .args(["netns", "exec", &ns.name, "iperf3", "-s", "-B", "10.77.0.1"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start iperf3 -s"),
+    );
     let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
     let newer = higher_version(deb::deb(), "0.1.1-1", tmp.path());
     let debs = files_disk(tmp.path(), &[deb::deb(), &newer]);
@@ -432,6 +545,9 @@ fn hlctld_on_a_booted_debian_with_systemd() {
     install_checks(&mut vm);
     let uid = polkit_group(&mut vm);
     journald_fields(&mut vm, &uid);
+    let t1 = Instant::now();
+    tune_kept(&mut vm);
+    deb::took("tune", t1);
     persist_for_reboot(&mut vm);
     deb::took("boot 1 checks", t);
 
@@ -446,6 +562,7 @@ fn hlctld_on_a_booted_debian_with_systemd() {
     cost(&mut vm);
     let t = Instant::now();
     crash(&mut vm);
+    crash_during_tune(&mut vm);
     deb::took("crash", t);
     let t = Instant::now();
     hot_plug(&mut vm);
