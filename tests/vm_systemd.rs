@@ -424,7 +424,8 @@ fn crash(vm: &mut SystemVm) {
     assert_eq!(rc, 0, "hlctl show after the restart:\n{out}");
     eprintln!(
         "crash evidence:\n{}",
-        vm.ok("journalctl -b -o short-monotonic --no-pager -u hlctld | tail -n 18")
+        vm.ok("journalctl -b -o short-monotonic --no-pager -u hlctld \
+             | grep -E 'KILL|signal|restart|Started|Stopped|serving|ready|re-applying'")
     );
 }
 

@@ -14,7 +14,7 @@
 //! 10.77.0.2/24 by systemd-networkd, the tap 10.77.0.1/24), a qemu monitor
 //! for hot-plug, and the kernel/systemd console in a log file. The test
 //! drives the guest through a root shell that a oneshot-free unit of the
-//! image (`hlctl-test-agent.service`) runs on the virtio console `hvc0`:
+//! image (`harness-agent.service`) runs on the virtio console `hvc0`:
 //! [`SystemVm::sh`] sends a command and returns its exit code and output.
 //! No one logs in: the agent is a service, not a session.
 
@@ -61,7 +61,7 @@ pub const ETH0_MAC: &str = "52:54:00:77:00:02";
 /// A root shell on /dev/hvc0 for the test harness. The tty is raw without
 /// echo; commands arrive through a pipe, so bash is not interactive.
 const AGENT_SCRIPT: &str = r#"#!/bin/sh
-# hlctl-test-agent: a root shell on the virtio console for hlctl's tests.
+# harness-agent: a root shell on the virtio console for hlctl's tests.
 exec 3<>/dev/hvc0
 stty -F /dev/hvc0 raw -echo
 echo "@@AGENT-UP $(cat /proc/sys/kernel/random/boot_id)" >&3
@@ -69,12 +69,12 @@ cat <&3 | bash --noprofile --norc >&3 2>&3
 "#;
 
 const AGENT_UNIT: &str = "[Unit]
-Description=hlctl test agent (root shell on hvc0 for the test harness)
+Description=test harness agent (root shell on hvc0)
 DefaultDependencies=no
 After=systemd-journald.socket
 
 [Service]
-ExecStart=/usr/local/sbin/hlctl-test-agent
+ExecStart=/usr/local/sbin/harness-agent
 Environment=HOME=/root TERM=dumb SYSTEMD_PAGER= SYSTEMD_COLORS=0 LANG=C.UTF-8
 
 [Install]
@@ -95,8 +95,8 @@ printf '127.0.0.1 localhost\n127.0.1.1 hlvm\n' >/etc/hosts
 printf '/dev/vda / ext4 rw,errors=remount-ro 0 0\n' >/etc/fstab
 echo 6c6374c0ffee4d0a9b1e0000000077aa >/etc/machine-id
 mkdir -p /var/log/journal
-chmod 755 /usr/local/sbin/hlctl-test-agent
-systemctl enable hlctl-test-agent.service systemd-networkd.service systemd-networkd-wait-online.service
+chmod 755 /usr/local/sbin/harness-agent
+systemctl enable harness-agent.service systemd-networkd.service systemd-networkd-wait-online.service
 # Something on a real server wants the network online (NFS mounts, ...).
 ln -sf /lib/systemd/system/network-online.target /etc/systemd/system/multi-user.target.wants/
 # No gettys: the harness uses its agent, nobody logs in.
@@ -146,6 +146,14 @@ pub fn system_image() -> SystemImage {
     if img.disk.exists() && img.initrd.exists() {
         return img;
     }
+    // Images of older recipes go (this cache directory is ours alone).
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with("system-") {
+            let _ = std::fs::remove_file(&p);
+        }
+    }
     let t = Instant::now();
     build_initrd(&moddir, &img.initrd);
     build_disk(&img.disk);
@@ -179,8 +187,8 @@ fn build_disk(out: &Path) {
         std::fs::create_dir_all(f.parent().unwrap()).unwrap();
         std::fs::write(f, text).unwrap();
     };
-    put("/usr/local/sbin/hlctl-test-agent", AGENT_SCRIPT);
-    put("/etc/systemd/system/hlctl-test-agent.service", AGENT_UNIT);
+    put("/usr/local/sbin/harness-agent", AGENT_SCRIPT);
+    put("/etc/systemd/system/harness-agent.service", AGENT_UNIT);
     put("/etc/systemd/network/10-eth0.network", NETWORK);
     ok("customising the system root", &root.sh(CUSTOMIZE));
     let part = out.with_extension("part");
@@ -443,7 +451,7 @@ impl SystemVm {
     /// Send `cmd` without waiting for it to finish (e.g. `systemctl reboot`).
     pub fn send(&mut self, cmd: &str) {
         self.agent
-            .write_all(format!("{cmd} </dev/null >/dev/null 2>&1 &\n").as_bytes())
+            .write_all(format!("( {cmd} ) </dev/null >/dev/null 2>&1 &\n").as_bytes())
             .unwrap();
     }
 
