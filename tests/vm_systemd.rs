@@ -55,7 +55,7 @@ fn higher_version(
     let out = dir.join(format!("hlctl_{version}_amd64.deb"));
     deb::ok(
         "dpkg-deb -b",
-        &deb::run("dpkg-deb", &["-Zxz", "-b", tree_s, out.to_str().unwrap()]),
+        &deb::run("dpkg-deb", &["-Znone", "-b", tree_s, out.to_str().unwrap()]),
     );
     out
 }
@@ -483,7 +483,9 @@ fn upgrade_remove_purge(vm: &mut SystemVm) {
     mount_debs(vm);
     let old = main_pid(vm);
     vm.ok("test -s /etc/sysctl.d/90-hlctl.conf && test -n \"$(ls /var/lib/hlctl)\"");
+    let t = Instant::now();
     vm.ok("DEBIAN_FRONTEND=noninteractive apt-get install -y -q /run/debs/hlctl_0.1.1-1_amd64.deb");
+    deb::took("apt-get install (upgrade)", t);
     assert_eq!(vm.ok("dpkg-query -W -f='${Version}' hlctl"), "0.1.1-1");
     let new = wait_new_pid(vm, &old);
     vm.ok("test -s /etc/sysctl.d/90-hlctl.conf && test -n \"$(ls /var/lib/hlctl)\"");
@@ -497,12 +499,16 @@ fn upgrade_remove_purge(vm: &mut SystemVm) {
     );
     assert_eq!(rings(vm), "RX: 4096 TX: 4096", "rings after the upgrade");
 
+    let t = Instant::now();
     vm.ok("DEBIAN_FRONTEND=noninteractive apt-get remove -y -q hlctl");
+    deb::took("apt-get remove", t);
     assert_ne!(vm.sh("systemctl is-active hlctld").1.trim(), "active");
     assert_eq!(vm.sh("pidof hlctld").0, 1, "hlctld still runs after remove");
     vm.ok("test -s /etc/sysctl.d/90-hlctl.conf && test -d /var/lib/hlctl");
 
+    let t = Instant::now();
     let purge = vm.ok("DEBIAN_FRONTEND=noninteractive apt-get purge -y -q hlctl");
+    deb::took("apt-get purge", t);
     vm.ok("test ! -e /var/lib/hlctl && test ! -e /etc/sysctl.d/90-hlctl.conf");
     let units = vm.sh("systemctl list-unit-files --no-pager | grep hlctl").1;
     assert_eq!(units.trim(), "", "unit files left after purge");
