@@ -478,6 +478,36 @@ fn hot_plug(vm: &mut SystemVm) {
     assert!(took_ms <= 2000, "eth1's settings took {took_ms} ms");
 }
 
+/// The hardening lets the daemon do its jobs: a disk benchmark with
+/// io_uring in /srv (ReadWritePaths=, SystemCallFilter=), run by hlctld for
+/// alice.
+fn disk_bench_in_srv(vm: &mut SystemVm) {
+    let since = vm.ok("date +%s.%N").trim().to_string();
+    let (rc, out) = alice(
+        vm,
+        "hlctl bench disk --dir /srv --engine io_uring --size 8M --runtime 1 --json 2>/tmp/bench.err",
+    );
+    assert_eq!(
+        rc,
+        0,
+        "bench disk in /srv through hlctld failed:\n{out}\n{}",
+        vm.sh("cat /tmp/bench.err").1
+    );
+    assert!(out.contains("\"engine\": \"io_uring\""), "{out}");
+    // It ran in hlctld, as a job of alice's.
+    let jobs = journal(vm, &format!("-b -t hlctld --since @{since}"));
+    assert!(
+        jobs.iter().any(|e| {
+            let m = field(e, "MESSAGE");
+            m.starts_with("job ")
+                && m.ends_with(" started")
+                && field(e, "HLCTL_CALLER_UID") == "1000"
+        }),
+        "the disk benchmark did not run as a job in hlctld: {jobs:#?}"
+    );
+    eprintln!("bench disk /srv (io_uring, in hlctld): {}", out.trim());
+}
+
 /// Item 8: upgrade to a higher version, remove, purge.
 fn upgrade_remove_purge(vm: &mut SystemVm) {
     mount_debs(vm);
@@ -574,6 +604,9 @@ fn hlctld_on_a_booted_debian_with_systemd() {
     let t = Instant::now();
     hot_plug(&mut vm);
     deb::took("hot-plug", t);
+    let t = Instant::now();
+    disk_bench_in_srv(&mut vm);
+    deb::took("bench disk", t);
     let t = Instant::now();
     upgrade_remove_purge(&mut vm);
     deb::took("upgrade, remove, purge", t);
