@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use super::NetNs;
 use super::deb::{DebianRoot, RootRecipe, cached_tarball, ok, run, took};
-use super::vm::run::{QemuGuard, drain, spawn_qemu};
+use super::vm::run::{QemuGuard, drain, drain_into, spawn_qemu};
 use super::vm::{fetch_kernel, vm_dir};
 
 /// The root of the booted system: systemd as init (systemd-sysv), udev,
@@ -324,20 +324,7 @@ impl SystemVm {
         let err = child.stderr.take().unwrap();
         let mut guard = QemuGuard(child);
         // The console goes to a file as it comes (read on failure).
-        let mut log = std::fs::File::create(&console).unwrap();
-        std::thread::spawn(move || {
-            let mut out = out;
-            let mut chunk = [0u8; 4096];
-            while let Ok(n) = out.read(&mut chunk) {
-                if n == 0 {
-                    break;
-                }
-                if echo {
-                    let _ = std::io::stderr().write_all(&chunk[..n]);
-                }
-                let _ = log.write_all(&chunk[..n]);
-            }
-        });
+        drain_into(out, echo, std::fs::File::create(&console).unwrap());
         drain(err, true);
         let t = Instant::now();
         let agent = loop {

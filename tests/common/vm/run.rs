@@ -23,9 +23,18 @@ impl Drop for QemuGuard {
 }
 
 /// Read a pipe to its end on a thread; echo it to stderr when `echo`.
-pub fn drain(mut pipe: impl Read + Send + 'static, echo: bool) -> JoinHandle<Vec<u8>> {
+pub fn drain(pipe: impl Read + Send + 'static, echo: bool) -> JoinHandle<Vec<u8>> {
+    drain_into(pipe, echo, Vec::new())
+}
+
+/// Read a pipe to its end on a thread into `sink` (written as it comes);
+/// echo it to stderr when `echo`.
+pub fn drain_into<W: Write + Send + 'static>(
+    mut pipe: impl Read + Send + 'static,
+    echo: bool,
+    mut sink: W,
+) -> JoinHandle<W> {
     std::thread::spawn(move || {
-        let mut all = Vec::new();
         let mut buf = [0u8; 4096];
         while let Ok(n) = pipe.read(&mut buf) {
             if n == 0 {
@@ -34,9 +43,9 @@ pub fn drain(mut pipe: impl Read + Send + 'static, echo: bool) -> JoinHandle<Vec
             if echo {
                 let _ = std::io::stderr().write_all(&buf[..n]);
             }
-            all.extend_from_slice(&buf[..n]);
+            let _ = sink.write_all(&buf[..n]);
         }
-        all
+        sink
     })
 }
 
