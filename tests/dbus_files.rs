@@ -98,7 +98,7 @@ fn systemd_unit_verifies() {
     // `verify` checks that ExecStart= exists: point a copy at the built daemon.
     let unit = std::fs::read_to_string(file("systemd/hlctld.service")).unwrap();
     assert!(unit.lines().any(|l| l == "ExecStart=/usr/sbin/hlctld"));
-    assert!(unit.lines().any(|l| l == "Type=dbus"));
+    assert!(unit.lines().any(|l| l == "Type=notify"));
     assert!(unit.lines().any(|l| l == "BusName=org.hlctl.Daemon1"));
     assert!(
         !unit.contains("PrivateNetwork="),
@@ -126,7 +126,7 @@ fn systemd_unit_verifies() {
         String::from_utf8_lossy(&out.stderr)
     );
     // A broken unit is caught.
-    std::fs::write(&copy, unit.replace("Type=dbus", "Type=bogus")).unwrap();
+    std::fs::write(&copy, unit.replace("Type=notify", "Type=bogus")).unwrap();
     let out = run(
         "systemd-analyze",
         &["verify", "--man=no", copy.to_str().unwrap()],

@@ -46,7 +46,9 @@ fn package_fields_files_and_lintian() {
         "{depends}"
     );
     assert!(deps.contains(&"polkitd | policykit-1"), "{depends}");
-    assert_eq!(deps.len(), 3, "only what hlctl needs: {depends}");
+    // groupadd/groupdel for the `hlctl` group (postinst, postrm).
+    assert!(deps.contains(&"passwd"), "{depends}");
+    assert_eq!(deps.len(), 4, "only what hlctl needs: {depends}");
     let description = field(deb, "Description");
     let short = description.lines().next().unwrap();
     assert!(short.len() <= 80 && short.contains("network"), "{short}");

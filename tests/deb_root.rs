@@ -92,6 +92,10 @@ fn installs_into_a_clean_debian_12_root_works_there_and_purges_clean() {
             "{dst} differs from {src}"
         );
     }
+    assert!(
+        root.sh("getent group hlctl").status.success(),
+        "the package made no group hlctl"
+    );
     let wants = root.join("/etc/systemd/system/multi-user.target.wants/hlctld.service");
     assert!(
         wants.symlink_metadata().is_ok(),
@@ -143,6 +147,10 @@ fn installs_into_a_clean_debian_12_root_works_there_and_purges_clean() {
         "{said}"
     );
     assert!(!settings.exists() && !sysctl.exists());
+    // Nobody is in the group hlctl: it goes too (tests/vm_systemd.rs shows
+    // it kept while it has a member).
+    assert!(said.contains("removed the empty group hlctl"), "{said}");
+    assert!(!root.sh("getent group hlctl").status.success());
 
     // A first installation where systemd runs starts hlctld after the bus
     // has read our policy.

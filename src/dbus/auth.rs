@@ -101,7 +101,7 @@ pub async fn authorize(
     for &action in actions {
         if let Err(e) = check(conn, hdr, &who, action, subject_detail).await {
             warn!(
-                uid = %who.uid_text(),
+                caller_uid = %who.uid_text(),
                 sender = %who.sender,
                 action = action.id(),
                 target = subject_detail,

@@ -130,7 +130,7 @@ impl JobObject {
             auth::authorize(conn, &hdr, &[Action::RunBenchmark], &self.job.kind).await?
         };
         if self.job.status() == JobStatus::Running {
-            info!(job = self.job.id, uid = %who.uid_text(), "job {} cancelled by its caller", self.job.id);
+            info!(job = self.job.id, caller_uid = %who.uid_text(), "job {} cancelled by its caller", self.job.id);
             self.job.cancel.cancel();
         }
         Ok(())
@@ -157,7 +157,7 @@ impl JobObject {
             )));
         };
         flag.store(true, std::sync::atomic::Ordering::SeqCst);
-        info!(job = self.job.id, uid = %who.uid_text(), "job {} confirmed", self.job.id);
+        info!(job = self.job.id, caller_uid = %who.uid_text(), "job {} confirmed", self.job.id);
         Ok(())
     }
 
@@ -218,7 +218,7 @@ pub async fn start(
     info!(
         job = id,
         kind = %job.kind,
-        uid = %job.owner.uid_text(),
+        caller_uid = %job.owner.uid_text(),
         sender = %job.owner.sender,
         detached,
         "job {id} started"
@@ -321,7 +321,7 @@ pub fn owner_left(d: &Daemon, name: &str) {
         if job.owner.sender == name && !job.detached && job.status() == JobStatus::Running {
             info!(
                 job = job.id,
-                uid = %job.owner.uid_text(),
+                caller_uid = %job.owner.uid_text(),
                 "job {} cancelled: its caller {name} left the bus",
                 job.id
             );

@@ -185,8 +185,9 @@ fn log_reply(caller: &auth::Caller, reply: &SetReply) {
     for s in &o.settings {
         let after = s.after.as_ref().map_or("-".to_string(), |v| v.to_string());
         info!(
-            uid = %caller.uid_text(),
+            caller_uid = %caller.uid_text(),
             sender = %caller.sender,
+            action = "apply-settings",
             iface = %o.interface,
             setting = %s.setting,
             status = ?s.status,
@@ -198,13 +199,13 @@ fn log_reply(caller: &auth::Caller, reply: &SetReply) {
         );
     }
     if let Some(f) = &o.failure {
-        warn!(uid = %caller.uid_text(), iface = %o.interface, "change failed at {}: {} (restore errors: {:?})", f.step, f.error, o.restore_errors);
+        warn!(caller_uid = %caller.uid_text(), iface = %o.interface, "change failed at {}: {} (restore errors: {:?})", f.step, f.error, o.restore_errors);
     }
     if let Some(p) = &reply.persisted {
-        info!(uid = %caller.uid_text(), iface = %o.interface, "persisted in {p}");
+        info!(caller_uid = %caller.uid_text(), action = "persist", iface = %o.interface, "persisted in {p}");
     }
     if let Some(e) = &reply.persist_error {
-        warn!(uid = %caller.uid_text(), iface = %o.interface, "persisting failed: {e}");
+        warn!(caller_uid = %caller.uid_text(), iface = %o.interface, "persisting failed: {e}");
     }
 }
 

@@ -26,7 +26,11 @@ pub fn init(verbose: bool) -> &'static str {
     if std::path::Path::new(JOURNALD_SOCKET).exists()
         && let Ok(layer) = tracing_journald::layer()
     {
-        let layer = layer.with_syslog_identifier("hlctld".into());
+        // Our structured fields become HLCTL_IFACE, HLCTL_ACTION,
+        // HLCTL_CALLER_UID... (`journalctl -u hlctld HLCTL_IFACE=eth0`).
+        let layer = layer
+            .with_syslog_identifier("hlctld".into())
+            .with_field_prefix(Some("HLCTL".into()));
         if tracing_subscriber::registry()
             .with(layer.with_filter(filter.clone()))
             .try_init()

@@ -165,8 +165,9 @@ impl Manager {
         if !dry_run {
             for c in &reply.changes {
                 info!(
-                    uid = %caller.uid_text(),
+                    caller_uid = %caller.uid_text(),
                     sender = %caller.sender,
+                    action = "set-sysctl",
                     key = %c.key,
                     "sysctl {}: {} -> {}",
                     c.key,
@@ -175,10 +176,10 @@ impl Manager {
                 );
             }
             if let Some(f) = &reply.failed {
-                warn!(uid = %caller.uid_text(), "sysctl change failed: {f}");
+                warn!(caller_uid = %caller.uid_text(), "sysctl change failed: {f}");
             }
             if let Some(p) = &reply.persisted {
-                info!(uid = %caller.uid_text(), "sysctls persisted in {p}");
+                info!(caller_uid = %caller.uid_text(), action = "persist", "sysctls persisted in {p}");
             }
         }
         serde_json::to_string(&reply).map_err(|e| Error::Failed(e.to_string()))

@@ -30,6 +30,7 @@ pub async fn reapply(conn: &Connection, d: &Arc<Daemon>, l: &Arc<LinkState>, why
     };
     info!(
         iface = %model.name,
+        action = "reapply",
         "re-applying persisted settings of {} ({why}; entry {} {})",
         model.name,
         entry.name,
@@ -46,7 +47,8 @@ pub async fn reapply(conn: &Connection, d: &Arc<Daemon>, l: &Arc<LinkState>, why
             for s in &outcome.settings {
                 let after = s.after.as_ref().map_or("-".to_string(), |v| v.to_string());
                 info!(
-                    uid = "hlctld (persisted settings)",
+                    caller_uid = "hlctld (persisted settings)",
+                    action = "reapply",
                     iface = %outcome.interface,
                     setting = %s.setting,
                     "persisted {} {}: {} -> {} ({:?})",

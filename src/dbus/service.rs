@@ -99,11 +99,6 @@ async fn serve(bus: Bus, opts: Options) -> Result<(), ServiceError> {
         env!("CARGO_PKG_VERSION"),
         t0.elapsed().as_millis()
     );
-    match notify::notify("READY=1") {
-        Ok(true) => info!("told systemd we are ready"),
-        Ok(false) => {}
-        Err(e) => warn!("sd_notify: {e}"),
-    }
     let (conn_for_watch, dd_for_watch) = (conn.clone(), d.clone());
     if let Err(e) = monitor::spawn(&conn, &d) {
         warn!(
@@ -119,6 +114,14 @@ async fn serve(bus: Bus, opts: Options) -> Result<(), ServiceError> {
     tokio::spawn(async move {
         for l in dd.all_links() {
             reapply::reapply(&c, &dd, &l, "hlctld started").await;
+        }
+        // Type=notify: systemd counts hlctld as started (and lets
+        // network-pre.target, hence the network configuration, go on) only
+        // once the persisted settings are back.
+        match notify::notify("READY=1") {
+            Ok(true) => info!("persisted settings re-applied; told systemd we are ready"),
+            Ok(false) => {}
+            Err(e) => warn!("sd_notify: {e}"),
         }
     });
     let lost = tokio::select! {

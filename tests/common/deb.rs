@@ -17,14 +17,27 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 use std::time::Instant;
 
-/// What the cached root holds besides minbase: what hlctl depends on, and
-/// systemd for `systemd-analyze verify` (libpam-systemd: polkitd's logind,
-/// which debootstrap cannot pick from an alternative by itself).
-const INCLUDE: &str = "dbus,polkitd,systemd,libpam-systemd";
 const SUITE: &str = "bookworm";
-const CACHE_DIR: &str = "/var/tmp/hlctl-deb-test";
-/// Bump when the root's recipe changes.
-const CACHE_VERSION: u32 = 1;
+
+/// How a cached Debian 12 root is made: `debootstrap --variant=minbase
+/// --include=INCLUDE bookworm`, packed as a tarball in `cache_dir`.
+pub struct RootRecipe {
+    /// Packages besides minbase, comma-separated.
+    pub include: &'static str,
+    /// Where the tarball (and the roots unpacked from it) live.
+    pub cache_dir: &'static str,
+    /// Bump when the recipe changes.
+    pub version: u32,
+}
+
+/// The package tests' root: what hlctl depends on, and systemd for
+/// `systemd-analyze verify` (libpam-systemd: polkitd's logind, which
+/// debootstrap cannot pick from an alternative by itself).
+pub const PACKAGE_ROOT: RootRecipe = RootRecipe {
+    include: "dbus,polkitd,systemd,libpam-systemd",
+    cache_dir: "/var/tmp/hlctl-deb-test",
+    version: 1,
+};
 
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -121,6 +134,7 @@ pub fn expected_files() -> BTreeSet<String> {
         "usr/share/dbus-1/system-services/org.hlctl.Daemon1.service",
         "usr/share/dbus-1/interfaces/org.hlctl.Daemon1.xml",
         "usr/share/polkit-1/actions/org.hlctl.Daemon1.policy",
+        "usr/share/polkit-1/rules.d/60-hlctl.rules",
         "usr/share/man/man1/hlctl.1.gz",
         "usr/share/man/man8/hlctld.8.gz",
         "usr/share/bash-completion/completions/hlctl",
@@ -186,6 +200,10 @@ pub const VERBATIM: &[(&str, &str)] = &[
         "packaging/fleet/hlctl-alerts.yml",
         "usr/share/hlctl/hlctl-alerts.yml",
     ),
+    (
+        "polkit/60-hlctl.rules",
+        "usr/share/polkit-1/rules.d/60-hlctl.rules",
+    ),
 ];
 
 /// A fresh Debian 12 root in a temporary directory under /var/tmp, removed
@@ -196,11 +214,16 @@ pub struct DebianRoot {
 
 impl DebianRoot {
     pub fn fresh() -> DebianRoot {
-        let tarball = cached_tarball();
+        DebianRoot::fresh_from(&PACKAGE_ROOT)
+    }
+
+    /// A fresh root made by `recipe`, unpacked under its cache directory.
+    pub fn fresh_from(recipe: &RootRecipe) -> DebianRoot {
+        let tarball = cached_tarball(recipe);
         let t = Instant::now();
         let dir = tempfile::Builder::new()
             .prefix("hlctl-deb-root")
-            .tempdir_in(CACHE_DIR)
+            .tempdir_in(recipe.cache_dir)
             .unwrap();
         let o = run(
             "tar",
@@ -287,22 +310,24 @@ fn walk(root: &Path, dir: &Path, out: &mut BTreeSet<String>) {
     }
 }
 
-/// The cached root tarball, made with debootstrap when missing (under a lock,
-/// so parallel test runs make it once).
-fn cached_tarball() -> PathBuf {
-    std::fs::create_dir_all(CACHE_DIR).unwrap();
-    let tarball = Path::new(CACHE_DIR).join(format!(
-        "debian12-{SUITE}-minbase-v{CACHE_VERSION}-{}.tar",
-        INCLUDE.replace(',', "+")
+/// The cached root tarball of `recipe`, made with debootstrap when missing
+/// (under a lock, so parallel test runs make it once).
+pub fn cached_tarball(recipe: &RootRecipe) -> PathBuf {
+    let cache_dir = recipe.cache_dir;
+    std::fs::create_dir_all(cache_dir).unwrap();
+    let tarball = Path::new(cache_dir).join(format!(
+        "debian12-{SUITE}-minbase-v{}-{}.tar",
+        recipe.version,
+        recipe.include.replace(',', "+")
     ));
     let lock = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
-        .open(Path::new(CACHE_DIR).join(".lock"))
+        .open(Path::new(cache_dir).join(".lock"))
         .unwrap();
     let _lock = nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusive)
-        .unwrap_or_else(|(_, e)| panic!("lock {CACHE_DIR}/.lock: {e}"));
+        .unwrap_or_else(|(_, e)| panic!("lock {cache_dir}/.lock: {e}"));
     if tarball.exists() {
         return tarball;
     }
@@ -311,7 +336,7 @@ fn cached_tarball() -> PathBuf {
         .unwrap_or_else(|_| "http://deb.debian.org/debian".to_string());
     let build = tempfile::Builder::new()
         .prefix("debootstrap")
-        .tempdir_in(CACHE_DIR)
+        .tempdir_in(cache_dir)
         .unwrap();
     let root = build.path().join("root");
     // In a private mount namespace: mounts debootstrap makes inside the root
@@ -324,7 +349,7 @@ fn cached_tarball() -> PathBuf {
             "private",
             "debootstrap",
             "--variant=minbase",
-            &format!("--include={INCLUDE}"),
+            &format!("--include={}", recipe.include),
             SUITE,
             root.to_str().unwrap(),
             &mirror,

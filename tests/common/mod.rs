@@ -21,6 +21,7 @@ pub mod ethtool;
 pub mod fleet;
 pub mod lab;
 pub mod report;
+pub mod sysvm;
 pub mod vm;
 
 static COUNTER: AtomicU32 = AtomicU32::new(0);

@@ -29,7 +29,7 @@ use std::time::Duration;
 use super::NetNs;
 
 mod output;
-mod run;
+pub mod run;
 
 #[allow(unused_imports)] // not every test crate names both
 pub use output::{Section, VmOutput};

@@ -13,6 +13,8 @@
 #   -f SRC:DEST     any other host file, installed at DEST
 #   -s SCRIPT       the guest script; /init runs it with sh after setting up
 #   -S              do not strip binaries
+#   -r ROOTDEV      boot a real root instead of a script: after the modules,
+#                   mount ROOTDEV (ext4) and switch_root to its /sbin/init
 #
 # What /init does: mounts devtmpfs, proc, sysfs, tmpfs on /run (with
 # /run/netns) and /tmp; silences kernel messages on the console; insmods the
@@ -29,9 +31,9 @@ set -euo pipefail
 
 die() { echo "build-initramfs: error: $*" >&2; exit 1; }
 
-out='' moddir='' script='' strip=1
+out='' moddir='' script='' strip=1 rootdev=
 modules=() bins=() files=()
-while getopts "o:k:m:b:f:s:S" opt; do
+while getopts "o:k:m:b:f:s:Sr:" opt; do
     case $opt in
     o) out=$OPTARG ;;
     k) moddir=$OPTARG ;;
@@ -40,6 +42,7 @@ while getopts "o:k:m:b:f:s:S" opt; do
     f) files+=("$OPTARG") ;;
     s) script=$OPTARG ;;
     S) strip= ;;
+    r) rootdev=$OPTARG ;;
     *) die "bad option (see the header of $0)" ;;
     esac
 done
@@ -182,6 +185,21 @@ echo 1 >/proc/sys/kernel/printk
 for m in $(cat /etc/hlctl/modules); do
     insmod /lib/modules/$m.ko || echo "===HLCTL-INSMOD-FAILED $m==="
 done
+if [ -s /etc/hlctl/rootdev ]; then
+    # A real system: its own init mounts what it needs.
+    mkdir -p /newroot
+    rootdev=$(cat /etc/hlctl/rootdev)
+    # Disks are probed asynchronously: wait (10 s at most) for it.
+    i=0
+    while [ ! -b "$rootdev" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+    if mount -t ext4 "$rootdev" /newroot; then
+        umount /tmp /run /sys /proc
+        mount --move /dev /newroot/dev
+        exec switch_root /newroot /sbin/init
+    fi
+    echo "===HLCTL-ROOT-MOUNT-FAILED==="
+    poweroff -f
+fi
 ip link set lo up
 echo "===HLCTL-GUEST-START==="
 sh /guest.sh
@@ -191,6 +209,7 @@ sync
 poweroff -f
 EOF
 chmod 755 "$stage/init"
+printf '%s' "$rootdev" >"$stage/etc/hlctl/rootdev"
 
 mkdir -p "$(dirname "$out")"
 (cd "$stage" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) | gzip -1 >"$out.tmp"

@@ -10,7 +10,7 @@ use super::VmOutput;
 
 /// Kills and reaps qemu unless it already exited: a panicking test or an
 /// overrun never leaves a VM behind.
-struct QemuGuard(Child);
+pub struct QemuGuard(pub Child);
 
 impl Drop for QemuGuard {
     fn drop(&mut self) {
@@ -23,9 +23,18 @@ impl Drop for QemuGuard {
 }
 
 /// Read a pipe to its end on a thread; echo it to stderr when `echo`.
-fn drain(mut pipe: impl Read + Send + 'static, echo: bool) -> JoinHandle<Vec<u8>> {
+pub fn drain(pipe: impl Read + Send + 'static, echo: bool) -> JoinHandle<Vec<u8>> {
+    drain_into(pipe, echo, Vec::new())
+}
+
+/// Read a pipe to its end on a thread into `sink` (written as it comes);
+/// echo it to stderr when `echo`.
+pub fn drain_into<W: Write + Send + 'static>(
+    mut pipe: impl Read + Send + 'static,
+    echo: bool,
+    mut sink: W,
+) -> JoinHandle<W> {
     std::thread::spawn(move || {
-        let mut all = Vec::new();
         let mut buf = [0u8; 4096];
         while let Ok(n) = pipe.read(&mut buf) {
             if n == 0 {
@@ -34,44 +43,18 @@ fn drain(mut pipe: impl Read + Send + 'static, echo: bool) -> JoinHandle<Vec<u8>
             if echo {
                 let _ = std::io::stderr().write_all(&buf[..n]);
             }
-            all.extend_from_slice(&buf[..n]);
+            let _ = sink.write_all(&buf[..n]);
         }
-        all
+        sink
     })
 }
 
 /// Boot qemu-system-x86_64 with `args` (inside namespace `netns` if given)
 /// and wait for it to power off, at most `timeout`.
 pub fn run_qemu(netns: Option<&str>, args: &[String], timeout: Duration) -> VmOutput {
-    let mut cmd = match netns {
-        // `ip netns exec` execs qemu in place: the child's pid is qemu's.
-        Some(ns) => {
-            let mut c = Command::new("ip");
-            c.args(["netns", "exec", ns, "qemu-system-x86_64"]);
-            c
-        }
-        None => Command::new("qemu-system-x86_64"),
-    };
-    cmd.args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    // If the test process dies (Ctrl-C, SIGKILL) before the guard runs, the
-    // kernel kills qemu too (parent-death signal; it fires when this thread
-    // ends, which is after the guard anyway). `ip netns exec` keeps it
-    // across its exec.
-    // SAFETY: the closure only makes one async-signal-safe prctl call.
-    unsafe {
-        cmd.pre_exec(|| {
-            nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
-                .map_err(std::io::Error::from)
-        });
-    }
     let echo = std::env::var_os("HLCTL_VM_VERBOSE").is_some_and(|v| v != "0");
     let started = Instant::now();
-    let child = cmd.spawn().unwrap_or_else(|e| {
-        panic!("cannot start qemu-system-x86_64 (apt-get install qemu-system-x86): {e}")
-    });
+    let child = spawn_qemu(netns, args, Stdio::null());
     let qemu_pid = child.id();
     let mut guard = QemuGuard(child);
     let out = drain(guard.0.stdout.take().expect("qemu stdout"), echo);
@@ -101,4 +84,36 @@ pub fn run_qemu(netns: Option<&str>, args: &[String], timeout: Duration) -> VmOu
         elapsed,
         qemu_pid,
     }
+}
+
+/// Start qemu-system-x86_64 with `args` (inside namespace `netns` if given),
+/// stdout and stderr piped; it is killed when this process dies.
+pub fn spawn_qemu(netns: Option<&str>, args: &[String], stdin: Stdio) -> Child {
+    let mut cmd = match netns {
+        // `ip netns exec` execs qemu in place: the child's pid is qemu's.
+        Some(ns) => {
+            let mut c = Command::new("ip");
+            c.args(["netns", "exec", ns, "qemu-system-x86_64"]);
+            c
+        }
+        None => Command::new("qemu-system-x86_64"),
+    };
+    cmd.args(args)
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // If the test process dies (Ctrl-C, SIGKILL) before the guard runs, the
+    // kernel kills qemu too (parent-death signal; it fires when this thread
+    // ends, which is after the guard anyway). `ip netns exec` keeps it
+    // across its exec.
+    // SAFETY: the closure only makes one async-signal-safe prctl call.
+    unsafe {
+        cmd.pre_exec(|| {
+            nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
+                .map_err(std::io::Error::from)
+        });
+    }
+    cmd.spawn().unwrap_or_else(|e| {
+        panic!("cannot start qemu-system-x86_64 (apt-get install qemu-system-x86): {e}")
+    })
 }
