@@ -13,9 +13,9 @@ use std::time::Instant;
 use io_uring::{IoUring, Probe, opcode, squeue, types};
 
 use super::DiskError;
-use super::buffer::AlignedBuf;
 use super::job::{JobSpec, WorkerStats};
 use super::offsets::Io;
+use crate::bench::buffer::AlignedBuf;
 
 /// Check that io_uring can be used here (not disabled by sysctl or seccomp, reads and
 /// writes supported). The error says why not.
