@@ -3,8 +3,10 @@
 # rounds (A B A B ...), printing medians and the ratio us/peer:
 #   network: hlctl vs iperf3 3.12 on loopback (benches/compare_net.sh)
 #   disk and CPU: hlctl vs fio 3.33 (io_uring) and sysbench 1.0.20 (benches/compare_disk_cpu.sh)
-# Needs root only for nothing; needs the packages scripts/setup.sh installs.
-# Usage: ROUNDS=5 benches/compare.sh [DIR-for-the-disk-test]
+# Needs root: hlctl runs in-process (--local), so the figures and CPU times are those of
+# the process doing the work, never of an idle CLI whose benchmark ran inside hlctld.
+# Needs the packages scripts/setup.sh installs.
+# Usage: sudo ROUNDS=5 benches/compare.sh [DIR-for-the-disk-test]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 echo "== network (iperf3) =="

@@ -3,6 +3,7 @@
 //! Every benchmark is a library call taking a [`progress::Progress`] sink and a
 //! [`progress::Cancel`] token, so the CLI, the daemon and the tuner share them.
 
+pub(crate) mod buffer;
 pub mod cpu;
 pub mod disk;
 pub mod exclusive;

@@ -9,7 +9,8 @@
 //! (netlink notifications → `PropertiesChanged`), [`reapply`] (persisted
 //! settings), [`bench`] and [`tune`] (benchmark and tune jobs), [`service`]
 //! (start, readiness, shutdown), [`notify`] (`sd_notify`), [`logging`]
-//! (journald or stderr), [`args`] (hlctld's command line).
+//! (journald or stderr), [`memory`] (one malloc arena, trimmed), [`args`]
+//! (hlctld's command line).
 //! Shared by both sides: [`settings`] (the `a{sv}` wire form of a change set
 //! and of method options). Client side: [`proxy`].
 //! The full interface description is `dbus/org.hlctl.Daemon1.xml`.
@@ -22,6 +23,7 @@ pub mod job;
 pub mod link;
 pub mod logging;
 pub mod manager;
+pub(crate) mod memory;
 pub mod monitor;
 pub mod notify;
 pub mod proxy;

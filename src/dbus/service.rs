@@ -11,8 +11,11 @@ use zbus::Connection;
 use super::link::{self, LinkObject};
 use super::manager::Manager;
 use super::state::{Daemon, LinkState, Options, lock};
-use super::{BUS_NAME, PATH, job, monitor, notify, reapply};
+use super::{BUS_NAME, PATH, job, memory, monitor, notify, reapply};
 use crate::nic::error::NicError;
+
+/// How long an idle thread of the blocking pool waits for more work.
+const BLOCKING_KEEP_ALIVE: Duration = Duration::from_secs(5);
 
 /// Which bus to serve on.
 #[derive(Clone, Debug)]
@@ -49,12 +52,18 @@ pub fn builder(bus: &Bus) -> zbus::connection::Builder<'static> {
 
 /// Run the daemon until SIGTERM or SIGINT.
 pub fn run(bus: Bus, opts: Options) -> Result<(), ServiceError> {
+    memory::one_arena();
     // A tune interrupted by a crash left journalled settings: restore them
     // before anything else, then watch the confirm deadlines.
     super::tune::on_start(&opts.paths);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread runs every D-Bus request (they only read the cache or wait
+    // for polkit); netlink reads and changes go to the blocking pool, whose
+    // threads end (and give their memory back) soon after a burst; benchmarks
+    // and tunes run on threads of their own.
+    let rt = tokio::runtime::Builder::new_current_thread()
         .max_blocking_threads(4)
+        .thread_keep_alive(BLOCKING_KEEP_ALIVE)
+        .on_thread_stop(memory::trim)
         .enable_all()
         .build()?;
     let r = rt.block_on(serve(bus, opts));
@@ -99,6 +108,8 @@ async fn serve(bus: Bus, opts: Options) -> Result<(), ServiceError> {
         env!("CARGO_PKG_VERSION"),
         t0.elapsed().as_millis()
     );
+    // Reading every link and registering the objects left free heap behind.
+    memory::trim();
     let (conn_for_watch, dd_for_watch) = (conn.clone(), d.clone());
     if let Err(e) = monitor::spawn(&conn, &d) {
         warn!(

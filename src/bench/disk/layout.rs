@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use nix::fcntl::{FallocateFlags, PosixFadviseAdvice, fallocate, posix_fadvise};
 
 use super::DiskError;
-use super::buffer::AlignedBuf;
+use crate::bench::buffer::AlignedBuf;
 use crate::bench::progress::{Cancel, Progress, ProgressEvent};
 
 /// Prefix of every file the disk benchmark creates.

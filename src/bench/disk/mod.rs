@@ -15,7 +15,6 @@
 //!
 //! [`seqdd`] is the separate `--seq-dd` mode (dd `conv=fdatasync` and the read back).
 
-mod buffer;
 mod error;
 mod job;
 pub mod layout;

@@ -8,8 +8,8 @@ use std::os::unix::fs::FileExt;
 use std::time::Instant;
 
 use super::DiskError;
-use super::buffer::AlignedBuf;
 use super::job::{JobSpec, WorkerStats};
+use crate::bench::buffer::AlignedBuf;
 
 /// Run one thread of a job until the job is over; returns its statistics.
 pub(crate) fn run_thread(spec: &JobSpec) -> Result<WorkerStats, DiskError> {

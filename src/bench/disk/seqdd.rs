@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::buffer::AlignedBuf;
 use super::job::new_histogram;
 use super::layout::{BenchFile, drop_cache};
 use super::{DiskError, LatencyUs, space};
+use crate::bench::buffer::AlignedBuf;
 use crate::bench::progress::{Cancel, Progress, ProgressEvent};
 
 #[derive(Clone, Debug)]

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::cpu::CpuAccount;
+use crate::bench::buffer::AlignedBuf;
 
 /// What this side does on a stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -253,18 +254,12 @@ impl Pacer {
     }
 }
 
-/// A send buffer filled once with pseudo-random bytes (the payload is never checked).
-pub fn send_buffer(len: usize) -> Vec<u8> {
-    let mut state: u64 = 0x9E37_79B9_7F4A_7C15 ^ (len as u64);
-    let mut buf = vec![0u8; len];
-    for chunk in buf.chunks_mut(8) {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        let b = state.to_le_bytes();
-        chunk.copy_from_slice(&b[..chunk.len()]);
-    }
-    buf
+/// A send buffer filled once with pseudo-random bytes (the payload is never
+/// checked), page-aligned like iperf3's mmap'ed stream buffer.
+pub fn send_buffer(len: usize) -> io::Result<AlignedBuf> {
+    let mut buf = AlignedBuf::new(len)?;
+    buf.fill_random(0x9E37_79B9_7F4A_7C15 ^ (len as u64));
+    Ok(buf)
 }
 
 #[cfg(test)]

@@ -12,13 +12,10 @@ use super::control::{Cookie, is_reset, is_timeout};
 use super::error::NetError;
 use super::params::TestParams;
 use super::stream::{Pacer, RecvStop, WorkerCtx, WorkerEnd, send_buffer};
+use crate::bench::buffer::AlignedBuf;
 
 /// How long a blocked data-socket call waits before looking at the stop flags.
 pub const WORKER_POLL: Duration = Duration::from_millis(200);
-
-/// Smallest read buffer of a TCP receiver (twice iperf3's default block:
-/// a receiver that falls behind catches up in fewer calls).
-const MIN_RECV_BUF: usize = 256 * 1024;
 
 /// Open one TCP data stream to the server and send the cookie.
 pub fn connect(
@@ -72,7 +69,10 @@ pub fn send_loop(s: &TcpStream, ctx: &WorkerCtx) -> WorkerEnd {
     if let Err(e) = s.set_write_timeout(Some(WORKER_POLL)) {
         return WorkerEnd::Failed(e);
     }
-    let buf = send_buffer(ctx.len);
+    let buf = match send_buffer(ctx.len) {
+        Ok(b) => b,
+        Err(e) => return WorkerEnd::Failed(e),
+    };
     let flags = &*ctx.flags;
     let limited = flags.byte_limit > 0 || flags.block_limit > 0;
     let mut pacer = Pacer::new(ctx.rate_bps);
@@ -87,7 +87,7 @@ pub fn send_loop(s: &TcpStream, ctx: &WorkerCtx) -> WorkerEnd {
         }
         // A write that starts while counting counts, even if the test ends during it.
         let counting = flags.counting_send.load(Ordering::Relaxed);
-        match w.write(&buf) {
+        match w.write(buf.as_slice()) {
             Ok(n) => {
                 pacer.sent(n);
                 if limited {
@@ -115,7 +115,12 @@ pub fn recv_loop(s: &TcpStream, ctx: &WorkerCtx) -> WorkerEnd {
     if let Err(e) = s.set_read_timeout(Some(WORKER_POLL)) {
         return WorkerEnd::Failed(e);
     }
-    let mut buf = vec![0u8; ctx.len.max(MIN_RECV_BUF)];
+    // Reads of one block, as iperf3's receiver does (`len`, 128 KiB by
+    // default), into a page-aligned buffer like iperf3's.
+    let mut buf = match AlignedBuf::new(ctx.len) {
+        Ok(b) => b,
+        Err(e) => return WorkerEnd::Failed(e),
+    };
     let flags = &*ctx.flags;
     let mut counted = 0u64;
     let mut stop = RecvStop::new();
@@ -124,7 +129,7 @@ pub fn recv_loop(s: &TcpStream, ctx: &WorkerCtx) -> WorkerEnd {
         if let Some(end) = stop.check(flags, || s.set_nonblocking(true)) {
             return end;
         }
-        match r.read(&mut buf) {
+        match r.read(buf.as_mut_slice()) {
             Ok(0) => return WorkerEnd::PeerClosed,
             Ok(n) => {
                 if flags.counting_recv.load(Ordering::Relaxed) {

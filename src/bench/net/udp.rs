@@ -166,7 +166,10 @@ pub fn send_loop(s: &UdpSocket, ctx: &WorkerCtx) -> WorkerEnd {
     } else {
         HEADER_32
     };
-    let mut buf = send_buffer(ctx.len.max(min));
+    let mut buf = match send_buffer(ctx.len.max(min)) {
+        Ok(b) => b,
+        Err(e) => return WorkerEnd::Failed(e),
+    };
     let flags = &*ctx.flags;
     let limited = flags.byte_limit > 0 || flags.block_limit > 0;
     let mut pacer = Pacer::new(ctx.rate_bps);
@@ -184,9 +187,9 @@ pub fn send_loop(s: &UdpSocket, ctx: &WorkerCtx) -> WorkerEnd {
             usec,
             seq: seq + 1,
         }
-        .write(&mut buf, ctx.udp_counters_64bit);
+        .write(buf.as_mut_slice(), ctx.udp_counters_64bit);
         let counting = flags.counting_send.load(Ordering::Relaxed);
-        match s.send(&buf) {
+        match s.send(buf.as_slice()) {
             Ok(n) => {
                 seq += 1;
                 pacer.sent(n);

@@ -36,6 +36,12 @@ const NETLINK_EXT_ACK: i32 = 11;
 
 /// How long to wait for the kernel before giving up on a request.
 const RECV_TIMEOUT: Duration = Duration::from_secs(10);
+/// The receive buffer a socket starts with. It grows to the largest datagram
+/// seen (each is sized with `MSG_PEEK | MSG_TRUNC` first), and the kernel
+/// sizes its dump datagrams after the reader's buffer, so a small start costs
+/// a few more `recv` calls per dump and saves memory in every socket the
+/// daemon keeps open (six: reads, changes, two monitors).
+const INITIAL_RECV_BUF: usize = 16 * 1024;
 /// How often a dump the kernel marked inconsistent is retried.
 const DUMP_RETRIES: usize = 5;
 
@@ -138,7 +144,7 @@ impl Socket {
             fd,
             port: bound.nl_pid,
             seq: 0,
-            buf: vec![0; 64 * 1024],
+            buf: vec![0; INITIAL_RECV_BUF],
         })
     }
 

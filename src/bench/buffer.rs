@@ -1,4 +1,6 @@
-//! Page-aligned I/O buffers, as O_DIRECT needs.
+//! Page-aligned I/O buffers: what O_DIRECT needs (disk), and what iperf3's
+//! mmap'ed stream buffer is (network), so copies to and from the kernel start
+//! on a page boundary.
 
 use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::ptr::NonNull;
