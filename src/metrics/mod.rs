@@ -161,6 +161,33 @@ fn links(f: &mut Families, links: &[Interface]) {
     }
 }
 
+/// The physical speed of `iface` in bit/s, `None` when it reports none or
+/// the figure is nominal ([`crate::nic::speed`] decides): a nominal speed
+/// caps nothing, so it is no end's limit.
+fn physical_bps(links: &[Interface], iface: &str) -> Option<f64> {
+    let i = links.iter().find(|i| i.name == iface)?;
+    crate::nic::speed::link_speed(i)
+        .filter(|s| s.is_physical())
+        .map(|s| s.bps())
+}
+
+/// Each address with the physical speed of the link holding it, so that a
+/// query can join a check's `peer` label (its address) to the peer's own
+/// link: the matrix's "slower end". Nominal speeds give no series.
+fn addresses(f: &mut Families, links: &[Interface], addrs: &[(String, std::net::IpAddr)]) {
+    for (iface, ip) in addrs {
+        if let Some(bps) = physical_bps(links, iface) {
+            let ip = ip.to_string();
+            f.set(
+                "hlctl_address_link_speed_bps",
+                "Physical speed (bit/s) of the link holding this address (none when the speed is nominal)",
+                &[("address", ip.as_str()), ("iface", iface.as_str())],
+                bps,
+            );
+        }
+    }
+}
+
 /// Disk figures by pattern: (pattern, IOPS, bytes/s).
 fn disk_figures(e: &crate::report::Entry) -> Vec<(String, f64, f64)> {
     const SEQ_BLOCK: f64 = 1048576.0; // the dd-like runs use 1 MiB blocks
@@ -174,8 +201,16 @@ fn disk_figures(e: &crate::report::Entry) -> Vec<(String, f64, f64)> {
         .collect()
 }
 
-fn check(f: &mut Families, r: &CheckReport, ts: i64, c: Option<&Comparison>) {
+fn check(f: &mut Families, r: &CheckReport, ts: i64, c: Option<&Comparison>, links: &[Interface]) {
     for p in &r.peers {
+        if let Some(bps) = p.interface.as_deref().and_then(|i| physical_bps(links, i)) {
+            f.set(
+                "hlctl_net_local_link_speed_bps",
+                "Physical speed (bit/s) of this host's link toward the peer (none when the speed is nominal)",
+                &[("peer", p.peer.as_str())],
+                bps,
+            );
+        }
         for d in &p.directions {
             let dir = d.direction.to_string();
             let l = [("peer", p.peer.as_str()), ("direction", dir.as_str())];
@@ -296,8 +331,9 @@ fn tune(f: &mut Families, t: &crate::history::StoredResult) {
 pub fn encode(inp: &Inputs) -> String {
     let mut f = Families::new();
     links(&mut f, &inp.links);
+    addresses(&mut f, &inp.links, &inp.addresses);
     if let Some((r, ts, c)) = &inp.check {
-        check(&mut f, r, *ts, c.as_ref());
+        check(&mut f, r, *ts, c.as_ref(), &inp.links);
     }
     if let Some(t) = &inp.tune {
         tune(&mut f, t);
@@ -441,8 +477,23 @@ mod tests {
                 "after": {"upload": {"median_bps": 8e8}, "download": {"median_bps": 5e8}}
             }),
         };
+        let veth = Interface {
+            name: "veth0".into(),
+            kind: Some("veth".into()),
+            driver: Some("veth".into()),
+            link: Some(LinkModes {
+                speed_mbps: Some(10_000),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
         let text = encode(&Inputs {
-            links: vec![nic()],
+            links: vec![nic(), veth],
+            addresses: vec![
+                ("eth0".into(), "10.0.0.1".parse().unwrap()),
+                ("eth0".into(), "fd00::1".parse().unwrap()),
+                ("veth0".into(), "10.9.0.1".parse().unwrap()),
+            ],
             check: Some((check, 1000, None)),
             tune: Some(tune),
         });
@@ -470,12 +521,18 @@ mod tests {
             "hlctl_tune_gain_ratio{iface=\"eth0\",direction=\"upload\"} 2",
             "hlctl_tune_gain_ratio{iface=\"eth0\",direction=\"download\"} 1",
             "hlctl_tune_timestamp_seconds 900",
+            // The physical speed by address and toward the peer (the matrix's ends).
+            "hlctl_address_link_speed_bps{address=\"10.0.0.1\",iface=\"eth0\"} 100000000",
+            "hlctl_address_link_speed_bps{address=\"fd00::1\",iface=\"eth0\"} 100000000",
+            "hlctl_net_local_link_speed_bps{peer=\"nas \\\"lan\\\":5201\"} 100000000",
         ] {
             assert!(
                 text.lines().any(|l| l == line || l == format!("{line}.0")),
                 "missing {line} in:\n{text}"
             );
         }
+        // veth's 10 Gb/s is nominal: it bounds no pair, so no address series.
+        assert!(!text.contains("10.9.0.1"), "{text}");
         assert!(text.contains("# TYPE hlctl_link_speed_bps gauge"));
         assert!(!text.contains("host="), "the host is Prometheus's instance");
     }
