@@ -55,10 +55,12 @@ fn shape(f: &Fleet, add: bool) {
 }
 
 /// Boot the e1000e VM on the lab's bridge; in it `hlctl check` against nas
-/// writes /tmp/textfile/hlctl.prom, printed as section `prom`. Only nas: an
-/// emulated e1000e is not held to its line rate (it measured 2 Gbit/s to
-/// pve1 over its "1000 Mb/s"), which by nic::speed's last rule makes the
-/// figure nominal; against the 200 Mbit-shaped nas its speed stands.
+/// writes /tmp/textfile/hlctl.prom, printed as section `prom`; then it runs
+/// `hlctl serve` until 30 s pass without a client (pve1 measures it; its busy back-offs stay below that). The
+/// VM's own check measures only nas: an emulated e1000e is not held to its
+/// line rate (it measured 2 Gbit/s to pve1 over its "1000 Mb/s"), which by
+/// nic::speed's last rule makes the figure nominal; against the 200
+/// Mbit-shaped nas its speed stands.
 fn vm_check(f: &Fleet) -> VmOutput {
     let tap = common::unique("ft");
     f.switch.ip(&["tuntap", "add", &tap, "mode", "tap"]);
@@ -82,6 +84,7 @@ mkdir -p /tmp/state /tmp/textfile
 export HLCTL_STATE_DIR=/tmp/state HLCTL_CONFIG=/etc/hlctl/hlctl.toml HLCTL_LOCAL=true
 section check hlctl check --json
 section prom cat /tmp/textfile/hlctl.prom
+section serve hlctl serve -p {SERVE_PORT} --idle-timeout 30
 true
 "
     );
@@ -122,7 +125,7 @@ fn physical_speed(f: &Fleet, host: &str) -> Option<f64> {
 fn host_of_peer(peer: &str) -> &'static str {
     let ip = peer.rsplit_once(':').unwrap().0;
     let n: usize = ip.rsplit('.').next().unwrap().parse().unwrap();
-    HOSTS[n - 1]
+    if ip == VM_IP { "vm" } else { HOSTS[n - 1] }
 }
 
 #[test]
@@ -198,9 +201,39 @@ fn three_hosts_matrix_in_prometheus_dashboard_panels_and_a_planted_regression() 
         }
     }
 
-    // The VM (real e1000e) measures nas (still shaped); its file
-    // is scraped as host "vm".
-    let out = vm_check(&f);
+    // The VM (real e1000e) measures nas (still shaped); its file is scraped
+    // as host "vm". While it serves, pve1 measures it (pve1's file then
+    // holds pve1 → vm only): the peer end of the matrix's join.
+    let out = std::thread::scope(|sc| {
+        let vm = sc.spawn(|| vm_check(&f));
+        let pve1 = f.host("pve1");
+        let t0 = std::time::Instant::now();
+        // (This probe holds the VM's server for up to its setup timeout:
+        // pve1's first tries may meet busy and back off, at most 15 s.)
+        while !common::fleet::port_answers(&f.switch, VM_IP, SERVE_PORT) {
+            assert!(
+                !vm.is_finished() && t0.elapsed().as_secs() < 240,
+                "the VM never served"
+            );
+        }
+        let cfg = pve1.dir.join("hlctl-vm.toml");
+        std::fs::write(
+            &cfg,
+            format!(
+                "[check]\npeers = [\"{VM_IP}:{SERVE_PORT}\"]\ncpu = false\ntime_s = 2\nbusy_window_s = 30\n\n[metrics]\ntextfile_dir = \"{}\"\n",
+                pve1.textfile_dir().display()
+            ),
+        )
+        .unwrap();
+        let o = pve1
+            .command(&[common::lab::HLCTL, "check"])
+            .env("HLCTL_CONFIG", &cfg)
+            .output()
+            .unwrap();
+        println!("pve1 → vm check:\n{}", text(&o));
+        assert!(o.status.success(), "{}", text(&o));
+        vm.join().unwrap()
+    });
     let prom = out.section("prom").text;
     println!("hlctl.prom written by hlctl check in the VM:\n{prom}");
     for m in [
@@ -255,9 +288,15 @@ fn three_hosts_matrix_in_prometheus_dashboard_panels_and_a_planted_regression() 
         .unwrap()
         .to_string();
     let up = f.query_until("hlctl_net_throughput_bps{direction=\"upload\"}", 20, |r| {
-        r.len() == 7
+        r.len() == 6
+            && r.iter()
+                .any(|s| s["metric"]["peer"] == format!("{VM_IP}:{SERVE_PORT}"))
     });
-    assert_eq!(up.len(), 7, "6 lab pairs and vm → nas: {up:?}");
+    assert_eq!(
+        up.len(),
+        6,
+        "nas and pve2's 4 pairs, vm → nas, pve1 → vm: {up:?}"
+    );
     let mut expected = BTreeMap::new();
     for s in &up {
         let from = s["metric"]["host"].as_str().unwrap();
@@ -302,6 +341,12 @@ fn three_hosts_matrix_in_prometheus_dashboard_panels_and_a_planted_regression() 
             expected[k]
         );
     }
+    // Both joins: the VM's own end toward nas, and pve1's pair through the
+    // VM's address (pve1's end is nominal, the VM's is the slower end).
+    assert!(
+        got.contains_key(&("pve1".to_string(), "vm".to_string())),
+        "{got:?}"
+    );
     // The VM's pair to the 200 Mbit-shaped nas: at most about a fifth of its 1000 Mb/s.
     let vm_nas = got[&("vm".to_string(), "nas".to_string())];
     assert!(
