@@ -7,6 +7,13 @@
 //! the three, and its HTTP API gives the transfer matrix. Then every panel
 //! of the shipped Grafana dashboard is queried, and a regression is planted
 //! on nas and found by the check the timer runs.
+//!
+//! A fourth host is real hardware's stand-in: a qemu VM with the e1000e
+//! driver on the lab's bridge (a tap in `switch`) runs `hlctl check` against
+//! nas; its hlctl.prom (written by that check, printed on the
+//! console) goes to a node_exporter of its own. It gives the dashboard's ring,
+//! pause and supported-speed panels real data (veth has none of them) and the
+//! matrix a pair with a physical end.
 
 mod common;
 
@@ -14,8 +21,13 @@ use common::output_text as text;
 
 use std::collections::BTreeMap;
 
-use common::fleet::{Fleet, HOSTS, SERVE_PORT};
+use common::fleet::{Fleet, HOSTS, SERVE_PORT, ip_of};
+use common::vm::{Vm, VmOutput};
 use serde_json::Value;
+
+/// The VM's address on the lab's bridge and its node_exporter's port.
+const VM_IP: &str = "10.71.0.4";
+const VM_EXPORTER_PORT: u16 = 9101;
 
 fn config(i: usize, h: &common::fleet::Host) -> String {
     let disk = h.dir.join("disk");
@@ -42,11 +54,78 @@ fn shape(f: &Fleet, add: bool) {
     }
 }
 
+/// Boot the e1000e VM on the lab's bridge; in it `hlctl check` against nas
+/// writes /tmp/textfile/hlctl.prom, printed as section `prom`; then it runs
+/// `hlctl serve` until 30 s pass without a client (pve1 measures it; its busy back-offs stay below that). The
+/// VM's own check measures only nas: an emulated e1000e is not held to its
+/// line rate (it measured 2 Gbit/s to pve1 over its "1000 Mb/s"), which by
+/// nic::speed's last rule makes the figure nominal; against the 200
+/// Mbit-shaped nas its speed stands.
+fn vm_check(f: &Fleet) -> VmOutput {
+    let tap = common::unique("ft");
+    f.switch.ip(&["tuntap", "add", &tap, "mode", "tap"]);
+    f.switch.ip(&["link", "set", &tap, "master", "br0"]);
+    f.switch.ip(&["link", "set", &tap, "up"]);
+    let cfg = f.dir.path().join("vm-hlctl.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[check]\npeers = [\"{}:{SERVE_PORT}\"]\ncpu = false\ntime_s = 2\nbusy_window_s = 60\n\n[metrics]\ntextfile_dir = \"/tmp/textfile\"\n",
+            ip_of(0)
+        ),
+    )
+    .unwrap();
+    let script = format!(
+        "ip link set lo up
+ip addr add {VM_IP}/24 dev eth0
+ip link set eth0 up
+wait_carrier eth0 20
+mkdir -p /tmp/state /tmp/textfile
+export HLCTL_STATE_DIR=/tmp/state HLCTL_CONFIG=/etc/hlctl/hlctl.toml HLCTL_LOCAL=true
+section check hlctl check --json
+section prom cat /tmp/textfile/hlctl.prom
+section serve hlctl serve -p {SERVE_PORT} --idle-timeout 30
+true
+"
+    );
+    let out = Vm::builder()
+        .binary(env!("CARGO_BIN_EXE_hlctl"))
+        .iproute2()
+        .file(&cfg, "/etc/hlctl/hlctl.toml")
+        .nic_e1000e_tap(&f.switch, &tap)
+        .script(&script)
+        .timeout(300)
+        .run();
+    println!("VM boot to power-off: {:.1} s", out.elapsed.as_secs_f64());
+    out.assert_success();
+    let check = out.section("check");
+    assert_eq!(
+        check.rc,
+        0,
+        "hlctl check in the VM:\n{}",
+        out.guest_output()
+    );
+    out
+}
+
+/// The physical link speed (bit/s) of `host` as Prometheus has it: its
+/// links' speeds where `hlctl_link_speed_is_physical` is 1 (nic::speed
+/// decides); `None` when every speed it reports is nominal.
+fn physical_speed(f: &Fleet, host: &str) -> Option<f64> {
+    let q = format!(
+        "hlctl_link_speed_bps{{host=\"{host}\"}} and on(instance, iface) hlctl_link_speed_is_physical == 1"
+    );
+    f.query(&q)
+        .iter()
+        .map(|s| s["value"][1].as_str().unwrap().parse::<f64>().unwrap())
+        .reduce(f64::min)
+}
+
 /// The host whose address is in a peer label `10.71.0.N:5201`.
 fn host_of_peer(peer: &str) -> &'static str {
     let ip = peer.rsplit_once(':').unwrap().0;
     let n: usize = ip.rsplit('.').next().unwrap().parse().unwrap();
-    HOSTS[n - 1]
+    if ip == VM_IP { "vm" } else { HOSTS[n - 1] }
 }
 
 #[test]
@@ -55,6 +134,7 @@ fn three_hosts_matrix_in_prometheus_dashboard_panels_and_a_planted_regression() 
     let mut f = Fleet::new(config);
     f.serve_all();
     f.node_exporters();
+    let vm_textfile = f.textfile_node("vm", VM_EXPORTER_PORT);
     f.prometheus(None);
     shape(&f, true);
 
@@ -121,6 +201,159 @@ fn three_hosts_matrix_in_prometheus_dashboard_panels_and_a_planted_regression() 
         }
     }
 
+    // The VM (real e1000e) measures nas (still shaped); its file is scraped
+    // as host "vm". While it serves, pve1 measures it (pve1's file then
+    // holds pve1 → vm only): the peer end of the matrix's join.
+    let out = std::thread::scope(|sc| {
+        let vm = sc.spawn(|| vm_check(&f));
+        let pve1 = f.host("pve1");
+        let t0 = std::time::Instant::now();
+        // (This probe holds the VM's server for up to its setup timeout:
+        // pve1's first tries may meet busy and back off, at most 15 s.)
+        while !common::fleet::port_answers(&f.switch, VM_IP, SERVE_PORT) {
+            assert!(
+                !vm.is_finished() && t0.elapsed().as_secs() < 240,
+                "the VM never served"
+            );
+        }
+        let cfg = pve1.dir.join("hlctl-vm.toml");
+        std::fs::write(
+            &cfg,
+            format!(
+                "[check]\npeers = [\"{VM_IP}:{SERVE_PORT}\"]\ncpu = false\ntime_s = 2\nbusy_window_s = 30\n\n[metrics]\ntextfile_dir = \"{}\"\n",
+                pve1.textfile_dir().display()
+            ),
+        )
+        .unwrap();
+        let o = pve1
+            .command(&[common::lab::HLCTL, "check"])
+            .env("HLCTL_CONFIG", &cfg)
+            .output()
+            .unwrap();
+        println!("pve1 → vm check:\n{}", text(&o));
+        assert!(o.status.success(), "{}", text(&o));
+        vm.join().unwrap()
+    });
+    let prom = out.section("prom").text;
+    println!("hlctl.prom written by hlctl check in the VM:\n{prom}");
+    for m in [
+        "hlctl_ring_rx_max_entries{iface=\"eth0\"}",
+        "hlctl_pause_rx{iface=\"eth0\"}",
+        "hlctl_link_supported_speed_bps{iface=\"eth0\"}",
+        "hlctl_link_speed_is_physical{iface=\"eth0\"} 1",
+        &format!("hlctl_address_link_speed_bps{{address=\"{VM_IP}\",iface=\"eth0\"}}"),
+    ] {
+        assert!(prom.contains(m), "{m} missing from the VM's file");
+    }
+    std::fs::write(vm_textfile.join("hlctl.prom"), &prom).unwrap();
+
+    // "Share of the slower end's link speed": throughput over the lower
+    // PHYSICAL speed of the two ends (a nominal speed caps nothing, so it is
+    // no end's limit); a pair with no physical end has no share. The
+    // expectation comes from the speeds the hosts themselves report.
+    let vm_speed = f
+        .query_until(
+            "hlctl_link_speed_bps{host=\"vm\",iface=\"eth0\"}",
+            20,
+            |r| !r.is_empty(),
+        )
+        .first()
+        .map(|s| s["value"][1].as_str().unwrap().parse::<f64>().unwrap())
+        .expect("the VM's eth0 speed in Prometheus");
+    let speeds: BTreeMap<&str, Option<f64>> = HOSTS
+        .iter()
+        .copied()
+        .chain(["vm"])
+        .map(|h| (h, physical_speed(&f, h)))
+        .collect();
+    println!("physical link speed per host (None: only nominal speeds): {speeds:?}");
+    assert_eq!(speeds["vm"], Some(vm_speed), "e1000e's speed is physical");
+    for h in HOSTS {
+        assert_eq!(speeds[h], None, "{h}: veth speeds are nominal");
+    }
+    let dash: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/packaging/fleet/hlctl-dashboard.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let share_q = dash["panels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["title"].as_str().unwrap().contains("matrix"))
+        .and_then(|p| p["targets"][1]["expr"].as_str())
+        .unwrap()
+        .to_string();
+    let up = f.query_until("hlctl_net_throughput_bps{direction=\"upload\"}", 20, |r| {
+        r.len() == 6
+            && r.iter()
+                .any(|s| s["metric"]["peer"] == format!("{VM_IP}:{SERVE_PORT}"))
+    });
+    assert_eq!(
+        up.len(),
+        6,
+        "nas and pve2's 4 pairs, vm → nas, pve1 → vm: {up:?}"
+    );
+    let mut expected = BTreeMap::new();
+    for s in &up {
+        let from = s["metric"]["host"].as_str().unwrap();
+        let to = host_of_peer(s["metric"]["peer"].as_str().unwrap());
+        let bps: f64 = s["value"][1].as_str().unwrap().parse().unwrap();
+        let slower = [speeds[from], speeds[to]]
+            .into_iter()
+            .flatten()
+            .reduce(f64::min);
+        if let Some(sp) = slower {
+            expected.insert((from.to_string(), to.to_string()), bps / sp);
+        }
+    }
+    let got: BTreeMap<(String, String), f64> = f
+        .query_until(&share_q, 20, |r| r.len() == expected.len())
+        .iter()
+        .map(|s| {
+            let from = s["metric"]["host"].as_str().unwrap().to_string();
+            let to = host_of_peer(s["metric"]["peer"].as_str().unwrap()).to_string();
+            (
+                (from, to),
+                s["value"][1].as_str().unwrap().parse::<f64>().unwrap(),
+            )
+        })
+        .collect();
+    println!("matrix cell colour ({share_q}):");
+    for ((from, to), v) in &got {
+        println!(
+            "  {from:>5} → {to:<5} {:>6.1}% of the slower end",
+            v * 100.0
+        );
+    }
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        expected.keys().collect::<Vec<_>>(),
+        "only pairs with a physical end have a share"
+    );
+    for (k, v) in &got {
+        assert!(
+            (v - expected[k]).abs() <= 1e-9 * expected[k].abs(),
+            "{k:?}: {v} vs {}",
+            expected[k]
+        );
+    }
+    // Both joins: the VM's own end toward nas, and pve1's pair through the
+    // VM's address (pve1's end is nominal, the VM's is the slower end).
+    assert!(
+        got.contains_key(&("pve1".to_string(), "vm".to_string())),
+        "{got:?}"
+    );
+    // The VM's pair to the 200 Mbit-shaped nas: at most about a fifth of its 1000 Mb/s.
+    let vm_nas = got[&("vm".to_string(), "nas".to_string())];
+    assert!(
+        vm_nas > 0.0 && vm_nas <= 215e6 / vm_speed,
+        "vm → nas: {vm_nas} of {vm_speed}"
+    );
+
     // The regression: nas unshaped, a reference check, a baseline, then
     // offloads turned off; the check run exactly as hlctl-check.service does.
     shape(&f, false);
@@ -184,15 +417,8 @@ fn three_hosts_matrix_in_prometheus_dashboard_panels_and_a_planted_regression() 
     println!("{q} → {}", r[0]["metric"]);
 
     // Every panel of the shipped dashboard, through this Prometheus (after
-    // the regression run, so the regressions panel and the baselines have data).
-    let dash: Value = serde_json::from_str(
-        &std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/packaging/fleet/hlctl-dashboard.json"
-        ))
-        .unwrap(),
-    )
-    .unwrap();
+    // the regression run, so the regressions panel and the baselines have
+    // data; the VM gives the ring, pause and supported-speed panels theirs).
     let mut exprs = Vec::new();
     for p in dash["panels"].as_array().unwrap() {
         for t in p["targets"].as_array().into_iter().flatten() {
@@ -202,22 +428,13 @@ fn three_hosts_matrix_in_prometheus_dashboard_panels_and_a_planted_regression() 
     }
     assert!(exprs.len() >= 8, "{exprs:?}");
     for (title, e) in &exprs {
-        // veth has no rings, no flow control and reports no supported
-        // modes: those queries are valid (the API accepts them) but empty here.
-        let veth_lacks = [
-            "hlctl_ring_",
-            "hlctl_pause_",
-            "hlctl_link_supported_speed_bps",
-        ]
-        .iter()
-        .any(|m| e.contains(m));
-        let r = f.query_until(e, if veth_lacks { 0 } else { 15 }, |r| !r.is_empty());
-        if veth_lacks {
-            println!("panel '{title}': {e} → {} series (veth has none)", r.len());
-            continue;
-        }
+        let r = f.query_until(e, 15, |r| !r.is_empty());
         assert!(!r.is_empty(), "panel '{title}': {e} returned no data");
-        println!("panel '{title}': {e} → {} series", r.len());
+        let hosts: std::collections::BTreeSet<&str> = r
+            .iter()
+            .filter_map(|s| s["metric"]["host"].as_str())
+            .collect();
+        println!("panel '{title}': {e} → {} series from {hosts:?}", r.len());
     }
 
     let _ = SERVE_PORT;

@@ -11,6 +11,8 @@ use crate::paths::Paths;
 #[derive(Debug, Default)]
 pub struct Inputs {
     pub links: Vec<Interface>,
+    /// Every address and the interface holding it.
+    pub addresses: Vec<(String, std::net::IpAddr)>,
     /// The last check, when it ran, and its comparison.
     pub check: Option<(CheckReport, i64, Option<Comparison>)>,
     pub tune: Option<StoredResult>,
@@ -23,6 +25,7 @@ pub fn gather(paths: &Paths, cfg: &Config) -> Inputs {
     {
         inp.links = l;
     }
+    inp.addresses = crate::path::route::addresses();
     if !paths.state_dir.join(crate::history::DB_FILE).exists() {
         return inp;
     }

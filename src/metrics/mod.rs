@@ -9,7 +9,11 @@
 //! hlctld after link changes.
 //!
 //! - [`gather`]: reading the inputs (netlink, history);
-//! - whether a link's speed is physical comes from [`crate::nic::speed`], the one place that decides it;
+//! - whether a link's speed is physical comes from [`crate::nic::speed`], the one place that decides it
+//!   (with its rule that a rate the last check measured above the speed makes it nominal);
+//! - the matrix's "slower end": `hlctl_address_link_speed_bps{address,iface}` (each address with the
+//!   physical speed of its link) lets a query join a `peer` label to the peer's link, and
+//!   `hlctl_net_local_link_speed_bps{peer}` is this host's end; a nominal speed gives no series;
 //! - [`watch`]: hlctld rewriting the file after link changes.
 
 pub mod gather;
@@ -71,7 +75,7 @@ fn b(x: bool) -> f64 {
     if x { 1.0 } else { 0.0 }
 }
 
-fn links(f: &mut Families, links: &[Interface]) {
+fn links(f: &mut Families, links: &[Interface], m: &Measured) {
     for i in links {
         let l = [("iface", i.name.as_str())];
         if let Some(m) = &i.link {
@@ -109,7 +113,7 @@ fn links(f: &mut Families, links: &[Interface]) {
             "hlctl_link_speed_is_physical",
             "1 when the speed is a physical line rate (not a virtual device's nominal figure)",
             &l,
-            b(crate::nic::speed::speed_kind(i).0.is_physical()),
+            b(is_physical(i, m)),
         );
         if let Some(r) = &i.rings {
             for (name, help, v) in [
@@ -161,6 +165,66 @@ fn links(f: &mut Families, links: &[Interface]) {
     }
 }
 
+/// The highest rate the last check measured through each interface (either
+/// direction): the evidence for [`crate::nic::speed`]'s last rule.
+type Measured = std::collections::BTreeMap<String, f64>;
+
+fn measured(check: Option<&CheckReport>) -> Measured {
+    let mut m = Measured::new();
+    for p in check.map(|c| c.peers.as_slice()).unwrap_or_default() {
+        let Some(i) = &p.interface else { continue };
+        for bps in p.directions.iter().filter_map(|d| d.bps) {
+            let e = m.entry(i.clone()).or_insert(0.0);
+            *e = e.max(bps);
+        }
+    }
+    m
+}
+
+/// Whether `i`'s speed is physical, as [`crate::nic::speed`] decides it,
+/// including its rule that a measured rate above the reported speed (an
+/// emulated NIC) makes the figure nominal.
+fn is_physical(i: &Interface, m: &Measured) -> bool {
+    match crate::nic::speed::link_speed(i) {
+        Some(s) => match m.get(&i.name) {
+            Some(bps) => s.against_measured(*bps).is_physical(),
+            None => s.is_physical(),
+        },
+        None => crate::nic::speed::speed_kind(i).0.is_physical(),
+    }
+}
+
+/// The physical speed of `iface` in bit/s, `None` when it reports none or
+/// the figure is nominal: a nominal speed caps nothing, so it is no end's limit.
+fn physical_bps(links: &[Interface], m: &Measured, iface: &str) -> Option<f64> {
+    let i = links.iter().find(|i| i.name == iface)?;
+    crate::nic::speed::link_speed(i)
+        .filter(|_| is_physical(i, m))
+        .map(|s| s.bps())
+}
+
+/// Each address with the physical speed of the link holding it, so that a
+/// query can join a check's `peer` label (its address) to the peer's own
+/// link: the matrix's "slower end". Nominal speeds give no series.
+fn addresses(
+    f: &mut Families,
+    links: &[Interface],
+    m: &Measured,
+    addrs: &[(String, std::net::IpAddr)],
+) {
+    for (iface, ip) in addrs {
+        if let Some(bps) = physical_bps(links, m, iface) {
+            let ip = ip.to_string();
+            f.set(
+                "hlctl_address_link_speed_bps",
+                "Physical speed (bit/s) of the link holding this address (none when the speed is nominal)",
+                &[("address", ip.as_str()), ("iface", iface.as_str())],
+                bps,
+            );
+        }
+    }
+}
+
 /// Disk figures by pattern: (pattern, IOPS, bytes/s).
 fn disk_figures(e: &crate::report::Entry) -> Vec<(String, f64, f64)> {
     const SEQ_BLOCK: f64 = 1048576.0; // the dd-like runs use 1 MiB blocks
@@ -174,8 +238,28 @@ fn disk_figures(e: &crate::report::Entry) -> Vec<(String, f64, f64)> {
         .collect()
 }
 
-fn check(f: &mut Families, r: &CheckReport, ts: i64, c: Option<&Comparison>) {
+/// Help of `hlctl_net_local_link_speed_bps`.
+const LOCAL_SPEED_HELP: &str =
+    "Physical speed (bit/s) of this host's link toward the peer (none when the speed is nominal)";
+
+fn check(
+    f: &mut Families,
+    r: &CheckReport,
+    ts: i64,
+    c: Option<&Comparison>,
+    links: &[Interface],
+    m: &Measured,
+) {
     for p in &r.peers {
+        let local = p.interface.as_deref();
+        if let Some(bps) = local.and_then(|i| physical_bps(links, m, i)) {
+            f.set(
+                "hlctl_net_local_link_speed_bps",
+                LOCAL_SPEED_HELP,
+                &[("peer", p.peer.as_str())],
+                bps,
+            );
+        }
         for d in &p.directions {
             let dir = d.direction.to_string();
             let l = [("peer", p.peer.as_str()), ("direction", dir.as_str())];
@@ -295,9 +379,11 @@ fn tune(f: &mut Families, t: &crate::history::StoredResult) {
 /// The file's text.
 pub fn encode(inp: &Inputs) -> String {
     let mut f = Families::new();
-    links(&mut f, &inp.links);
+    let m = measured(inp.check.as_ref().map(|c| &c.0));
+    links(&mut f, &inp.links, &m);
+    addresses(&mut f, &inp.links, &m, &inp.addresses);
     if let Some((r, ts, c)) = &inp.check {
-        check(&mut f, r, *ts, c.as_ref());
+        check(&mut f, r, *ts, c.as_ref(), &inp.links, &m);
     }
     if let Some(t) = &inp.tune {
         tune(&mut f, t);
@@ -441,13 +527,31 @@ mod tests {
                 "after": {"upload": {"median_bps": 8e8}, "download": {"median_bps": 5e8}}
             }),
         };
+        let veth = Interface {
+            name: "veth0".into(),
+            kind: Some("veth".into()),
+            driver: Some("veth".into()),
+            link: Some(LinkModes {
+                speed_mbps: Some(10_000),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        // A 1 Gb/s e1000e here: the check's 900 Mbit/s through it stay below its speed.
+        let mut eth0 = nic();
+        eth0.link.as_mut().unwrap().speed_mbps = Some(1000);
         let text = encode(&Inputs {
-            links: vec![nic()],
-            check: Some((check, 1000, None)),
+            links: vec![eth0, veth],
+            addresses: vec![
+                ("eth0".into(), "10.0.0.1".parse().unwrap()),
+                ("eth0".into(), "fd00::1".parse().unwrap()),
+                ("veth0".into(), "10.9.0.1".parse().unwrap()),
+            ],
+            check: Some((check.clone(), 1000, None)),
             tune: Some(tune),
         });
         for line in [
-            "hlctl_link_speed_bps{iface=\"eth0\"} 100000000",
+            "hlctl_link_speed_bps{iface=\"eth0\"} 1000000000",
             "hlctl_link_supported_speed_bps{iface=\"eth0\"} 1000000000",
             "hlctl_link_full_duplex{iface=\"eth0\"} 0",
             "hlctl_link_speed_is_physical{iface=\"eth0\"} 1",
@@ -470,13 +574,41 @@ mod tests {
             "hlctl_tune_gain_ratio{iface=\"eth0\",direction=\"upload\"} 2",
             "hlctl_tune_gain_ratio{iface=\"eth0\",direction=\"download\"} 1",
             "hlctl_tune_timestamp_seconds 900",
+            // The physical speed by address and toward the peer (the matrix's ends).
+            "hlctl_address_link_speed_bps{address=\"10.0.0.1\",iface=\"eth0\"} 1000000000",
+            "hlctl_address_link_speed_bps{address=\"fd00::1\",iface=\"eth0\"} 1000000000",
+            "hlctl_net_local_link_speed_bps{peer=\"nas \\\"lan\\\":5201\"} 1000000000",
         ] {
             assert!(
                 text.lines().any(|l| l == line || l == format!("{line}.0")),
                 "missing {line} in:\n{text}"
             );
         }
+        // veth's 10 Gb/s is nominal: it bounds no pair, so no address series.
+        assert!(!text.contains("10.9.0.1"), "{text}");
         assert!(text.contains("# TYPE hlctl_link_speed_bps gauge"));
         assert!(!text.contains("host="), "the host is Prometheus's instance");
+
+        // The same check over a 100 Mb/s e1000e: 900 Mbit/s measured through
+        // it prove the figure nominal (an emulated NIC), so it bounds nothing.
+        let mut slow = Inputs {
+            links: vec![nic()],
+            addresses: vec![("eth0".into(), "10.0.0.1".parse().unwrap())],
+            ..Default::default()
+        };
+        let before = encode(&slow);
+        assert!(
+            before.contains("hlctl_link_speed_is_physical{iface=\"eth0\"} 1")
+                && before.contains("hlctl_address_link_speed_bps{address=\"10.0.0.1\""),
+            "no check yet: the driver's speed is physical\n{before}"
+        );
+        slow.check = Some((check, 1000, None));
+        let after = encode(&slow);
+        assert!(
+            after.contains("hlctl_link_speed_is_physical{iface=\"eth0\"} 0"),
+            "{after}"
+        );
+        assert!(!after.contains("hlctl_address_link_speed_bps"), "{after}");
+        assert!(!after.contains("hlctl_net_local_link_speed_bps"), "{after}");
     }
 }

@@ -81,6 +81,24 @@ pub fn source_for(dest: IpAddr) -> io::Result<IpAddr> {
     Ok(s.local_addr()?.ip())
 }
 
+/// Every interface address (IPv4 and IPv6): (interface, address).
+pub fn addresses() -> Vec<(String, IpAddr)> {
+    let Ok(addrs) = nix::ifaddrs::getifaddrs() else {
+        return Vec::new();
+    };
+    addrs
+        .filter_map(|a| {
+            let sa = a.address?;
+            let ip = match (sa.as_sockaddr_in(), sa.as_sockaddr_in6()) {
+                (Some(v4), _) => IpAddr::V4(v4.ip()),
+                (_, Some(v6)) => IpAddr::V6(v6.ip()),
+                _ => return None,
+            };
+            Some((a.interface_name, ip))
+        })
+        .collect()
+}
+
 /// The interface holding address `ip`.
 pub fn interface_with(ip: IpAddr) -> Option<String> {
     let addrs = nix::ifaddrs::getifaddrs().ok()?;

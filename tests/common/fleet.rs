@@ -76,6 +76,8 @@ pub struct Fleet {
     pub switch: NetNs,
     pub hosts: Vec<Host>,
     pub dir: tempfile::TempDir,
+    /// Further scrape targets (`addr:port`, host label), from [`Fleet::textfile_node`].
+    pub extra_targets: Vec<(String, String)>,
 }
 
 impl Fleet {
@@ -118,6 +120,7 @@ impl Fleet {
             switch,
             hosts,
             dir,
+            extra_targets: Vec::new(),
         }
     }
 
@@ -181,6 +184,30 @@ impl Fleet {
         }
     }
 
+    /// A further host's textfile directory (e.g. a VM's hlctl.prom, copied
+    /// out of its console): a node_exporter in `switch` on `PROM_IP:port`,
+    /// scraped with label `host`. Call before [`Fleet::prometheus`].
+    pub fn textfile_node(&mut self, host: &str, port: u16) -> PathBuf {
+        let dir = self.dir.path().join(host).join("textfile");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut c = Command::new("ip");
+        c.args([
+            "netns",
+            "exec",
+            &self.switch.name,
+            "prometheus-node-exporter",
+        ])
+        .arg(format!("--web.listen-address={PROM_IP}:{port}"))
+        .args(["--collector.disable-defaults", "--collector.textfile"])
+        .arg(format!("--collector.textfile.directory={}", dir.display()));
+        let log = self.dir.path().join(host).join("node-exporter.log");
+        self.spawn(c, &log);
+        wait_port_or_log(&self.switch, PROM_IP, port, &log);
+        self.extra_targets
+            .push((format!("{PROM_IP}:{port}"), host.to_string()));
+        dir
+    }
+
     /// Prometheus in `switch`, scraping the three every second, with `rules`
     /// (a file path) loaded when given.
     pub fn prometheus(&mut self, rules: Option<&Path>) {
@@ -194,6 +221,9 @@ impl Fleet {
                 "      - targets: ['{}:9100']\n        labels: {{host: {}}}\n",
                 h.ip, h.name
             );
+        }
+        for (addr, host) in &self.extra_targets {
+            cfg += &format!("      - targets: ['{addr}']\n        labels: {{host: {host}}}\n");
         }
         if let Some(r) = rules {
             cfg += &format!("rule_files: ['{}']\n", r.display());
