@@ -8,7 +8,8 @@
 # Usage: benches/daemon.sh [ROUNDS] [PAIRS]     (PROFILE=release for a release build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ "$(id -u)" = 0 ] || { echo "run as root (namespaces, bus policy)" >&2; exit 2; }
+[ "$(id -u)" = 0 ] || { echo "run as root (namespaces)" >&2; exit 2; }
+. benches/lib.sh
 ROUNDS=${1:-40}
 PAIRS=${2:-4}
 PROFILE=${PROFILE:-debug}
@@ -22,39 +23,19 @@ BIN=$PWD/target/$PROFILE
 work=$(mktemp -d /tmp/hlctl-bench.XXXXXX)
 chmod 755 "$work"
 ns=hlbench$$
-policy=/usr/share/dbus-1/system.d/org.hlctl.Daemon1.conf
-installed_policy=0
 dbus_pid=
 cleanup() {
     [ -n "${daemon_pid:-}" ] && kill "$daemon_pid" 2>/dev/null || true
     [ -n "$dbus_pid" ] && kill "$dbus_pid" 2>/dev/null || true
     ip netns del "$ns" 2>/dev/null || true
-    [ "$installed_policy" = 1 ] && rm -f "$policy"
     rm -rf "$work"
 }
 trap cleanup EXIT
 
-# Our bus policy (only root may own org.hlctl.Daemon1), where the bus reads it.
-if [ ! -e "$policy" ]; then
-    cp dbus/org.hlctl.Daemon1.conf "$policy"
-    installed_policy=1
-fi
-# A private system bus: the system configuration, our socket.
-sed -e "s|<listen>.*</listen>|<listen>unix:path=$work/bus</listen>|" \
-    -e '/<user>/d' -e '/<pidfile>/d' -e '/<fork\/>/d' -e '/<standard_system_servicedirs\/>/d' \
-    -e 's|<includedir>system.d</includedir>|<includedir>/usr/share/dbus-1/system.d</includedir>|' \
-    /usr/share/dbus-1/system.conf > "$work/bus.conf"
-dbus-daemon --config-file="$work/bus.conf" --nofork --nosyslog & dbus_pid=$!
-for _ in $(seq 200); do [ -S "$work/bus" ] && break; sleep 0.01; done
-addr="unix:path=$work/bus"
-
-ip netns add "$ns"
-ip -n "$ns" link set lo up
-for i in $(seq "$PAIRS"); do
-    ip -n "$ns" link add "bva$i" type veth peer name "bvb$i"
-    ip -n "$ns" link set "bva$i" up
-    ip -n "$ns" link set "bvb$i" up
-done
+# A private system bus (our policy read from $work, nothing installed) and
+# the namespace hlctld serves.
+private_bus "$work"
+veth_namespace "$ns" bv "$PAIRS"
 
 export BIN addr ns ROUNDS work
 python3 - <<'PY'

@@ -16,6 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" = 0 ] || { echo "run as root (namespaces)" >&2; exit 2; }
+. benches/lib.sh
 PAIRS=${1:-4}
 CLIENTS=${2:-10}
 BURSTS=${3:-5}
@@ -40,24 +41,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# A private system bus: the system configuration plus our policy from $work.
-mkdir "$work/policy"
-cp dbus/org.hlctl.Daemon1.conf "$work/policy/"
-sed -e "s|<listen>.*</listen>|<listen>unix:path=$work/bus</listen>|" \
-    -e '/<user>/d' -e '/<pidfile>/d' -e '/<fork\/>/d' -e '/<standard_system_servicedirs\/>/d' \
-    -e "s|<includedir>system.d</includedir>|<includedir>/usr/share/dbus-1/system.d</includedir><includedir>$work/policy</includedir>|" \
-    /usr/share/dbus-1/system.conf > "$work/bus.conf"
-dbus-daemon --config-file="$work/bus.conf" --nofork --nosyslog & dbus_pid=$!
-for _ in $(seq 200); do [ -S "$work/bus" ] && break; sleep 0.01; done
-addr="unix:path=$work/bus"
-
-ip netns add "$ns"
-ip -n "$ns" link set lo up
-for i in $(seq "$PAIRS"); do
-    ip -n "$ns" link add "mva$i" type veth peer name "mvb$i"
-    ip -n "$ns" link set "mva$i" up
-    ip -n "$ns" link set "mvb$i" up
-done
+# A private system bus (our policy read from $work, nothing installed) and
+# the namespace hlctld serves.
+private_bus "$work"
+veth_namespace "$ns" mv "$PAIRS"
 
 # shellcheck disable=SC2086
 env ${HLCTLD_ENV:-} ip netns exec "$ns" "$BIN/hlctld" --bus "$addr" \
