@@ -154,31 +154,9 @@ fn hlctld_logs_a_bad_file_keeps_serving_and_writes_metrics_on_link_changes() {
 
 #[test]
 fn after_boot_check_runs_only_when_the_kernel_changed() {
-    let d = tempfile::tempdir().unwrap();
-    let state = d.path().join("state");
-    let disk = d.path().join("disk");
-    std::fs::create_dir_all(&disk).unwrap();
-    let conf = d.path().join("hlctl.toml");
-    std::fs::write(
-        &conf,
-        format!(
-            "[check]\ndirs = [\"{}\"]\ncpu = false\ndisk_size_mib = 4\nbench_time_s = 1\n",
-            disk.display()
-        ),
-    )
-    .unwrap();
-    let run = |args: &[&str]| {
-        Command::new(HLCTL)
-            .args([
-                "--state-dir",
-                state.to_str().unwrap(),
-                "--config",
-                conf.to_str().unwrap(),
-            ])
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    let host = common::fleet::DiskCheckHost::new("");
+    let run = |args: &[&str]| host.hlctl(args);
+    let state = &host.state;
     // The boot unit's ExecStart, before any check: nothing to compare with.
     let unit = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),

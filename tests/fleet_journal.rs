@@ -23,31 +23,9 @@ fn a_regression_is_in_the_journal_under_our_message_id() {
         std::path::Path::new(journald).exists(),
         "{journald} missing (package systemd, scripts/setup.sh)"
     );
-    let d = tempfile::tempdir().unwrap();
-    let state = d.path().join("state");
-    let disk = d.path().join("disk");
-    std::fs::create_dir_all(&disk).unwrap();
-    let conf = d.path().join("hlctl.toml");
-    std::fs::write(
-        &conf,
-        format!(
-            "[check]\ndirs = [\"{}\"]\ncpu = false\ndisk_size_mib = 4\nbench_time_s = 1\nbaseline = \"good\"\n",
-            disk.display()
-        ),
-    )
-    .unwrap();
-    let hl = |args: &[&str]| {
-        Command::new(HLCTL)
-            .args([
-                "--state-dir",
-                state.to_str().unwrap(),
-                "--config",
-                conf.to_str().unwrap(),
-            ])
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    let host = common::fleet::DiskCheckHost::new("baseline = \"good\"\n");
+    let hl = |args: &[&str]| host.hlctl(args);
+    let (state, conf) = (&host.state, &host.conf);
     let o = hl(&["check"]);
     assert!(matches!(o.status.code(), Some(0 | 1)), "{}", text(&o));
     let o = hl(&["baseline", "save", "good"]);

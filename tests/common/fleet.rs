@@ -320,3 +320,47 @@ pub fn port_answers(from: &NetNs, ip: &str, port: u16) -> bool {
         })
     })
 }
+
+/// One host's own hlctl files for a check of a local directory only (no
+/// peers, no CPU, 4 MiB disk runs of 1 s): a state directory, a disk
+/// directory and hlctl.toml with `extra` lines appended to `[check]`.
+pub struct DiskCheckHost {
+    _dir: tempfile::TempDir,
+    pub state: PathBuf,
+    pub conf: PathBuf,
+}
+
+impl DiskCheckHost {
+    pub fn new(extra: &str) -> DiskCheckHost {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state");
+        let disk = dir.path().join("disk");
+        std::fs::create_dir_all(&disk).unwrap();
+        let conf = dir.path().join("hlctl.toml");
+        std::fs::write(
+            &conf,
+            format!(
+                "[check]\ndirs = [\"{}\"]\ncpu = false\ndisk_size_mib = 4\nbench_time_s = 1\n{extra}",
+                disk.display()
+            ),
+        )
+        .unwrap();
+        DiskCheckHost {
+            _dir: dir,
+            state,
+            conf,
+        }
+    }
+
+    /// `hlctl --state-dir STATE --config CONF ARGS...`.
+    pub fn hlctl(&self, args: &[&str]) -> std::process::Output {
+        Command::new(HLCTL)
+            .arg("--state-dir")
+            .arg(&self.state)
+            .arg("--config")
+            .arg(&self.conf)
+            .args(args)
+            .output()
+            .unwrap()
+    }
+}
