@@ -128,6 +128,100 @@ fn host_of_peer(peer: &str) -> &'static str {
     if ip == VM_IP { "vm" } else { HOSTS[n - 1] }
 }
 
+/// The dashboard's transfer-matrix panel as Grafana reads it: the field
+/// override that colours by thresholds names the share's query (`Value #X`
+/// is query X's value); the other query gives the Mbit/s shown beside it.
+struct MatrixPanel {
+    mbits_expr: String,
+    share_expr: String,
+    /// (from, colour) threshold steps, the first from -inf.
+    steps: Vec<(f64, String)>,
+}
+
+impl MatrixPanel {
+    fn from_dashboard(dash: &Value) -> MatrixPanel {
+        let panel = dash["panels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["title"].as_str().unwrap().contains("matrix"))
+            .expect("a matrix panel");
+        let targets = panel["targets"].as_array().unwrap();
+        for t in targets {
+            assert_eq!(t["format"], "table", "{t}");
+            assert_eq!(t["instant"], true, "{t}");
+        }
+        let transforms: Vec<&str> = panel["transformations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            transforms.first(),
+            Some(&"merge"),
+            "the two queries join into one row per pair"
+        );
+        let coloured = panel["fieldConfig"]["overrides"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| {
+                o["properties"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|p| p["id"] == "thresholds")
+            })
+            .expect("an override colouring by thresholds");
+        let props = coloured["properties"].as_array().unwrap();
+        let prop = |id: &str| {
+            props
+                .iter()
+                .find(|p| p["id"] == id)
+                .map(|p| p["value"].clone())
+                .unwrap_or_else(|| panic!("{id} missing from {coloured}"))
+        };
+        assert_eq!(prop("custom.cellOptions")["type"], "color-background");
+        assert_eq!(prop("color")["mode"], "thresholds");
+        let thresholds = prop("thresholds");
+        assert_eq!(thresholds["mode"], "absolute", "a share is not relative");
+        let steps = thresholds["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                (
+                    s["value"].as_f64().unwrap_or(f64::NEG_INFINITY),
+                    s["color"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        let field = coloured["matcher"]["options"].as_str().unwrap();
+        let ref_id = field.strip_prefix("Value #").expect("a query's value");
+        let expr = |pick: &dyn Fn(&Value) -> bool| {
+            let t: Vec<&Value> = targets.iter().filter(|t| pick(t)).collect();
+            assert_eq!(t.len(), 1, "{targets:?}");
+            t[0]["expr"].as_str().unwrap().to_string()
+        };
+        MatrixPanel {
+            share_expr: expr(&|t| t["refId"] == ref_id),
+            mbits_expr: expr(&|t| t["refId"] != ref_id),
+            steps,
+        }
+    }
+
+    /// The colour Grafana gives `v`: the last step whose start is ≤ v.
+    fn colour(&self, v: f64) -> &str {
+        self.steps
+            .iter()
+            .rev()
+            .find(|(from, _)| *from <= v)
+            .map(|(_, c)| c.as_str())
+            .unwrap()
+    }
+}
+
 #[test]
 fn three_hosts_matrix_in_prometheus_dashboard_panels_and_a_planted_regression() {
     let _serial = common::lab::serial();
@@ -279,14 +373,8 @@ fn three_hosts_matrix_in_prometheus_dashboard_panels_and_a_planted_regression() 
         .unwrap(),
     )
     .unwrap();
-    let share_q = dash["panels"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["title"].as_str().unwrap().contains("matrix"))
-        .and_then(|p| p["targets"][1]["expr"].as_str())
-        .unwrap()
-        .to_string();
+    let matrix_panel = MatrixPanel::from_dashboard(&dash);
+    let share_q = matrix_panel.share_expr.clone();
     let up = f.query_until("hlctl_net_throughput_bps{direction=\"upload\"}", 20, |r| {
         r.len() == 6
             && r.iter()
@@ -353,6 +441,57 @@ fn three_hosts_matrix_in_prometheus_dashboard_panels_and_a_planted_regression() 
         vm_nas > 0.0 && vm_nas <= 215e6 / vm_speed,
         "vm → nas: {vm_nas} of {vm_speed}"
     );
+
+    // The cells as Grafana colours them: the panel's own Mbit/s query beside
+    // the share, each share through the panel's own thresholds. A pair
+    // touching the shaped nas and a fast pair must not look alike.
+    let mbits: BTreeMap<(String, String), f64> = f
+        .query(&matrix_panel.mbits_expr)
+        .iter()
+        .map(|s| {
+            let from = s["metric"]["host"].as_str().unwrap().to_string();
+            let to = host_of_peer(s["metric"]["peer"].as_str().unwrap()).to_string();
+            let v: f64 = s["value"][1].as_str().unwrap().parse().unwrap();
+            ((from, to), v)
+        })
+        .collect();
+    println!("matrix panel cells ({}):", matrix_panel.mbits_expr);
+    let mut colours = BTreeMap::new();
+    for (k, v) in &got {
+        let c = matrix_panel.colour(*v);
+        println!(
+            "  {:>5} → {:<5} {:>6.0} Mbit/s  {:>6.1}%  {c}",
+            k.0,
+            k.1,
+            mbits[k],
+            v * 100.0
+        );
+        colours.insert(k.clone(), c);
+    }
+    for k in got.keys() {
+        let bps = up
+            .iter()
+            .find(|s| {
+                s["metric"]["host"] == k.0.as_str()
+                    && host_of_peer(s["metric"]["peer"].as_str().unwrap()) == k.1
+            })
+            .map(|s| s["value"][1].as_str().unwrap().parse::<f64>().unwrap())
+            .unwrap();
+        assert!(
+            (mbits[k] - bps / 1e6).abs() <= 1e-6 * mbits[k],
+            "{k:?}: the panel shows {} Mbit/s of {bps} bit/s",
+            mbits[k]
+        );
+    }
+    let touches_nas = |k: &(String, String)| k.0 == "nas" || k.1 == "nas";
+    let slow: Vec<_> = colours.iter().filter(|(k, _)| touches_nas(k)).collect();
+    let fast: Vec<_> = colours.iter().filter(|(k, _)| !touches_nas(k)).collect();
+    assert!(!slow.is_empty() && !fast.is_empty(), "{colours:?}");
+    for (ks, cs) in &slow {
+        for (kf, cf) in &fast {
+            assert_ne!(cs, cf, "{ks:?} and {kf:?} are coloured alike: {colours:?}");
+        }
+    }
 
     // The regression: nas unshaped, a reference check, a baseline, then
     // offloads turned off; the check run exactly as hlctl-check.service does.
