@@ -30,6 +30,15 @@ if [ ${#missing[@]} -gt 0 ]; then
     [ -z "$own_policy" ] || rm -f /usr/sbin/policy-rc.d
 fi
 
+# Node.js and npm for tests/grafana_dashboard.rs (it type-checks the Grafana
+# dashboard with tsc and @grafana/schema, which it installs itself with `npm
+# ci`). Only when missing: a machine may carry its own Node.js build.
+if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
+    echo "setup: installing nodejs npm"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+fi
+
 # rustfmt and clippy for scripts/test.sh (a minimal rustup profile has neither).
 if command -v rustup >/dev/null; then
     for c in rustfmt clippy; do

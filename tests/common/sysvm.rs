@@ -233,7 +233,9 @@ pub fn files_disk(dir: &Path, files: &[&Path]) -> PathBuf {
     img
 }
 
-fn hash(parts: &[&[u8]]) -> String {
+/// The first 16 hex digits of a SHA-256 over `parts` (each length-prefixed): a
+/// cache key.
+pub fn hash(parts: &[&[u8]]) -> String {
     let mut child = Command::new("sha256sum")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
