@@ -2,7 +2,8 @@
 //! runs someone else's test, `hlctl check` is told busy, backs off at
 //! random, retries, records the retries, and only reports the figure of a
 //! test the peer ran alone; when the peer stays busy for the whole window,
-//! nothing is reported for it.
+//! nothing is reported for it, not even an idle round-trip time (that is
+//! taken only once the peer has taken our test).
 
 mod common;
 
@@ -71,11 +72,15 @@ fn a_busy_peer_is_retried_within_the_window_and_never_measured_while_busy() {
         took > Duration::from_secs(4),
         "{took:?}: measured while the peer was busy?"
     );
+    // The idle round-trip time is taken once the peer has taken our test.
+    let rtt = &v["check"]["peers"][0]["rtt_seconds"];
+    assert!(rtt.as_f64().is_some_and(|s| s > 0.0), "{rtt}");
     println!(
-        "busy peer: {} retries, then {:.0} Mbit/s after {:.1} s",
+        "busy peer: {} retries, then {:.0} Mbit/s after {:.1} s (idle rtt {:.3} ms)",
         up["busy_retries"],
         up["bps"].as_f64().unwrap() / 1e6,
-        took.as_secs_f64()
+        took.as_secs_f64(),
+        rtt.as_f64().unwrap() * 1e3
     );
 
     // Busy for longer than the window: no figure, the check fails and says so.
@@ -105,6 +110,11 @@ fn a_busy_peer_is_retried_within_the_window_and_never_measured_while_busy() {
         "{up}"
     );
     assert!(v["check"]["network"][0]["upload_bps"].is_null(), "{v}");
+    // The peer was never ours: no "idle" round-trip time was taken while it
+    // served someone else.
+    let peer0 = &v["check"]["peers"][0];
+    assert!(peer0["directions"][1]["bps"].is_null(), "{peer0}");
+    assert!(peer0["rtt_seconds"].is_null(), "{peer0}");
     // Nothing stored for that direction: the history has no upload figure from it.
     let h = lab.json(&["history", "--kind", "check", "--limit", "1"]);
     let metrics = h["results"][0]["metrics"].as_array().unwrap();

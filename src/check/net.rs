@@ -88,20 +88,27 @@ enum Attempt {
     Failed(String),
 }
 
-fn attempt(cfg: &ClientConfig, lock: &Path, cancel: &Cancel) -> Result<NetReport, Attempt> {
+fn attempt(
+    cfg: &ClientConfig,
+    lock: &Path,
+    cancel: &Cancel,
+    accepted: &mut dyn FnMut(),
+) -> Result<NetReport, Attempt> {
     let _held = match MeasureLock::try_acquire(lock) {
         Ok(Some(g)) => Some(g),
         Ok(None) => return Err(Attempt::Busy), // our own server is serving someone
         Err(_) => None,                        // no state dir to lock in: measure anyway
     };
-    match net::run_client(cfg, &NoProgress, cancel) {
+    match net::run_client_then(cfg, &NoProgress, cancel, accepted) {
         Ok(r) => Ok(r),
         Err(NetError::ServerBusy) => Err(Attempt::Busy),
         Err(e) => Err(Attempt::Failed(e.to_string())),
     }
 }
 
-/// Measure one direction, retrying a busy peer within the window.
+/// Measure one direction, retrying a busy peer within the window;
+/// `accepted` runs each time the peer takes one of our tests (see
+/// [`net::run_client_then`]), with this host's lock held.
 pub fn direction(
     peer: &Peer,
     dir: Direction,
@@ -109,6 +116,7 @@ pub fn direction(
     lock: &Path,
     backoff: &Backoff,
     cancel: &Cancel,
+    accepted: &mut dyn FnMut(),
 ) -> DirectionResult {
     let mut cfg = ClientConfig::new(peer.host.clone(), peer.port);
     cfg.time_s = time_s;
@@ -134,7 +142,7 @@ pub fn direction(
             out.error = Some("cancelled".into());
             return out;
         }
-        match attempt(&cfg, lock, cancel) {
+        match attempt(&cfg, lock, cancel, accepted) {
             Ok(r) => {
                 out.bps = Some(r.main.received_bps);
                 out.retransmits = r.main.retransmits;
@@ -166,7 +174,8 @@ pub fn direction(
     }
 }
 
-/// The median of a few ICMP echoes (idle), in seconds.
+/// The median of a few ICMP echoes, in seconds. Idle only where the peer
+/// is ours alone: [`peer`] calls it when the peer has taken our test.
 pub fn idle_rtt(peer: &Peer) -> Option<f64> {
     let mut p = crate::path::icmp::Pinger::new(peer.ip().ok()?).ok()?;
     let mut v: Vec<f64> = (0..5)
@@ -177,7 +186,10 @@ pub fn idle_rtt(peer: &Peer) -> Option<f64> {
     (!v.is_empty()).then(|| crate::path::measure::median(&v))
 }
 
-/// Both directions to one peer.
+/// Both directions to one peer, and the idle round-trip time, taken once,
+/// when the peer first takes one of our tests and this host's lock is held
+/// (so neither end is serving someone else); a peer that never took one has
+/// none.
 pub fn peer(
     peer: &Peer,
     time_s: u32,
@@ -189,15 +201,20 @@ pub fn peer(
         .ip()
         .ok()
         .and_then(crate::path::route::egress_interface);
-    let rtt_seconds = idle_rtt(peer);
+    let mut rtt: Option<Option<f64>> = None;
     let directions = Direction::BOTH
         .iter()
-        .map(|d| direction(peer, *d, time_s, lock, backoff, cancel))
+        .map(|d| {
+            let mut probe = || {
+                rtt.get_or_insert_with(|| idle_rtt(peer));
+            };
+            direction(peer, *d, time_s, lock, backoff, cancel, &mut probe)
+        })
         .collect();
     PeerResult {
         peer: peer.label(),
         interface,
-        rtt_seconds,
+        rtt_seconds: rtt.flatten(),
         directions,
     }
 }

@@ -206,9 +206,23 @@ pub fn run_client(
     progress: &dyn Progress,
     cancel: &Cancel,
 ) -> Result<NetReport, NetError> {
+    run_client_then(cfg, progress, cancel, &mut || {})
+}
+
+/// [`run_client`], calling `accepted` once the server has taken this test
+/// (it answered PARAM_EXCHANGE, so it serves no one else until the test
+/// ends) and before the test's parameters are sent: the moment to look at
+/// the idle path to a peer that is ours alone. `accepted` must be brief: the
+/// server is waiting for the parameters.
+pub fn run_client_then(
+    cfg: &ClientConfig,
+    progress: &dyn Progress,
+    cancel: &Cancel,
+    accepted: &mut dyn FnMut(),
+) -> Result<NetReport, NetError> {
     cfg.validate()?;
     let ctrl = connect_control(cfg)?;
-    let result = run_on(&ctrl, cfg, progress, cancel);
+    let result = run_on(&ctrl, cfg, progress, cancel, accepted);
     if matches!(result, Err(NetError::Cancelled)) {
         let _ = control::write_state(&ctrl, State::ClientTerminate, Duration::from_secs(1));
     }
@@ -220,6 +234,7 @@ fn run_on(
     cfg: &ClientConfig,
     progress: &dyn Progress,
     cancel: &Cancel,
+    accepted: &mut dyn FnMut(),
 ) -> Result<NetReport, NetError> {
     let t = cfg.reply_timeout;
     let by = || Instant::now() + t;
@@ -239,6 +254,7 @@ fn run_on(
     control::write_all(ctrl, cookie.bytes(), t, "the cookie")?;
     control::expect_state(ctrl, State::ParamExchange, by())?;
     check()?;
+    accepted();
     let params = cfg.params(ctrl);
     control::write_json(ctrl, &params.to_json(), t, "the test parameters")?;
     control::expect_state(ctrl, State::CreateStreams, by())?;

@@ -31,7 +31,7 @@ pub mod text;
 pub(crate) mod udp;
 pub mod udp_stats;
 
-pub use client::{ClientConfig, run_client};
+pub use client::{ClientConfig, run_client, run_client_then};
 pub use error::NetError;
 pub use params::{Direction, Protocol};
 pub use report::{CpuReport, DirectionSummary, IntervalReport, NetReport, RttMs, StreamReport};
