@@ -27,6 +27,9 @@ use serde_json::Value;
 
 /// The VM's address on the lab's bridge and its node_exporter's port.
 const VM_IP: &str = "10.71.0.4";
+/// The VM's host name in pve1's namespace (its /etc/netns hosts file): pve1
+/// measures the VM by name, so the matrix's colour joins a named peer.
+const VM_NAME: &str = "vm.fleet-lab";
 const VM_EXPORTER_PORT: u16 = 9101;
 
 fn config(i: usize, h: &common::fleet::Host) -> String {
@@ -121,11 +124,14 @@ fn physical_speed(f: &Fleet, host: &str) -> Option<f64> {
         .reduce(f64::min)
 }
 
-/// The host whose address is in a peer label `10.71.0.N:5201`.
+/// The host in a peer label `10.71.0.N:5201` (or the VM's, by name too).
 fn host_of_peer(peer: &str) -> &'static str {
     let ip = peer.rsplit_once(':').unwrap().0;
+    if ip == VM_IP || ip == VM_NAME {
+        return "vm";
+    }
     let n: usize = ip.rsplit('.').next().unwrap().parse().unwrap();
-    if ip == VM_IP { "vm" } else { HOSTS[n - 1] }
+    HOSTS[n - 1]
 }
 
 /// The dashboard's transfer-matrix panel as Grafana reads it: the field
@@ -310,11 +316,13 @@ fn three_hosts_matrix_in_prometheus_dashboard_panels_and_a_planted_regression() 
                 "the VM never served"
             );
         }
+        pve1.ns
+            .hosts(&format!("127.0.0.1 localhost\n{VM_IP} {VM_NAME}\n"));
         let cfg = pve1.dir.join("hlctl-vm.toml");
         std::fs::write(
             &cfg,
             format!(
-                "[check]\npeers = [\"{VM_IP}:{SERVE_PORT}\"]\ncpu = false\ntime_s = 2\nbusy_window_s = 30\n\n[metrics]\ntextfile_dir = \"{}\"\n",
+                "[check]\npeers = [\"{VM_NAME}:{SERVE_PORT}\"]\ncpu = false\ntime_s = 2\nbusy_window_s = 30\n\n[metrics]\ntextfile_dir = \"{}\"\n",
                 pve1.textfile_dir().display()
             ),
         )
@@ -378,7 +386,7 @@ fn three_hosts_matrix_in_prometheus_dashboard_panels_and_a_planted_regression() 
     let up = f.query_until("hlctl_net_throughput_bps{direction=\"upload\"}", 20, |r| {
         r.len() == 6
             && r.iter()
-                .any(|s| s["metric"]["peer"] == format!("{VM_IP}:{SERVE_PORT}"))
+                .any(|s| s["metric"]["peer"] == format!("{VM_NAME}:{SERVE_PORT}"))
     });
     assert_eq!(
         up.len(),
@@ -430,11 +438,17 @@ fn three_hosts_matrix_in_prometheus_dashboard_panels_and_a_planted_regression() 
         );
     }
     // Both joins: the VM's own end toward nas, and pve1's pair through the
-    // VM's address (pve1's end is nominal, the VM's is the slower end).
+    // address pve1 resolved the VM's name to (pve1's end is nominal, the
+    // VM's is the slower end).
     assert!(
         got.contains_key(&("pve1".to_string(), "vm".to_string())),
         "{got:?}"
     );
+    let q = format!("hlctl_net_peer_address{{host=\"pve1\",peer=\"{VM_NAME}:{SERVE_PORT}\"}}");
+    let named = f.query(&q);
+    assert_eq!(named.len(), 1, "{q}: {named:?}");
+    assert_eq!(named[0]["metric"]["address"], VM_IP, "{named:?}");
+    println!("{q} → address {}", named[0]["metric"]["address"]);
     // The VM's pair to the 200 Mbit-shaped nas: at most about a fifth of its 1000 Mb/s.
     let vm_nas = got[&("vm".to_string(), "nas".to_string())];
     assert!(

@@ -31,6 +31,10 @@ pub struct DirectionResult {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PeerResult {
     pub peer: String,
+    /// The address `peer`'s host resolved to (itself when it is one): what
+    /// joins a peer named by host name to the peer's own link.
+    #[serde(default)]
+    pub address: Option<String>,
     pub interface: Option<String>,
     pub rtt_seconds: Option<f64>,
     pub directions: Vec<DirectionResult>,
@@ -197,10 +201,8 @@ pub fn peer(
     backoff: &Backoff,
     cancel: &Cancel,
 ) -> PeerResult {
-    let interface = peer
-        .ip()
-        .ok()
-        .and_then(crate::path::route::egress_interface);
+    let address = peer.ip().ok();
+    let interface = address.and_then(crate::path::route::egress_interface);
     let mut rtt: Option<Option<f64>> = None;
     let directions = Direction::BOTH
         .iter()
@@ -213,6 +215,7 @@ pub fn peer(
         .collect();
     PeerResult {
         peer: peer.label(),
+        address: address.map(|a| a.to_string()),
         interface,
         rtt_seconds: rtt.flatten(),
         directions,

@@ -12,8 +12,9 @@
 //! - whether a link's speed is physical comes from [`crate::nic::speed`], the one place that decides it
 //!   (with its rule that a rate the last check measured above the speed makes it nominal);
 //! - the matrix's "slower end": `hlctl_address_link_speed_bps{address,iface}` (each address with the
-//!   physical speed of its link) lets a query join a `peer` label to the peer's link, and
-//!   `hlctl_net_local_link_speed_bps{peer}` is this host's end; a nominal speed gives no series;
+//!   physical speed of its link) is the peer's end, joined to a `peer` label through
+//!   `hlctl_net_peer_address{peer,address}` (the address the peer, a host name too, resolved to),
+//!   and `hlctl_net_local_link_speed_bps{peer}` is this host's end; a nominal speed gives no series;
 //! - [`watch`]: hlctld rewriting the file after link changes.
 
 pub mod gather;
@@ -242,6 +243,10 @@ fn disk_figures(e: &crate::report::Entry) -> Vec<(String, f64, f64)> {
 const LOCAL_SPEED_HELP: &str =
     "Physical speed (bit/s) of this host's link toward the peer (none when the speed is nominal)";
 
+/// Help of `hlctl_net_peer_address`.
+const PEER_ADDRESS_HELP: &str = "Always 1: the address the peer resolved to in the last check, \
+     which joins the peer (a host name too) to the address series of its own link";
+
 fn check(
     f: &mut Families,
     r: &CheckReport,
@@ -284,6 +289,14 @@ fn check(
                 "Times the peer was busy and the run was tried again",
                 &l,
                 d.busy_retries as f64,
+            );
+        }
+        if let Some(a) = &p.address {
+            f.set(
+                "hlctl_net_peer_address",
+                PEER_ADDRESS_HELP,
+                &[("peer", p.peer.as_str()), ("address", a.as_str())],
+                1.0,
             );
         }
         if let Some(rtt) = p.rtt_seconds {
@@ -506,6 +519,7 @@ mod tests {
             },
             peers: vec![PeerResult {
                 peer: "nas \"lan\":5201".into(),
+                address: Some("10.0.0.7".into()),
                 interface: Some("eth0".into()),
                 rtt_seconds: Some(0.0004),
                 directions: vec![dir(Direction::Upload, 9e8), dir(Direction::Download, 8e8)],
@@ -578,6 +592,8 @@ mod tests {
             "hlctl_address_link_speed_bps{address=\"10.0.0.1\",iface=\"eth0\"} 1000000000",
             "hlctl_address_link_speed_bps{address=\"fd00::1\",iface=\"eth0\"} 1000000000",
             "hlctl_net_local_link_speed_bps{peer=\"nas \\\"lan\\\":5201\"} 1000000000",
+            // The peer (a name) joined to the address it resolved to.
+            "hlctl_net_peer_address{peer=\"nas \\\"lan\\\":5201\",address=\"10.0.0.7\"} 1",
         ] {
             assert!(
                 text.lines().any(|l| l == line || l == format!("{line}.0")),

@@ -157,6 +157,15 @@ impl NetNs {
             .expect("run ip netns exec")
     }
 
+    /// Names that resolve inside this namespace only: `text` becomes
+    /// /etc/netns/NS/hosts, which `ip netns exec` binds over /etc/hosts for
+    /// what it runs. Removed with the namespace.
+    pub fn hosts(&self, text: &str) {
+        let dir = format!("/etc/netns/{}", self.name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(format!("{dir}/hosts"), text).unwrap();
+    }
+
     /// Create a veth pair `a`–`b` inside this namespace, both up.
     pub fn veth(&self, a: &str, b: &str) {
         self.ip(&["link", "add", a, "type", "veth", "peer", "name", b]);
@@ -190,5 +199,7 @@ impl Drop for NetNs {
         let _ = Command::new("ip")
             .args(["netns", "del", &self.name])
             .output();
+        // NetNs::hosts's files, if any.
+        let _ = std::fs::remove_dir_all(format!("/etc/netns/{}", self.name));
     }
 }
