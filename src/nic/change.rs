@@ -1,11 +1,9 @@
 //! Parse `hlctl set` words into a [`ChangeSet`].
 //!
-//! Groups, ethtool-like; several groups in one command form one change set:
-//! `mtu N`, `txqueuelen N`, `ring rx N tx N [rx-mini N] [rx-jumbo N]`,
-//! `pause [autoneg on|off] [rx on|off] [tx on|off]`, `feature NAME on|off ...`,
-//! `link [speed N] [duplex half|full] [autoneg on|off] [advertise MODE...]`,
-//! `channels [rx N] [tx N] [other N] [combined N]`,
-//! `coalesce [rx-usecs N] [tx-usecs N] [rx-frames N] [tx-frames N] [adaptive-rx on|off] [adaptive-tx on|off]`.
+//! Groups, ethtool-like, from the settings table ([`crate::nic::registry`]);
+//! several groups in one command form one change set: a group that is one
+//! setting takes one value (`mtu 9000`), the others take `KEY VALUE` pairs
+//! (`ring rx 4096 tx 4096`, `link advertise MODE...`), and `feature NAME on|off ...`.
 //! Every syntax problem is collected; nothing stops at the first one.
 
 use serde_json::{Value, json};
@@ -221,13 +219,14 @@ mod tests {
 
     #[test]
     fn every_group_form_parses() {
-        let cs = parse(&w("mtu 9000 txqueuelen 5000 ring rx 4096 tx 512 rx-mini 1 rx-jumbo 2 \
+        let cs = parse(&w("mtu 9000 txqueuelen 5000 gso-max-size 65536 ring rx 4096 tx 512 rx-mini 1 rx-jumbo 2 \
             pause autoneg off rx on tx off feature gro off rx-gro-hw on \
             link speed 1000 duplex full autoneg on advertise 1000baseT/Full 100baseT/Full \
             channels rx 1 tx 2 other 1 combined 4 \
             coalesce rx-usecs 50 tx-usecs 60 rx-frames 7 tx-frames 8 adaptive-rx on adaptive-tx off")).unwrap();
         assert_eq!(cs.mtu, Some(9000));
         assert_eq!(cs.txqueuelen, Some(5000));
+        assert_eq!(cs.gso_max_size, Some(65536));
         let r = cs.rings.unwrap();
         assert_eq!(
             (r.rx, r.tx, r.rx_mini, r.rx_jumbo),

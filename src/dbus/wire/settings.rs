@@ -311,7 +311,7 @@ mod tests {
     #[test]
     fn every_cli_setting_round_trips() {
         let words: Vec<String> =
-            "mtu 9000 txqueuelen 5000 ring rx 4096 tx 512 rx-mini 1 rx-jumbo 2 \
+            "mtu 9000 txqueuelen 5000 gso-max-size 131072 ring rx 4096 tx 512 rx-mini 1 rx-jumbo 2 \
             pause autoneg off rx on tx off feature gro off rx-gro-hw on \
             link speed 1000 duplex full autoneg on advertise 1000baseT/Full 100baseT/Full \
             channels rx 1 tx 2 other 1 combined 4 \
