@@ -287,8 +287,8 @@ fn setting_part(i: &Interface, s: &Setting) -> Option<String> {
     let text = |v: Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
     let name = if s.key.is_empty() { s.group } else { s.key };
     match s.check {
-        Check::Max { max, .. } => {
-            let m = max(i).filter(|m| *m > 0)?;
+        Check::Max { .. } => {
+            let m = s.max(i).filter(|m| *m > 0)?;
             let v = (s.read)(i);
             let v = if v.is_null() { "n/a".into() } else { text(v) };
             Some(format!("{name} {v}/{m}"))

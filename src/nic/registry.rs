@@ -18,7 +18,7 @@ use crate::nic::netlink::{Netlink, NetlinkError};
 
 /// The type of a setting's value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// A whole number 0..=4294967295.
     U32,
     /// `on` or `off`.
@@ -31,7 +31,7 @@ pub enum Kind {
 
 impl Kind {
     /// The D-Bus signature of a value of this kind.
-    pub fn dbus_type(self) -> &'static str {
+    pub(crate) fn dbus_type(self) -> &'static str {
         match self {
             Kind::U32 => "u",
             Kind::Bool => "b",
@@ -43,7 +43,7 @@ impl Kind {
 
 /// How a value is written in a systemd `.link` file.
 #[derive(Clone, Copy, Debug)]
-pub enum LinkFormat {
+pub(crate) enum LinkFormat {
     /// The number as it is.
     Plain,
     /// `yes` / `no`.
@@ -58,7 +58,7 @@ pub enum LinkFormat {
 
 /// What validation checks for a requested value, before anything is touched.
 #[derive(Clone, Copy)]
-pub enum Check {
+pub(crate) enum Check {
     /// Nothing beyond the type.
     None,
     /// Within the device's MTU range.
@@ -79,26 +79,26 @@ pub enum Check {
 }
 
 /// One NIC setting.
-pub struct Setting {
+pub(crate) struct Setting {
     /// The group word (`ring`).
-    pub group: &'static str,
+    pub(crate) group: &'static str,
     /// The key within the group (`rx`); empty for a group that is one setting (`mtu`).
-    pub key: &'static str,
-    pub kind: Kind,
+    pub(crate) key: &'static str,
+    pub(crate) kind: Kind,
     /// The systemd `.link` key, where systemd has one.
-    pub link_key: Option<(&'static str, LinkFormat)>,
-    pub check: Check,
+    pub(crate) link_key: Option<(&'static str, LinkFormat)>,
+    pub(crate) check: Check,
     /// The value the interface holds (null when the driver does not report it).
-    pub read: fn(&Interface) -> Value,
+    pub(crate) read: fn(&Interface) -> Value,
     /// The value a change set requests (`None`: not requested).
-    pub get: fn(&ChangeSet) -> Option<Value>,
+    pub(crate) get: fn(&ChangeSet) -> Option<Value>,
     /// Put a value of this setting's kind (as [`Setting::get`] returns it) into a change set.
-    pub put: fn(&mut ChangeSet, &Value),
+    pub(crate) put: fn(&mut ChangeSet, &Value),
 }
 
 impl Setting {
     /// As the user names it: `mtu`, `ring rx`.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         if self.key.is_empty() {
             self.group.to_string()
         } else {
@@ -107,7 +107,7 @@ impl Setting {
     }
 
     /// Its D-Bus key: `mtu`, `ring.rx`.
-    pub fn dbus_key(&self) -> String {
+    pub(crate) fn dbus_key(&self) -> String {
         if self.key.is_empty() {
             self.group.to_string()
         } else {
@@ -116,7 +116,7 @@ impl Setting {
     }
 
     /// The maximum the device reports, for a setting checked against one.
-    pub fn max(&self, iface: &Interface) -> Option<u32> {
+    pub(crate) fn max(&self, iface: &Interface) -> Option<u32> {
         match self.check {
             Check::Max { max, .. } => max(iface),
             _ => None,
@@ -125,23 +125,23 @@ impl Setting {
 }
 
 /// A group of settings the kernel takes in one request.
-pub struct Group {
+pub(crate) struct Group {
     /// The word that starts the group on the command line.
-    pub word: &'static str,
+    pub(crate) word: &'static str,
     /// The order requests are sent in: settings that never interrupt traffic
     /// first, those that may reset the device later, the link itself last.
-    pub apply_rank: u8,
+    pub(crate) apply_rank: u8,
     /// The driver reports this group (else: "not supported by driver").
-    pub supported: fn(&Interface) -> bool,
+    pub(crate) supported: fn(&Interface) -> bool,
     /// Send the group's values in a change set to the kernel.
-    pub send: fn(&mut Netlink, &Interface, &ChangeSet) -> Result<(), NetlinkError>,
+    pub(crate) send: fn(&mut Netlink, &Interface, &ChangeSet) -> Result<(), NetlinkError>,
 }
 
 /// The word of the feature family (`feature NAME on|off`).
-pub const FEATURE: &str = "feature";
+pub(crate) const FEATURE: &str = "feature";
 
 /// Every group, in display order (the order `set` lists its results in).
-pub static GROUPS: &[Group] = &[
+pub(crate) static GROUPS: &[Group] = &[
     Group {
         word: "mtu",
         apply_rank: 6,
@@ -225,7 +225,7 @@ pub static GROUPS: &[Group] = &[
 ];
 
 /// A value as the table carries it.
-pub trait SettingValue: Sized {
+pub(crate) trait SettingValue: Sized {
     fn to_value(&self) -> Value;
     fn from_value(v: &Value) -> Option<Self>;
 }
@@ -328,7 +328,7 @@ macro_rules! single {
 use LinkFormat::{Plain, Suffix, YesNo};
 
 /// Every setting, grouped as in [`GROUPS`], in display order within its group.
-pub static SETTINGS: &[Setting] = &[
+pub(crate) static SETTINGS: &[Setting] = &[
     single!("mtu", mtu, read |i| json!(i.mtu),
         link Some(("MTUBytes", Plain)), check Check::Mtu),
     single!("txqueuelen", txqueuelen, read |i| json!(i.txqueuelen),
@@ -389,34 +389,34 @@ pub static SETTINGS: &[Setting] = &[
 ];
 
 /// The group a word starts (`features` is `feature`).
-pub fn group(word: &str) -> Option<&'static Group> {
+pub(crate) fn group(word: &str) -> Option<&'static Group> {
     let word = if word == "features" { FEATURE } else { word };
     GROUPS.iter().find(|g| g.word == word)
 }
 
 /// The group words, for help and error messages.
-pub fn group_words() -> Vec<&'static str> {
+pub(crate) fn group_words() -> Vec<&'static str> {
     GROUPS.iter().map(|g| g.word).collect()
 }
 
 /// The settings of one group, in table order.
-pub fn in_group(word: &str) -> impl Iterator<Item = &'static Setting> + '_ {
+pub(crate) fn in_group(word: &str) -> impl Iterator<Item = &'static Setting> + '_ {
     SETTINGS.iter().filter(move |s| s.group == word)
 }
 
 /// A setting by group and key (`"ring"`, `"rx"`; `"mtu"`, `""`).
-pub fn find(group: &str, key: &str) -> Option<&'static Setting> {
+pub(crate) fn find(group: &str, key: &str) -> Option<&'static Setting> {
     SETTINGS.iter().find(|s| s.group == group && s.key == key)
 }
 
 /// A setting by the name the user gives it (`ring rx`, `mtu`).
-pub fn by_name(name: &str) -> Option<&'static Setting> {
+pub(crate) fn by_name(name: &str) -> Option<&'static Setting> {
     let (group, key) = name.split_once(' ').unwrap_or((name, ""));
     find(group, key)
 }
 
 /// A setting by its D-Bus key (`ring.rx`, `mtu`).
-pub fn by_dbus_key(key: &str) -> Option<&'static Setting> {
+pub(crate) fn by_dbus_key(key: &str) -> Option<&'static Setting> {
     let (group, key) = key.split_once('.').unwrap_or((key, ""));
     find(group, key)
 }
@@ -424,7 +424,7 @@ pub fn by_dbus_key(key: &str) -> Option<&'static Setting> {
 /// The values `iface` holds for the settings `cs` requests (features: the
 /// requested state the kernel holds): the change set that puts them back.
 /// A value the interface does not report is left out.
-pub fn held(iface: &Interface, cs: &ChangeSet) -> ChangeSet {
+pub(crate) fn held(iface: &Interface, cs: &ChangeSet) -> ChangeSet {
     let mut back = ChangeSet::default();
     for s in SETTINGS {
         if (s.get)(cs).is_some() {
