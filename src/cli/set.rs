@@ -13,6 +13,7 @@ use crate::nic::diff::Status;
 ///
 /// Settings (ethtool-like words):
 ///   mtu N | txqueuelen N
+///   gso-max-size N            (largest GSO packet in bytes, up to the device's TSO limit)
 ///   ring [rx N] [tx N] [rx-mini N] [rx-jumbo N]
 ///   pause [autoneg on|off] [rx on|off] [tx on|off]
 ///   feature NAME on|off ...   (kernel names like rx-gro, or ethtool's short

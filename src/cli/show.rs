@@ -5,10 +5,13 @@ use serde::Serialize;
 
 use super::args::Global;
 use super::output::{bytes, print_json, wrap};
-use crate::nic::model::Interface;
+use serde_json::Value;
 
-/// Show interfaces: identity, MTU, link, rings, pause, features, channels,
-/// coalescing and counters.
+use crate::nic::model::Interface;
+use crate::nic::registry::{self, Check, Setting};
+
+/// Show interfaces: identity, MTU, GSO size, link, rings, pause, features,
+/// channels, coalescing and counters.
 ///
 /// With no interface named, every interface is shown, physical NICs first;
 /// `lo` only when named. A section the driver does not support reads "not
@@ -17,7 +20,7 @@ use crate::nic::model::Interface;
 /// maximum.
 ///
 /// JSON: {"interfaces":[{"name","ifindex","mac","driver","mtu","mtu_min","mtu_max",
-/// "txqueuelen","link":{"speed_mbps","duplex","autoneg","supported_modes",
+/// "txqueuelen","gso_max_size","tso_max_size","link":{"speed_mbps","duplex","autoneg","supported_modes",
 /// "advertised_modes","partner_modes","detected",...},"rings":{"rx","tx","rx_max",
 /// "tx_max",...},"pause":{"autoneg","rx","tx"},"features":{"<kernel name>":{"active",
 /// "requested","fixed"}},"channels":{...},"coalesce":{...},"counters":{...},
@@ -136,11 +139,21 @@ pub fn stack_lines(i: &Interface) -> Vec<String> {
 
 /// One interface as a text block.
 pub fn render(i: &Interface) -> String {
-    let mut o = String::new();
-    let mut line = |s: String| {
-        o.push_str(&s);
-        o.push('\n');
-    };
+    let mut lines = vec![identity_line(i), state_line(i), mtu_line(i)];
+    lines.extend(stack_lines(i));
+    lines.extend(link_lines(i));
+    lines.extend(settings_lines(i));
+    lines.extend(feature_lines(i));
+    lines.extend(counter_lines(i));
+    lines.push(driver_stats_line(i));
+    lines.extend(highlights(i).iter().map(|h| format!("  ! {h}")));
+    let mut o = lines.join("\n");
+    o.push('\n');
+    o
+}
+
+/// `eth0: ifindex 2, driver e1000e 6.1, firmware ..., bus ..., kind ...`.
+fn identity_line(i: &Interface) -> String {
     let mut id = vec![format!("ifindex {}", i.ifindex)];
     if let Some(d) = &i.driver {
         let mut s = format!("driver {d}");
@@ -158,7 +171,10 @@ pub fn render(i: &Interface) -> String {
     if let Some(k) = &i.kind {
         id.push(format!("kind {k}"));
     }
-    line(format!("{}: {}", i.name, id.join(", ")));
+    format!("{}: {}", i.name, id.join(", "))
+}
+
+fn state_line(i: &Interface) -> String {
     let mut state = format!(
         "  state     {}{}",
         i.oper_state,
@@ -170,200 +186,184 @@ pub fn render(i: &Interface) -> String {
     if let Some(m) = &i.mac {
         state += &format!(", mac {m}");
     }
-    line(state);
-    line(format!(
+    state
+}
+
+fn mtu_line(i: &Interface) -> String {
+    format!(
         "  mtu       {} (device allows {}..{}), txqueuelen {}",
         i.mtu,
         num(i.mtu_min),
         num(i.mtu_max),
         i.txqueuelen
-    ));
-    for l in stack_lines(i) {
-        line(l);
+    )
+}
+
+/// Speed, duplex, autoneg, port, lanes, carrier, and the mode lists.
+fn link_lines(i: &Interface) -> Vec<String> {
+    let Some(l) = &i.link else {
+        return vec![format!("  link      {NS}")];
+    };
+    let speed = l
+        .speed_mbps
+        .map_or("unknown speed".to_string(), |s| format!("{s} Mb/s"));
+    let duplex = l.duplex.map_or("unknown".to_string(), |d| d.to_string());
+    let mut s = format!(
+        "  link      {speed}, {duplex} duplex, autoneg {}",
+        onoff(l.autoneg)
+    );
+    if let Some(p) = &l.port {
+        s += &format!(", port {p}");
     }
-    match &i.link {
-        None => line(format!("  link      {NS}")),
-        Some(l) => {
-            let speed = l
-                .speed_mbps
-                .map_or("unknown speed".to_string(), |s| format!("{s} Mb/s"));
-            let duplex = l.duplex.map_or("unknown".to_string(), |d| d.to_string());
-            let mut s = format!(
-                "  link      {speed}, {duplex} duplex, autoneg {}",
-                onoff(l.autoneg)
-            );
-            if let Some(p) = &l.port {
-                s += &format!(", port {p}");
-            }
-            if let Some(n) = l.lanes {
-                s += &format!(", {n} lanes");
-            }
-            if let Some(d) = l.detected {
-                s += if d { ", link detected" } else { ", no link" };
-            }
-            line(s);
-            if let Some(ls) = crate::nic::speed::link_speed(i)
-                && !ls.is_physical()
-            {
-                line(format!("            speed is nominal: {}", ls.basis));
-            }
-            for (what, modes) in [
-                ("supported", &l.supported_modes),
-                ("advertised", &l.advertised_modes),
-                ("partner", &l.partner_modes),
-            ] {
-                if !modes.is_empty() {
-                    line(format!("            {what}: {}", modes.join(" ")));
-                }
-            }
+    if let Some(n) = l.lanes {
+        s += &format!(", {n} lanes");
+    }
+    if let Some(d) = l.detected {
+        s += if d { ", link detected" } else { ", no link" };
+    }
+    let mut out = vec![s];
+    if let Some(ls) = crate::nic::speed::link_speed(i)
+        && !ls.is_physical()
+    {
+        out.push(format!("            speed is nominal: {}", ls.basis));
+    }
+    for (what, modes) in [
+        ("supported", &l.supported_modes),
+        ("advertised", &l.advertised_modes),
+        ("partner", &l.partner_modes),
+    ] {
+        if !modes.is_empty() {
+            out.push(format!("            {what}: {}", modes.join(" ")));
         }
     }
-    match &i.rings {
-        None => line(format!("  rings     {NS}")),
-        Some(r) => {
-            let mut parts = vec![
-                format!("rx {}/{}", num(r.rx), num(r.rx_max)),
-                format!("tx {}/{}", num(r.tx), num(r.tx_max)),
-            ];
-            if r.rx_mini_max.unwrap_or(0) > 0 {
-                parts.push(format!("rx-mini {}/{}", num(r.rx_mini), num(r.rx_mini_max)));
-            }
-            if r.rx_jumbo_max.unwrap_or(0) > 0 {
-                parts.push(format!(
-                    "rx-jumbo {}/{}",
-                    num(r.rx_jumbo),
-                    num(r.rx_jumbo_max)
-                ));
-            }
-            line(format!("  rings     {} (current/max)", parts.join(", ")));
-        }
-    }
-    match &i.pause {
-        None => line(format!("  pause     {NS}")),
-        Some(p) => line(format!(
-            "  pause     autoneg {}, rx {}, tx {}",
-            onoff(p.autoneg),
-            onoff(p.rx),
-            onoff(p.tx)
-        )),
-    }
-    match &i.channels {
-        None => line(format!("  channels  {NS}")),
-        Some(c) => {
-            let parts: Vec<String> = [
-                ("rx", c.rx, c.rx_max),
-                ("tx", c.tx, c.tx_max),
-                ("other", c.other, c.other_max),
-                ("combined", c.combined, c.combined_max),
-            ]
-            .iter()
-            .filter(|(_, _, m)| m.unwrap_or(0) > 0)
-            .map(|(n, v, m)| format!("{n} {}/{}", num(*v), num(*m)))
-            .collect();
-            line(format!(
-                "  channels  {} (current/max)",
-                if parts.is_empty() {
-                    "none".into()
-                } else {
-                    parts.join(", ")
-                }
-            ));
-        }
-    }
-    match &i.coalesce {
-        None => line(format!("  coalesce  {NS}")),
-        Some(c) => {
-            let mut parts = Vec::new();
-            for (n, v) in [
-                ("rx-usecs", c.rx_usecs),
-                ("tx-usecs", c.tx_usecs),
-                ("rx-frames", c.rx_frames),
-                ("tx-frames", c.tx_frames),
-            ] {
-                if let Some(v) = v {
-                    parts.push(format!("{n} {v}"));
-                }
-            }
-            for (n, v) in [
-                ("adaptive-rx", c.adaptive_rx),
-                ("adaptive-tx", c.adaptive_tx),
-            ] {
-                if let Some(v) = v {
-                    parts.push(format!("{n} {}", onoff(v)));
-                }
-            }
-            line(format!(
-                "  coalesce  {}",
-                if parts.is_empty() {
-                    "no parameters reported".into()
-                } else {
-                    parts.join(", ")
-                }
-            ));
-        }
-    }
-    match &i.features {
-        None => line(format!("  features  {NS}")),
-        Some(f) => {
-            let list = |active: bool| -> Vec<String> {
-                f.iter()
-                    .filter(|(_, x)| x.active == active)
-                    .map(|(n, x)| {
-                        if x.fixed {
-                            format!("{n}[fixed]")
-                        } else {
-                            n.clone()
-                        }
-                    })
+    out
+}
+
+/// The sections `show` lists from the settings table: label, group (empty:
+/// the groups that are one setting, beyond mtu and txqueuelen), and what an
+/// empty section reads.
+const SECTIONS: &[(&str, &str, &str)] = &[
+    ("sizes", "", ""),
+    ("rings", "ring", "none"),
+    ("pause", "pause", "none"),
+    ("channels", "channels", "none"),
+    ("coalesce", "coalesce", "no parameters reported"),
+];
+
+/// One line per section of [`SECTIONS`]: `key value` or, for a setting with
+/// a device maximum, `key current/max`.
+fn settings_lines(i: &Interface) -> Vec<String> {
+    SECTIONS
+        .iter()
+        .filter_map(|(label, group, empty)| {
+            let rows: Vec<&Setting> = if group.is_empty() {
+                registry::SETTINGS
+                    .iter()
+                    .filter(|s| s.key.is_empty() && !matches!(s.group, "mtu" | "txqueuelen"))
                     .collect()
-            };
-            line(wrap("  features  on: ", &list(true), 100));
-            line(wrap("            off: ", &list(false), 100));
-        }
-    }
-    let c = &i.counters;
-    line(format!(
-        "  rx        {} packets, {}, errors {}, dropped {}, crc {}, frame {}, missed {}, fifo {}",
-        c.rx_packets,
-        bytes(c.rx_bytes),
-        c.rx_errors,
-        c.rx_dropped,
-        c.rx_crc_errors,
-        c.rx_frame_errors,
-        c.rx_missed_errors,
-        c.rx_fifo_errors
-    ));
-    line(format!(
-        "  tx        {} packets, {}, errors {}, dropped {}, carrier {}, collisions {}",
-        c.tx_packets,
-        bytes(c.tx_bytes),
-        c.tx_errors,
-        c.tx_dropped,
-        c.tx_carrier_errors,
-        c.collisions
-    ));
-    match &i.driver_stats {
-        None => line(format!("  driver statistics {NS}")),
-        Some(s) => {
-            let nonzero: Vec<String> = s
-                .iter()
-                .filter(|(_, v)| **v != 0)
-                .map(|(k, v)| format!("{k} {v}"))
-                .collect();
-            line(format!(
-                "  driver statistics: {} counters, {} non-zero{}",
-                s.len(),
-                nonzero.len(),
-                if nonzero.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {}", nonzero.join(", "))
+            } else {
+                if !registry::group(group).is_some_and(|g| (g.supported)(i)) {
+                    return Some(format!("  {label:<9} {NS}"));
                 }
-            ));
+                registry::in_group(group).collect()
+            };
+            let parts: Vec<String> = rows.iter().filter_map(|s| setting_part(i, s)).collect();
+            let with_max = rows.iter().any(|s| matches!(s.check, Check::Max { .. }));
+            match (parts.is_empty(), group.is_empty()) {
+                (true, true) => None,
+                (true, false) => Some(format!("  {label:<9} {empty}")),
+                (false, _) => Some(format!(
+                    "  {label:<9} {}{}",
+                    parts.join(", "),
+                    if with_max { " (current/max)" } else { "" }
+                )),
+            }
+        })
+        .collect()
+}
+
+/// `rx 256/4096`, `autoneg on`; `None` when the device does not report it.
+fn setting_part(i: &Interface, s: &Setting) -> Option<String> {
+    let text = |v: Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
+    let name = if s.key.is_empty() { s.group } else { s.key };
+    match s.check {
+        Check::Max { .. } => {
+            let m = s.max(i).filter(|m| *m > 0)?;
+            let v = (s.read)(i);
+            let v = if v.is_null() { "n/a".into() } else { text(v) };
+            Some(format!("{name} {v}/{m}"))
         }
+        _ => Some((s.read)(i))
+            .filter(|v| !v.is_null())
+            .map(|v| format!("{name} {}", text(v))),
     }
-    for h in highlights(i) {
-        line(format!("  ! {h}"));
-    }
-    o
+}
+
+fn feature_lines(i: &Interface) -> Vec<String> {
+    let Some(f) = &i.features else {
+        return vec![format!("  features  {NS}")];
+    };
+    let list = |active: bool| -> Vec<String> {
+        f.iter()
+            .filter(|(_, x)| x.active == active)
+            .map(|(n, x)| {
+                if x.fixed {
+                    format!("{n}[fixed]")
+                } else {
+                    n.clone()
+                }
+            })
+            .collect()
+    };
+    vec![
+        wrap("  features  on: ", &list(true), 100),
+        wrap("            off: ", &list(false), 100),
+    ]
+}
+
+fn counter_lines(i: &Interface) -> Vec<String> {
+    let c = &i.counters;
+    vec![
+        format!(
+            "  rx        {} packets, {}, errors {}, dropped {}, crc {}, frame {}, missed {}, fifo {}",
+            c.rx_packets,
+            bytes(c.rx_bytes),
+            c.rx_errors,
+            c.rx_dropped,
+            c.rx_crc_errors,
+            c.rx_frame_errors,
+            c.rx_missed_errors,
+            c.rx_fifo_errors
+        ),
+        format!(
+            "  tx        {} packets, {}, errors {}, dropped {}, carrier {}, collisions {}",
+            c.tx_packets,
+            bytes(c.tx_bytes),
+            c.tx_errors,
+            c.tx_dropped,
+            c.tx_carrier_errors,
+            c.collisions
+        ),
+    ]
+}
+
+fn driver_stats_line(i: &Interface) -> String {
+    let Some(s) = &i.driver_stats else {
+        return format!("  driver statistics {NS}");
+    };
+    let nonzero: Vec<String> = s
+        .iter()
+        .filter(|(_, v)| **v != 0)
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+    format!(
+        "  driver statistics: {} counters, {} non-zero{}",
+        s.len(),
+        nonzero.len(),
+        if nonzero.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", nonzero.join(", "))
+        }
+    )
 }

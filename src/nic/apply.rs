@@ -11,67 +11,31 @@ use serde::{Deserialize, Serialize};
 
 use crate::nic::diff::{self, SettingResult, Summary};
 use crate::nic::error::NicError;
-use crate::nic::model::{
-    ChangeSet, ChannelsSet, CoalesceSet, Interface, LinkSet, PauseSet, RingsSet,
-};
+use crate::nic::model::{ChangeSet, Interface, LinkModes, LinkSet};
 use crate::nic::netlink::{Netlink, NetlinkError};
+use crate::nic::registry::{self, Group};
 use crate::nic::{read, validate};
 
-/// One kernel request of a change set.
-#[derive(Clone, Debug, PartialEq)]
-enum Step {
-    Txqueuelen(u32),
-    Features(BTreeMap<String, bool>),
-    Coalesce(CoalesceSet),
-    Pause(PauseSet),
-    Channels(ChannelsSet),
-    Rings(RingsSet),
-    Mtu(u32),
-    Link(LinkSet),
+/// One kernel request of a change set: a group and the values to send.
+#[derive(Clone)]
+struct Step {
+    group: &'static Group,
+    values: ChangeSet,
 }
 
 impl Step {
     fn name(&self) -> &'static str {
-        match self {
-            Step::Txqueuelen(_) => "txqueuelen",
-            Step::Features(_) => "feature",
-            Step::Coalesce(_) => "coalesce",
-            Step::Pause(_) => "pause",
-            Step::Channels(_) => "channels",
-            Step::Rings(_) => "ring",
-            Step::Mtu(_) => "mtu",
-            Step::Link(_) => "link",
-        }
+        self.group.word
     }
 
     fn run(&self, nl: &mut Netlink, iface: &Interface) -> Result<(), NetlinkError> {
-        let n = iface.name.as_str();
-        match self {
-            Step::Txqueuelen(v) => nl.set_txqueuelen(iface.ifindex, *v),
-            Step::Features(f) => nl.set_features(n, f),
-            Step::Coalesce(c) => nl.set_coalesce(n, c),
-            Step::Pause(p) => nl.set_pause(n, p),
-            Step::Channels(c) => nl.set_channels(n, c),
-            Step::Rings(r) => nl.set_rings(n, r),
-            Step::Mtu(v) => nl.set_mtu(iface.ifindex, *v),
-            Step::Link(l) => nl.set_link_modes(n, l),
-        }
+        (self.group.send)(nl, iface, &self.values)
     }
 }
 
-/// Keep only the values that differ from `before`.
-fn differs<T: PartialEq + Copy>(want: Option<T>, have: Option<T>) -> Option<T> {
-    want.filter(|w| Some(*w) != have)
-}
-
-/// The steps that change something, in safe order, each holding only changed values.
-fn steps(cs: &ChangeSet, b: &Interface) -> Vec<Step> {
-    let mut s = Vec::new();
-    if let Some(v) = differs(cs.txqueuelen, Some(b.txqueuelen)) {
-        s.push(Step::Txqueuelen(v));
-    }
-    let feats: BTreeMap<String, bool> = cs
-        .features
+/// The features whose requested or active state differs from what `cs` asks.
+fn changed_features(cs: &ChangeSet, b: &Interface) -> BTreeMap<String, bool> {
+    cs.features
         .iter()
         .filter(|(k, v)| {
             b.features
@@ -80,151 +44,74 @@ fn steps(cs: &ChangeSet, b: &Interface) -> Vec<Step> {
                 .is_none_or(|f| f.active != **v || f.requested != **v)
         })
         .map(|(k, v)| (k.clone(), *v))
-        .collect();
-    if !feats.is_empty() {
-        s.push(Step::Features(feats));
+        .collect()
+}
+
+/// The values of `group` that `cs` asks for and `b` does not hold.
+fn changed_values(group: &Group, cs: &ChangeSet, b: &Interface) -> ChangeSet {
+    let mut values = ChangeSet::default();
+    if group.word == registry::FEATURE {
+        values.features = changed_features(cs, b);
+        return values;
     }
-    if let (Some(w), Some(h)) = (&cs.coalesce, &b.coalesce) {
-        let c = CoalesceSet {
-            rx_usecs: differs(w.rx_usecs, h.rx_usecs),
-            tx_usecs: differs(w.tx_usecs, h.tx_usecs),
-            rx_frames: differs(w.rx_frames, h.rx_frames),
-            tx_frames: differs(w.tx_frames, h.tx_frames),
-            adaptive_rx: differs(w.adaptive_rx, h.adaptive_rx),
-            adaptive_tx: differs(w.adaptive_tx, h.adaptive_tx),
-        };
-        if c != CoalesceSet::default() {
-            s.push(Step::Coalesce(c));
+    if !(group.supported)(b) {
+        return values;
+    }
+    for s in registry::in_group(group.word) {
+        if let Some(want) = (s.get)(cs)
+            && want != (s.read)(b)
+        {
+            (s.put)(&mut values, &want);
         }
     }
-    if let (Some(w), Some(h)) = (&cs.pause, &b.pause) {
-        let p = PauseSet {
-            autoneg: differs(w.autoneg, Some(h.autoneg)),
-            rx: differs(w.rx, Some(h.rx)),
-            tx: differs(w.tx, Some(h.tx)),
-        };
-        if p != PauseSet::default() {
-            s.push(Step::Pause(p));
-        }
-    }
-    if let (Some(w), Some(h)) = (&cs.channels, &b.channels) {
-        let c = ChannelsSet {
-            rx: differs(w.rx, h.rx),
-            tx: differs(w.tx, h.tx),
-            other: differs(w.other, h.other),
-            combined: differs(w.combined, h.combined),
-        };
-        if c != ChannelsSet::default() {
-            s.push(Step::Channels(c));
-        }
-    }
-    if let (Some(w), Some(h)) = (&cs.rings, &b.rings) {
-        let r = RingsSet {
-            rx: differs(w.rx, h.rx),
-            tx: differs(w.tx, h.tx),
-            rx_mini: differs(w.rx_mini, h.rx_mini),
-            rx_jumbo: differs(w.rx_jumbo, h.rx_jumbo),
-        };
-        if r != RingsSet::default() {
-            s.push(Step::Rings(r));
-        }
-    }
-    if let Some(v) = differs(cs.mtu, Some(b.mtu)) {
-        s.push(Step::Mtu(v));
-    }
-    if let (Some(w), Some(h)) = (&cs.link, &b.link) {
-        let mut adv = w.advertise.clone();
-        if let (Some(a), false) = (&mut adv, h.advertised_modes.is_empty()) {
-            let (mut x, mut y) = (a.clone(), h.advertised_modes.clone());
-            x.sort();
-            y.sort();
-            if x == y {
-                adv = None;
-            }
-        }
-        let l = LinkSet {
-            speed_mbps: differs(w.speed_mbps, h.speed_mbps),
-            duplex: differs(w.duplex, h.duplex),
-            autoneg: differs(w.autoneg, Some(h.autoneg)),
-            advertise: adv,
-        };
-        if l != LinkSet::default() {
-            s.push(Step::Link(l));
-        }
-    }
-    s
+    values
+}
+
+/// The steps that change something, in safe order, each holding only changed values.
+fn steps(cs: &ChangeSet, b: &Interface) -> Vec<Step> {
+    let mut groups: Vec<&'static Group> = registry::GROUPS.iter().collect();
+    groups.sort_by_key(|g| g.apply_rank);
+    groups
+        .into_iter()
+        .map(|group| Step {
+            group,
+            values: changed_values(group, cs, b),
+        })
+        .filter(|s| !s.values.is_empty())
+        .collect()
 }
 
 /// The request that puts back what `step` changed, from the snapshot `b`.
 fn undo(step: &Step, b: &Interface) -> Step {
-    match step {
-        Step::Txqueuelen(_) => Step::Txqueuelen(b.txqueuelen),
-        Step::Mtu(_) => Step::Mtu(b.mtu),
-        Step::Features(f) => Step::Features(
-            f.keys()
-                .filter_map(|k| {
-                    b.features
-                        .as_ref()?
-                        .get(k)
-                        .map(|x| (k.clone(), x.requested))
-                })
-                .collect(),
-        ),
-        Step::Coalesce(c) => {
-            let h = b.coalesce.clone().unwrap_or_default();
-            let back = |w: Option<u32>, v: Option<u32>| w.and(v);
-            let backb = |w: Option<bool>, v: Option<bool>| w.and(v);
-            Step::Coalesce(CoalesceSet {
-                rx_usecs: back(c.rx_usecs, h.rx_usecs),
-                tx_usecs: back(c.tx_usecs, h.tx_usecs),
-                rx_frames: back(c.rx_frames, h.rx_frames),
-                tx_frames: back(c.tx_frames, h.tx_frames),
-                adaptive_rx: backb(c.adaptive_rx, h.adaptive_rx),
-                adaptive_tx: backb(c.adaptive_tx, h.adaptive_tx),
-            })
+    let values = if step.group.word == "link" {
+        ChangeSet {
+            link: Some(link_undo(&b.link.clone().unwrap_or_default())),
+            ..Default::default()
         }
-        Step::Pause(p) => {
-            let h = b.pause.unwrap_or_default();
-            Step::Pause(PauseSet {
-                autoneg: p.autoneg.map(|_| h.autoneg),
-                rx: p.rx.map(|_| h.rx),
-                tx: p.tx.map(|_| h.tx),
-            })
+    } else {
+        registry::held(b, &step.values)
+    };
+    Step {
+        group: step.group,
+        values,
+    }
+}
+
+/// The request that puts a link back as `l` is: autonegotiation with the
+/// modes it advertised, or the forced speed and duplex.
+pub fn link_undo(l: &LinkModes) -> LinkSet {
+    if l.autoneg {
+        LinkSet {
+            autoneg: Some(true),
+            advertise: (!l.advertised_modes.is_empty()).then(|| l.advertised_modes.clone()),
+            ..Default::default()
         }
-        Step::Channels(c) => {
-            let h = b.channels.clone().unwrap_or_default();
-            Step::Channels(ChannelsSet {
-                rx: c.rx.and(h.rx),
-                tx: c.tx.and(h.tx),
-                other: c.other.and(h.other),
-                combined: c.combined.and(h.combined),
-            })
-        }
-        Step::Rings(r) => {
-            let h = b.rings.clone().unwrap_or_default();
-            Step::Rings(RingsSet {
-                rx: r.rx.and(h.rx),
-                tx: r.tx.and(h.tx),
-                rx_mini: r.rx_mini.and(h.rx_mini),
-                rx_jumbo: r.rx_jumbo.and(h.rx_jumbo),
-            })
-        }
-        Step::Link(_) => {
-            let h = b.link.clone().unwrap_or_default();
-            if h.autoneg {
-                Step::Link(LinkSet {
-                    autoneg: Some(true),
-                    advertise: (!h.advertised_modes.is_empty()).then(|| h.advertised_modes.clone()),
-                    ..Default::default()
-                })
-            } else {
-                Step::Link(LinkSet {
-                    speed_mbps: h.speed_mbps,
-                    duplex: h.duplex,
-                    autoneg: Some(false),
-                    advertise: None,
-                })
-            }
+    } else {
+        LinkSet {
+            speed_mbps: l.speed_mbps,
+            duplex: l.duplex,
+            autoneg: Some(false),
+            advertise: None,
         }
     }
 }

@@ -1,44 +1,19 @@
 //! Parse `hlctl set` words into a [`ChangeSet`].
 //!
-//! Groups, ethtool-like; several groups in one command form one change set:
-//! `mtu N`, `txqueuelen N`, `ring rx N tx N [rx-mini N] [rx-jumbo N]`,
-//! `pause [autoneg on|off] [rx on|off] [tx on|off]`, `feature NAME on|off ...`,
-//! `link [speed N] [duplex half|full] [autoneg on|off] [advertise MODE...]`,
-//! `channels [rx N] [tx N] [other N] [combined N]`,
-//! `coalesce [rx-usecs N] [tx-usecs N] [rx-frames N] [tx-frames N] [adaptive-rx on|off] [adaptive-tx on|off]`.
+//! Groups, ethtool-like, from the settings table ([`crate::nic::registry`]);
+//! several groups in one command form one change set: a group that is one
+//! setting takes one value (`mtu 9000`), the others take `KEY VALUE` pairs
+//! (`ring rx 4096 tx 4096`, `link advertise MODE...`), and `feature NAME on|off ...`.
 //! Every syntax problem is collected; nothing stops at the first one.
 
-use crate::nic::model::{ChangeSet, Duplex};
+use serde_json::{Value, json};
+
+use crate::nic::model::ChangeSet;
+use crate::nic::registry::{self, FEATURE, Kind, Setting, SettingValue};
 use crate::problem::Problem;
 
-/// The words that start a group.
-pub const GROUPS: &[&str] = &[
-    "mtu",
-    "txqueuelen",
-    "ring",
-    "pause",
-    "feature",
-    "features",
-    "link",
-    "channels",
-    "coalesce",
-];
-
-const RING_KEYS: &[&str] = &["rx", "tx", "rx-mini", "rx-jumbo"];
-const PAUSE_KEYS: &[&str] = &["autoneg", "rx", "tx"];
-const LINK_KEYS: &[&str] = &["speed", "duplex", "autoneg", "advertise"];
-const CHANNEL_KEYS: &[&str] = &["rx", "tx", "other", "combined"];
-const COALESCE_KEYS: &[&str] = &[
-    "rx-usecs",
-    "tx-usecs",
-    "rx-frames",
-    "tx-frames",
-    "adaptive-rx",
-    "adaptive-tx",
-];
-
 fn is_group(w: &str) -> bool {
-    GROUPS.contains(&w)
+    registry::group(w).is_some()
 }
 
 fn parse_u32(setting: &str, v: &str, problems: &mut Vec<Problem>) -> Option<u32> {
@@ -66,257 +41,169 @@ fn parse_bool(setting: &str, v: &str, problems: &mut Vec<Problem>) -> Option<boo
     }
 }
 
-/// Split the words of one group into `key value` pairs until the next group word.
-/// Returns the pairs and the index after the group.
-fn pairs<'a>(
+/// The words of one value as the setting's kind, or a problem.
+fn parse_value(s: &Setting, raw: &[String], p: &mut Vec<Problem>) -> Option<Value> {
+    let name = s.name();
+    let one = raw[0].as_str();
+    match s.kind {
+        Kind::U32 => parse_u32(&name, one, p).map(|n| json!(n)),
+        Kind::Bool => parse_bool(&name, one, p).map(|b| b.to_value()),
+        Kind::Duplex => match one {
+            "half" | "full" => Some(json!(one)),
+            _ => {
+                p.push(Problem::new(&name, Some(one), "expected half or full"));
+                None
+            }
+        },
+        Kind::Modes => Some(json!(raw)),
+    }
+}
+
+/// The words that form `s`'s value from `i`: one word, or for a list of modes
+/// every word up to the next group word or key of the same group.
+fn value_words(s: &Setting, words: &[String], mut i: usize) -> (Vec<String>, usize) {
+    let ends =
+        |w: &str| is_group(w) || (s.kind == Kind::Modes && registry::find(s.group, w).is_some());
+    let mut raw = Vec::new();
+    while i < words.len() && !ends(&words[i]) {
+        raw.push(words[i].clone());
+        i += 1;
+        if s.kind != Kind::Modes {
+            break;
+        }
+    }
+    (raw, i)
+}
+
+/// Parse `s`'s value from `words[i..]` into `cs`; returns the index after it.
+fn parse_setting(
+    s: &Setting,
+    words: &[String],
+    i: usize,
+    cs: &mut ChangeSet,
+    p: &mut Vec<Problem>,
+) -> usize {
+    let (raw, next) = value_words(s, words, i);
+    if raw.is_empty() {
+        let why = if s.kind == Kind::Modes {
+            "missing link modes, e.g. advertise 1000baseT/Full 100baseT/Full"
+        } else {
+            "missing value"
+        };
+        p.push(Problem::new(s.name(), None, why));
+        return next;
+    }
+    if let Some(v) = parse_value(s, &raw, p) {
+        if (s.get)(cs).is_some() {
+            p.push(Problem::new(s.name(), None, "given twice"));
+        }
+        (s.put)(cs, &v);
+    }
+    next
+}
+
+/// `GROUP KEY VALUE...` up to the next group word; returns the index after it.
+fn parse_keyed(
     group: &str,
-    words: &'a [String],
+    words: &[String],
     mut i: usize,
-    problems: &mut Vec<Problem>,
-) -> (Vec<(&'a str, &'a str)>, usize) {
-    let mut out = Vec::new();
+    cs: &mut ChangeSet,
+    p: &mut Vec<Problem>,
+) -> usize {
+    let start = i;
     while i < words.len() && !is_group(&words[i]) {
         let key = words[i].as_str();
-        match words.get(i + 1) {
-            Some(v) if !is_group(v) => {
-                out.push((key, v.as_str()));
-                i += 2;
-            }
-            _ => {
-                problems.push(Problem::new(
+        i += 1;
+        match registry::find(group, key) {
+            Some(s) => i = parse_setting(s, words, i, cs, p),
+            None => {
+                let keys: Vec<&str> = registry::in_group(group).map(|s| s.key).collect();
+                p.push(Problem::new(
                     format!("{group} {key}"),
                     None,
-                    "missing value",
+                    format!("unknown {group} setting: allowed {}", keys.join(", ")),
                 ));
-                i += 1;
+                // Skip its value too.
+                if words.get(i).is_some_and(|w| !is_group(w)) {
+                    i += 1;
+                }
             }
         }
     }
-    if out.is_empty() && problems.iter().all(|p| !p.setting.starts_with(group)) {
-        problems.push(Problem::new(
+    if i == start {
+        p.push(Problem::new(
             group,
             None,
             "nothing to set after the group word",
         ));
     }
-    (out, i)
+    i
 }
 
-fn unknown(group: &str, key: &str, allowed: &[&str], problems: &mut Vec<Problem>) {
-    problems.push(Problem::new(
-        format!("{group} {key}"),
-        None,
-        format!("unknown {group} setting: allowed {}", allowed.join(", ")),
-    ));
-}
-
-fn set_once<T>(slot: &mut Option<T>, value: Option<T>, setting: &str, problems: &mut Vec<Problem>) {
-    if let Some(v) = value {
-        if slot.is_some() {
-            problems.push(Problem::new(setting, None, "given twice"));
+/// `feature NAME on|off ...` up to the next group word; returns the index after it.
+fn parse_features(
+    words: &[String],
+    mut i: usize,
+    cs: &mut ChangeSet,
+    p: &mut Vec<Problem>,
+) -> usize {
+    let start = i;
+    while i < words.len() && !is_group(&words[i]) {
+        let setting = format!("{FEATURE} {}", words[i]);
+        let name = words[i].clone();
+        i += 1;
+        let Some(v) = words.get(i).filter(|w| !is_group(w)) else {
+            p.push(Problem::new(setting, None, "missing value"));
+            continue;
+        };
+        i += 1;
+        if let Some(b) = parse_bool(&setting, v, p)
+            && cs.features.insert(name, b).is_some()
+        {
+            p.push(Problem::new(setting, None, "given twice"));
         }
-        *slot = Some(v);
     }
+    if i == start {
+        p.push(Problem::new(
+            FEATURE,
+            None,
+            "nothing to set after the group word",
+        ));
+    }
+    i
 }
 
 /// Parse the words after the interface name.
 pub fn parse(words: &[String]) -> Result<ChangeSet, Vec<Problem>> {
     let mut cs = ChangeSet::default();
     let mut p = Vec::new();
-    let mut i = 0;
+    let groups = registry::group_words().join(", ");
     if words.is_empty() {
         p.push(Problem::new(
             "settings",
             None,
-            format!("nothing to set: give one or more of {}", GROUPS.join(", ")),
+            format!("nothing to set: give one or more of {groups}"),
         ));
     }
+    let mut i = 0;
     while i < words.len() {
-        let group = words[i].as_str();
+        let word = words[i].as_str();
         i += 1;
-        match group {
-            "mtu" | "txqueuelen" => {
-                let Some(v) = words.get(i).filter(|w| !is_group(w)) else {
-                    p.push(Problem::new(group, None, "missing value"));
-                    continue;
-                };
-                i += 1;
-                let n = parse_u32(group, v, &mut p);
-                let slot = if group == "mtu" {
-                    &mut cs.mtu
-                } else {
-                    &mut cs.txqueuelen
-                };
-                set_once(slot, n, group, &mut p);
+        i = match registry::group(word) {
+            None => {
+                p.push(Problem::new(
+                    word,
+                    None,
+                    format!("unknown setting group: allowed {groups}"),
+                ));
+                i
             }
-            "ring" => {
-                let (kv, next) = pairs(group, words, i, &mut p);
-                i = next;
-                let r = cs.rings.get_or_insert_with(Default::default);
-                for (k, v) in kv {
-                    let s = format!("ring {k}");
-                    let slot = match k {
-                        "rx" => &mut r.rx,
-                        "tx" => &mut r.tx,
-                        "rx-mini" => &mut r.rx_mini,
-                        "rx-jumbo" => &mut r.rx_jumbo,
-                        _ => {
-                            unknown(group, k, RING_KEYS, &mut p);
-                            continue;
-                        }
-                    };
-                    set_once(slot, parse_u32(&s, v, &mut p), &s, &mut p);
-                }
-            }
-            "pause" => {
-                let (kv, next) = pairs(group, words, i, &mut p);
-                i = next;
-                let r = cs.pause.get_or_insert_with(Default::default);
-                for (k, v) in kv {
-                    let s = format!("pause {k}");
-                    let slot = match k {
-                        "autoneg" => &mut r.autoneg,
-                        "rx" => &mut r.rx,
-                        "tx" => &mut r.tx,
-                        _ => {
-                            unknown(group, k, PAUSE_KEYS, &mut p);
-                            continue;
-                        }
-                    };
-                    set_once(slot, parse_bool(&s, v, &mut p), &s, &mut p);
-                }
-            }
-            "feature" | "features" => {
-                let (kv, next) = pairs("feature", words, i, &mut p);
-                i = next;
-                for (k, v) in kv {
-                    let s = format!("feature {k}");
-                    if let Some(b) = parse_bool(&s, v, &mut p)
-                        && cs.features.insert(k.to_string(), b).is_some()
-                    {
-                        p.push(Problem::new(s, None, "given twice"));
-                    }
-                }
-            }
-            "link" => {
-                let l = cs.link.get_or_insert_with(Default::default);
-                let start = i;
-                while i < words.len() && !is_group(&words[i]) {
-                    let k = words[i].as_str();
-                    let s = format!("link {k}");
-                    i += 1;
-                    if k == "advertise" {
-                        let mut modes = Vec::new();
-                        while i < words.len()
-                            && !is_group(&words[i])
-                            && !LINK_KEYS.contains(&words[i].as_str())
-                        {
-                            modes.push(words[i].clone());
-                            i += 1;
-                        }
-                        if modes.is_empty() {
-                            p.push(Problem::new(
-                                s,
-                                None,
-                                "missing link modes, e.g. advertise 1000baseT/Full 100baseT/Full",
-                            ));
-                        } else {
-                            set_once(&mut l.advertise, Some(modes), &s, &mut p);
-                        }
-                        continue;
-                    }
-                    let Some(v) = words.get(i).filter(|w| !is_group(w)) else {
-                        if LINK_KEYS.contains(&k) {
-                            p.push(Problem::new(s, None, "missing value"));
-                        } else {
-                            unknown("link", k, LINK_KEYS, &mut p);
-                        }
-                        continue;
-                    };
-                    i += 1;
-                    match k {
-                        "speed" => {
-                            set_once(&mut l.speed_mbps, parse_u32(&s, v, &mut p), &s, &mut p)
-                        }
-                        "autoneg" => {
-                            set_once(&mut l.autoneg, parse_bool(&s, v, &mut p), &s, &mut p)
-                        }
-                        "duplex" => {
-                            let d = match v.as_str() {
-                                "half" => Some(Duplex::Half),
-                                "full" => Some(Duplex::Full),
-                                _ => {
-                                    p.push(Problem::new(&s, Some(v), "expected half or full"));
-                                    None
-                                }
-                            };
-                            set_once(&mut l.duplex, d, &s, &mut p);
-                        }
-                        _ => unknown("link", k, LINK_KEYS, &mut p),
-                    }
-                }
-                if i == start {
-                    p.push(Problem::new(
-                        "link",
-                        None,
-                        "nothing to set after the group word",
-                    ));
-                }
-            }
-            "channels" => {
-                let (kv, next) = pairs(group, words, i, &mut p);
-                i = next;
-                let c = cs.channels.get_or_insert_with(Default::default);
-                for (k, v) in kv {
-                    let s = format!("channels {k}");
-                    let slot = match k {
-                        "rx" => &mut c.rx,
-                        "tx" => &mut c.tx,
-                        "other" => &mut c.other,
-                        "combined" => &mut c.combined,
-                        _ => {
-                            unknown(group, k, CHANNEL_KEYS, &mut p);
-                            continue;
-                        }
-                    };
-                    set_once(slot, parse_u32(&s, v, &mut p), &s, &mut p);
-                }
-            }
-            "coalesce" => {
-                let (kv, next) = pairs(group, words, i, &mut p);
-                i = next;
-                let c = cs.coalesce.get_or_insert_with(Default::default);
-                for (k, v) in kv {
-                    let s = format!("coalesce {k}");
-                    match k {
-                        "rx-usecs" => {
-                            set_once(&mut c.rx_usecs, parse_u32(&s, v, &mut p), &s, &mut p)
-                        }
-                        "tx-usecs" => {
-                            set_once(&mut c.tx_usecs, parse_u32(&s, v, &mut p), &s, &mut p)
-                        }
-                        "rx-frames" => {
-                            set_once(&mut c.rx_frames, parse_u32(&s, v, &mut p), &s, &mut p)
-                        }
-                        "tx-frames" => {
-                            set_once(&mut c.tx_frames, parse_u32(&s, v, &mut p), &s, &mut p)
-                        }
-                        "adaptive-rx" => {
-                            set_once(&mut c.adaptive_rx, parse_bool(&s, v, &mut p), &s, &mut p)
-                        }
-                        "adaptive-tx" => {
-                            set_once(&mut c.adaptive_tx, parse_bool(&s, v, &mut p), &s, &mut p)
-                        }
-                        _ => unknown(group, k, COALESCE_KEYS, &mut p),
-                    }
-                }
-            }
-            other => p.push(Problem::new(
-                other,
-                None,
-                format!("unknown setting group: allowed {}", GROUPS.join(", ")),
-            )),
-        }
+            Some(g) if g.word == FEATURE => parse_features(words, i, &mut cs, &mut p),
+            Some(g) => match registry::find(g.word, "") {
+                Some(single) => parse_setting(single, words, i, &mut cs, &mut p),
+                None => parse_keyed(g.word, words, i, &mut cs, &mut p),
+            },
+        };
     }
     if p.is_empty() { Ok(cs) } else { Err(p) }
 }
@@ -324,6 +211,7 @@ pub fn parse(words: &[String]) -> Result<ChangeSet, Vec<Problem>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::nic::model::Duplex;
 
     fn w(s: &str) -> Vec<String> {
         s.split_whitespace().map(str::to_string).collect()
@@ -331,13 +219,14 @@ mod tests {
 
     #[test]
     fn every_group_form_parses() {
-        let cs = parse(&w("mtu 9000 txqueuelen 5000 ring rx 4096 tx 512 rx-mini 1 rx-jumbo 2 \
+        let cs = parse(&w("mtu 9000 txqueuelen 5000 gso-max-size 65536 ring rx 4096 tx 512 rx-mini 1 rx-jumbo 2 \
             pause autoneg off rx on tx off feature gro off rx-gro-hw on \
             link speed 1000 duplex full autoneg on advertise 1000baseT/Full 100baseT/Full \
             channels rx 1 tx 2 other 1 combined 4 \
             coalesce rx-usecs 50 tx-usecs 60 rx-frames 7 tx-frames 8 adaptive-rx on adaptive-tx off")).unwrap();
         assert_eq!(cs.mtu, Some(9000));
         assert_eq!(cs.txqueuelen, Some(5000));
+        assert_eq!(cs.gso_max_size, Some(65536));
         let r = cs.rings.unwrap();
         assert_eq!(
             (r.rx, r.tx, r.rx_mini, r.rx_jumbo),

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::nic::model::{ChangeSet, Interface};
+use crate::nic::registry::{self, FEATURE};
 
 /// What happened to one setting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -84,92 +85,19 @@ fn onoff(b: bool) -> Value {
     json!(if b { "on" } else { "off" })
 }
 
-fn opt<T: Into<Value>>(v: Option<T>) -> Value {
-    v.map(Into::into).unwrap_or(Value::Null)
-}
-
 /// Every requested setting with its requested value, in display order.
 pub fn flatten(cs: &ChangeSet) -> Vec<(String, Value)> {
     let mut v: Vec<(String, Value)> = Vec::new();
-    let mut push = |k: &str, val: Value| v.push((k.to_string(), val));
-    if let Some(n) = cs.mtu {
-        push("mtu", json!(n));
-    }
-    if let Some(n) = cs.txqueuelen {
-        push("txqueuelen", json!(n));
-    }
-    if let Some(r) = &cs.rings {
-        for (k, x) in [
-            ("ring rx", r.rx),
-            ("ring tx", r.tx),
-            ("ring rx-mini", r.rx_mini),
-            ("ring rx-jumbo", r.rx_jumbo),
-        ] {
-            if let Some(n) = x {
-                push(k, json!(n));
+    for g in registry::GROUPS {
+        if g.word == FEATURE {
+            for (name, on) in &cs.features {
+                v.push((format!("{FEATURE} {name}"), onoff(*on)));
             }
         }
-    }
-    if let Some(p) = &cs.pause {
-        for (k, x) in [
-            ("pause autoneg", p.autoneg),
-            ("pause rx", p.rx),
-            ("pause tx", p.tx),
-        ] {
-            if let Some(b) = x {
-                push(k, onoff(b));
+        for s in registry::in_group(g.word) {
+            if let Some(val) = (s.get)(cs) {
+                v.push((s.name(), val));
             }
-        }
-    }
-    for (name, on) in &cs.features {
-        push(&format!("feature {name}"), onoff(*on));
-    }
-    if let Some(c) = &cs.channels {
-        for (k, x) in [
-            ("channels rx", c.rx),
-            ("channels tx", c.tx),
-            ("channels other", c.other),
-            ("channels combined", c.combined),
-        ] {
-            if let Some(n) = x {
-                push(k, json!(n));
-            }
-        }
-    }
-    if let Some(c) = &cs.coalesce {
-        for (k, x) in [
-            ("coalesce rx-usecs", c.rx_usecs),
-            ("coalesce tx-usecs", c.tx_usecs),
-            ("coalesce rx-frames", c.rx_frames),
-            ("coalesce tx-frames", c.tx_frames),
-        ] {
-            if let Some(n) = x {
-                push(k, json!(n));
-            }
-        }
-        for (k, x) in [
-            ("coalesce adaptive-rx", c.adaptive_rx),
-            ("coalesce adaptive-tx", c.adaptive_tx),
-        ] {
-            if let Some(b) = x {
-                push(k, onoff(b));
-            }
-        }
-    }
-    if let Some(l) = &cs.link {
-        if let Some(n) = l.speed_mbps {
-            push("link speed", json!(n));
-        }
-        if let Some(d) = l.duplex {
-            push("link duplex", json!(d.to_string()));
-        }
-        if let Some(b) = l.autoneg {
-            push("link autoneg", onoff(b));
-        }
-        if let Some(m) = &l.advertise {
-            let mut m = m.clone();
-            m.sort();
-            push("link advertise", json!(m));
         }
     }
     v
@@ -177,58 +105,17 @@ pub fn flatten(cs: &ChangeSet) -> Vec<(String, Value)> {
 
 /// The value `iface` holds for a setting named as in [`flatten`].
 pub fn current(iface: &Interface, setting: &str) -> Value {
-    let (group, key) = setting.split_once(' ').unwrap_or((setting, ""));
-    match group {
-        "mtu" => json!(iface.mtu),
-        "txqueuelen" => json!(iface.txqueuelen),
-        "ring" => iface.rings.as_ref().map_or(Value::Null, |r| {
-            opt(match key {
-                "rx" => r.rx,
-                "tx" => r.tx,
-                "rx-mini" => r.rx_mini,
-                _ => r.rx_jumbo,
-            })
-        }),
-        "pause" => iface.pause.as_ref().map_or(Value::Null, |p| {
-            onoff(match key {
-                "autoneg" => p.autoneg,
-                "rx" => p.rx,
-                _ => p.tx,
-            })
-        }),
-        "feature" => iface
+    if let Some(name) = setting
+        .strip_prefix(FEATURE)
+        .and_then(|r| r.strip_prefix(' '))
+    {
+        return iface
             .features
             .as_ref()
-            .and_then(|f| f.get(key))
-            .map_or(Value::Null, |f| onoff(f.active)),
-        "channels" => iface.channels.as_ref().map_or(Value::Null, |c| {
-            opt(match key {
-                "rx" => c.rx,
-                "tx" => c.tx,
-                "other" => c.other,
-                _ => c.combined,
-            })
-        }),
-        "coalesce" => iface.coalesce.as_ref().map_or(Value::Null, |c| match key {
-            "rx-usecs" => opt(c.rx_usecs),
-            "tx-usecs" => opt(c.tx_usecs),
-            "rx-frames" => opt(c.rx_frames),
-            "tx-frames" => opt(c.tx_frames),
-            "adaptive-rx" => c.adaptive_rx.map_or(Value::Null, onoff),
-            _ => c.adaptive_tx.map_or(Value::Null, onoff),
-        }),
-        "link" => iface.link.as_ref().map_or(Value::Null, |l| match key {
-            "speed" => opt(l.speed_mbps),
-            "duplex" => l.duplex.map_or(Value::Null, |d| json!(d.to_string())),
-            "autoneg" => onoff(l.autoneg),
-            _ => {
-                let mut m = l.advertised_modes.clone();
-                m.sort();
-                json!(m)
-            }
-        }),
-        _ => Value::Null,
+            .and_then(|f| f.get(name))
+            .map_or(Value::Null, |f| onoff(f.active));
     }
+    registry::by_name(setting).map_or(Value::Null, |s| (s.read)(iface))
 }
 
 /// Results for a plan, before anything is applied: Planned or Unchanged.

@@ -1,7 +1,10 @@
 //! `hlctl export IFACE --format systemd-link`: the same settings as a
 //! systemd `.link` file, for people who prefer networkd/udev to apply them.
 
-use crate::nic::model::{ChangeSet, Duplex};
+use serde_json::Value;
+
+use crate::nic::model::ChangeSet;
+use crate::nic::registry::{self, LinkFormat, SettingValue};
 
 /// kernel feature → systemd `.link` key.
 const FEATURE_KEYS: &[(&str, &str)] = &[
@@ -24,6 +27,22 @@ const FEATURE_KEYS: &[(&str, &str)] = &[
     ),
     ("rx-ntuple-filter", "NTupleFilter"),
 ];
+
+/// A setting's value as systemd writes it.
+fn link_value(format: LinkFormat, v: &Value) -> String {
+    let text = || v.as_str().map_or_else(|| v.to_string(), str::to_string);
+    match format {
+        LinkFormat::Plain | LinkFormat::Duplex => text(),
+        LinkFormat::Suffix(unit) => format!("{}{unit}", text()),
+        LinkFormat::YesNo => yes(v == "on").to_string(),
+        LinkFormat::Modes => Vec::<String>::from_value(v)
+            .unwrap_or_default()
+            .iter()
+            .map(|m| systemd_mode(m))
+            .collect::<Vec<_>>()
+            .join(" "),
+    }
+}
 
 fn yes(b: bool) -> &'static str {
     if b { "yes" } else { "no" }
@@ -49,92 +68,9 @@ pub fn systemd_link(name: &str, mac: Option<&str>, cs: &ChangeSet) -> String {
     }
     out.push_str("\n[Link]\nNamePolicy=keep kernel database onboard slot path\nAlternativeNamesPolicy=database onboard slot path\nMACAddressPolicy=persistent\n");
     let mut kv = |k: &str, v: String| out.push_str(&format!("{k}={v}\n"));
-    if let Some(v) = cs.mtu {
-        kv("MTUBytes", v.to_string());
-    }
-    if let Some(v) = cs.txqueuelen {
-        kv("TransmitQueueLength", v.to_string());
-    }
-    if let Some(l) = &cs.link {
-        if let Some(s) = l.speed_mbps {
-            kv("BitsPerSecond", format!("{s}M"));
-        }
-        if let Some(d) = l.duplex {
-            kv(
-                "Duplex",
-                (if d == Duplex::Full { "full" } else { "half" }).into(),
-            );
-        }
-        if let Some(a) = l.autoneg {
-            kv("AutoNegotiation", yes(a).into());
-        }
-        if let Some(m) = &l.advertise {
-            kv(
-                "Advertise",
-                m.iter()
-                    .map(|x| systemd_mode(x))
-                    .collect::<Vec<_>>()
-                    .join(" "),
-            );
-        }
-    }
-    if let Some(r) = &cs.rings {
-        if let Some(v) = r.rx {
-            kv("RxBufferSize", v.to_string());
-        }
-        if let Some(v) = r.rx_mini {
-            kv("RxMiniBufferSize", v.to_string());
-        }
-        if let Some(v) = r.rx_jumbo {
-            kv("RxJumboBufferSize", v.to_string());
-        }
-        if let Some(v) = r.tx {
-            kv("TxBufferSize", v.to_string());
-        }
-    }
-    if let Some(p) = &cs.pause {
-        if let Some(v) = p.rx {
-            kv("RxFlowControl", yes(v).into());
-        }
-        if let Some(v) = p.tx {
-            kv("TxFlowControl", yes(v).into());
-        }
-        if let Some(v) = p.autoneg {
-            kv("AutoNegotiationFlowControl", yes(v).into());
-        }
-    }
-    if let Some(c) = &cs.channels {
-        if let Some(v) = c.rx {
-            kv("RxChannels", v.to_string());
-        }
-        if let Some(v) = c.tx {
-            kv("TxChannels", v.to_string());
-        }
-        if let Some(v) = c.other {
-            kv("OtherChannels", v.to_string());
-        }
-        if let Some(v) = c.combined {
-            kv("CombinedChannels", v.to_string());
-        }
-    }
-    if let Some(c) = &cs.coalesce {
-        if let Some(v) = c.rx_usecs {
-            kv("RxCoalesceSec", format!("{v}us"));
-        }
-        if let Some(v) = c.tx_usecs {
-            kv("TxCoalesceSec", format!("{v}us"));
-        }
-        if let Some(v) = c.rx_frames {
-            kv("RxMaxCoalescedFrames", v.to_string());
-        }
-        if let Some(v) = c.tx_frames {
-            kv("TxMaxCoalescedFrames", v.to_string());
-        }
-        if let Some(v) = c.adaptive_rx {
-            kv("UseAdaptiveRxCoalesce", yes(v).into());
-        }
-        if let Some(v) = c.adaptive_tx {
-            kv("UseAdaptiveTxCoalesce", yes(v).into());
+    for s in registry::SETTINGS {
+        if let (Some((key, format)), Some(v)) = (s.link_key, (s.get)(cs)) {
+            kv(key, link_value(format, &v));
         }
     }
     let mut written: Vec<&str> = Vec::new();
@@ -161,7 +97,7 @@ pub fn systemd_link(name: &str, mac: Option<&str>, cs: &ChangeSet) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::nic::model::{LinkSet, PauseSet, RingsSet};
+    use crate::nic::model::{Duplex, LinkSet, PauseSet, RingsSet};
 
     #[test]
     fn renders_the_settings_networkd_knows() {

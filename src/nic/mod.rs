@@ -1,6 +1,6 @@
 //! NIC inspection and the change engine.
 //!
-//! - [`model`]: what a NIC's settings are;
+//! - [`model`]: what a NIC's settings are; [`registry`]: the one table of settings every layer reads;
 //! - [`read`]: snapshot one or all interfaces;
 //! - [`change`]: parse `hlctl set` words into a [`model::ChangeSet`]-like plan and validate it;
 //! - [`apply`]: snapshot → apply → read back → restore on failure;
@@ -21,6 +21,7 @@ pub mod model;
 pub mod netlink;
 pub mod persist;
 pub mod read;
+pub mod registry;
 pub mod set;
 pub mod shortfall;
 pub mod speed;

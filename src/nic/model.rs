@@ -32,6 +32,12 @@ pub struct Interface {
     pub mtu_min: Option<u32>,
     pub mtu_max: Option<u32>,
     pub txqueuelen: u32,
+    /// Largest GSO packet the stack builds for this device (IFLA_GSO_MAX_SIZE).
+    #[serde(default)]
+    pub gso_max_size: Option<u32>,
+    /// The most the device takes for `gso_max_size` (IFLA_TSO_MAX_SIZE, read-only).
+    #[serde(default)]
+    pub tso_max_size: Option<u32>,
     pub link: Option<LinkModes>,
     pub rings: Option<Rings>,
     pub pause: Option<Pause>,
@@ -217,6 +223,8 @@ pub struct ChangeSet {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub txqueuelen: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gso_max_size: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rings: Option<RingsSet>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pause: Option<PauseSet>,
@@ -229,60 +237,4 @@ pub struct ChangeSet {
     pub channels: Option<ChannelsSet>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coalesce: Option<CoalesceSet>,
-}
-
-impl ChangeSet {
-    pub fn is_empty(&self) -> bool {
-        *self == ChangeSet::default()
-    }
-
-    /// Lay `newer` over `self`: every value `newer` sets wins, the rest stays.
-    pub fn merge(&mut self, newer: &ChangeSet) {
-        fn pick<T: Clone>(old: &mut Option<T>, new: &Option<T>) {
-            if new.is_some() {
-                *old = new.clone();
-            }
-        }
-        pick(&mut self.mtu, &newer.mtu);
-        pick(&mut self.txqueuelen, &newer.txqueuelen);
-        if let Some(n) = &newer.rings {
-            let o = self.rings.get_or_insert_with(Default::default);
-            pick(&mut o.rx, &n.rx);
-            pick(&mut o.tx, &n.tx);
-            pick(&mut o.rx_mini, &n.rx_mini);
-            pick(&mut o.rx_jumbo, &n.rx_jumbo);
-        }
-        if let Some(n) = &newer.pause {
-            let o = self.pause.get_or_insert_with(Default::default);
-            pick(&mut o.autoneg, &n.autoneg);
-            pick(&mut o.rx, &n.rx);
-            pick(&mut o.tx, &n.tx);
-        }
-        for (k, v) in &newer.features {
-            self.features.insert(k.clone(), *v);
-        }
-        if let Some(n) = &newer.link {
-            let o = self.link.get_or_insert_with(Default::default);
-            pick(&mut o.speed_mbps, &n.speed_mbps);
-            pick(&mut o.duplex, &n.duplex);
-            pick(&mut o.autoneg, &n.autoneg);
-            pick(&mut o.advertise, &n.advertise);
-        }
-        if let Some(n) = &newer.channels {
-            let o = self.channels.get_or_insert_with(Default::default);
-            pick(&mut o.rx, &n.rx);
-            pick(&mut o.tx, &n.tx);
-            pick(&mut o.other, &n.other);
-            pick(&mut o.combined, &n.combined);
-        }
-        if let Some(n) = &newer.coalesce {
-            let o = self.coalesce.get_or_insert_with(Default::default);
-            pick(&mut o.rx_usecs, &n.rx_usecs);
-            pick(&mut o.tx_usecs, &n.tx_usecs);
-            pick(&mut o.rx_frames, &n.rx_frames);
-            pick(&mut o.tx_frames, &n.tx_frames);
-            pick(&mut o.adaptive_rx, &n.adaptive_rx);
-            pick(&mut o.adaptive_tx, &n.adaptive_tx);
-        }
-    }
 }

@@ -22,6 +22,8 @@ fn from_rtlink(l: RtLink) -> Interface {
         mtu_min: l.mtu_min,
         mtu_max: l.mtu_max,
         txqueuelen: l.txqueuelen,
+        gso_max_size: l.gso_max_size,
+        tso_max_size: l.tso_max_size,
         counters: l.counters,
         ..Default::default()
     }

@@ -5,8 +5,11 @@
 
 use std::collections::BTreeMap;
 
+use serde_json::Value;
+
 use crate::nic::aliases;
-use crate::nic::model::{ChangeSet, Interface};
+use crate::nic::model::{ChangeSet, Feature, Interface};
+use crate::nic::registry::{self, Check, FEATURE, Setting, SettingValue};
 use crate::problem::Problem;
 
 fn unsupported(iface: &Interface, group: &str) -> Problem {
@@ -66,223 +69,174 @@ pub fn mode_speed_duplex(mode: &str) -> Option<(u32, &str)> {
 pub fn validate(iface: &Interface, cs: &ChangeSet) -> Result<ChangeSet, Vec<Problem>> {
     let mut p = Vec::new();
     let mut out = cs.clone();
-
-    if let Some(mtu) = cs.mtu {
-        let min = iface.mtu_min.unwrap_or(68);
-        let max = iface.mtu_max.unwrap_or(65535);
-        if !(min..=max).contains(&mtu) {
-            p.push(Problem::new(
-                "mtu",
-                Some(&mtu.to_string()),
-                format!("outside the device's range: allowed {min}..={max}"),
-            ));
-        }
-    }
-    if let Some(rs) = &cs.rings {
-        match &iface.rings {
-            None => p.push(unsupported(iface, "ring")),
-            Some(r) => {
-                limit(&mut p, "ring rx", rs.rx, r.rx_max, "rx ring", false);
-                limit(&mut p, "ring tx", rs.tx, r.tx_max, "tx ring", false);
-                limit(
-                    &mut p,
-                    "ring rx-mini",
-                    rs.rx_mini,
-                    r.rx_mini_max,
-                    "rx-mini ring",
-                    false,
-                );
-                limit(
-                    &mut p,
-                    "ring rx-jumbo",
-                    rs.rx_jumbo,
-                    r.rx_jumbo_max,
-                    "rx-jumbo ring",
-                    false,
-                );
-            }
-        }
-    }
-    if cs.pause.is_some() && iface.pause.is_none() {
-        p.push(unsupported(iface, "pause"));
-    }
-    if let Some(cs_ch) = &cs.channels {
-        match &iface.channels {
-            None => p.push(unsupported(iface, "channels")),
-            Some(c) => {
-                limit(
-                    &mut p,
-                    "channels rx",
-                    cs_ch.rx,
-                    c.rx_max,
-                    "rx channels",
-                    true,
-                );
-                limit(
-                    &mut p,
-                    "channels tx",
-                    cs_ch.tx,
-                    c.tx_max,
-                    "tx channels",
-                    true,
-                );
-                limit(
-                    &mut p,
-                    "channels other",
-                    cs_ch.other,
-                    c.other_max,
-                    "other channels",
-                    true,
-                );
-                limit(
-                    &mut p,
-                    "channels combined",
-                    cs_ch.combined,
-                    c.combined_max,
-                    "combined channels",
-                    true,
-                );
-            }
-        }
-    }
-    if let Some(co) = &cs.coalesce {
-        match &iface.coalesce {
-            None => p.push(unsupported(iface, "coalesce")),
-            Some(c) => {
-                let fields = [
-                    (
-                        "coalesce rx-usecs",
-                        co.rx_usecs.is_some(),
-                        c.rx_usecs.is_some(),
-                    ),
-                    (
-                        "coalesce tx-usecs",
-                        co.tx_usecs.is_some(),
-                        c.tx_usecs.is_some(),
-                    ),
-                    (
-                        "coalesce rx-frames",
-                        co.rx_frames.is_some(),
-                        c.rx_frames.is_some(),
-                    ),
-                    (
-                        "coalesce tx-frames",
-                        co.tx_frames.is_some(),
-                        c.tx_frames.is_some(),
-                    ),
-                    (
-                        "coalesce adaptive-rx",
-                        co.adaptive_rx.is_some(),
-                        c.adaptive_rx.is_some(),
-                    ),
-                    (
-                        "coalesce adaptive-tx",
-                        co.adaptive_tx.is_some(),
-                        c.adaptive_tx.is_some(),
-                    ),
-                ];
-                for (name, wanted, has) in fields {
-                    if wanted && !has {
-                        p.push(unsupported(iface, name));
-                    }
-                }
-            }
-        }
-    }
-    if let Some(l) = &cs.link {
-        match &iface.link {
-            None => p.push(unsupported(iface, "link")),
-            Some(cur) => {
-                let supported: Vec<(u32, &str)> = cur
-                    .supported_modes
-                    .iter()
-                    .filter_map(|m| mode_speed_duplex(m))
-                    .collect();
-                if let Some(speed) = l.speed_mbps {
-                    if speed == 0 {
-                        p.push(Problem::new(
-                            "link speed",
-                            Some("0"),
-                            "must be a speed in Mb/s, e.g. 100, 1000, 10000",
-                        ));
-                    } else if !supported.is_empty() && !supported.iter().any(|(s, _)| *s == speed) {
-                        let mut speeds: Vec<u32> = supported.iter().map(|(s, _)| *s).collect();
-                        speeds.sort();
-                        speeds.dedup();
-                        let list: Vec<String> = speeds.iter().map(u32::to_string).collect();
-                        p.push(Problem::new(
-                            "link speed",
-                            Some(&speed.to_string()),
-                            format!("not a supported speed: allowed {}", list.join(", ")),
-                        ));
-                    }
-                }
-                if let Some(modes) = &l.advertise {
-                    for m in modes {
-                        if !cur.supported_modes.contains(m) {
-                            let allowed = if cur.supported_modes.is_empty() {
-                                "(the device lists none)".to_string()
-                            } else {
-                                cur.supported_modes.join(", ")
-                            };
-                            p.push(Problem::new(
-                                "link advertise",
-                                Some(m),
-                                format!("not a supported link mode: allowed {allowed}"),
-                            ));
-                        }
-                    }
-                }
-            }
-        }
-    }
+    check_settings(iface, cs, &mut p);
     if !cs.features.is_empty() {
         match &iface.features {
-            None => p.push(unsupported(iface, "feature")),
-            Some(have) => {
-                let mut expanded = BTreeMap::new();
-                for (name, on) in &cs.features {
-                    let setting = format!("feature {name}");
-                    let value = if *on { "on" } else { "off" };
-                    let names: Vec<&str> = match aliases::expand(name) {
-                        Some(kernel) => kernel
-                            .iter()
-                            .copied()
-                            .filter(|k| have.contains_key(*k))
-                            .collect(),
-                        None if have.contains_key(name.as_str()) => vec![name.as_str()],
-                        None => {
-                            p.push(Problem::new(setting, Some(value), format!(
-                                "unknown feature: use a kernel name from `hlctl show` (e.g. rx-gro) or one of {}",
-                                aliases::short_names().join(", "))));
-                            continue;
-                        }
-                    };
-                    let changeable: Vec<&str> =
-                        names.iter().copied().filter(|k| !have[*k].fixed).collect();
-                    if changeable.is_empty() {
-                        let why = if names.is_empty() {
-                            "the device has none of its features".to_string()
-                        } else {
-                            format!("fixed by the driver ({})", names.join(", "))
-                        };
-                        // Asking for the value it already holds is harmless.
-                        if names.is_empty() || names.iter().any(|k| have[*k].active != *on) {
-                            p.push(Problem::new(
-                                setting,
-                                Some(value),
-                                format!("cannot be changed: {why}"),
-                            ));
-                        }
-                        continue;
-                    }
-                    for k in changeable {
-                        expanded.insert(k.to_string(), *on);
-                    }
-                }
-                out.features = expanded;
-            }
+            None => p.push(unsupported(iface, FEATURE)),
+            Some(have) => out.features = expand_features(have, &cs.features, &mut p),
         }
     }
     if p.is_empty() { Ok(out) } else { Err(p) }
+}
+
+/// Every requested setting of the table: its group is supported and its
+/// value passes the setting's check.
+fn check_settings(iface: &Interface, cs: &ChangeSet, p: &mut Vec<Problem>) {
+    for g in registry::GROUPS.iter().filter(|g| g.word != FEATURE) {
+        let wanted: Vec<(&Setting, Value)> = registry::in_group(g.word)
+            .filter_map(|s| (s.get)(cs).map(|v| (s, v)))
+            .collect();
+        if wanted.is_empty() {
+            continue;
+        }
+        if !(g.supported)(iface) {
+            p.push(unsupported(iface, g.word));
+            continue;
+        }
+        for (s, v) in wanted {
+            check(iface, s, &v, p);
+        }
+    }
+}
+
+/// One requested value against what the device reports.
+fn check(iface: &Interface, s: &Setting, v: &Value, p: &mut Vec<Problem>) {
+    let n = v.as_u64().and_then(|n| u32::try_from(n).ok());
+    match s.check {
+        Check::None => {}
+        Check::Mtu => check_mtu(iface, n, p),
+        Check::Max { max, what, zero_ok } => limit(p, &s.name(), n, max(iface), what, zero_ok),
+        Check::Reported => {
+            if (s.read)(iface).is_null() {
+                p.push(unsupported(iface, &s.name()));
+            }
+        }
+        Check::Speed => check_speed(iface, n, p),
+        Check::Modes => {
+            let modes: Vec<String> = SettingValue::from_value(v).unwrap_or_default();
+            check_modes(iface, &modes, p);
+        }
+    }
+}
+
+fn check_mtu(iface: &Interface, mtu: Option<u32>, p: &mut Vec<Problem>) {
+    let Some(mtu) = mtu else { return };
+    let min = iface.mtu_min.unwrap_or(68);
+    let max = iface.mtu_max.unwrap_or(65535);
+    if !(min..=max).contains(&mtu) {
+        p.push(Problem::new(
+            "mtu",
+            Some(&mtu.to_string()),
+            format!("outside the device's range: allowed {min}..={max}"),
+        ));
+    }
+}
+
+/// The speeds (Mb/s) of the device's supported link modes, sorted, once each.
+fn supported_speeds(iface: &Interface) -> Vec<u32> {
+    let mut speeds: Vec<u32> = iface
+        .link
+        .iter()
+        .flat_map(|l| l.supported_modes.iter())
+        .filter_map(|m| mode_speed_duplex(m).map(|(s, _)| s))
+        .collect();
+    speeds.sort();
+    speeds.dedup();
+    speeds
+}
+
+fn check_speed(iface: &Interface, speed: Option<u32>, p: &mut Vec<Problem>) {
+    let Some(speed) = speed else { return };
+    let speeds = supported_speeds(iface);
+    if speed == 0 {
+        p.push(Problem::new(
+            "link speed",
+            Some("0"),
+            "must be a speed in Mb/s, e.g. 100, 1000, 10000",
+        ));
+    } else if !speeds.is_empty() && !speeds.contains(&speed) {
+        let list: Vec<String> = speeds.iter().map(u32::to_string).collect();
+        p.push(Problem::new(
+            "link speed",
+            Some(&speed.to_string()),
+            format!("not a supported speed: allowed {}", list.join(", ")),
+        ));
+    }
+}
+
+fn check_modes(iface: &Interface, modes: &[String], p: &mut Vec<Problem>) {
+    let supported = iface
+        .link
+        .as_ref()
+        .map(|l| l.supported_modes.as_slice())
+        .unwrap_or_default();
+    for m in modes.iter().filter(|m| !supported.contains(m)) {
+        let allowed = if supported.is_empty() {
+            "(the device lists none)".to_string()
+        } else {
+            supported.join(", ")
+        };
+        p.push(Problem::new(
+            "link advertise",
+            Some(m),
+            format!("not a supported link mode: allowed {allowed}"),
+        ));
+    }
+}
+
+/// The kernel features a requested name stands for on this device (a short
+/// name's expansion, or the name itself), or `None` for an unknown name.
+fn kernel_names<'a>(have: &BTreeMap<String, Feature>, name: &'a str) -> Option<Vec<&'a str>> {
+    match aliases::expand(name) {
+        Some(kernel) => Some(
+            kernel
+                .iter()
+                .copied()
+                .filter(|k| have.contains_key(*k))
+                .collect(),
+        ),
+        None if have.contains_key(name) => Some(vec![name]),
+        None => None,
+    }
+}
+
+/// Requested features by kernel name: short names expanded, fixed features
+/// dropped (a problem when the request would change them).
+fn expand_features(
+    have: &BTreeMap<String, Feature>,
+    wanted: &BTreeMap<String, bool>,
+    p: &mut Vec<Problem>,
+) -> BTreeMap<String, bool> {
+    let mut expanded = BTreeMap::new();
+    for (name, on) in wanted {
+        let setting = format!("{FEATURE} {name}");
+        let value = if *on { "on" } else { "off" };
+        let Some(names) = kernel_names(have, name) else {
+            p.push(Problem::new(setting, Some(value), format!(
+                "unknown feature: use a kernel name from `hlctl show` (e.g. rx-gro) or one of {}",
+                aliases::short_names().join(", "))));
+            continue;
+        };
+        let changeable: Vec<&str> = names.iter().copied().filter(|k| !have[*k].fixed).collect();
+        if changeable.is_empty() {
+            let why = if names.is_empty() {
+                "the device has none of its features".to_string()
+            } else {
+                format!("fixed by the driver ({})", names.join(", "))
+            };
+            // Asking for the value it already holds is harmless.
+            if names.is_empty() || names.iter().any(|k| have[*k].active != *on) {
+                p.push(Problem::new(
+                    setting,
+                    Some(value),
+                    format!("cannot be changed: {why}"),
+                ));
+            }
+            continue;
+        }
+        for k in changeable {
+            expanded.insert(k.to_string(), *on);
+        }
+    }
+    expanded
 }

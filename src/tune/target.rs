@@ -7,9 +7,10 @@ use std::time::{Duration, Instant};
 
 use super::TuneError;
 use super::change::Change;
-use crate::nic::model::{LinkModes, LinkSet, PauseSet, RingsSet};
+use crate::nic::apply::link_undo;
+use crate::nic::model::LinkModes;
 use crate::nic::netlink::Netlink;
-use crate::nic::{apply, read, validate};
+use crate::nic::{apply, read, registry, validate};
 use crate::path::route::{self, DefaultRoute};
 use crate::path::{pmtu, rtt};
 use crate::paths::Paths;
@@ -57,36 +58,9 @@ impl LiveTarget {
 pub fn current_of(iface: &crate::nic::model::Interface, paths: &Paths, change: &Change) -> Change {
     let mut u = Change::default();
     let n = &change.nic;
-    if n.mtu.is_some() {
-        u.nic.mtu = Some(iface.mtu);
-    }
-    if n.txqueuelen.is_some() {
-        u.nic.txqueuelen = Some(iface.txqueuelen);
-    }
-    if let (Some(w), Some(r)) = (&n.rings, &iface.rings) {
-        u.nic.rings = Some(RingsSet {
-            rx: w.rx.and(r.rx),
-            tx: w.tx.and(r.tx),
-            rx_mini: w.rx_mini.and(r.rx_mini),
-            rx_jumbo: w.rx_jumbo.and(r.rx_jumbo),
-        });
-    }
-    if let (Some(w), Some(p)) = (&n.pause, &iface.pause) {
-        u.nic.pause = Some(PauseSet {
-            autoneg: w.autoneg.map(|_| p.autoneg),
-            rx: w.rx.map(|_| p.rx),
-            tx: w.tx.map(|_| p.tx),
-        });
-    }
+    u.nic = registry::held(iface, n);
     if let (Some(_), Some(l)) = (&n.link, &iface.link) {
         u.nic.link = Some(link_undo(l));
-    }
-    if let Some(f) = &iface.features {
-        for k in n.features.keys() {
-            if let Some(x) = f.get(k) {
-                u.nic.features.insert(k.clone(), x.requested);
-            }
-        }
     }
     for k in change.sysctl.keys() {
         if let Ok(Some(v)) = procfs::read(&paths.proc_sys, k) {
@@ -94,25 +68,6 @@ pub fn current_of(iface: &crate::nic::model::Interface, paths: &Paths, change: &
         }
     }
     u
-}
-
-/// The request that puts a link back as `l` is: autonegotiation with the
-/// modes it advertised, or the forced speed and duplex.
-pub fn link_undo(l: &LinkModes) -> LinkSet {
-    if l.autoneg {
-        LinkSet {
-            autoneg: Some(true),
-            advertise: (!l.advertised_modes.is_empty()).then(|| l.advertised_modes.clone()),
-            ..Default::default()
-        }
-    } else {
-        LinkSet {
-            speed_mbps: l.speed_mbps,
-            duplex: l.duplex,
-            autoneg: Some(false),
-            advertise: None,
-        }
-    }
 }
 
 /// The devices a change touches, in the order their NIC settings are

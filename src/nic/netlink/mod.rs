@@ -102,6 +102,9 @@ pub struct RtLink {
     pub mtu_min: Option<u32>,
     pub mtu_max: Option<u32>,
     pub txqueuelen: u32,
+    /// IFLA_GSO_MAX_SIZE and IFLA_TSO_MAX_SIZE (absent on old kernels).
+    pub gso_max_size: Option<u32>,
+    pub tso_max_size: Option<u32>,
     pub counters: Counters,
     /// Where this link sits in a bridge/bond stack (IFLA_MASTER, IFLA_LINKINFO).
     pub relations: rtnl::Relations,
@@ -167,14 +170,8 @@ impl Netlink {
         rtnl::parse_link(&m.payload).map_err(ctx)
     }
 
-    fn set_link(
-        &mut self,
-        op: &'static str,
-        ifindex: u32,
-        mtu: Option<u32>,
-        txq: Option<u32>,
-    ) -> Result<()> {
-        let req = rtnl::encode_set(ifindex, mtu, txq);
+    fn set_link(&mut self, op: &'static str, ifindex: u32, attr: u16, value: u32) -> Result<()> {
+        let req = rtnl::encode_set(ifindex, attr, value);
         self.rt
             .request(rtnl::RTM_NEWLINK, 0, &req)
             .map(drop)
@@ -183,11 +180,20 @@ impl Netlink {
 
     /// `ip link set dev X mtu N`.
     pub fn set_mtu(&mut self, ifindex: u32, mtu: u32) -> Result<()> {
-        self.set_link("RTM_NEWLINK mtu", ifindex, Some(mtu), None)
+        self.set_link("RTM_NEWLINK mtu", ifindex, rtnl::IFLA_MTU, mtu)
     }
     /// `ip link set dev X txqueuelen N`.
     pub fn set_txqueuelen(&mut self, ifindex: u32, len: u32) -> Result<()> {
-        self.set_link("RTM_NEWLINK txqueuelen", ifindex, None, Some(len))
+        self.set_link("RTM_NEWLINK txqueuelen", ifindex, rtnl::IFLA_TXQLEN, len)
+    }
+    /// `ip link set dev X gso_max_size N`.
+    pub fn set_gso_max_size(&mut self, ifindex: u32, size: u32) -> Result<()> {
+        self.set_link(
+            "RTM_NEWLINK gso_max_size",
+            ifindex,
+            rtnl::IFLA_GSO_MAX_SIZE,
+            size,
+        )
     }
     /// `ethtool X`: LINKMODES_GET + LINKINFO_GET + LINKSTATE_GET. `Ok(None)` when not supported.
     pub fn link_modes(&mut self, ifname: &str) -> Result<Option<LinkModes>> {

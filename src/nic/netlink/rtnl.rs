@@ -18,16 +18,18 @@ const IFF_UP: u32 = 0x1;
 
 const IFLA_ADDRESS: u16 = 1;
 const IFLA_IFNAME: u16 = 3;
-const IFLA_MTU: u16 = 4;
+pub(crate) const IFLA_MTU: u16 = 4;
 const IFLA_MASTER: u16 = 10;
-const IFLA_TXQLEN: u16 = 13;
+pub(crate) const IFLA_TXQLEN: u16 = 13;
 const IFLA_OPERSTATE: u16 = 16;
 const IFLA_LINKINFO: u16 = 18;
 const IFLA_STATS64: u16 = 23;
 const IFLA_CARRIER_CHANGES: u16 = 35;
+pub(crate) const IFLA_GSO_MAX_SIZE: u16 = 41;
 const IFLA_MIN_MTU: u16 = 50;
 const IFLA_MAX_MTU: u16 = 51;
 const IFLA_PARENT_DEV_NAME: u16 = 56;
+const IFLA_TSO_MAX_SIZE: u16 = 59;
 const IFLA_INFO_KIND: u16 = 1;
 const IFLA_INFO_DATA: u16 = 2;
 const IFLA_INFO_SLAVE_KIND: u16 = 4;
@@ -110,15 +112,11 @@ pub fn encode_get_by_name(name: &str) -> Result<Vec<u8>, Nack> {
     })
 }
 
-/// RTM_NEWLINK request payload changing MTU and/or txqueuelen of `ifindex`.
-pub fn encode_set(ifindex: u32, mtu: Option<u32>, txqlen: Option<u32>) -> Vec<u8> {
+/// RTM_NEWLINK request payload setting one u32 attribute of `ifindex`
+/// (IFLA_MTU, IFLA_TXQLEN, IFLA_GSO_MAX_SIZE).
+pub fn encode_set(ifindex: u32, attr: u16, value: u32) -> Vec<u8> {
     let mut b = Builder::with_header(&ifinfomsg(ifindex));
-    if let Some(m) = mtu {
-        b.put_u32(IFLA_MTU, m);
-    }
-    if let Some(q) = txqlen {
-        b.put_u32(IFLA_TXQLEN, q);
-    }
+    b.put_u32(attr, value);
     // Only u32 attributes: encoding cannot fail.
     b.finish().unwrap_or_default()
 }
@@ -205,6 +203,8 @@ pub fn parse_link(payload: &[u8]) -> Result<RtLink, Nack> {
         mtu_min: t.u32(IFLA_MIN_MTU).map_err(m)?,
         mtu_max: t.u32(IFLA_MAX_MTU).map_err(m)?,
         txqueuelen: t.u32(IFLA_TXQLEN).map_err(m)?.unwrap_or(0),
+        gso_max_size: t.u32(IFLA_GSO_MAX_SIZE).map_err(m)?,
+        tso_max_size: t.u32(IFLA_TSO_MAX_SIZE).map_err(m)?,
         counters: t
             .get(IFLA_STATS64)
             .map(|a| counters(a.payload))
@@ -321,9 +321,9 @@ mod tests {
     #[test]
     fn set_requests_equal_iproute2s() {
         // `ip link set dev X mtu 1400` / `txqueuelen 500`: RTM_NEWLINK, ifinfomsg + one attribute.
-        for (fixture, mtu, txq) in [
-            ("iproute2/set_mtu", Some(1400), None),
-            ("iproute2/set_txqueuelen", None, Some(500)),
+        for (fixture, attr, value) in [
+            ("iproute2/set_mtu", IFLA_MTU, 1400),
+            ("iproute2/set_txqueuelen", IFLA_TXQLEN, 500),
         ] {
             let msg = crate::nic::netlink::fixtures::load(fixture);
             assert_eq!(
@@ -333,14 +333,14 @@ mod tests {
             );
             // The ifindex is an input (it differs per capture): take it from the fixture.
             let ifindex = u32::from_ne_bytes([msg[20], msg[21], msg[22], msg[23]]);
-            let ours = encode_set(ifindex, mtu, txq);
+            let ours = encode_set(ifindex, attr, value);
             crate::nic::netlink::fixtures::assert_matches(fixture, IFINFOMSG_LEN, &ours);
         }
     }
 
     #[test]
     fn set_request_layout() {
-        let p = encode_set(3, Some(1400), None);
+        let p = encode_set(3, IFLA_MTU, 1400);
         assert_eq!(p.len(), 16 + 8);
         assert_eq!(&p[4..8], &3u32.to_ne_bytes());
         assert_eq!(&p[16..], &[8, 0, 4, 0, 0x78, 0x05, 0, 0]);

@@ -2,22 +2,21 @@
 //! method options, used by both the daemon (decode, strictly) and the client
 //! (encode).
 //!
-//! Keys, one per setting, as `hlctl set` words joined by a dot:
-//! `mtu` u, `txqueuelen` u, `ring.{rx,tx,rx-mini,rx-jumbo}` u,
-//! `pause.{autoneg,rx,tx}` b, `feature.<name>` b (kernel or ethtool short name),
-//! `link.speed` u, `link.duplex` s (`half`|`full`), `link.autoneg` b,
-//! `link.advertise` as, `channels.{rx,tx,other,combined}` u,
-//! `coalesce.{rx-usecs,tx-usecs,rx-frames,tx-frames}` u,
-//! `coalesce.{adaptive-rx,adaptive-tx}` b.
+//! Keys, one per setting of [`crate::nic::registry`], as `hlctl set` words
+//! joined by a dot (`mtu`, `ring.rx`, `link.advertise`), typed by the setting's
+//! kind (u, b, s `half`|`full`, as); features as `feature.<name>` b (kernel or
+//! ethtool short name). [`keys`] lists them all.
 //! Any unsigned or signed integer type is accepted for `u` when its value fits
 //! 0..=4294967295. Every problem is reported at once, naming the setting and
 //! what is allowed.
 
 use std::collections::HashMap;
 
+use serde_json::{Value, json};
 use zbus::{OwnedVariant, Variant};
 
-use crate::nic::model::{ChangeSet, Duplex};
+use crate::nic::model::ChangeSet;
+use crate::nic::registry::{self, Kind, Setting, SettingValue};
 use crate::problem::Problem;
 
 /// Longest key or string value accepted (feature names are under 40 bytes).
@@ -27,33 +26,17 @@ pub const MAX_ENTRIES: usize = 512;
 
 const U32_ALLOWED: &str = "expected a whole number 0..=4294967295 (D-Bus type u)";
 
-/// All fixed keys with their D-Bus type, for error messages and docs.
-pub const KEYS: &[(&str, &str)] = &[
-    ("mtu", "u"),
-    ("txqueuelen", "u"),
-    ("ring.rx", "u"),
-    ("ring.tx", "u"),
-    ("ring.rx-mini", "u"),
-    ("ring.rx-jumbo", "u"),
-    ("pause.autoneg", "b"),
-    ("pause.rx", "b"),
-    ("pause.tx", "b"),
-    ("feature.<name>", "b"),
-    ("link.speed", "u"),
-    ("link.duplex", "s"),
-    ("link.autoneg", "b"),
-    ("link.advertise", "as"),
-    ("channels.rx", "u"),
-    ("channels.tx", "u"),
-    ("channels.other", "u"),
-    ("channels.combined", "u"),
-    ("coalesce.rx-usecs", "u"),
-    ("coalesce.tx-usecs", "u"),
-    ("coalesce.rx-frames", "u"),
-    ("coalesce.tx-frames", "u"),
-    ("coalesce.adaptive-rx", "b"),
-    ("coalesce.adaptive-tx", "b"),
-];
+/// The key family of features (`feature.<name>`), with its D-Bus type.
+const FEATURE_KEY: (&str, &str) = ("feature.<name>", "b");
+
+/// Every key with its D-Bus type (from the settings table), for error messages and docs.
+pub fn keys() -> Vec<(String, &'static str)> {
+    registry::SETTINGS
+        .iter()
+        .map(|s| (s.dbus_key(), s.kind.dbus_type()))
+        .chain([(FEATURE_KEY.0.to_string(), FEATURE_KEY.1)])
+        .collect()
+}
 
 /// A key shortened for an error message (keys may be huge when malformed).
 fn shown(key: &str) -> String {
@@ -177,6 +160,30 @@ fn feature_name_ok(name: &str) -> bool {
 /// Decode `ApplyChanges` settings. Every problem is collected.
 pub fn decode_changes(map: &HashMap<String, OwnedVariant>) -> Result<ChangeSet, Vec<Problem>> {
     let mut cs = ChangeSet::default();
+    let mut p = size_problems(map);
+    if map.len() > MAX_ENTRIES {
+        return Err(p);
+    }
+    // Sorted, so the problems come out in a stable order.
+    let mut keys: Vec<&String> = map.keys().collect();
+    keys.sort();
+    for key in keys {
+        let v: &Variant<'_> = &map[key];
+        let decoded = match registry::by_dbus_key(key) {
+            Some(s) => decode_setting(s, key, v).map(|val| (s.put)(&mut cs, &val)),
+            None => decode_feature(key, v).map(|(name, on)| {
+                cs.features.insert(name, on);
+            }),
+        };
+        if let Err(e) = decoded {
+            p.push(e);
+        }
+    }
+    if p.is_empty() { Ok(cs) } else { Err(p) }
+}
+
+/// An empty or oversized dictionary.
+fn size_problems(map: &HashMap<String, OwnedVariant>) -> Vec<Problem> {
     let mut p = Vec::new();
     if map.is_empty() {
         p.push(Problem::new(
@@ -191,176 +198,71 @@ pub fn decode_changes(map: &HashMap<String, OwnedVariant>) -> Result<ChangeSet, 
             None,
             format!("{} settings: at most {MAX_ENTRIES} allowed", map.len()),
         ));
-        return Err(p);
     }
-    // Sorted, so the problems come out in a stable order.
-    let mut keys: Vec<&String> = map.keys().collect();
-    keys.sort();
-    for key in keys {
-        let v: &Variant<'_> = &map[key];
-        let mut u = |slot: &mut Option<u32>| match as_u32(key, v) {
-            Ok(n) => *slot = Some(n),
-            Err(e) => p.push(e),
-        };
-        match key.as_str() {
-            "mtu" => u(&mut cs.mtu),
-            "txqueuelen" => u(&mut cs.txqueuelen),
-            "ring.rx" => u(&mut cs.rings.get_or_insert_with(Default::default).rx),
-            "ring.tx" => u(&mut cs.rings.get_or_insert_with(Default::default).tx),
-            "ring.rx-mini" => u(&mut cs.rings.get_or_insert_with(Default::default).rx_mini),
-            "ring.rx-jumbo" => u(&mut cs.rings.get_or_insert_with(Default::default).rx_jumbo),
-            "link.speed" => u(&mut cs.link.get_or_insert_with(Default::default).speed_mbps),
-            "channels.rx" => u(&mut cs.channels.get_or_insert_with(Default::default).rx),
-            "channels.tx" => u(&mut cs.channels.get_or_insert_with(Default::default).tx),
-            "channels.other" => u(&mut cs.channels.get_or_insert_with(Default::default).other),
-            "channels.combined" => {
-                u(&mut cs.channels.get_or_insert_with(Default::default).combined)
-            }
-            "coalesce.rx-usecs" => {
-                u(&mut cs.coalesce.get_or_insert_with(Default::default).rx_usecs)
-            }
-            "coalesce.tx-usecs" => {
-                u(&mut cs.coalesce.get_or_insert_with(Default::default).tx_usecs)
-            }
-            "coalesce.rx-frames" => {
-                u(&mut cs.coalesce.get_or_insert_with(Default::default).rx_frames)
-            }
-            "coalesce.tx-frames" => {
-                u(&mut cs.coalesce.get_or_insert_with(Default::default).tx_frames)
-            }
-            "pause.autoneg"
-            | "pause.rx"
-            | "pause.tx"
-            | "link.autoneg"
-            | "coalesce.adaptive-rx"
-            | "coalesce.adaptive-tx" => match as_bool(key, v) {
-                Ok(b) => {
-                    let slot = match key.as_str() {
-                        "pause.autoneg" => {
-                            &mut cs.pause.get_or_insert_with(Default::default).autoneg
-                        }
-                        "pause.rx" => &mut cs.pause.get_or_insert_with(Default::default).rx,
-                        "pause.tx" => &mut cs.pause.get_or_insert_with(Default::default).tx,
-                        "link.autoneg" => &mut cs.link.get_or_insert_with(Default::default).autoneg,
-                        "coalesce.adaptive-rx" => {
-                            &mut cs.coalesce.get_or_insert_with(Default::default).adaptive_rx
-                        }
-                        _ => &mut cs.coalesce.get_or_insert_with(Default::default).adaptive_tx,
-                    };
-                    *slot = Some(b);
-                }
-                Err(e) => p.push(e),
-            },
-            "link.duplex" => match as_str(key, v) {
-                Ok(s) if s == "half" => {
-                    cs.link.get_or_insert_with(Default::default).duplex = Some(Duplex::Half)
-                }
-                Ok(s) if s == "full" => {
-                    cs.link.get_or_insert_with(Default::default).duplex = Some(Duplex::Full)
-                }
-                Ok(s) => p.push(Problem::new(
-                    "link duplex",
-                    Some(&s),
-                    "expected half or full",
-                )),
-                Err(e) => p.push(e),
-            },
-            "link.advertise" => match as_strings(key, v) {
-                Ok(modes) if modes.is_empty() => p.push(Problem::new(
-                    "link advertise",
-                    None,
-                    "missing link modes, e.g. [\"1000baseT/Full\", \"100baseT/Full\"]",
-                )),
-                Ok(modes) => cs.link.get_or_insert_with(Default::default).advertise = Some(modes),
-                Err(e) => p.push(e),
-            },
-            k => match k.strip_prefix("feature.") {
-                Some(name) if feature_name_ok(name) => match as_bool(key, v) {
-                    Ok(b) => {
-                        cs.features.insert(name.to_string(), b);
-                    }
-                    Err(e) => p.push(e),
-                },
-                Some(_) => p.push(Problem::new(
-                    setting(key),
-                    None,
-                    "not a feature name: letters, digits, '-' and '_', at most 64 bytes",
-                )),
-                None => p.push(Problem::new(
-                    shown(key),
-                    None,
-                    format!(
-                        "unknown setting: allowed {}",
-                        KEYS.iter()
-                            .map(|(k, t)| format!("{k} ({t})"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                )),
-            },
-        }
+    p
+}
+
+/// One table setting's variant as the table's value of its kind.
+fn decode_setting(s: &Setting, key: &str, v: &Variant<'_>) -> Result<Value, Problem> {
+    match s.kind {
+        Kind::U32 => as_u32(key, v).map(|n| json!(n)),
+        Kind::Bool => as_bool(key, v).map(|b| b.to_value()),
+        Kind::Duplex => match as_str(key, v)?.as_str() {
+            d @ ("half" | "full") => Ok(json!(d)),
+            other => Err(Problem::new(s.name(), Some(other), "expected half or full")),
+        },
+        Kind::Modes => match as_strings(key, v)? {
+            modes if modes.is_empty() => Err(Problem::new(
+                s.name(),
+                None,
+                "missing link modes, e.g. [\"1000baseT/Full\", \"100baseT/Full\"]",
+            )),
+            modes => Ok(json!(modes)),
+        },
     }
-    if p.is_empty() { Ok(cs) } else { Err(p) }
+}
+
+/// `feature.<name>` → (name, on), or the problem with the key.
+fn decode_feature(key: &str, v: &Variant<'_>) -> Result<(String, bool), Problem> {
+    match key.strip_prefix("feature.") {
+        Some(name) if feature_name_ok(name) => Ok((name.to_string(), as_bool(key, v)?)),
+        Some(_) => Err(Problem::new(
+            setting(key),
+            None,
+            "not a feature name: letters, digits, '-' and '_', at most 64 bytes",
+        )),
+        None => Err(Problem::new(
+            shown(key),
+            None,
+            format!(
+                "unknown setting: allowed {}",
+                keys()
+                    .iter()
+                    .map(|(k, t)| format!("{k} ({t})"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )),
+    }
 }
 
 /// Encode a change set for `ApplyChanges`.
 pub fn encode_changes(cs: &ChangeSet) -> HashMap<String, Variant<'static>> {
     let mut m: HashMap<String, Variant<'static>> = HashMap::new();
-    let mut u = |k: &str, v: Option<u32>| {
-        if let Some(v) = v {
-            m.insert(k.to_string(), Variant::U32(v));
+    for s in registry::SETTINGS {
+        let Some(v) = (s.get)(cs) else { continue };
+        let variant = match s.kind {
+            Kind::U32 => u32::from_value(&v).map(Variant::U32),
+            Kind::Bool => bool::from_value(&v).map(Variant::Bool),
+            Kind::Duplex => v.as_str().map(|d| Variant::from(d.to_string())),
+            Kind::Modes => Vec::<String>::from_value(&v).map(Variant::from),
+        };
+        if let Some(variant) = variant {
+            m.insert(s.dbus_key(), variant);
         }
-    };
-    u("mtu", cs.mtu);
-    u("txqueuelen", cs.txqueuelen);
-    if let Some(r) = &cs.rings {
-        u("ring.rx", r.rx);
-        u("ring.tx", r.tx);
-        u("ring.rx-mini", r.rx_mini);
-        u("ring.rx-jumbo", r.rx_jumbo);
-    }
-    if let Some(l) = &cs.link {
-        u("link.speed", l.speed_mbps);
-    }
-    if let Some(c) = &cs.channels {
-        u("channels.rx", c.rx);
-        u("channels.tx", c.tx);
-        u("channels.other", c.other);
-        u("channels.combined", c.combined);
-    }
-    if let Some(c) = &cs.coalesce {
-        u("coalesce.rx-usecs", c.rx_usecs);
-        u("coalesce.tx-usecs", c.tx_usecs);
-        u("coalesce.rx-frames", c.rx_frames);
-        u("coalesce.tx-frames", c.tx_frames);
-    }
-    let mut b = |k: &str, v: Option<bool>| {
-        if let Some(v) = v {
-            m.insert(k.to_string(), Variant::Bool(v));
-        }
-    };
-    if let Some(p) = &cs.pause {
-        b("pause.autoneg", p.autoneg);
-        b("pause.rx", p.rx);
-        b("pause.tx", p.tx);
-    }
-    if let Some(l) = &cs.link {
-        b("link.autoneg", l.autoneg);
-    }
-    if let Some(c) = &cs.coalesce {
-        b("coalesce.adaptive-rx", c.adaptive_rx);
-        b("coalesce.adaptive-tx", c.adaptive_tx);
     }
     for (name, on) in &cs.features {
-        b(&format!("feature.{name}"), Some(*on));
-    }
-    if let Some(l) = &cs.link {
-        if let Some(d) = l.duplex {
-            m.insert("link.duplex".into(), Variant::from(d.to_string()));
-        }
-        if let Some(a) = &l.advertise {
-            m.insert("link.advertise".into(), Variant::from(a.clone()));
-        }
+        m.insert(format!("feature.{name}"), Variant::Bool(*on));
     }
     m
 }
@@ -409,7 +311,7 @@ mod tests {
     #[test]
     fn every_cli_setting_round_trips() {
         let words: Vec<String> =
-            "mtu 9000 txqueuelen 5000 ring rx 4096 tx 512 rx-mini 1 rx-jumbo 2 \
+            "mtu 9000 txqueuelen 5000 gso-max-size 131072 ring rx 4096 tx 512 rx-mini 1 rx-jumbo 2 \
             pause autoneg off rx on tx off feature gro off rx-gro-hw on \
             link speed 1000 duplex full autoneg on advertise 1000baseT/Full 100baseT/Full \
             channels rx 1 tx 2 other 1 combined 4 \
@@ -420,6 +322,15 @@ mod tests {
         let cs = change::parse(&words).unwrap();
         let back = decode_changes(&owned(encode_changes(&cs))).unwrap();
         assert_eq!(back, cs);
+    }
+
+    #[test]
+    fn the_published_interface_lists_every_key_of_the_table() {
+        let xml = include_str!("../../../dbus/org.hlctl.Daemon1.xml");
+        for (key, ty) in keys() {
+            let key = key.replace("<name>", "NAME");
+            assert!(xml.contains(&format!("{key} {ty}")), "{key} {ty} missing");
+        }
     }
 
     #[test]
