@@ -19,6 +19,7 @@ pub mod args;
 pub mod auth;
 pub mod bench;
 pub mod error;
+pub mod headline;
 pub mod job;
 pub mod link;
 pub mod logging;
@@ -26,12 +27,15 @@ pub mod manager;
 pub(crate) mod memory;
 pub mod monitor;
 pub mod notify;
+pub mod params;
 pub mod proxy;
 pub mod reapply;
 pub mod service;
+pub mod set_rows;
 pub mod settings;
 pub mod state;
 pub mod tune;
+pub mod typed;
 
 /// The well-known bus name; the version is in the name.
 pub const BUS_NAME: &str = "org.hlctl.Daemon1";
