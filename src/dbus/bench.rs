@@ -18,6 +18,7 @@ use crate::bench::cpu::{self, CpuConfig, CpuError};
 use crate::bench::disk::{self, DiskConfig, EngineChoice, ErrorClass, RwMode};
 use crate::bench::net::{self, ClientConfig, Direction, NetError, Protocol};
 use crate::bench::stress::{self, MemAmount, StressConfig, StressError};
+use crate::path::peer::DEFAULT_PORT;
 
 /// The benchmark kinds this daemon runs.
 pub const KINDS: &[&str] = &["net", "cpu", "disk", "stress"];
@@ -37,6 +38,7 @@ fn seconds(flag: &str, s: f64) -> std::result::Result<Duration, String> {
 #[serde(deny_unknown_fields)]
 pub struct NetParams {
     pub host: String,
+    /// The server's port; [`DEFAULT_PORT`] (iperf3's) when left out.
     pub port: Option<u16>,
     #[serde(default)]
     pub udp: bool,
@@ -55,7 +57,7 @@ pub struct NetParams {
 impl NetParams {
     /// The client configuration, validated like the CLI validates its flags.
     pub fn config(&self) -> std::result::Result<ClientConfig, String> {
-        let mut c = ClientConfig::new(self.host.clone(), self.port.unwrap_or(5201));
+        let mut c = ClientConfig::new(self.host.clone(), self.port.unwrap_or(DEFAULT_PORT));
         c.protocol = if self.udp {
             Protocol::Udp
         } else {
