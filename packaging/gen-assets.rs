@@ -33,7 +33,7 @@ fn main() -> Result<()> {
     let manual = "hlctl manual";
     let hlctl = hlctl::cli::args::Cli::command().disable_help_subcommand(true);
     man_pages(hlctl.clone(), &man1, &date, manual)?;
-    let hlctld = hlctl::dbus::args::DaemonArgs::command();
+    let hlctld = hlctl::dbus::daemon::args::DaemonArgs::command();
     clap_mangen::Man::new(hlctld)
         .section("8")
         .date(&date)

@@ -454,7 +454,7 @@ fn wait_settings_changed(
     lab.rig.rt.block_on(async {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         loop {
-            let msg = tokio::time::timeout_at(deadline, hlctl::dbus::next(stream))
+            let msg = tokio::time::timeout_at(deadline, hlctl::dbus::wire::next(stream))
                 .await
                 .expect("no PropertiesChanged within 10 s")
                 .expect("stream ended")

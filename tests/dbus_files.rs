@@ -74,7 +74,7 @@ fn polkit_actions_are_the_daemons_and_need_an_admin() {
         .skip(1)
         .filter_map(|s| s.split('"').next())
         .collect();
-    let mut want: Vec<&str> = hlctl::dbus::auth::Action::ALL
+    let mut want: Vec<&str> = hlctl::dbus::daemon::auth::Action::ALL
         .iter()
         .map(|a| a.id())
         .collect();

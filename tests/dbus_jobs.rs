@@ -117,7 +117,7 @@ fn next_seen(lab: &Lab, stream: &mut zbus::MessageStream, timeout: Duration) -> 
     lab.rig.rt.block_on(async {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
-            let m = tokio::time::timeout_at(deadline, hlctl::dbus::next(stream))
+            let m = tokio::time::timeout_at(deadline, hlctl::dbus::wire::next(stream))
                 .await
                 .ok()??
                 .ok()?;

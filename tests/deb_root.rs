@@ -11,7 +11,7 @@ mod common;
 use std::time::Instant;
 
 use common::deb::{DebianRoot, VERBATIM, deb, expected_files, ok, repo_file, took};
-use hlctl::dbus::auth::Action;
+use hlctl::dbus::daemon::auth::Action;
 
 /// Stand-ins put into the root's /usr/local/sbin for the maintainer scripts:
 /// `systemctl` and `deb-systemd-invoke` only log their arguments to

@@ -34,7 +34,7 @@ pub struct CpuArgs {
 }
 
 pub fn run(global: &Global, args: CpuArgs) -> i32 {
-    let params = crate::dbus::bench::CpuParams {
+    let params = crate::dbus::wire::bench::CpuParams {
         threads: args.threads,
         time_s: Some(args.time.as_secs_f64()),
         max_prime: Some(args.max_prime),

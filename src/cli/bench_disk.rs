@@ -12,7 +12,7 @@ use super::exit;
 use super::output::{ProgressBar, print_json};
 use crate::bench::disk::{self, DiskError, DiskReport, ErrorClass, SeqDdConfig, SeqDdReport};
 use crate::bench::size::Bytes;
-use crate::dbus::bench::DiskParams;
+use crate::dbus::wire::bench::DiskParams;
 
 /// Measure a disk or share like fio (random/sequential I/O with O_DIRECT and io_uring),
 /// or like `dd conv=fdatasync` with `--seq-dd`.

@@ -6,7 +6,7 @@ use clap::Args;
 
 use crate::bench::net::{self, Direction, NetError, text};
 use crate::bench::progress::{Progress, ProgressEvent};
-use crate::dbus::bench::NetParams;
+use crate::dbus::wire::bench::NetParams;
 use crate::path::peer::{DEFAULT_PORT, PeerSpec};
 
 use super::args::Global;

@@ -11,7 +11,7 @@ use super::exit;
 use super::output::{ProgressBar, print_json};
 use crate::bench::size::Bytes;
 use crate::bench::stress::{self, MemAmount, StressError, StressReport};
-use crate::dbus::bench::StressParams;
+use crate::dbus::wire::bench::StressParams;
 
 /// Sustained CPU and memory load that watches for thermal throttling.
 ///

@@ -9,8 +9,8 @@ use zbus::{Connection, OwnedObjectPath, Variant};
 
 use super::backend::CliError;
 use super::exit;
-use crate::dbus::proxy::{LinkProxy, ManagerProxy};
-use crate::dbus::{BUS_NAME, PATH, error::short_name, settings};
+use crate::dbus::client::proxy::{LinkProxy, ManagerProxy};
+use crate::dbus::wire::{BUS_NAME, PATH, error::short_name, settings};
 use crate::nic::model::{ChangeSet, Interface};
 use crate::nic::set::SetReply;
 use crate::sysctl;
@@ -275,7 +275,7 @@ impl Remote {
         progress: &dyn crate::bench::progress::Progress,
     ) -> Result<JobEnd, CliError> {
         use crate::bench::progress::ProgressEvent;
-        use crate::dbus::proxy::JobProxy;
+        use crate::dbus::client::proxy::JobProxy;
         use zbus::{MatchRule, MessageStream};
         const JOBS: &str = "/org/hlctl/Daemon1/job";
         self.rt.block_on(async {
@@ -292,7 +292,7 @@ impl Remote {
                 }
             };
             // Subscribe before starting, so the end cannot be missed.
-            let mut finished = stream(crate::dbus::JOB_IFACE, "Finished")
+            let mut finished = stream(crate::dbus::wire::JOB_IFACE, "Finished")
                 .await
                 .map_err(remote_error)?;
             let mut changes = stream("org.freedesktop.DBus.Properties", "PropertiesChanged")
@@ -315,7 +315,7 @@ impl Remote {
             let mut cancelling = false;
             loop {
                 tokio::select! {
-                    m = crate::dbus::next(&mut finished) => {
+                    m = crate::dbus::wire::next(&mut finished) => {
                         let Some(Ok(m)) = m else {
                             return Err(CliError::new("lost the connection to hlctld while the job ran", exit::FAILED));
                         };
@@ -326,7 +326,7 @@ impl Remote {
                         let result = decode(&result)?;
                         return Ok(JobEnd { state, result });
                     }
-                    Some(Ok(m)) = crate::dbus::next(&mut changes) => {
+                    Some(Ok(m)) = crate::dbus::wire::next(&mut changes) => {
                         if !ours(&m) {
                             continue;
                         }

@@ -15,7 +15,7 @@ use crate::tune::TuneReport;
 use crate::tune::params::TuneParams;
 
 pub fn tune(r: &Remote, p: &TuneParams, progress: &dyn Progress) -> Result<TuneReport, CliError> {
-    use crate::dbus::proxy::JobProxy;
+    use crate::dbus::client::proxy::JobProxy;
     use zbus::{MatchRule, MessageStream};
     const JOBS: &str = "/org/hlctl/Daemon1/job";
     let params =
@@ -33,7 +33,7 @@ pub fn tune(r: &Remote, p: &TuneParams, progress: &dyn Progress) -> Result<TuneR
                 MessageStream::for_match_rule(rule, &conn, None).await
             }
         };
-        let mut finished = stream(crate::dbus::JOB_IFACE, "Finished").await.map_err(remote_error)?;
+        let mut finished = stream(crate::dbus::wire::JOB_IFACE, "Finished").await.map_err(remote_error)?;
         let mut changes = stream("org.freedesktop.DBus.Properties", "PropertiesChanged")
             .await
             .map_err(remote_error)?;
@@ -42,7 +42,7 @@ pub fn tune(r: &Remote, p: &TuneParams, progress: &dyn Progress) -> Result<TuneR
             .msg_type(zbus::message::Type::Signal)
             .sender("org.freedesktop.DBus")
             .member("NameOwnerChanged")
-            .arg(0, crate::dbus::BUS_NAME)
+            .arg(0, crate::dbus::wire::BUS_NAME)
             .build()
             .map_err(remote_error)?;
         let mut gone = MessageStream::for_match_rule(gone_rule, &r.conn, None)
@@ -63,7 +63,7 @@ pub fn tune(r: &Remote, p: &TuneParams, progress: &dyn Progress) -> Result<TuneR
         let (mut cancelling, mut confirmed) = (false, false);
         loop {
             tokio::select! {
-                m = crate::dbus::next(&mut finished) => {
+                m = crate::dbus::wire::next(&mut finished) => {
                     let Some(Ok(m)) = m else {
                         return Err(CliError::new("lost the connection to hlctld while the tune ran (it rolls back at the deadline)", exit::FAILED));
                     };
@@ -80,21 +80,21 @@ pub fn tune(r: &Remote, p: &TuneParams, progress: &dyn Progress) -> Result<TuneR
                     let code = exit_for_class(v["class"].as_str());
                     return Err(CliError::new(format!("tune {state}: {msg}"), code));
                 }
-                Some(Ok(m)) = crate::dbus::next(&mut changes) => {
+                Some(Ok(m)) = crate::dbus::wire::next(&mut changes) => {
                     if !ours(&m) {
                         continue;
                     }
                     if !fold_job_change(&m, &mut fraction, &mut message) {
                         continue;
                     }
-                    if !confirmed && !cancelling && message.starts_with(crate::dbus::tune::AWAITING) {
+                    if !confirmed && !cancelling && message.starts_with(crate::dbus::wire::AWAITING) {
                         // We are alive and still talk to the daemon: confirm.
                         job.confirm().await.map_err(remote_error)?;
                         confirmed = true;
                     }
                     progress.report(ProgressEvent { fraction, message: message.clone() });
                 }
-                Some(Ok(m)) = crate::dbus::next(&mut gone) => {
+                Some(Ok(m)) = crate::dbus::wire::next(&mut gone) => {
                     let (_, _, new): (String, String, String) = m.body().deserialize().map_err(remote_error)?;
                     if new.is_empty() {
                         return Err(CliError::new(

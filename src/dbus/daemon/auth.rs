@@ -14,7 +14,7 @@ use zbus::message::{Flags, Header};
 use zbus::names::BusName;
 use zbus_polkit::policykit1::{AuthorityProxy, CheckAuthorizationFlags, Subject};
 
-use super::error::{Error, Result};
+use crate::dbus::wire::error::{Error, Result};
 
 /// The polkit actions of `polkit/org.hlctl.Daemon1.policy`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -11,7 +11,8 @@ use zbus::Connection;
 use super::link::{self, LinkObject};
 use super::manager::Manager;
 use super::state::{Daemon, LinkState, Options, lock};
-use super::{BUS_NAME, PATH, job, memory, monitor, notify, reapply};
+use super::{job, memory, monitor, notify, reapply};
+use crate::dbus::wire::{BUS_NAME, PATH};
 use crate::nic::error::NicError;
 
 /// How long an idle thread of the blocking pool waits for more work.
@@ -186,7 +187,7 @@ async fn watch_owners(conn: Connection, d: Arc<Daemon>) {
             );
         }
     };
-    while let Some(sig) = super::next(&mut stream).await {
+    while let Some(sig) = crate::dbus::wire::next(&mut stream).await {
         let Ok(args) = sig.args() else { continue };
         if args.new_owner().is_none() {
             let name = args.name().to_string();

@@ -11,16 +11,14 @@ use std::time::{Duration, Instant};
 
 use tracing::{info, warn};
 
-use super::error::{Error, Result};
 use super::job::{Failure, Work};
 use crate::bench::progress::{Cancel, ProgressEvent};
+use crate::dbus::wire::AWAITING;
+use crate::dbus::wire::error::{Error, Result};
 use crate::paths::Paths;
 use crate::tune::checkpoint;
 use crate::tune::params::TuneParams;
 use crate::tune::rollback::restore_journal;
-
-/// The message a tune job shows while its kept changes wait for `Job.Confirm`.
-pub const AWAITING: &str = "awaiting confirmation";
 
 /// Decode the `params` option and check it before anything starts.
 pub fn parse(params: &str) -> Result<TuneParams> {

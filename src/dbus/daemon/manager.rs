@@ -11,10 +11,10 @@ use zbus::object_server::SignalEmitter;
 use zbus::{Connection, ObjectPath, OwnedObjectPath, OwnedVariant, interface};
 
 use super::auth::{self, Action};
-use super::error::{Error, Result};
-use super::settings::{self, MAX_ENTRIES, MAX_STR};
 use super::state::Daemon;
 use super::{bench, job, link};
+use crate::dbus::wire::error::{Error, Result};
+use crate::dbus::wire::settings::{self, MAX_ENTRIES, MAX_STR};
 use crate::problem::Problem;
 use crate::sysctl::{self, SysctlError};
 
@@ -72,7 +72,11 @@ impl Manager {
         .iter()
         .map(|s| s.to_string())
         .collect();
-        c.extend(bench::KINDS.iter().map(|k| format!("benchmark.{k}")));
+        c.extend(
+            crate::dbus::wire::bench::KINDS
+                .iter()
+                .map(|k| format!("benchmark.{k}")),
+        );
         c
     }
 

@@ -1,7 +1,8 @@
-//! Benchmarks the daemon runs as jobs: their parameters (a JSON object per
-//! kind, decoded strictly before anything starts) and the work closure for
-//! each kind. The same parameter types are what `hlctl bench` builds from its
-//! flags on both paths, in-process and through the daemon.
+//! The parameters of the benchmarks the daemon runs as jobs (a JSON object per
+//! kind, decoded strictly before anything starts). The same parameter types
+//! are what `hlctl bench` builds from its flags on both paths, in-process and
+//! through the daemon; the work closure for each kind is in
+//! [`crate::dbus::daemon::bench`].
 //!
 //! - `net`: [`NetParams`]; `cpu`: [`CpuParams`]; `disk`: [`DiskParams`]
 //!   (`dir` absolute); `stress`: [`StressParams`]. Every field is optional
@@ -12,18 +13,16 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::error::{Error, Result};
-use super::job::{Failure, Work};
-use crate::bench::cpu::{self, CpuConfig, CpuError};
-use crate::bench::disk::{self, DiskConfig, EngineChoice, ErrorClass, RwMode};
-use crate::bench::net::{self, ClientConfig, Direction, NetError, Protocol};
-use crate::bench::stress::{self, MemAmount, StressConfig, StressError};
+use crate::bench::cpu::CpuConfig;
+use crate::bench::disk::{DiskConfig, EngineChoice, ErrorClass, RwMode};
+use crate::bench::net::{ClientConfig, Direction, NetError, Protocol};
+use crate::bench::stress::{MemAmount, StressConfig};
 use crate::path::peer::DEFAULT_PORT;
 
 /// The benchmark kinds this daemon runs.
 pub const KINDS: &[&str] = &["net", "cpu", "disk", "stress"];
 
-fn seconds(flag: &str, s: f64) -> std::result::Result<Duration, String> {
+fn seconds(flag: &str, s: f64) -> Result<Duration, String> {
     if s > 0.0 && s <= 86_400.0 {
         Ok(Duration::from_secs_f64(s))
     } else {
@@ -56,7 +55,7 @@ pub struct NetParams {
 
 impl NetParams {
     /// The client configuration, validated like the CLI validates its flags.
-    pub fn config(&self) -> std::result::Result<ClientConfig, String> {
+    pub fn config(&self) -> Result<ClientConfig, String> {
         let mut c = ClientConfig::new(self.host.clone(), self.port.unwrap_or(DEFAULT_PORT));
         c.protocol = if self.udp {
             Protocol::Udp
@@ -120,7 +119,7 @@ pub struct CpuParams {
 
 impl CpuParams {
     /// The engine configuration, checked like the CLI checks its flags.
-    pub fn config(&self) -> std::result::Result<CpuConfig, String> {
+    pub fn config(&self) -> Result<CpuConfig, String> {
         let mut cfg = CpuConfig::new();
         if let Some(t) = self.threads {
             if !(1..=4096).contains(&t) {
@@ -168,7 +167,7 @@ pub struct DiskParams {
 
 impl DiskParams {
     /// The engine configuration, fully validated.
-    pub fn config(&self) -> std::result::Result<DiskConfig, String> {
+    pub fn config(&self) -> Result<DiskConfig, String> {
         if !self.dir.starts_with('/') {
             return Err(format!(
                 "invalid --dir {:?}: give an absolute path",
@@ -232,7 +231,7 @@ pub struct StressParams {
 }
 
 impl StressParams {
-    pub fn config(&self) -> std::result::Result<StressConfig, String> {
+    pub fn config(&self) -> Result<StressConfig, String> {
         let mut cfg = StressConfig::new();
         if let Some(s) = self.time_s {
             cfg.time = seconds("time", s)?;
@@ -264,155 +263,5 @@ pub fn disk_class(c: ErrorClass) -> &'static str {
         ErrorClass::Invalid => "invalid",
         ErrorClass::NotPermitted => "not_permitted",
         ErrorClass::Failed => "failed",
-    }
-}
-
-fn parse<T: for<'de> Deserialize<'de>>(kind: &str, params: &str) -> Result<T> {
-    let params = if params.trim().is_empty() {
-        "{}"
-    } else {
-        params
-    };
-    serde_json::from_str(params)
-        .map_err(|e| Error::InvalidArgument(format!("benchmark {kind}: parameters: {e}")))
-}
-
-/// A hint for a disk benchmark refused by the unit's read-only file system.
-fn disk_message(e: &disk::DiskError, dir: &str) -> String {
-    let text = e.to_string();
-    if text.contains("Read-only file system") {
-        format!(
-            "{text}\nhlctld may only write where its unit allows: add the directory with \
-             `systemctl edit hlctld` → [Service] ReadWritePaths={dir}"
-        )
-    } else {
-        text
-    }
-}
-
-fn to_json<T: Serialize>(v: T) -> std::result::Result<serde_json::Value, Failure> {
-    serde_json::to_value(v).map_err(|e| Failure::from(e.to_string()))
-}
-
-/// Decode `params` (a JSON object) for `kind` and return the work to run.
-pub fn prepare(kind: &str, params: &str) -> Result<Work> {
-    match kind {
-        "net" => {
-            let p: NetParams = parse(kind, params)?;
-            let cfg = p.config().map_err(Error::InvalidArgument)?;
-            Ok(Box::new(move |progress, cancel| {
-                let report = net::run_client(&cfg, progress, cancel).map_err(|e| Failure {
-                    class: net_class(&e),
-                    message: e.to_string(),
-                })?;
-                to_json(report)
-            }))
-        }
-        "cpu" => {
-            let p: CpuParams = parse(kind, params)?;
-            let cfg = p.config().map_err(Error::InvalidArgument)?;
-            Ok(Box::new(move |progress, cancel| {
-                let report = cpu::run(&cfg, progress, cancel.clone()).map_err(|e| Failure {
-                    class: match e {
-                        CpuError::InvalidConfig { .. } => "invalid",
-                        _ => "failed",
-                    },
-                    message: e.to_string(),
-                })?;
-                to_json(report)
-            }))
-        }
-        "disk" => {
-            let p: DiskParams = parse(kind, params)?;
-            let cfg = p.config().map_err(Error::InvalidArgument)?;
-            let dir = p.dir;
-            Ok(Box::new(move |progress, cancel| {
-                let report = disk::run(&cfg, progress, cancel.clone()).map_err(|e| Failure {
-                    class: disk_class(e.class()),
-                    message: disk_message(&e, &dir),
-                })?;
-                to_json(report)
-            }))
-        }
-        "stress" => {
-            let p: StressParams = parse(kind, params)?;
-            let cfg = p.config().map_err(Error::InvalidArgument)?;
-            Ok(Box::new(move |progress, cancel| {
-                let report = stress::run(&cfg, progress, cancel.clone()).map_err(|e| Failure {
-                    class: match e {
-                        StressError::InvalidConfig { .. } => "invalid",
-                        _ => "failed",
-                    },
-                    message: e.to_string(),
-                })?;
-                to_json(report)
-            }))
-        }
-        _ => Err(Error::NotSupported(format!(
-            "benchmark {:?} is not offered by this daemon (offered: {})",
-            kind.chars().take(64).collect::<String>(),
-            KINDS.join(", ")
-        ))),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parameters_are_checked_before_anything_runs() {
-        assert!(prepare("cpu", "").is_ok());
-        assert!(prepare("cpu", r#"{"threads": 2, "time_s": 0.5}"#).is_ok());
-        assert!(prepare("stress", r#"{"time_s": 1, "vm_percent": 5}"#).is_ok());
-        for bad in [
-            r#"{"threads": 0}"#,
-            r#"{"threads": -1}"#,
-            r#"{"time_s": 0}"#,
-            r#"{"colour": 1}"#,
-            "[1,2]",
-            "{",
-        ] {
-            assert!(
-                matches!(prepare("cpu", bad), Err(Error::InvalidArgument(_))),
-                "{bad}"
-            );
-        }
-        for bad in [
-            r#"{"dir": "relative"}"#,
-            r#"{"dir": "/tmp", "rw": "sideways"}"#,
-            r#"{"dir": "/tmp", "engine": "aio"}"#,
-            r#"{"dir": "/tmp", "bs": 0}"#,
-            r#"{}"#,
-        ] {
-            assert!(
-                matches!(prepare("disk", bad), Err(Error::InvalidArgument(_))),
-                "{bad}"
-            );
-        }
-        assert!(matches!(
-            prepare("stress", r#"{"vm_bytes": 1, "vm_percent": 1}"#),
-            Err(Error::InvalidArgument(_))
-        ));
-        assert!(matches!(prepare("gpu", "{}"), Err(Error::NotSupported(_))));
-        assert!(
-            prepare(
-                "net",
-                r#"{"host": "127.0.0.1", "time_s": 1, "direction": "bidir"}"#
-            )
-            .is_ok()
-        );
-        for bad in [
-            r#"{}"#,
-            r#"{"host": ""}"#,
-            r#"{"host": "h", "direction": "up"}"#,
-            r#"{"host": "h", "parallel": 0}"#,
-            r#"{"host": "h", "interval_s": 99}"#,
-        ] {
-            assert!(
-                matches!(prepare("net", bad), Err(Error::InvalidArgument(_))),
-                "{bad}"
-            );
-        }
     }
 }

@@ -20,7 +20,7 @@ use crate::nic::read;
 use crate::paths::Paths;
 
 use super::auth::Caller;
-use super::error::Error;
+use crate::dbus::wire::error::Error;
 
 /// Counters older than this are re-read when a client reads `Settings`.
 pub const COUNTERS_MAX_AGE: Duration = Duration::from_millis(500);

@@ -143,7 +143,7 @@ pub async fn reconcile(conn: &Connection, d: &Arc<Daemon>, touched: BTreeSet<u32
     if links_changed
         && let Ok(m) = conn
             .object_server()
-            .interface::<_, Manager>(super::PATH)
+            .interface::<_, Manager>(crate::dbus::wire::PATH)
             .await
     {
         let _ = m.get().await.links_changed(m.signal_emitter()).await;
@@ -173,7 +173,7 @@ pub async fn add(conn: &Connection, d: &Arc<Daemon>, iface: Interface) -> Option
     info!(iface = %name, ifindex = state.ifindex, "link {name} appeared");
     if let Ok(m) = conn
         .object_server()
-        .interface::<_, Manager>(super::PATH)
+        .interface::<_, Manager>(crate::dbus::wire::PATH)
         .await
     {
         let _ = Manager::link_added(m.signal_emitter(), p.as_ref(), &name).await;
@@ -195,7 +195,7 @@ async fn remove(conn: &Connection, d: &Arc<Daemon>, l: &Arc<LinkState>) {
     info!(iface = %name, ifindex = l.ifindex, "link {name} disappeared");
     if let Ok(m) = conn
         .object_server()
-        .interface::<_, Manager>(super::PATH)
+        .interface::<_, Manager>(crate::dbus::wire::PATH)
         .await
     {
         let _ = Manager::link_removed(m.signal_emitter(), p.as_ref(), &name).await;

@@ -15,17 +15,18 @@ use zbus::object_server::SignalEmitter;
 use zbus::{Connection, OwnedObjectPath, OwnedVariant, interface};
 
 use super::auth::{self, Action};
-use super::error::{Error, Result};
-use super::settings;
 use super::state::{COUNTERS_MAX_AGE, Daemon, LinkState, lock, settings_only};
+use crate::dbus::wire::error::{Error, Result};
+use crate::dbus::wire::settings;
 use crate::nic::error::NicError;
 use crate::nic::model::Interface;
 use crate::nic::set::{SetReply, apply_and_persist};
 
 /// The object path of the link with `ifindex`.
 pub fn path(ifindex: u32) -> OwnedObjectPath {
-    OwnedObjectPath::try_from(format!("{}/link/{ifindex}", super::PATH))
-        .unwrap_or_else(|_| OwnedObjectPath::try_from(super::PATH).expect("static path"))
+    OwnedObjectPath::try_from(format!("{}/link/{ifindex}", crate::dbus::wire::PATH)).unwrap_or_else(
+        |_| OwnedObjectPath::try_from(crate::dbus::wire::PATH).expect("static path"),
+    )
 }
 
 /// The D-Bus object of one link.

@@ -18,15 +18,16 @@ use zbus::object_server::SignalEmitter;
 use zbus::{Connection, OwnedObjectPath, interface};
 
 use super::auth::{self, Action, Caller};
-use super::error::{Error, Result};
 use super::state::{Claim, Daemon, JobInner, lock};
 pub use super::state::{JobState, JobStatus};
 use crate::bench::progress::{Cancel, Progress, ProgressEvent};
+use crate::dbus::wire::error::{Error, Result};
 
 /// The object path of job `id`.
 pub fn path(id: u64) -> OwnedObjectPath {
-    OwnedObjectPath::try_from(format!("{}/job/{id}", super::PATH))
-        .unwrap_or_else(|_| OwnedObjectPath::try_from(super::PATH).expect("static path"))
+    OwnedObjectPath::try_from(format!("{}/job/{id}", crate::dbus::wire::PATH)).unwrap_or_else(
+        |_| OwnedObjectPath::try_from(crate::dbus::wire::PATH).expect("static path"),
+    )
 }
 
 /// Progress reports from the work thread land here.

@@ -1,0 +1,31 @@
+//! What hlctld and hlctl share on the bus: the names and paths below,
+//! [`error`] (typed `org.hlctl.Daemon1.Error.*`), [`settings`] (the `a{sv}`
+//! wire form of a change set and of method options), [`bench`] (the
+//! benchmark parameter types) and the typed values: [`typed`] (a link's
+//! settings groups), [`set_rows`] (`ApplyChanges`' rows and summary),
+//! [`params`] (`StartBenchmark`'s `a{sv}` parameters), [`headline`] (a job's
+//! typed result).
+
+pub mod bench;
+pub mod error;
+pub mod headline;
+pub mod params;
+pub mod set_rows;
+pub mod settings;
+pub mod typed;
+
+/// The well-known bus name; the version is in the name.
+pub const BUS_NAME: &str = "org.hlctl.Daemon1";
+/// The root object path (the Manager).
+pub const PATH: &str = "/org/hlctl/Daemon1";
+pub const MANAGER_IFACE: &str = "org.hlctl.Daemon1.Manager";
+pub const LINK_IFACE: &str = "org.hlctl.Daemon1.Link";
+pub const JOB_IFACE: &str = "org.hlctl.Daemon1.Job";
+
+/// The message a tune job shows while its kept changes wait for `Job.Confirm`.
+pub const AWAITING: &str = "awaiting confirmation";
+
+/// Poll a stream for its next item (no extra stream-combinator crate needed).
+pub async fn next<S: futures_core::Stream + Unpin>(s: &mut S) -> Option<S::Item> {
+    std::future::poll_fn(|cx| std::pin::Pin::new(&mut *s).poll_next(cx)).await
+}
