@@ -92,7 +92,7 @@ impl Lab {
                     "/org/hlctl/Daemon1",
                     Some("org.hlctl.Daemon1.Manager"),
                     "StartBenchmark",
-                    &(kind, params, o),
+                    &(kind, common::bus::bench_params(params), o),
                 )
                 .await
             {

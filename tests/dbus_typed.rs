@@ -209,12 +209,10 @@ fn busctl_reads_typed_groups_and_applies_a_change() {
         let rule = zbus::MatchRule::builder()
             .msg_type(zbus::message::Type::Signal)
             .interface("org.freedesktop.DBus.Properties")
-            .unwrap()
             .member("PropertiesChanged")
-            .unwrap()
             .path(path.as_str())
-            .unwrap()
-            .build();
+            .build()
+            .unwrap();
         zbus::MessageStream::for_match_rule(rule, &lab.rig.conn, None)
             .await
             .unwrap()
@@ -241,7 +239,7 @@ fn busctl_reads_typed_groups_and_applies_a_change() {
     let mut changes = changes;
     let seen = lab.rig.rt.block_on(async {
         tokio::time::timeout(Duration::from_secs(5), async {
-            while let Some(Ok(m)) = hlctl::dbus::next(&mut changes).await {
+            while let Some(Ok(m)) = hlctl::dbus::wire::next(&mut changes).await {
                 let Ok((_, changed, _)) = m
                     .body()
                     .deserialize::<(String, HashMap<String, OwnedVariant>, Vec<String>)>()
