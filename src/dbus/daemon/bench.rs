@@ -146,7 +146,10 @@ mod tests {
             prepare("stress", &p(r#"{"vm_bytes": 1, "vm_percent": 1}"#)),
             Err(Error::InvalidArgument(_))
         ));
-        assert!(matches!(prepare("gpu", &Params::new()), Err(Error::NotSupported(_))));
+        assert!(matches!(
+            prepare("gpu", &Params::new()),
+            Err(Error::NotSupported(_))
+        ));
         assert!(
             prepare(
                 "net",

@@ -106,7 +106,14 @@ fn findings(v: &Value) -> Vec<(String, String, String, String)> {
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .map(|x| (s(x, "id"), s(x, "severity"), s(x, "interface"), s(x, "title")))
+        .map(|x| {
+            (
+                s(x, "id"),
+                s(x, "severity"),
+                s(x, "interface"),
+                s(x, "title"),
+            )
+        })
         .collect()
 }
 
@@ -203,10 +210,7 @@ pub fn headline(kind: &str, result: &Value) -> HashMap<String, OwnedVariant> {
             ("class", owned(s(v, "class"))),
         ],
     };
-    pairs
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect()
+    pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
 
 #[cfg(test)]
@@ -235,7 +239,8 @@ mod tests {
 
     #[test]
     fn every_kind_gives_exactly_its_listed_keys_typed() {
-        let net = json!({"sent_bps": 9.5e9, "received_bps": 9.4e9, "retransmits": null, "reverse": null});
+        let net =
+            json!({"sent_bps": 9.5e9, "received_bps": 9.4e9, "retransmits": null, "reverse": null});
         let h = headline("benchmark:net", &net);
         assert_eq!(keys(&h), listed("benchmark:net"));
         assert_eq!(f64::try_from(&h["bps"]).unwrap(), 9.4e9);
@@ -246,7 +251,10 @@ mod tests {
         let h = headline("tune:eth0", &tune);
         assert_eq!(keys(&h), listed("tune"));
         assert_eq!(u32::try_from(&h["kept"]).unwrap(), 2);
-        let failed = headline("benchmark:cpu", &json!({"error": "boom", "class": "invalid"}));
+        let failed = headline(
+            "benchmark:cpu",
+            &json!({"error": "boom", "class": "invalid"}),
+        );
         assert_eq!(keys(&failed), listed("failure"));
         assert_eq!(<&str>::try_from(&failed["class"]).unwrap(), "invalid");
         for (section, _) in KEYS {

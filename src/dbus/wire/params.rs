@@ -113,7 +113,10 @@ mod tests {
         let mut m = HashMap::new();
         m.insert("threads".to_string(), owned("two"));
         let e = decode::<CpuParams>("cpu", &m).unwrap_err();
-        assert!(e.contains("benchmark cpu") && e.contains("invalid type"), "{e}");
+        assert!(
+            e.contains("benchmark cpu") && e.contains("invalid type"),
+            "{e}"
+        );
         let mut m = HashMap::new();
         m.insert("colour".to_string(), owned(1u32));
         let e = decode::<CpuParams>("cpu", &m).unwrap_err();

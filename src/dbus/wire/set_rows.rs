@@ -114,8 +114,14 @@ pub fn encode(r: &SetReply) -> (Vec<Row>, HashMap<String, OwnedVariant>) {
     put("dry_run", owned(o.dry_run));
     put("changed", owned(u32_of(o.summary.changed)));
     put("statuses", owned(statuses));
-    put("failed_step", owned(f.map(|f| f.step.clone()).unwrap_or_default()));
-    put("error", owned(f.map(|f| f.error.clone()).unwrap_or_default()));
+    put(
+        "failed_step",
+        owned(f.map(|f| f.step.clone()).unwrap_or_default()),
+    );
+    put(
+        "error",
+        owned(f.map(|f| f.error.clone()).unwrap_or_default()),
+    );
     put("errno", owned(f.map_or(0, |f| f.errno)));
     put("restore_errors", owned(o.restore_errors.clone()));
     put("persisted", owned(r.persisted.clone().unwrap_or_default()));
@@ -145,8 +151,7 @@ fn some(s: String) -> Option<String> {
 pub fn decode(rows: Vec<Row>, m: &HashMap<String, OwnedVariant>) -> Result<SetReply, String> {
     let dry_run: bool = get(m, "dry_run")?;
     let status = |s: &str| -> Result<Status, String> {
-        serde_json::from_value(Value::String(s.into()))
-            .map_err(|_| format!("unknown status `{s}`"))
+        serde_json::from_value(Value::String(s.into())).map_err(|_| format!("unknown status `{s}`"))
     };
     let settings = rows
         .into_iter()
@@ -225,8 +230,18 @@ mod tests {
                         json!(["1000baseT/Full"]),
                         Some(json!(["1000baseT/Full"])),
                     ),
-                    row("coalesce adaptive-rx", json!("off"), json!("on"), Some(json!("on"))),
-                    row("feature rx-gro", json!("on"), json!("off"), Some(json!("off"))),
+                    row(
+                        "coalesce adaptive-rx",
+                        json!("off"),
+                        json!("on"),
+                        Some(json!("on")),
+                    ),
+                    row(
+                        "feature rx-gro",
+                        json!("on"),
+                        json!("off"),
+                        Some(json!("off")),
+                    ),
                 ],
                 summary: Summary {
                     changed: 2,

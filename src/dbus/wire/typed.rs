@@ -113,7 +113,8 @@ pub fn channels(i: &Interface) -> HashMap<String, u32> {
 
 /// `Pause`: (autoneg, rx, tx); all false when the driver has no pause settings.
 pub fn pause(i: &Interface) -> (bool, bool, bool) {
-    i.pause.map_or((false, false, false), |p| (p.autoneg, p.rx, p.tx))
+    i.pause
+        .map_or((false, false, false), |p| (p.autoneg, p.rx, p.tx))
 }
 
 /// `Features`: kernel name → (active, requested, fixed).
