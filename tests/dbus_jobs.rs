@@ -556,6 +556,9 @@ fn a_network_benchmark_runs_in_the_daemon_against_hlctl_serve() {
                 "exec",
                 &lab.ns.name,
                 HLCTL,
+                // Its own measurement lock, not the machine's /var/lib/hlctl.
+                "--state-dir",
+                lab._state.path().to_str().unwrap(),
                 "serve",
                 "--bind",
                 "127.0.0.1",
