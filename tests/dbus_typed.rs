@@ -659,3 +659,129 @@ fn every_documented_key_is_produced_and_none_undocumented() {
         "documented keys checked against the daemon; not reported by any driver here: {skipped:?}"
     );
 }
+
+/// A bus of its own in the VM guest: anyone may talk, root owns the name
+/// (no polkitd in the guest: hlctld allows root, as documented).
+const GUEST_BUS_CONF: &str = r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path=/run/hlbus</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <allow own="*"/>
+    <allow send_destination="*"/>
+    <allow receive_sender="*"/>
+  </policy>
+</busconfig>
+"#;
+
+#[test]
+fn busctl_reads_and_sets_the_rings_of_a_real_e1000e_through_hlctld() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("hlbus.conf");
+    std::fs::write(&conf, GUEST_BUS_CONF).unwrap();
+    let script = r#"ip link set eth0 up
+wait_carrier eth0
+dbus-daemon --config-file=/etc/hlbus.conf --fork --print-pid >/tmp/bus.pid
+hlctld --bus unix:path=/run/hlbus --state-dir /tmp/hlstate 2>/tmp/hlctld.log &
+i=0
+until busctl --address=unix:path=/run/hlbus status org.hlctl.Daemon1 >/dev/null 2>&1; do
+    i=$((i + 1)); [ $i -gt 300 ] && break; sleep 0.1
+done
+B="busctl --address=unix:path=/run/hlbus --json=short"
+L=$(busctl --address=unix:path=/run/hlbus call org.hlctl.Daemon1 /org/hlctl/Daemon1 org.hlctl.Daemon1.Manager GetLink s eth0 | cut -d'"' -f2)
+section e-g ethtool -g eth0
+section rings $B get-property org.hlctl.Daemon1 $L org.hlctl.Daemon1.Link Rings
+section pause $B get-property org.hlctl.Daemon1 $L org.hlctl.Daemon1.Link Pause
+section coalesce $B get-property org.hlctl.Daemon1 $L org.hlctl.Daemon1.Link Coalesce
+section e-c ethtool -c eth0
+section apply $B call org.hlctl.Daemon1 $L org.hlctl.Daemon1.Link ApplyChanges 'a{sv}a{sv}' 2 ring.rx u 4096 ring.tx u 1024 0
+wait_carrier eth0
+section rings-after $B get-property org.hlctl.Daemon1 $L org.hlctl.Daemon1.Link Rings
+section e-g-after ethtool -g eth0
+section text busctl --address=unix:path=/run/hlbus get-property org.hlctl.Daemon1 $L org.hlctl.Daemon1.Link Rings Pause
+section log cat /tmp/hlctld.log
+true
+"#;
+    let out = common::vm::Vm::builder()
+        .binary("/usr/sbin/ethtool")
+        .iproute2()
+        .binary("/usr/bin/dbus-daemon")
+        .binary("/usr/bin/busctl")
+        .binary(env!("CARGO_BIN_EXE_hlctld"))
+        .file(&conf, "/etc/hlbus.conf")
+        .nic_e1000e()
+        .script(script)
+        .timeout(300)
+        .run();
+    eprintln!("VM boot to power-off: {:.1} s", out.elapsed.as_secs_f64());
+    out.assert_success();
+    let ok = |name: &str| {
+        let s = out.section(name);
+        assert_eq!(
+            s.rc,
+            0,
+            "{name} failed in the guest:\n{}",
+            out.guest_output()
+        );
+        serde_json::from_str::<Value>(&s.text)
+            .unwrap_or_else(|e| panic!("{name}: not JSON ({e}):\n{}", out.guest_output()))
+    };
+    // (max rx, max tx, rx, tx) as ethtool -g prints them.
+    let ethtool_g = |name: &str| -> [u64; 4] {
+        let s = out.section(name);
+        assert_eq!(s.rc, 0, "{}", out.guest_output());
+        let (max, cur) = s.text.split_once("Current hardware settings:").unwrap();
+        let n = |t: &str, k: &str| -> u64 {
+            t.lines()
+                .find_map(|l| l.trim().strip_prefix(k))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or_else(|| panic!("{k} in {t}"))
+        };
+        [n(max, "RX:"), n(max, "TX:"), n(cur, "RX:"), n(cur, "TX:")]
+    };
+    let rings = ok("rings");
+    assert_eq!(rings["type"], "a{su}", "{rings}");
+    let [rx_max, tx_max, rx, tx] = ethtool_g("e-g");
+    assert_eq!(
+        rings["data"],
+        json!({"rx": rx, "tx": tx, "rx_max": rx_max, "tx_max": tx_max}),
+        "Rings against ethtool -g"
+    );
+    assert!(rx_max >= 4096 && rx != 4096, "e1000e as recorded: {rings}");
+    assert_eq!(
+        ok("pause"),
+        json!({"type": "(bbb)", "data": [true, true, true]})
+    );
+    let coalesce = ok("coalesce");
+    assert_eq!(coalesce["type"], "a{sv}", "{coalesce}");
+    let e_c = out.section("e-c").text;
+    let rx_usecs: u64 = e_c
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("rx-usecs:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("rx-usecs in {e_c}"));
+    assert_eq!(
+        coalesce["data"]["rx_usecs"],
+        json!({"type": "u", "data": rx_usecs})
+    );
+
+    let apply = ok("apply");
+    assert_eq!(apply["type"], "a(ssssss)a{sv}", "{apply}");
+    assert_eq!(
+        apply["data"][0],
+        json!([
+            ["ring rx", rx.to_string(), "4096", "4096", "changed", ""],
+            ["ring tx", tx.to_string(), "1024", "1024", "changed", ""]
+        ]),
+        "{apply}"
+    );
+    assert_eq!(apply["data"][1]["changed"], json!({"type": "u", "data": 2}));
+    let after = ok("rings-after");
+    assert_eq!(after["data"]["rx"], 4096, "{after}");
+    assert_eq!(after["data"]["tx"], 1024, "{after}");
+    assert_eq!(ethtool_g("e-g-after")[2..], [4096, 1024]);
+    eprintln!("{}", out.section("text").text);
+}
