@@ -20,8 +20,11 @@ pub fn owned<'a>(v: impl Into<Variant<'a>>) -> OwnedVariant {
         .expect("a variant without file descriptors")
 }
 
+/// A dictionary key and how to read its value from a model group.
+pub type Key<G, V> = (&'static str, fn(&G) -> V);
+
 /// `Rings a{su}` keys, each with how to read it.
-pub const RING_KEYS: &[(&str, fn(&Rings) -> Option<u32>)] = &[
+pub const RING_KEYS: &[Key<Rings, Option<u32>>] = &[
     ("rx", |r| r.rx),
     ("tx", |r| r.tx),
     ("rx_mini", |r| r.rx_mini),
@@ -33,7 +36,7 @@ pub const RING_KEYS: &[(&str, fn(&Rings) -> Option<u32>)] = &[
 ];
 
 /// `Channels a{su}` keys.
-pub const CHANNEL_KEYS: &[(&str, fn(&Channels) -> Option<u32>)] = &[
+pub const CHANNEL_KEYS: &[Key<Channels, Option<u32>>] = &[
     ("rx", |c| c.rx),
     ("tx", |c| c.tx),
     ("other", |c| c.other),
@@ -45,7 +48,7 @@ pub const CHANNEL_KEYS: &[(&str, fn(&Channels) -> Option<u32>)] = &[
 ];
 
 /// `Coalesce a{sv}` keys: `u` ones...
-pub const COALESCE_U32_KEYS: &[(&str, fn(&Coalesce) -> Option<u32>)] = &[
+pub const COALESCE_U32_KEYS: &[Key<Coalesce, Option<u32>>] = &[
     ("rx_usecs", |c| c.rx_usecs),
     ("tx_usecs", |c| c.tx_usecs),
     ("rx_frames", |c| c.rx_frames),
@@ -53,13 +56,13 @@ pub const COALESCE_U32_KEYS: &[(&str, fn(&Coalesce) -> Option<u32>)] = &[
 ];
 
 /// ...and `b` ones.
-pub const COALESCE_BOOL_KEYS: &[(&str, fn(&Coalesce) -> Option<bool>)] = &[
+pub const COALESCE_BOOL_KEYS: &[Key<Coalesce, Option<bool>>] = &[
     ("adaptive_rx", |c| c.adaptive_rx),
     ("adaptive_tx", |c| c.adaptive_tx),
 ];
 
 /// `Counters a{st}` keys.
-pub const COUNTER_KEYS: &[(&str, fn(&Counters) -> u64)] = &[
+pub const COUNTER_KEYS: &[Key<Counters, u64>] = &[
     ("rx_packets", |c| c.rx_packets),
     ("tx_packets", |c| c.tx_packets),
     ("rx_bytes", |c| c.rx_bytes),
@@ -92,7 +95,7 @@ pub const LINK_MODE_KEYS: &[(&str, &str)] = &[
     ("detected", "b"),
 ];
 
-fn present<T, V>(group: Option<&T>, keys: &[(&str, fn(&T) -> Option<V>)]) -> HashMap<String, V> {
+fn present<T, V>(group: Option<&T>, keys: &[Key<T, Option<V>>]) -> HashMap<String, V> {
     let Some(g) = group else {
         return HashMap::new();
     };
