@@ -100,7 +100,8 @@ impl JobObject {
         lock(&self.job.inner).message.clone()
     }
 
-    /// The headline figures once finished, typed; empty while running. The
+    /// The headline figures once finished, typed; empty while running (and
+    /// for a kind without headline figures: see ResultJson). The
     /// keys depend on the job's kind (`tune` for `tune:IFACE`; `failure`
     /// when it ended without a report).
     /// Keys[benchmark:net]: bps d, sent_bps d, received_bps d, reverse_bps d,

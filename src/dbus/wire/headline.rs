@@ -128,7 +128,8 @@ fn steps(v: &Value, status: &str) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-/// Which entry of [`KEYS`] a job's result falls under.
+/// Which entry of [`KEYS`] a job's result falls under ("" for a kind
+/// without headline figures: its `Result` is empty, `ResultJson` has all).
 pub fn section(kind: &str, result: &Value) -> &'static str {
     let failed = result.get("error").is_some();
     let base = if kind.starts_with("tune:") {
@@ -136,10 +137,13 @@ pub fn section(kind: &str, result: &Value) -> &'static str {
     } else {
         kind
     };
+    if failed {
+        return "failure";
+    }
     KEYS.iter()
         .map(|(k, _)| *k)
-        .find(|k| *k == base && !failed)
-        .unwrap_or("failure")
+        .find(|k| *k == base && *k != "failure")
+        .unwrap_or("")
 }
 
 /// The typed headline of a finished job of `kind` whose report is `result`.
@@ -205,10 +209,11 @@ pub fn headline(kind: &str, result: &Value) -> HashMap<String, OwnedVariant> {
             ("reverted", owned(steps(v, "reverted"))),
             ("findings", owned(findings(v))),
         ],
-        _ => vec![
+        "failure" => vec![
             ("error", owned(s(v, "error"))),
             ("class", owned(s(v, "class"))),
         ],
+        _ => Vec::new(),
     };
     pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
@@ -257,6 +262,7 @@ mod tests {
         );
         assert_eq!(keys(&failed), listed("failure"));
         assert_eq!(<&str>::try_from(&failed["class"]).unwrap(), "invalid");
+        assert!(headline("nosuch:kind", &json!({"x": 1})).is_empty());
         for (section, _) in KEYS {
             if *section != "failure" && *section != "tune" {
                 assert_eq!(keys(&headline(section, &json!({}))), listed(section));
