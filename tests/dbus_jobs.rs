@@ -92,7 +92,7 @@ impl Lab {
                     "/org/hlctl/Daemon1",
                     Some("org.hlctl.Daemon1.Manager"),
                     "StartBenchmark",
-                    &(kind, params, o),
+                    &(kind, common::bus::bench_params(params), o),
                 )
                 .await
             {
@@ -556,6 +556,9 @@ fn a_network_benchmark_runs_in_the_daemon_against_hlctl_serve() {
                 "exec",
                 &lab.ns.name,
                 HLCTL,
+                // Its own measurement lock, not the machine's /var/lib/hlctl.
+                "--state-dir",
+                lab._state.path().to_str().unwrap(),
                 "serve",
                 "--bind",
                 "127.0.0.1",

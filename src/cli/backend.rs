@@ -184,8 +184,8 @@ impl Backend {
         match self {
             Backend::Local { .. } => local(bar, super::interrupt::cancel_on_interrupt()),
             Backend::Bus(r) => {
-                let params = serde_json::to_string(params)
-                    .map_err(|e| CliError::new(e.to_string(), exit::FAILED))?;
+                let params = crate::dbus::wire::params::encode(params)
+                    .map_err(|e| CliError::new(e, exit::FAILED))?;
                 let end = r.run_job(kind, &params, bar)?;
                 if let Some(e) = end.result.get("error").and_then(|e| e.as_str()) {
                     let code = super::remote::exit_for_class(

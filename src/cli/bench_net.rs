@@ -7,7 +7,7 @@ use clap::Args;
 use crate::bench::net::{self, Direction, NetError, text};
 use crate::bench::progress::{Progress, ProgressEvent};
 use crate::dbus::wire::bench::NetParams;
-use crate::path::peer::DEFAULT_PORT;
+use crate::path::peer::{DEFAULT_PORT, PeerSpec};
 
 use super::args::Global;
 use super::backend::CliError;
@@ -31,8 +31,8 @@ pub struct NetArgs {
     /// The server: HOST, HOST:PORT or [IPV6]:PORT (port 5201 unless given
     /// here or with -p). -c is iperf3's spelling; --peer and -c are the same.
     #[arg(short = 'c', long = "peer", visible_alias = "client", value_name = "HOST[:PORT]",
-          value_parser = parse_peer)]
-    pub peer: Peer,
+          value_parser = PeerSpec::parse)]
+    pub peer: PeerSpec,
     /// The server's port (iperf3's -p), 1–65535 [default: the port in --peer, else 5201].
     #[arg(short = 'p', long = "port", value_name = "PORT",
           value_parser = clap::value_parser!(u16).range(1..))]
@@ -72,49 +72,6 @@ pub struct NetArgs {
     /// Seconds between interval lines (0.1–60); 0 turns them off.
     #[arg(short = 'i', long = "interval", value_name = "SECS", default_value_t = 1.0, value_parser = parse_interval)]
     pub interval: f64,
-}
-
-/// A parsed `--peer`: the port when the argument names one.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Peer {
-    pub host: String,
-    pub port: Option<u16>,
-}
-
-/// HOST, HOST:PORT, [IPV6]:PORT, [IPV6], or a bare IPv6 address.
-pub fn parse_peer(s: &str) -> Result<Peer, String> {
-    let port_of = |p: &str| {
-        p.parse::<u16>()
-            .ok()
-            .filter(|&p| p > 0)
-            .ok_or_else(|| format!("`{p}` is not a port (1–65535)"))
-    };
-    let (host, port) = if let Some(rest) = s.strip_prefix('[') {
-        let (h, after) = rest
-            .split_once(']')
-            .ok_or("missing `]` after the IPv6 address")?;
-        match after {
-            "" => (h, None),
-            a => (
-                h,
-                Some(port_of(
-                    a.strip_prefix(':').ok_or("expected `:PORT` after `]`")?,
-                )?),
-            ),
-        }
-    } else if s.matches(':').count() == 1 {
-        let (h, p) = s.split_once(':').ok_or("expected HOST:PORT")?;
-        (h, Some(port_of(p)?))
-    } else {
-        (s, None)
-    };
-    if host.is_empty() {
-        return Err("the host is empty".into());
-    }
-    Ok(Peer {
-        host: host.to_string(),
-        port,
-    })
 }
 
 fn split_suffix(s: &str) -> Result<(f64, u32), String> {

@@ -10,7 +10,7 @@ use zbus::{Connection, OwnedObjectPath, Variant};
 use super::backend::CliError;
 use super::exit;
 use crate::dbus::client::proxy::{LinkProxy, ManagerProxy};
-use crate::dbus::wire::{BUS_NAME, PATH, error::short_name, settings};
+use crate::dbus::wire::{BUS_NAME, PATH, error::short_name, set_rows, settings};
 use crate::nic::model::{ChangeSet, Interface};
 use crate::nic::set::SetReply;
 use crate::sysctl;
@@ -200,13 +200,18 @@ impl Remote {
             let mut opts: HashMap<&str, Variant<'_>> = HashMap::new();
             opts.insert("dry_run", Variant::Bool(dry_run));
             opts.insert("persist", Variant::Bool(persist));
-            let json = self
+            let (rows, summary) = self
                 .link(p)
                 .await?
                 .apply_changes(settings::encode_changes(cs), opts)
                 .await
                 .map_err(remote_error)?;
-            decode(&json)
+            set_rows::decode(rows, &summary).map_err(|e| {
+                CliError::new(
+                    format!("hlctld sent a reply this hlctl cannot read: {e}"),
+                    exit::FAILED,
+                )
+            })
         })
     }
 
@@ -271,7 +276,7 @@ impl Remote {
     pub fn run_job(
         &self,
         kind: &str,
-        params: &str,
+        params: &HashMap<String, zbus::OwnedVariant>,
         progress: &dyn crate::bench::progress::Progress,
     ) -> Result<JobEnd, CliError> {
         use crate::bench::progress::ProgressEvent;

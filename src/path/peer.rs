@@ -14,9 +14,17 @@ pub struct Peer {
     pub port: u16,
 }
 
-impl Peer {
-    /// Parse `host`, `host:port`, `[v6]:port` or a bare IPv6 address.
-    pub fn parse(s: &str) -> Result<Peer, String> {
+/// A peer as written: the port only when the text names one (so a caller can
+/// tell `nas` from `nas:5201`, e.g. to check it against a separate `-p`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PeerSpec {
+    pub host: String,
+    pub port: Option<u16>,
+}
+
+impl PeerSpec {
+    /// Parse `host`, `host:port`, `[v6]:port`, `[v6]` or a bare IPv6 address.
+    pub fn parse(s: &str) -> Result<PeerSpec, String> {
         let s = s.trim();
         let bad = |why: &str| {
             Err(format!(
@@ -35,7 +43,8 @@ impl Peer {
                 None if tail.is_empty() => (h, None),
                 None => return bad("text after ']'"),
             }
-        } else if s.parse::<std::net::Ipv6Addr>().is_ok() {
+        } else if s.matches(':').count() > 1 {
+            // A bare IPv6 address (with or without a scope, `fe80::1%eth0`).
             (s, None)
         } else {
             match s.rsplit_once(':') {
@@ -47,15 +56,27 @@ impl Peer {
             return bad("no host name");
         }
         let port = match port {
-            None => DEFAULT_PORT,
+            None => None,
             Some(p) => match p.parse::<u16>() {
-                Ok(n) if n > 0 => n,
+                Ok(n) if n > 0 => Some(n),
                 _ => return bad("the port must be 1..=65535"),
             },
         };
-        Ok(Peer {
+        Ok(PeerSpec {
             host: host.to_string(),
             port,
+        })
+    }
+}
+
+impl Peer {
+    /// Parse `host`, `host:port`, `[v6]:port` or a bare IPv6 address; the
+    /// port is [`DEFAULT_PORT`] unless named.
+    pub fn parse(s: &str) -> Result<Peer, String> {
+        let p = PeerSpec::parse(s)?;
+        Ok(Peer {
+            host: p.host,
+            port: p.port.unwrap_or(DEFAULT_PORT),
         })
     }
 
@@ -110,6 +131,9 @@ mod tests {
         assert_eq!(p("[fd00::2]:7000").host, "fd00::2");
         assert_eq!(p("fd00::2").port, 5201);
         assert_eq!(p("[fd00::2]").label(), "[fd00::2]:5201");
+        assert_eq!(p("fe80::1%eth0").host, "fe80::1%eth0");
+        assert_eq!(PeerSpec::parse("nas").unwrap().port, None);
+        assert_eq!(PeerSpec::parse("nas:5201").unwrap().port, Some(5201));
         for bad in ["", "nas:0", "nas:x", "[fd00::2", "[::1]x", ":80", "a b"] {
             assert!(Peer::parse(bad).is_err(), "{bad}");
         }

@@ -540,6 +540,12 @@ impl Drop for TempFile {
     }
 }
 
+/// `StartBenchmark`'s `a{sv}` parameters from a JSON object.
+pub fn bench_params(json: &str) -> std::collections::HashMap<String, zbus::OwnedVariant> {
+    let v: serde_json::Value = serde_json::from_str(json).expect("benchmark parameters as JSON");
+    hlctl::dbus::wire::params::encode(&v).expect("flat benchmark parameters")
+}
+
 /// The body of a test binary's `helper` test: when `HLCTL_TEST_CALL` is set
 /// (by [`Rig::call_as`]), make that one call on `HLCTL_TEST_BUS` and print the
 /// result; run any other way it fails and says so. Calls (space-separated words):
@@ -618,7 +624,7 @@ pub fn helper_main() {
                         "/org/hlctl/Daemon1",
                         Some("org.hlctl.Daemon1.Manager"),
                         "StartBenchmark",
-                        &(w[1], w[2], o),
+                        &(w[1], bench_params(w[2]), o),
                     )
                     .await?;
                 if let Some(ms) = w.iter().find_map(|x| x.strip_prefix("stay=")) {

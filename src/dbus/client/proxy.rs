@@ -2,7 +2,9 @@
 
 use std::collections::HashMap;
 
-use zbus::{OwnedObjectPath, Variant, proxy};
+use zbus::{OwnedObjectPath, OwnedVariant, Variant, proxy};
+
+use crate::dbus::wire::set_rows::Row;
 
 #[proxy(
     interface = "org.hlctl.Daemon1.Manager",
@@ -30,7 +32,7 @@ pub trait Manager {
     fn start_benchmark(
         &self,
         kind: &str,
-        params: &str,
+        params: &HashMap<String, OwnedVariant>,
         options: HashMap<&str, Variant<'_>>,
     ) -> zbus::Result<OwnedObjectPath>;
     #[zbus(allow_interactive_auth)]
@@ -59,7 +61,7 @@ pub trait Link {
         &self,
         settings: HashMap<String, Variant<'_>>,
         options: HashMap<&str, Variant<'_>>,
-    ) -> zbus::Result<String>;
+    ) -> zbus::Result<(Vec<Row>, HashMap<String, OwnedVariant>)>;
 }
 
 #[proxy(
@@ -76,9 +78,11 @@ pub trait Job {
     #[zbus(property)]
     fn message(&self) -> zbus::Result<String>;
     #[zbus(property)]
-    fn result(&self) -> zbus::Result<String>;
+    fn result(&self) -> zbus::Result<HashMap<String, OwnedVariant>>;
+    #[zbus(property)]
+    fn result_json(&self) -> zbus::Result<String>;
     fn cancel(&self) -> zbus::Result<()>;
     fn confirm(&self) -> zbus::Result<()>;
     #[zbus(signal)]
-    fn finished(&self, state: &str, result: &str) -> zbus::Result<()>;
+    fn finished(&self, state: &str, result_json: &str) -> zbus::Result<()>;
 }

@@ -162,6 +162,15 @@ async fn check(
         {
             fallback(who, action, name.as_str()).ok_or_else(refused)
         }
+        // zbus hands the bus's own errors over as fdo errors.
+        Err(zbus::Error::FDO(e))
+            if matches!(
+                *e,
+                zbus::fdo::Error::ServiceUnknown(_) | zbus::fdo::Error::NameHasNoOwner(_)
+            ) =>
+        {
+            fallback(who, action, &e.to_string()).ok_or_else(refused)
+        }
         Err(e) => Err(Error::NotAuthorized(format!(
             "polkit could not decide ({e}); nothing changed"
         ))),

@@ -1,7 +1,11 @@
 //! Benchmarks the daemon runs as jobs: the work closure for each kind, built
 //! from its parameters ([`crate::dbus::wire::bench`]) once they decoded.
 
-use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use zbus::OwnedVariant;
 
 use super::job::{Failure, Work};
 use crate::bench::cpu::{self, CpuError};
@@ -12,15 +16,13 @@ use crate::dbus::wire::bench::{
     CpuParams, DiskParams, KINDS, NetParams, StressParams, disk_class, net_class,
 };
 use crate::dbus::wire::error::{Error, Result};
+use crate::dbus::wire::params as wire_params;
 
-fn parse<T: for<'de> Deserialize<'de>>(kind: &str, params: &str) -> Result<T> {
-    let params = if params.trim().is_empty() {
-        "{}"
-    } else {
-        params
-    };
-    serde_json::from_str(params)
-        .map_err(|e| Error::InvalidArgument(format!("benchmark {kind}: parameters: {e}")))
+/// `StartBenchmark`'s parameters (`a{sv}`).
+pub type Params = HashMap<String, OwnedVariant>;
+
+fn parse<T: DeserializeOwned>(kind: &str, params: &Params) -> Result<T> {
+    wire_params::decode(kind, params).map_err(Error::InvalidArgument)
 }
 
 /// A hint for a disk benchmark refused by the unit's read-only file system.
@@ -40,8 +42,8 @@ fn to_json<T: Serialize>(v: T) -> std::result::Result<serde_json::Value, Failure
     serde_json::to_value(v).map_err(|e| Failure::from(e.to_string()))
 }
 
-/// Decode `params` (a JSON object) for `kind` and return the work to run.
-pub fn prepare(kind: &str, params: &str) -> Result<Work> {
+/// Decode `params` for `kind` and return the work to run.
+pub fn prepare(kind: &str, params: &Params) -> Result<Work> {
     match kind {
         "net" => {
             let p: NetParams = parse(kind, params)?;
@@ -106,21 +108,25 @@ pub fn prepare(kind: &str, params: &str) -> Result<Work> {
 mod tests {
     use super::*;
 
+    /// Parameters written as a JSON object.
+    fn p(json: &str) -> Params {
+        let v: serde_json::Value = serde_json::from_str(json).unwrap();
+        wire_params::encode(&v).unwrap()
+    }
+
     #[test]
     fn parameters_are_checked_before_anything_runs() {
-        assert!(prepare("cpu", "").is_ok());
-        assert!(prepare("cpu", r#"{"threads": 2, "time_s": 0.5}"#).is_ok());
-        assert!(prepare("stress", r#"{"time_s": 1, "vm_percent": 5}"#).is_ok());
+        assert!(prepare("cpu", &Params::new()).is_ok());
+        assert!(prepare("cpu", &p(r#"{"threads": 2, "time_s": 0.5}"#)).is_ok());
+        assert!(prepare("stress", &p(r#"{"time_s": 1, "vm_percent": 5}"#)).is_ok());
         for bad in [
             r#"{"threads": 0}"#,
             r#"{"threads": -1}"#,
             r#"{"time_s": 0}"#,
             r#"{"colour": 1}"#,
-            "[1,2]",
-            "{",
         ] {
             assert!(
-                matches!(prepare("cpu", bad), Err(Error::InvalidArgument(_))),
+                matches!(prepare("cpu", &p(bad)), Err(Error::InvalidArgument(_))),
                 "{bad}"
             );
         }
@@ -132,19 +138,22 @@ mod tests {
             r#"{}"#,
         ] {
             assert!(
-                matches!(prepare("disk", bad), Err(Error::InvalidArgument(_))),
+                matches!(prepare("disk", &p(bad)), Err(Error::InvalidArgument(_))),
                 "{bad}"
             );
         }
         assert!(matches!(
-            prepare("stress", r#"{"vm_bytes": 1, "vm_percent": 1}"#),
+            prepare("stress", &p(r#"{"vm_bytes": 1, "vm_percent": 1}"#)),
             Err(Error::InvalidArgument(_))
         ));
-        assert!(matches!(prepare("gpu", "{}"), Err(Error::NotSupported(_))));
+        assert!(matches!(
+            prepare("gpu", &Params::new()),
+            Err(Error::NotSupported(_))
+        ));
         assert!(
             prepare(
                 "net",
-                r#"{"host": "127.0.0.1", "time_s": 1, "direction": "bidir"}"#
+                &p(r#"{"host": "127.0.0.1", "time_s": 1, "direction": "bidir"}"#)
             )
             .is_ok()
         );
@@ -156,7 +165,7 @@ mod tests {
             r#"{"host": "h", "interval_s": 99}"#,
         ] {
             assert!(
-                matches!(prepare("net", bad), Err(Error::InvalidArgument(_))),
+                matches!(prepare("net", &p(bad)), Err(Error::InvalidArgument(_))),
                 "{bad}"
             );
         }

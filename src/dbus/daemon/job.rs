@@ -8,6 +8,7 @@
 //! check and cleans up after itself. A finished job stays on the bus for
 //! [`Options::job_linger`](super::state::Options) so its result can be read.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -15,13 +16,14 @@ use std::time::Duration;
 use tracing::{info, warn};
 use zbus::message::Header;
 use zbus::object_server::SignalEmitter;
-use zbus::{Connection, OwnedObjectPath, interface};
+use zbus::{Connection, OwnedObjectPath, OwnedVariant, interface};
 
 use super::auth::{self, Action, Caller};
 use super::state::{Claim, Daemon, JobInner, lock};
 pub use super::state::{JobState, JobStatus};
 use crate::bench::progress::{Cancel, Progress, ProgressEvent};
 use crate::dbus::wire::error::{Error, Result};
+use crate::dbus::wire::headline;
 
 /// The object path of job `id`.
 pub fn path(id: u64) -> OwnedObjectPath {
@@ -98,10 +100,42 @@ impl JobObject {
         lock(&self.job.inner).message.clone()
     }
 
-    /// The result as JSON once finished (`{"error": ..., "class": ...}` on
-    /// failure), "" before.
+    /// The headline figures once finished, typed; empty while running (and
+    /// for a kind without headline figures: see ResultJson). The
+    /// keys depend on the job's kind (`tune` for `tune:IFACE`; `failure`
+    /// when it ended without a report).
+    /// Keys[benchmark:net]: bps d, sent_bps d, received_bps d, reverse_bps d,
+    /// retransmits t, duration_s d.
+    /// Keys[benchmark:cpu]: events_per_second d, events t, threads u,
+    /// latency_min_ms d, latency_avg_ms d, latency_p95_ms d, latency_max_ms d,
+    /// scaling d, cancelled b.
+    /// Keys[benchmark:disk]: iops d, bytes_per_second d, latency_min_us d,
+    /// latency_mean_us d, latency_p50_us d, latency_p90_us d, latency_p99_us d,
+    /// latency_p99_9_us d, latency_max_us d, total_ios t.
+    /// Keys[benchmark:stress]: verdict s, reasons as, duration_s d, cancelled b.
+    /// Keys[tune]: outcome s, interface s, kept u, reverted u, findings a(ssss).
+    /// Keys[failure]: error s, class s.
+    /// (bps: bits per second the receiver got in the main direction;
+    /// reverse_bps: the other direction of a bidir test, else 0; retransmits:
+    /// 0 when unknown, as for UDP; latency in ms per event or in µs per I/O;
+    /// scaling: events/s with N threads over 1 thread, 0 when not measured;
+    /// kept, reverted: candidates; findings: (id, severity, interface,
+    /// title); class: invalid, not_permitted or failed.)
     #[zbus(property)]
-    fn result(&self) -> String {
+    fn result(&self) -> HashMap<String, OwnedVariant> {
+        let json = lock(&self.job.inner).result.clone();
+        if json.is_empty() {
+            return HashMap::new();
+        }
+        let v = serde_json::from_str(&json).unwrap_or_default();
+        headline::headline(&self.job.kind, &v)
+    }
+
+    /// The whole result as JSON once finished (the JSON output of the
+    /// matching `hlctl` command; `{"error": ..., "class": ...}` on failure),
+    /// "" before.
+    #[zbus(property)]
+    fn result_json(&self) -> String {
         lock(&self.job.inner).result.clone()
     }
 
@@ -162,9 +196,14 @@ impl JobObject {
         Ok(())
     }
 
-    /// The job ended: its final state and its result (JSON).
+    /// The job ended: its final state and its whole result as JSON (as
+    /// `ResultJson`; the typed figures are in `Result`).
     #[zbus(signal)]
-    async fn finished(emitter: &SignalEmitter<'_>, state: &str, result: &str) -> zbus::Result<()>;
+    async fn finished(
+        emitter: &SignalEmitter<'_>,
+        state: &str,
+        result_json: &str,
+    ) -> zbus::Result<()>;
 }
 
 /// A job about to start: what it is, whose it is and what it holds.
@@ -306,6 +345,7 @@ async fn drive(
             .and(obj.progress_changed(e).await)
             .and(obj.message_changed(e).await)
             .and(obj.result_changed(e).await)
+            .and(obj.result_json_changed(e).await)
             .and(JobObject::finished(e, status.as_str(), &result).await);
         if let Err(err) = r {
             warn!(job = job.id, "cannot announce the end of the job: {err}");

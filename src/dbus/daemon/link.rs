@@ -2,9 +2,12 @@
 //!
 //! Properties are served from the daemon's cached model (never waiting for a
 //! change in progress). `Settings` is the whole `hlctl show` model as JSON,
-//! exactly one element of `hlctl show --json`'s `interfaces`; the typed
-//! properties are conveniences. `PropertiesChanged` is emitted whenever a
-//! setting changes, whoever changed it (the monitor sees `ethtool -K` too).
+//! exactly one element of `hlctl show --json`'s `interfaces`, for programs
+//! that want everything; each settings group is also a typed property
+//! (`Rings a{su}`, `Pause (bbb)`, `Features a{s(bbb)}`, `LinkModes a{sv}`,
+//! `Channels a{su}`, `Coalesce a{sv}`, `Counters a{st}`: [`typed`]).
+//! `PropertiesChanged` is emitted for each group that changes, whoever
+//! changed it (the monitor sees `ethtool -K` too).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -17,7 +20,8 @@ use zbus::{Connection, OwnedObjectPath, OwnedVariant, interface};
 use super::auth::{self, Action};
 use super::state::{COUNTERS_MAX_AGE, Daemon, LinkState, lock, settings_only};
 use crate::dbus::wire::error::{Error, Result};
-use crate::dbus::wire::settings;
+use crate::dbus::wire::set_rows::{self, Row};
+use crate::dbus::wire::{settings, typed};
 use crate::nic::error::NicError;
 use crate::nic::model::Interface;
 use crate::nic::set::{SetReply, apply_and_persist};
@@ -101,36 +105,99 @@ impl LinkObject {
     }
 
     /// The whole `hlctl show` model of this link as JSON (schema of
-    /// the JSON output of `hlctl show`, one of `interfaces[]`). Counters are at most 0.5 s old.
+    /// the JSON output of `hlctl show`, one of `interfaces[]`), for programs
+    /// that want everything. Counters are at most 0.5 s old.
     #[zbus(property)]
     async fn settings(&self) -> String {
-        if self.link.age() > COUNTERS_MAX_AGE {
-            let (d, link) = (self.daemon.clone(), self.link.clone());
-            let name = link.model().name;
-            let fresh = tokio::task::spawn_blocking(move || d.read_one(&name)).await;
-            if let Ok(Ok(iface)) = fresh
-                && iface.ifindex == link.ifindex
-            {
-                link.set_model(iface);
-            }
-        }
-        serde_json::to_string(&self.link.model()).unwrap_or_else(|_| "null".into())
+        serde_json::to_string(&self.fresh().await).unwrap_or_else(|_| "null".into())
     }
 
-    /// Apply a change set (keys: see `dbus/org.hlctl.Daemon1.xml`): validate
-    /// everything, snapshot, apply in a safe order, read back, restore on
-    /// failure. Options: `dry_run` (b), `persist` (b). Returns JSON: the
-    /// JSON output of `hlctl set` (settings with before/requested/after/status
-    /// and, when known, the reason the driver held another value; summary:
-    /// `changed` (settings the kernel now holds differently) and `statuses`
-    /// (count per status); failure, restore_errors, persisted).
+    /// Ring sizes (`ethtool -g`): the keys the driver reports, empty when it
+    /// has no ring settings. Keys: rx u, tx u, rx_mini u, rx_jumbo u, rx_max u,
+    /// tx_max u, rx_mini_max u, rx_jumbo_max u. (`*_max`: the pre-set maxima.)
+    #[zbus(property)]
+    fn rings(&self) -> HashMap<String, u32> {
+        typed::rings(&self.link.model())
+    }
+
+    /// Flow control (`ethtool -a`): (autoneg, rx, tx); all false when the
+    /// driver has no pause settings.
+    #[zbus(property)]
+    fn pause(&self) -> (bool, bool, bool) {
+        typed::pause(&self.link.model())
+    }
+
+    /// Offloads (`ethtool -k`) by kernel name (`rx-gro`,
+    /// `tx-tcp-segmentation`, ...): (active, requested, fixed), where fixed
+    /// means the driver does not let it change.
+    #[zbus(property)]
+    fn features(&self) -> HashMap<String, (bool, bool, bool)> {
+        typed::features(&self.link.model())
+    }
+
+    /// Link settings (`ethtool` without options): the keys the driver
+    /// reports, empty when it reports none. Keys: speed u, duplex s,
+    /// autoneg b, port s, lanes u, supported as, advertised as, partner as,
+    /// capabilities as, detected b. (speed in Mb/s, absent without a link;
+    /// duplex full or half; port TP, FIBRE, DA and so on; supported,
+    /// advertised and partner: link modes by ethtool name such as
+    /// 1000baseT/Full; capabilities: Autoneg, ports, Pause, Asym_Pause;
+    /// detected: carrier.)
+    #[zbus(property)]
+    fn link_modes(&self) -> HashMap<String, OwnedVariant> {
+        typed::link_modes(&self.link.model())
+    }
+
+    /// Queue counts (`ethtool -l`): the keys the driver reports, empty when it
+    /// has none. Keys: rx u, tx u, other u, combined u, rx_max u, tx_max u,
+    /// other_max u, combined_max u.
+    #[zbus(property)]
+    fn channels(&self) -> HashMap<String, u32> {
+        typed::channels(&self.link.model())
+    }
+
+    /// Interrupt coalescing (`ethtool -c`): the keys the driver reports, empty
+    /// when it has none. Keys: rx_usecs u, tx_usecs u, rx_frames u,
+    /// tx_frames u, adaptive_rx b, adaptive_tx b.
+    #[zbus(property)]
+    fn coalesce(&self) -> HashMap<String, OwnedVariant> {
+        typed::coalesce(&self.link.model())
+    }
+
+    /// Interface counters (IFLA_STATS64), at most 0.5 s old. Not announced in
+    /// PropertiesChanged (they change with every packet): read them. Keys:
+    /// rx_packets t, tx_packets t, rx_bytes t, tx_bytes t, rx_errors t,
+    /// tx_errors t, rx_dropped t, tx_dropped t, rx_crc_errors t,
+    /// rx_frame_errors t, rx_missed_errors t, rx_fifo_errors t,
+    /// rx_over_errors t, tx_fifo_errors t, tx_carrier_errors t, collisions t.
+    #[zbus(property(emits_changed_signal = "false"))]
+    async fn counters(&self) -> HashMap<String, u64> {
+        typed::counters(&self.fresh().await)
+    }
+
+    /// Apply a change set (keys: see the header of
+    /// `dbus/org.hlctl.Daemon1.xml`): validate everything, snapshot, apply in
+    /// a safe order, read back, restore on failure. Options: `dry_run` (b),
+    /// `persist` (b). Returns `rows`, one per setting: (setting, before,
+    /// requested, after, status, message) as `hlctl set` prints them; status
+    /// is planned, unchanged, changed, adjusted, restored, not_applied or
+    /// restore_failed; message says why the driver holds another value, when
+    /// known; a value is "" when the driver reports none, and after is "" in
+    /// a dry run. And a `summary` (a{sv}). Keys[summary]: interface s,
+    /// dry_run b, changed u, statuses a{su}, failed_step s, error s, errno i,
+    /// restore_errors as, persisted s, persist_error s. (changed: settings
+    /// the kernel now holds differently; statuses: settings per status;
+    /// failed_step, error, errno: the request that failed, "" and 0 when none;
+    /// restore_errors: what could not be put back; persisted: the state file
+    /// written, "" when not persisted; persist_error: why persisting failed.)
+    #[zbus(out_args("rows", "summary"))]
     async fn apply_changes(
         &self,
         settings: HashMap<String, OwnedVariant>,
         options: HashMap<String, OwnedVariant>,
         #[zbus(header)] hdr: Header<'_>,
         #[zbus(connection)] conn: &Connection,
-    ) -> Result<String> {
+    ) -> Result<(Vec<Row>, HashMap<String, OwnedVariant>)> {
         let name = self.link.model().name;
         let invalid = |problems| {
             Error::InvalidArgument(
@@ -174,7 +241,25 @@ impl LinkObject {
         if !dry_run {
             refresh(conn, &self.daemon, &self.link).await;
         }
-        serde_json::to_string(&reply).map_err(|e| Error::Failed(e.to_string()))
+        Ok(set_rows::encode(&reply))
+    }
+}
+
+impl LinkObject {
+    /// The model, re-read first when its counters are older than
+    /// [`COUNTERS_MAX_AGE`].
+    async fn fresh(&self) -> Interface {
+        if self.link.age() > COUNTERS_MAX_AGE {
+            let (d, link) = (self.daemon.clone(), self.link.clone());
+            let name = link.model().name;
+            let fresh = tokio::task::spawn_blocking(move || d.read_one(&name)).await;
+            if let Ok(Ok(iface)) = fresh
+                && iface.ifindex == link.ifindex
+            {
+                link.set_model(iface);
+            }
+        }
+        self.link.model()
     }
 }
 
@@ -258,6 +343,24 @@ pub async fn publish(conn: &Connection, link: &LinkState, new: Interface) {
     }
     if old.oper_state != new.oper_state {
         r = r.and(obj.oper_state_changed(e).await);
+    }
+    if old.rings != new.rings {
+        r = r.and(obj.rings_changed(e).await);
+    }
+    if old.pause != new.pause {
+        r = r.and(obj.pause_changed(e).await);
+    }
+    if old.features != new.features {
+        r = r.and(obj.features_changed(e).await);
+    }
+    if old.link != new.link {
+        r = r.and(obj.link_modes_changed(e).await);
+    }
+    if old.channels != new.channels {
+        r = r.and(obj.channels_changed(e).await);
+    }
+    if old.coalesce != new.coalesce {
+        r = r.and(obj.coalesce_changed(e).await);
     }
     if let Err(err) = r {
         warn!("{}: cannot emit PropertiesChanged: {err}", new.name);

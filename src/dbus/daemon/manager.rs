@@ -190,26 +190,32 @@ impl Manager {
     }
 
     /// Start a benchmark as a job. `kind`: one of the `benchmark.<kind>`
-    /// capabilities; `params`: the benchmark's parameters as a JSON object
-    /// (schema per kind, as the JSON output of `hlctl bench <kind>` echoes them).
-    /// Options: `detached` (b: keep running when the caller leaves the bus),
-    /// `link` (s: the interface the benchmark loads; changes to it get `Busy`
-    /// while it runs). Returns the job's object path.
+    /// capabilities; `params`: the benchmark's parameters, each key optional
+    /// but net's host and disk's dir; defaults as in `hlctl bench <kind>`.
+    /// Integers may be any D-Bus integer type, seconds a double or an integer.
+    /// Params[net]: host s, port q (5201), udp b, time_s u, parallel u,
+    /// direction s (forward, reverse or bidir), bitrate_bps t, length u,
+    /// window u, omit_s u, interval_s d (0 turns interval reports off).
+    /// Params[cpu]: threads u, time_s d, max_prime u, no_single b.
+    /// Params[disk]: dir s (absolute), rw s (read, write, randread,
+    /// randwrite, randrw), bs t, size t, iodepth u, jobs u, runtime_s d,
+    /// time_based b, direct b, engine s (auto, io_uring, psync),
+    /// rwmix_read y.
+    /// Params[stress]: time_s d, cpu u, vm u, vm_bytes t, vm_percent d,
+    /// interval_s d.
+    /// Unknown keys and wrong types are refused, naming the key. Options:
+    /// `detached` (b: keep running when the caller leaves the bus), `link`
+    /// (s: the interface the benchmark loads; changes to it get `Busy` while
+    /// it runs). Returns the job's object path.
     async fn start_benchmark(
         &self,
         kind: &str,
-        params: &str,
+        params: HashMap<String, OwnedVariant>,
         options: HashMap<String, OwnedVariant>,
         #[zbus(header)] hdr: Header<'_>,
         #[zbus(connection)] conn: &Connection,
     ) -> Result<OwnedObjectPath> {
         check_strings("kind", std::iter::once(kind))?;
-        if params.len() > 64 * 1024 {
-            return Err(Error::InvalidArgument(format!(
-                "params: {} bytes of JSON; at most 65536 allowed",
-                params.len()
-            )));
-        }
         let mut detached = false;
         let mut on_link = None;
         let mut problems = Vec::new();
@@ -248,7 +254,7 @@ impl Manager {
             &format!("benchmark {kind}"),
         )
         .await?;
-        let work = bench::prepare(kind, params)?;
+        let work = bench::prepare(kind, &params)?;
         let claim = match &link_state {
             Some(l) => Some(l.claim(format!("a {kind} benchmark (uid {})", caller.uid_text()))?),
             None => None,

@@ -17,6 +17,7 @@ use crate::bench::cpu::CpuConfig;
 use crate::bench::disk::{DiskConfig, EngineChoice, ErrorClass, RwMode};
 use crate::bench::net::{ClientConfig, Direction, NetError, Protocol};
 use crate::bench::stress::{MemAmount, StressConfig};
+use crate::path::peer::DEFAULT_PORT;
 
 /// The benchmark kinds this daemon runs.
 pub const KINDS: &[&str] = &["net", "cpu", "disk", "stress"];
@@ -36,6 +37,7 @@ fn seconds(flag: &str, s: f64) -> Result<Duration, String> {
 #[serde(deny_unknown_fields)]
 pub struct NetParams {
     pub host: String,
+    /// The server's port; [`DEFAULT_PORT`] (iperf3's) when left out.
     pub port: Option<u16>,
     #[serde(default)]
     pub udp: bool,
@@ -54,7 +56,7 @@ pub struct NetParams {
 impl NetParams {
     /// The client configuration, validated like the CLI validates its flags.
     pub fn config(&self) -> Result<ClientConfig, String> {
-        let mut c = ClientConfig::new(self.host.clone(), self.port.unwrap_or(5201));
+        let mut c = ClientConfig::new(self.host.clone(), self.port.unwrap_or(DEFAULT_PORT));
         c.protocol = if self.udp {
             Protocol::Udp
         } else {

@@ -1,11 +1,18 @@
 //! What hlctld and hlctl share on the bus: the names and paths below,
 //! [`error`] (typed `org.hlctl.Daemon1.Error.*`), [`settings`] (the `a{sv}`
-//! wire form of a change set and of method options) and [`bench`] (the
-//! benchmark parameter types).
+//! wire form of a change set and of method options), [`bench`] (the
+//! benchmark parameter types) and the typed values: [`typed`] (a link's
+//! settings groups), [`set_rows`] (`ApplyChanges`' rows and summary),
+//! [`params`] (`StartBenchmark`'s `a{sv}` parameters), [`headline`] (a job's
+//! typed result).
 
 pub mod bench;
 pub mod error;
+pub mod headline;
+pub mod params;
+pub mod set_rows;
 pub mod settings;
+pub mod typed;
 
 /// The well-known bus name; the version is in the name.
 pub const BUS_NAME: &str = "org.hlctl.Daemon1";

@@ -1,0 +1,301 @@
+//! The typed reply of `Link.ApplyChanges`: one row per setting
+//! `a(ssssss)` (setting, before, requested, after, status, message) and an
+//! `a{sv}` summary. The daemon encodes a [`SetReply`]; hlctl decodes it back
+//! into the same [`SetReply`], so `hlctl set` prints the same on both paths.
+//!
+//! A value as text: a number in decimal, `on`/`off`, `full`/`half`, link modes
+//! separated by one space, "" when the driver reports none (and `after` is ""
+//! in a dry run). The setting's name says which type its text is.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+use zbus::OwnedVariant;
+
+use super::typed::owned;
+use crate::nic::apply::{Failure, Outcome};
+use crate::nic::diff::{SettingResult, Status, Summary};
+use crate::nic::set::SetReply;
+
+/// One row: setting, before, requested, after, status, message.
+pub type Row = (String, String, String, String, String, String);
+
+/// The summary's keys with their D-Bus types (all always present).
+pub const SUMMARY_KEYS: &[(&str, &str)] = &[
+    ("interface", "s"),
+    ("dry_run", "b"),
+    ("changed", "u"),
+    ("statuses", "a{su}"),
+    ("failed_step", "s"),
+    ("error", "s"),
+    ("errno", "i"),
+    ("restore_errors", "as"),
+    ("persisted", "s"),
+    ("persist_error", "s"),
+];
+
+/// A setting value as row text.
+pub fn text(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        Value::Array(a) => a.iter().map(text).collect::<Vec<_>>().join(" "),
+        other => other.to_string(),
+    }
+}
+
+/// Settings whose value is a number (`ring rx`, `mtu`, ...).
+fn numeric(setting: &str) -> bool {
+    let (group, key) = setting.split_once(' ').unwrap_or((setting, ""));
+    match group {
+        "mtu" | "txqueuelen" | "ring" | "channels" => true,
+        "coalesce" => !key.starts_with("adaptive"),
+        "link" => key == "speed",
+        _ => false,
+    }
+}
+
+/// Row text back into the value of `setting`.
+pub fn value(setting: &str, t: &str) -> Value {
+    if t.is_empty() {
+        return Value::Null;
+    }
+    if setting == "link advertise" {
+        return Value::Array(t.split(' ').map(|m| Value::String(m.into())).collect());
+    }
+    if numeric(setting)
+        && let Ok(n) = t.parse::<u64>()
+    {
+        return Value::from(n);
+    }
+    Value::String(t.to_string())
+}
+
+fn status_name(s: Status) -> String {
+    serde_json::to_value(s)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+fn u32_of(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// Encode a reply: the rows and the summary.
+pub fn encode(r: &SetReply) -> (Vec<Row>, HashMap<String, OwnedVariant>) {
+    let o = &r.outcome;
+    let rows = o
+        .settings
+        .iter()
+        .map(|s| {
+            (
+                s.setting.clone(),
+                text(&s.before),
+                text(&s.requested),
+                s.after.as_ref().map(text).unwrap_or_default(),
+                status_name(s.status),
+                s.reason.clone().unwrap_or_default(),
+            )
+        })
+        .collect();
+    let statuses: HashMap<String, u32> = o
+        .summary
+        .statuses
+        .iter()
+        .map(|(s, n)| (status_name(*s), u32_of(*n)))
+        .collect();
+    let f = o.failure.as_ref();
+    let mut m = HashMap::new();
+    let mut put = |k: &str, v: OwnedVariant| {
+        m.insert(k.to_string(), v);
+    };
+    put("interface", owned(o.interface.clone()));
+    put("dry_run", owned(o.dry_run));
+    put("changed", owned(u32_of(o.summary.changed)));
+    put("statuses", owned(statuses));
+    put(
+        "failed_step",
+        owned(f.map(|f| f.step.clone()).unwrap_or_default()),
+    );
+    put(
+        "error",
+        owned(f.map(|f| f.error.clone()).unwrap_or_default()),
+    );
+    put("errno", owned(f.map_or(0, |f| f.errno)));
+    put("restore_errors", owned(o.restore_errors.clone()));
+    put("persisted", owned(r.persisted.clone().unwrap_or_default()));
+    put(
+        "persist_error",
+        owned(r.persist_error.clone().unwrap_or_default()),
+    );
+    (rows, m)
+}
+
+fn get<T>(m: &HashMap<String, OwnedVariant>, k: &str) -> Result<T, String>
+where
+    T: TryFrom<OwnedVariant>,
+{
+    let v = m
+        .get(k)
+        .ok_or_else(|| format!("the summary has no `{k}`"))?;
+    let v = v.try_clone().map_err(|e| e.to_string())?;
+    T::try_from(v).map_err(|_| format!("the summary's `{k}` has the wrong type"))
+}
+
+fn some(s: String) -> Option<String> {
+    (!s.is_empty()).then_some(s)
+}
+
+/// Decode the rows and summary back into the reply they encode.
+pub fn decode(rows: Vec<Row>, m: &HashMap<String, OwnedVariant>) -> Result<SetReply, String> {
+    let dry_run: bool = get(m, "dry_run")?;
+    let status = |s: &str| -> Result<Status, String> {
+        serde_json::from_value(Value::String(s.into())).map_err(|_| format!("unknown status `{s}`"))
+    };
+    let settings = rows
+        .into_iter()
+        .map(|(setting, before, requested, after, st, message)| {
+            Ok(SettingResult {
+                before: value(&setting, &before),
+                requested: value(&setting, &requested),
+                after: (!dry_run).then(|| value(&setting, &after)),
+                status: status(&st)?,
+                reason: some(message),
+                setting,
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let counts: HashMap<String, u32> = get(m, "statuses")?;
+    let mut statuses = std::collections::BTreeMap::new();
+    for (s, n) in counts {
+        statuses.insert(status(&s)?, n as usize);
+    }
+    let failed_step: String = get(m, "failed_step")?;
+    let failure = match some(failed_step) {
+        Some(step) => Some(Failure {
+            step,
+            error: get(m, "error")?,
+            errno: get(m, "errno")?,
+        }),
+        None => None,
+    };
+    let changed: u32 = get(m, "changed")?;
+    Ok(SetReply {
+        outcome: Outcome {
+            interface: get(m, "interface")?,
+            dry_run,
+            settings,
+            summary: Summary {
+                changed: changed as usize,
+                statuses,
+            },
+            failure,
+            restore_errors: get(m, "restore_errors")?,
+        },
+        persisted: some(get(m, "persisted")?),
+        persist_error: some(get(m, "persist_error")?),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn row(setting: &str, before: Value, requested: Value, after: Option<Value>) -> SettingResult {
+        SettingResult {
+            setting: setting.into(),
+            before,
+            requested,
+            after,
+            status: Status::Adjusted,
+            reason: Some("why".into()),
+        }
+    }
+
+    #[test]
+    fn a_reply_round_trips_through_rows_and_summary() {
+        let reply = SetReply {
+            outcome: Outcome {
+                interface: "eth0".into(),
+                dry_run: false,
+                settings: vec![
+                    row("ring rx", json!(256), json!(4000), Some(json!(4096))),
+                    row("pause rx", json!("on"), json!("off"), Some(json!("on"))),
+                    row("link duplex", Value::Null, json!("full"), Some(Value::Null)),
+                    row(
+                        "link advertise",
+                        json!(["1000baseT/Full", "100baseT/Full"]),
+                        json!(["1000baseT/Full"]),
+                        Some(json!(["1000baseT/Full"])),
+                    ),
+                    row(
+                        "coalesce adaptive-rx",
+                        json!("off"),
+                        json!("on"),
+                        Some(json!("on")),
+                    ),
+                    row(
+                        "feature rx-gro",
+                        json!("on"),
+                        json!("off"),
+                        Some(json!("off")),
+                    ),
+                ],
+                summary: Summary {
+                    changed: 2,
+                    statuses: [(Status::Adjusted, 6)].into(),
+                },
+                failure: Some(Failure {
+                    step: "rings".into(),
+                    error: "Invalid argument".into(),
+                    errno: 22,
+                }),
+                restore_errors: vec!["mtu: busy".into()],
+            },
+            persisted: Some("/var/lib/hlctl/nic-settings.json".into()),
+            persist_error: None,
+        };
+        let (rows, summary) = encode(&reply);
+        assert_eq!(rows[0].3, "4096");
+        assert_eq!(rows[3].1, "1000baseT/Full 100baseT/Full");
+        assert_eq!(rows[0].4, "adjusted");
+        let mut keys: Vec<&str> = summary.keys().map(String::as_str).collect();
+        keys.sort();
+        let mut want: Vec<&str> = SUMMARY_KEYS.iter().map(|(k, _)| *k).collect();
+        want.sort();
+        assert_eq!(keys, want);
+        let back = decode(rows, &summary).unwrap();
+        assert_eq!(
+            serde_json::to_value(&back).unwrap(),
+            serde_json::to_value(&reply).unwrap()
+        );
+    }
+
+    #[test]
+    fn a_dry_run_has_no_after_values() {
+        let reply = SetReply {
+            outcome: Outcome {
+                interface: "eth0".into(),
+                dry_run: true,
+                settings: vec![SettingResult {
+                    status: Status::Planned,
+                    reason: None,
+                    ..row("mtu", json!(1500), json!(9000), None)
+                }],
+                summary: Summary::default(),
+                failure: None,
+                restore_errors: vec![],
+            },
+            persisted: None,
+            persist_error: None,
+        };
+        let (rows, summary) = encode(&reply);
+        let back = decode(rows, &summary).unwrap();
+        assert_eq!(
+            serde_json::to_value(&back).unwrap(),
+            serde_json::to_value(&reply).unwrap()
+        );
+    }
+}
