@@ -1,17 +1,16 @@
-//! Keep or revert: a candidate stays only if the median of some direction
-//! improved by more than both `--min-gain` and the baseline's run-to-run
-//! spread, with every trial run above every reference run; and no direction
-//! got worse beyond that threshold with every trial run below the
+//! Keep or revert: a candidate stays only if, in some direction, every
+//! trial run lies above every reference run by more than the threshold —
+//! the larger of `--min-gain` and the baseline's run-to-run spread — and no
+//! direction got worse beyond that threshold with every trial run below the
 //! reference's median.
 //!
 //! [`decide_early`] applies the same rule while the trial runs come in: once
-//! one trial run in each direction is at or below the best reference run, no
-//! later run can make a keep, so the candidate is reverted at once (the
-//! verdict is the one the full budget would give). A keep before the full
-//! budget needs a stricter gate: more than half the runs taken (so the
-//! median is already fixed above the gate), every one beyond every reference
-//! run by more than twice the threshold, and no direction that could still
-//! turn out worse.
+//! one trial run in each direction is not above every reference run by more
+//! than the threshold, no later run can make a keep, so the candidate is
+//! reverted at once (the verdict the full budget would give). A keep before
+//! the full budget needs a stricter gate: more than half the runs taken,
+//! every one above every reference run by more than twice the threshold, and
+//! no direction that could still turn out worse.
 
 use serde::{Deserialize, Serialize};
 
@@ -71,34 +70,36 @@ struct DirEvidence {
     ceiling: f64,
     worst_trial: f64,
     best_trial: f64,
-    /// The median change if every trial run still to come were huge.
-    best_possible_change: f64,
+    /// The loss that counts as worse, in percent: `--min-gain` raised to
+    /// this direction's baseline spread (either way the candidate goes; this
+    /// only names why).
+    harm_threshold: f64,
 }
 
 impl DirEvidence {
+    /// Every trial run above every reference run by more than `times` the threshold.
+    fn clears(&self, times: f64) -> bool {
+        self.worst_trial > self.ceiling * (1.0 + times * self.delta.threshold_percent / 100.0)
+    }
     fn gained(&self) -> bool {
-        self.delta.change_percent > self.delta.threshold_percent && self.worst_trial > self.ceiling
+        self.clears(1.0)
     }
     fn lost(&self) -> bool {
-        self.delta.change_percent < -self.delta.threshold_percent
-            && self.best_trial < self.delta.before_bps
+        self.delta.change_percent < -self.harm_threshold && self.best_trial < self.delta.before_bps
     }
     /// No run still to come can make this direction a gain: one trial run
-    /// is already at or below the best reference run, or the median cannot
-    /// clear the threshold.
+    /// already fails it (the worst run only gets worse).
     fn gain_impossible(&self) -> bool {
-        self.worst_trial <= self.ceiling
-            || self.best_possible_change <= self.delta.threshold_percent
+        !self.gained()
     }
     /// No run still to come can make this direction worse: one trial run is
     /// already at or above the reference's median.
     fn loss_impossible(&self) -> bool {
         self.best_trial >= self.delta.before_bps
     }
-    /// The strict early gate: every trial run beyond the best reference run
-    /// by more than twice the threshold.
+    /// The strict early gate: twice the threshold.
     fn clear_gain(&self) -> bool {
-        self.worst_trial > self.ceiling * (1.0 + 2.0 * self.delta.threshold_percent / 100.0)
+        self.clears(2.0)
     }
 }
 
@@ -125,26 +126,46 @@ fn ceiling(reference: &Series, baseline: &Series, runs: u32) -> f64 {
     }
 }
 
-fn dir_evidence(ev: &Evidence, i: usize, dir: Direction) -> DirEvidence {
+/// The run-to-run noise of direction `i`: the baseline's and the
+/// reference's spread, and the trial's own (max − min) / max, which only
+/// grows as runs come in.
+fn noise(ev: &Evidence, i: usize) -> f64 {
+    let trial = &ev.trial[i].samples;
+    let max = trial.iter().map(|x| x.bps).fold(0.0, f64::max);
+    let min = trial.iter().map(|x| x.bps).fold(f64::INFINITY, f64::min);
+    let trial_noise = if max > 0.0 { (max - min) / max } else { 0.0 };
+    ev.baseline[i]
+        .spread()
+        .max(ev.reference[i].spread())
+        .max(trial_noise)
+}
+
+/// The gain that counts, in percent: `--min-gain`, raised to the largest
+/// noise seen in either direction (three runs estimate the noise poorly; the
+/// machine's noise is one). It only grows as trial runs come in, so a
+/// candidate that cannot clear it now never will.
+fn gain_threshold(ev: &Evidence) -> f64 {
+    let noise = noise(ev, 0).max(noise(ev, 1));
+    ev.min_gain_percent.max(noise * 100.0)
+}
+
+fn dir_evidence(ev: &Evidence, i: usize, dir: Direction, gain_threshold: f64) -> DirEvidence {
     let (reference, trial) = (ev.reference[i], ev.trial[i]);
     let before = reference.median();
     let after = trial.median();
     let runs: Vec<f64> = trial.samples.iter().map(|x| x.bps).collect();
-    let mut optimistic = runs.clone();
-    optimistic.resize(runs.len().max(ev.runs as usize), f64::MAX / 4.0);
-    optimistic.sort_by(f64::total_cmp);
     DirEvidence {
         delta: DirDelta {
             direction: dir,
             before_bps: before,
             after_bps: after,
             change_percent: change_percent(before, after),
-            threshold_percent: ev.min_gain_percent.max(ev.baseline[i].spread() * 100.0),
+            threshold_percent: gain_threshold,
         },
         ceiling: ceiling(reference, ev.baseline[i], ev.runs),
         worst_trial: runs.iter().copied().fold(f64::INFINITY, f64::min),
         best_trial: runs.iter().copied().fold(0.0, f64::max),
-        best_possible_change: change_percent(before, crate::path::measure::median(&optimistic)),
+        harm_threshold: ev.min_gain_percent.max(ev.baseline[i].spread() * 100.0),
     }
 }
 
@@ -152,7 +173,7 @@ fn all_dirs(ev: &Evidence) -> Vec<DirEvidence> {
     Direction::BOTH
         .iter()
         .enumerate()
-        .map(|(i, d)| dir_evidence(ev, i, *d))
+        .map(|(i, d)| dir_evidence(ev, i, *d, gain_threshold(ev)))
         .collect()
 }
 
@@ -198,7 +219,7 @@ pub fn decide_early(ev: &Evidence) -> Option<(Decision, Vec<DirDelta>)> {
         };
         return Some((
             Decision::Revert(format!(
-                "{why} ({after}: a run at or below the best reference run in every direction, no later run can make a gain)"
+                "{why} ({after}: in every direction a run not above every reference run by more than the threshold, no later run can make a gain)"
             )),
             deltas(&dirs),
         ));
@@ -211,7 +232,7 @@ pub fn decide_early(ev: &Evidence) -> Option<(Decision, Vec<DirDelta>)> {
     if median_fixed && !clear.is_empty() && dirs.iter().all(DirEvidence::loss_impossible) {
         return Some((
             Decision::Keep(format!(
-                "better: {} ({after}: every run beyond every reference run by more than twice the threshold, no direction can turn out worse)",
+                "better: {} ({after}: every run above every reference run by more than twice the threshold, no direction can turn out worse)",
                 texts(clear.into_iter())
             )),
             deltas(&dirs),
@@ -248,22 +269,34 @@ mod tests {
     }
 
     #[test]
-    fn keep_only_above_min_gain_and_spread() {
-        let base_up = s(&[100.0, 100.0, 100.0]);
+    fn keep_only_every_run_above_every_reference_run_by_the_threshold() {
+        let quiet = s(&[100.0, 100.0, 100.0]);
+        let q = [&quiet, &quiet];
         let base_down = s(&[100.0, 90.0, 110.0]); // 20% spread
-        let b = [&base_up, &base_down];
-        let d = |t: [&Series; 2]| decide(&ev(b, t, b)).0;
-        // +10% upload: above 3%; download flat.
-        let r = d([&s(&[110.0; 3]), &s(&[100.0; 3])]);
+        let b = [&quiet, &base_down];
+        let d = |b: [&Series; 2], t: [&Series; 2]| decide(&ev(b, t, b)).0;
+        // +10% upload on a quiet path: above 3%.
+        let r = d(q, [&s(&[110.0; 3]), &s(&[100.0; 3])]);
         assert!(matches!(r, Decision::Keep(_)), "{r:?}");
         // +2% upload: below min-gain.
-        let r = d([&s(&[102.0; 3]), &s(&[100.0; 3])]);
+        let r = d(q, [&s(&[102.0; 3]), &s(&[100.0; 3])]);
         assert!(
             matches!(r, Decision::Revert(ref r) if r.starts_with("no gain")),
             "{r:?}"
         );
+        // The download's 20% spread is the noise of the path: +10% upload is inside it...
+        let r = d(b, [&s(&[110.0; 3]), &s(&[100.0; 3])]);
+        assert!(
+            matches!(r, Decision::Revert(ref r) if r.contains("needed 20.0%")),
+            "{r:?}"
+        );
+        // ...+25% is not; but the trial's own noise counts too.
+        let r = d(b, [&s(&[125.0; 3]), &s(&[100.0; 3])]);
+        assert!(matches!(r, Decision::Keep(_)), "{r:?}");
+        let r = d(q, [&s(&[112.0, 125.0, 160.0]), &s(&[100.0; 3])]);
+        assert!(matches!(r, Decision::Revert(_)), "{r:?}");
         // +15% download is inside its 20% spread: not a gain.
-        let r = d([&s(&[100.0; 3]), &s(&[115.0; 3])]);
+        let r = d(b, [&s(&[100.0; 3]), &s(&[115.0; 3])]);
         assert!(matches!(r, Decision::Revert(_)), "{r:?}");
         // Upload +50% but download −40%: worse.
         let (r, deltas) = decide(&ev(b, [&s(&[150.0; 3]), &s(&[60.0; 3])], b));
@@ -282,7 +315,7 @@ mod tests {
         assert!(matches!(r, Decision::Revert(_)), "{r:?}");
         // 3× in both directions.
         assert!(matches!(
-            d([&s(&[300.0; 3]), &s(&[300.0; 3])]),
+            d(b, [&s(&[300.0; 3]), &s(&[300.0; 3])]),
             Decision::Keep(_)
         ));
     }
@@ -332,16 +365,19 @@ mod tests {
 
     #[test]
     fn a_short_reference_counts_as_high_as_the_noise_allows() {
-        let base = s(&[95.0, 100.0, 105.0]);
+        let base = s(&[95.0, 100.0, 105.0]); // 10% spread
+        let full = s(&[100.0, 100.0, 100.0]);
         let short = s(&[100.0, 100.0]); // kept early after 2 of 3 runs
         let b = [&base, &base];
-        // Every run above both of the short reference's runs, but not above its
-        // median raised by the baseline's 10% spread: no keep.
-        let t = s(&[108.0, 109.0, 110.0]);
-        let (r, _) = decide(&ev([&short, &short], [&t, &base], b));
+        let t = s(&[118.0, 119.0, 120.0]);
+        // Above a full reference by more than the 10% threshold: kept.
+        let (r, _) = decide(&ev([&full, &full], [&t, &full], b));
+        assert!(matches!(r, Decision::Keep(_)), "{r:?}");
+        // The short reference counts as 100 raised by the baseline's 10%: not kept.
+        let (r, _) = decide(&ev([&short, &short], [&t, &short], b));
         assert!(matches!(r, Decision::Revert(_)), "{r:?}");
-        let t = s(&[115.0, 116.0, 117.0]);
-        let (r, _) = decide(&ev([&short, &short], [&t, &base], b));
+        let t = s(&[125.0, 126.0, 127.0]);
+        let (r, _) = decide(&ev([&short, &short], [&t, &short], b));
         assert!(matches!(r, Decision::Keep(_)), "{r:?}");
     }
 }

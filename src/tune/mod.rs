@@ -70,4 +70,6 @@ impl TuneError {
 }
 
 #[cfg(test)]
+mod false_keep;
+#[cfg(test)]
 mod tests;
