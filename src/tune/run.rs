@@ -12,7 +12,7 @@ use super::plan::{Candidate, PlanOptions, plan};
 use super::report::{Both, Outcome, StepStatus, TuneReport};
 use super::runs::{Bench, Pair, Span, limits, say};
 use super::target::Target;
-use super::trial::{Flow, Tuner, untried};
+use super::trial::{Budget, Flow, Tuner, untried};
 use crate::bench::progress::{Cancel, Progress};
 use crate::doctor::{Finding, Inputs};
 use crate::host::HostInfo;
@@ -283,7 +283,10 @@ pub fn run(opts: &Options, cx: Context) -> Result<TuneReport, TuneError> {
 
     let cp = Checkpoint::begin(paths, &opts.interface, opts.mac.clone(), opts.step_timeout)?;
     let mut tuner = Tuner {
-        opts,
+        budget: Budget {
+            runs: opts.runs,
+            min_gain_percent: opts.min_gain_percent,
+        },
         target,
         bench,
         cp,

@@ -8,7 +8,6 @@ use super::checkpoint::Checkpoint;
 use super::decide::{Decision, DirDelta, Evidence, decide, decide_early};
 use super::link;
 use super::report::{SettingRow, Step, StepStatus};
-use super::run::Options;
 use super::runs::{Bench, Pair, Span, say};
 use super::target::Target;
 use crate::nic::model::LinkModes;
@@ -70,9 +69,16 @@ struct Verdict {
     deltas: Vec<DirDelta>,
 }
 
+/// How much evidence a candidate may get, and what gain counts.
+pub(crate) struct Budget {
+    /// Runs per direction at most.
+    pub runs: u32,
+    pub min_gain_percent: f64,
+}
+
 /// The loop's state across candidates.
 pub(crate) struct Tuner<'a> {
-    pub opts: &'a Options,
+    pub budget: Budget,
     pub target: &'a mut dyn Target,
     pub bench: Bench<'a>,
     pub cp: Checkpoint,
@@ -196,7 +202,7 @@ impl Tuner<'_> {
         frac: (f64, f64),
         early: bool,
     ) -> Result<Verdict, TuneError> {
-        let runs = self.opts.runs.max(1);
+        let runs = self.budget.runs.max(1);
         let mut trial = Pair::default();
         for run in 0..runs {
             let span = Span {
@@ -230,8 +236,8 @@ impl Tuner<'_> {
             reference: [&self.reference.0, &self.reference.1],
             trial: [&trial.0, &trial.1],
             baseline: [&self.baseline.0, &self.baseline.1],
-            min_gain_percent: self.opts.min_gain_percent,
-            runs: self.opts.runs.max(1),
+            min_gain_percent: self.budget.min_gain_percent,
+            runs: self.budget.runs.max(1),
         }
     }
 
