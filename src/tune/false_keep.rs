@@ -3,7 +3,7 @@
 //! seeded tunes): every run is the candidate's true throughput times
 //! (1 + σ·N(0,1)), σ being the run-to-run noise measured on this machine —
 //! 8 runs of 5 s each way over the demo's veth pair (`hlctl tune --dry-run
-//! --runs 8`) while others compiled (load 7 on 2 cores): σ 9% and 21%
+//! --runs 8`) while others compiled (load 7 on 2 cores): σ 21% and 9%
 //! (upload, download) with offloads on, 29% and 14% with them off; the
 //! tests use 18% (the middle) and 29% (the worst).
 //!
