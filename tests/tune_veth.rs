@@ -1,7 +1,8 @@
 //! `hlctl tune` end to end in network namespaces against a real `iperf3 -s`:
 //! offloads off on a CPU-bound path (found, fixed, gain measured), a peer that
 //! carries only MTU 1500 (9000 never kept), a candidate that makes things worse
-//! (measured, reverted, reported), a 100 Mbit/s bottleneck (doctor says so,
+//! (measured, reverted before the full budget, reported), one that changes
+//! nothing measurable (never kept), a 100 Mbit/s bottleneck (doctor says so,
 //! tune keeps nothing), and a tuner killed mid-change (the journal is restored).
 //!
 //! These run `hlctl --local`-style in-process tuning (the CLI's default
@@ -109,6 +110,8 @@ fn jumbo_frames_never_kept_when_the_peer_carries_1500_and_a_worse_candidate_is_r
         "1",
         "--try",
         "feature tso off gso off sg off",
+        "--try",
+        "net.ipv4.tcp_keepalive_time=7201",
     ]);
     let mtu = step(&r, "mtu-jumbo");
     assert_eq!(mtu["status"], "reverted", "{mtu}");
@@ -138,6 +141,22 @@ fn jumbo_frames_never_kept_when_the_peer_carries_1500_and_a_worse_candidate_is_r
         lab.feature_on("tx-tcp-segmentation"),
         "the worse candidate was not reverted"
     );
+    // Decided before the full budget: a keep was impossible after the first
+    // run each way (a second only if the unaffected direction happened to
+    // leap above every reference run by more than the noise).
+    let runs = worse["runs"].as_u64().unwrap();
+    assert!((1..3).contains(&runs), "{worse}");
+    assert!(
+        worse["reason"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("decided after {runs} of 3 runs")),
+        "{worse}"
+    );
+    // A setting that changes nothing measurable is never kept.
+    let noop = step(&r, "try-2");
+    assert_eq!(noop["status"], "reverted", "{noop}");
+    assert!((1..=3).contains(&noop["runs"].as_u64().unwrap()), "{noop}");
     assert_eq!(r["kept"], serde_json::json!({}));
     // Nothing kept: nothing persisted.
     assert!(!lab.sysctl_dir().join("90-hlctl.conf").exists());

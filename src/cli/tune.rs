@@ -265,6 +265,11 @@ pub fn render(r: &TuneReport) -> String {
                 StepStatus::Failed => "failed",
                 StepStatus::Skipped => "not tried",
             };
+            // How many runs decided it (fewer than the budget when the first already did).
+            let status = match st.runs {
+                0 => status.to_string(),
+                n => format!("{status} ({n}/{} runs)", r.runs),
+            };
             let settings = if st.settings.is_empty() {
                 vec![tune::report::SettingRow {
                     setting: "-".into(),

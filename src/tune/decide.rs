@@ -1,8 +1,16 @@
-//! Keep or revert: a candidate stays only if the median of some direction
-//! improved by more than both `--min-gain` and the baseline's run-to-run
-//! spread, with every trial run above every reference run; and no direction
-//! got worse beyond that threshold with every trial run below the
+//! Keep or revert: a candidate stays only if, in some direction, every
+//! trial run lies above every reference run by more than the threshold —
+//! the larger of `--min-gain` and the baseline's run-to-run spread — and no
+//! direction got worse beyond that threshold with every trial run below the
 //! reference's median.
+//!
+//! [`decide_early`] applies the same rule while the trial runs come in: once
+//! one trial run in each direction is not above every reference run by more
+//! than the threshold, no later run can make a keep, so the candidate is
+//! reverted at once (the verdict the full budget would give). A keep before
+//! the full budget needs a stricter gate: more than half the runs taken,
+//! every one above every reference run by more than twice the threshold, and
+//! no direction that could still turn out worse.
 
 use serde::{Deserialize, Serialize};
 
@@ -43,65 +51,194 @@ pub enum Decision {
     Revert(String),
 }
 
-/// Compare `trial` with `reference` (the current state's series); `baseline`
-/// gives the run-to-run spread.
-pub fn decide(
-    reference: [&Series; 2],
-    trial: [&Series; 2],
-    baseline: [&Series; 2],
-    min_gain_percent: f64,
-) -> (Decision, Vec<DirDelta>) {
-    let mut deltas = Vec::new();
-    let mut gained = Vec::new();
-    let mut lost = Vec::new();
-    for (i, dir) in Direction::BOTH.iter().enumerate() {
-        let before = reference[i].median();
-        let after = trial[i].median();
-        let change = if before > 0.0 {
-            (after - before) / before * 100.0
-        } else if after > 0.0 {
-            100.0
-        } else {
-            0.0
-        };
-        let threshold = min_gain_percent.max(baseline[i].spread() * 100.0);
-        // Worse only when beyond the noise and every trial run fell below the reference's median.
-        let best_trial = trial[i].samples.iter().map(|x| x.bps).fold(0.0, f64::max);
-        // Better only when every trial run beats every reference run, too:
-        // a noisy baseline cannot hand a candidate a lucky median.
-        let worst_trial = trial[i]
-            .samples
-            .iter()
-            .map(|x| x.bps)
-            .fold(f64::INFINITY, f64::min);
-        let best_reference = reference[i]
-            .samples
-            .iter()
-            .map(|x| x.bps)
-            .fold(0.0, f64::max);
-        let d = DirDelta {
-            direction: *dir,
+/// What the rule compares: the current state's series, the trial's series
+/// (complete or so far), the baseline (for the run-to-run spread), the
+/// smallest gain asked for and the full number of runs per direction.
+#[derive(Clone, Copy)]
+pub struct Evidence<'a> {
+    pub reference: [&'a Series; 2],
+    pub trial: [&'a Series; 2],
+    pub baseline: [&'a Series; 2],
+    pub min_gain_percent: f64,
+    pub runs: u32,
+}
+
+/// One direction's comparison.
+struct DirEvidence {
+    delta: DirDelta,
+    /// The best reference run (see [`ceiling`]).
+    ceiling: f64,
+    worst_trial: f64,
+    best_trial: f64,
+    /// The loss that counts as worse, in percent: `--min-gain` raised to
+    /// this direction's baseline spread (either way the candidate goes; this
+    /// only names why).
+    harm_threshold: f64,
+}
+
+impl DirEvidence {
+    /// Every trial run above every reference run by more than `times` the threshold.
+    fn clears(&self, times: f64) -> bool {
+        self.worst_trial > self.ceiling * (1.0 + times * self.delta.threshold_percent / 100.0)
+    }
+    fn gained(&self) -> bool {
+        self.clears(1.0)
+    }
+    fn lost(&self) -> bool {
+        self.delta.change_percent < -self.harm_threshold && self.best_trial < self.delta.before_bps
+    }
+    /// No run still to come can make this direction a gain: one trial run
+    /// already fails it (the worst run only gets worse).
+    fn gain_impossible(&self) -> bool {
+        !self.gained()
+    }
+    /// No run still to come can make this direction worse: one trial run is
+    /// already at or above the reference's median.
+    fn loss_impossible(&self) -> bool {
+        self.best_trial >= self.delta.before_bps
+    }
+    /// The strict early gate: twice the threshold.
+    fn clear_gain(&self) -> bool {
+        self.clears(2.0)
+    }
+}
+
+fn change_percent(before: f64, after: f64) -> f64 {
+    if before > 0.0 {
+        (after - before) / before * 100.0
+    } else if after > 0.0 {
+        100.0
+    } else {
+        0.0
+    }
+}
+
+/// The best reference run. A reference kept early has fewer runs than the
+/// budget, and the best of fewer runs is lower by chance: it then counts as
+/// at least its median raised by the baseline's spread, so a shorter
+/// reference never makes the next keep easier.
+fn ceiling(reference: &Series, baseline: &Series, runs: u32) -> f64 {
+    let best = reference.samples.iter().map(|x| x.bps).fold(0.0, f64::max);
+    if reference.samples.len() >= runs as usize {
+        best
+    } else {
+        best.max(reference.median() * (1.0 + baseline.spread()))
+    }
+}
+
+/// The run-to-run noise of direction `i`: the baseline's and the
+/// reference's spread, and the trial's own (max − min) / max, which only
+/// grows as runs come in.
+fn noise(ev: &Evidence, i: usize) -> f64 {
+    let trial = &ev.trial[i].samples;
+    let max = trial.iter().map(|x| x.bps).fold(0.0, f64::max);
+    let min = trial.iter().map(|x| x.bps).fold(f64::INFINITY, f64::min);
+    let trial_noise = if max > 0.0 { (max - min) / max } else { 0.0 };
+    ev.baseline[i]
+        .spread()
+        .max(ev.reference[i].spread())
+        .max(trial_noise)
+}
+
+/// The gain that counts, in percent: `--min-gain`, raised to the largest
+/// noise seen in either direction (three runs estimate the noise poorly; the
+/// machine's noise is one). It only grows as trial runs come in, so a
+/// candidate that cannot clear it now never will.
+fn gain_threshold(ev: &Evidence) -> f64 {
+    let noise = noise(ev, 0).max(noise(ev, 1));
+    ev.min_gain_percent.max(noise * 100.0)
+}
+
+fn dir_evidence(ev: &Evidence, i: usize, dir: Direction, gain_threshold: f64) -> DirEvidence {
+    let (reference, trial) = (ev.reference[i], ev.trial[i]);
+    let before = reference.median();
+    let after = trial.median();
+    let runs: Vec<f64> = trial.samples.iter().map(|x| x.bps).collect();
+    DirEvidence {
+        delta: DirDelta {
+            direction: dir,
             before_bps: before,
             after_bps: after,
-            change_percent: change,
-            threshold_percent: threshold,
-        };
-        if change > threshold && worst_trial > best_reference {
-            gained.push(d.text());
-        } else if change < -threshold && best_trial < before {
-            lost.push(d.text());
-        }
-        deltas.push(d);
+            change_percent: change_percent(before, after),
+            threshold_percent: gain_threshold,
+        },
+        ceiling: ceiling(reference, ev.baseline[i], ev.runs),
+        worst_trial: runs.iter().copied().fold(f64::INFINITY, f64::min),
+        best_trial: runs.iter().copied().fold(0.0, f64::max),
+        harm_threshold: ev.min_gain_percent.max(ev.baseline[i].spread() * 100.0),
     }
+}
+
+fn all_dirs(ev: &Evidence) -> Vec<DirEvidence> {
+    Direction::BOTH
+        .iter()
+        .enumerate()
+        .map(|(i, d)| dir_evidence(ev, i, *d, gain_threshold(ev)))
+        .collect()
+}
+
+fn texts<'a>(dirs: impl Iterator<Item = &'a DirEvidence>) -> String {
+    dirs.map(|d| d.delta.text()).collect::<Vec<_>>().join("; ")
+}
+
+fn deltas(dirs: &[DirEvidence]) -> Vec<DirDelta> {
+    dirs.iter().map(|d| d.delta.clone()).collect()
+}
+
+/// The verdict on a complete trial.
+pub fn decide(ev: &Evidence) -> (Decision, Vec<DirDelta>) {
+    let dirs = all_dirs(ev);
+    let lost: Vec<&DirEvidence> = dirs.iter().filter(|d| d.lost()).collect();
+    let gained: Vec<&DirEvidence> = dirs.iter().filter(|d| d.gained()).collect();
     let decision = if !lost.is_empty() {
-        Decision::Revert(format!("worse: {}", lost.join("; ")))
+        Decision::Revert(format!("worse: {}", texts(lost.into_iter())))
     } else if !gained.is_empty() {
-        Decision::Keep(format!("better: {}", gained.join("; ")))
+        Decision::Keep(format!("better: {}", texts(gained.into_iter())))
     } else {
-        let all: Vec<String> = deltas.iter().map(DirDelta::text).collect();
-        Decision::Revert(format!("no gain above the noise: {}", all.join("; ")))
+        Decision::Revert(format!("no gain above the noise: {}", texts(dirs.iter())))
     };
-    (decision, deltas)
+    (decision, deltas(&dirs))
+}
+
+/// The verdict on the trial runs so far, when they already decide it; `None`
+/// while more runs are needed (and always once the budget is spent: then
+/// [`decide`] gives it).
+pub fn decide_early(ev: &Evidence) -> Option<(Decision, Vec<DirDelta>)> {
+    let taken = ev.trial[0].samples.len().min(ev.trial[1].samples.len());
+    if taken == 0 || taken >= ev.runs as usize {
+        return None;
+    }
+    let dirs = all_dirs(ev);
+    let after = format!("decided after {taken} of {} runs", ev.runs);
+    if dirs.iter().all(DirEvidence::gain_impossible) {
+        let worse: Vec<&DirEvidence> = dirs.iter().filter(|d| d.lost()).collect();
+        let why = if worse.is_empty() {
+            format!("no gain above the noise: {}", texts(dirs.iter()))
+        } else {
+            format!("worse: {}", texts(worse.into_iter()))
+        };
+        return Some((
+            Decision::Revert(format!(
+                "{why} ({after}: in every direction a run not above every reference run by more than the threshold, no later run can make a gain)"
+            )),
+            deltas(&dirs),
+        ));
+    }
+    let clear: Vec<&DirEvidence> = dirs
+        .iter()
+        .filter(|d| d.gained() && d.clear_gain())
+        .collect();
+    let median_fixed = 2 * taken > ev.runs as usize;
+    if median_fixed && !clear.is_empty() && dirs.iter().all(DirEvidence::loss_impossible) {
+        return Some((
+            Decision::Keep(format!(
+                "better: {} ({after}: every run above every reference run by more than twice the threshold, no direction can turn out worse)",
+                texts(clear.into_iter())
+            )),
+            deltas(&dirs),
+        ));
+    }
+    None
 }
 
 #[cfg(test)]
@@ -121,41 +258,126 @@ mod tests {
         }
     }
 
+    fn ev<'a>(r: [&'a Series; 2], t: [&'a Series; 2], b: [&'a Series; 2]) -> Evidence<'a> {
+        Evidence {
+            reference: r,
+            trial: t,
+            baseline: b,
+            min_gain_percent: 3.0,
+            runs: 3,
+        }
+    }
+
     #[test]
-    fn keep_only_above_min_gain_and_spread() {
-        let base_up = s(&[100.0, 100.0, 100.0]);
+    fn keep_only_every_run_above_every_reference_run_by_the_threshold() {
+        let quiet = s(&[100.0, 100.0, 100.0]);
+        let q = [&quiet, &quiet];
         let base_down = s(&[100.0, 90.0, 110.0]); // 20% spread
-        let b = [&base_up, &base_down];
-        // +10% upload: above 3%; download flat.
-        let (d, _) = decide(b, [&s(&[110.0; 3]), &s(&[100.0; 3])], b, 3.0);
-        assert!(matches!(d, Decision::Keep(_)), "{d:?}");
+        let b = [&quiet, &base_down];
+        let d = |b: [&Series; 2], t: [&Series; 2]| decide(&ev(b, t, b)).0;
+        // +10% upload on a quiet path: above 3%.
+        let r = d(q, [&s(&[110.0; 3]), &s(&[100.0; 3])]);
+        assert!(matches!(r, Decision::Keep(_)), "{r:?}");
         // +2% upload: below min-gain.
-        let (d, _) = decide(b, [&s(&[102.0; 3]), &s(&[100.0; 3])], b, 3.0);
+        let r = d(q, [&s(&[102.0; 3]), &s(&[100.0; 3])]);
         assert!(
-            matches!(d, Decision::Revert(ref r) if r.starts_with("no gain")),
-            "{d:?}"
+            matches!(r, Decision::Revert(ref r) if r.starts_with("no gain")),
+            "{r:?}"
         );
-        // +15% download is inside its 20% spread: not a gain.
-        let (d, _) = decide(b, [&s(&[100.0; 3]), &s(&[115.0; 3])], b, 3.0);
-        assert!(matches!(d, Decision::Revert(_)), "{d:?}");
-        // Upload +50% but download −40%: worse.
-        let (d, deltas) = decide(b, [&s(&[150.0; 3]), &s(&[60.0; 3])], b, 3.0);
+        // The download's 20% spread is the noise of the path: +10% upload is inside it...
+        let r = d(b, [&s(&[110.0; 3]), &s(&[100.0; 3])]);
         assert!(
-            matches!(d, Decision::Revert(ref r) if r.starts_with("worse")),
-            "{d:?}"
+            matches!(r, Decision::Revert(ref r) if r.contains("needed 20.0%")),
+            "{r:?}"
+        );
+        // ...+25% is not; but the trial's own noise counts too.
+        let r = d(b, [&s(&[125.0; 3]), &s(&[100.0; 3])]);
+        assert!(matches!(r, Decision::Keep(_)), "{r:?}");
+        let r = d(q, [&s(&[112.0, 125.0, 160.0]), &s(&[100.0; 3])]);
+        assert!(matches!(r, Decision::Revert(_)), "{r:?}");
+        // +15% download is inside its 20% spread: not a gain.
+        let r = d(b, [&s(&[100.0; 3]), &s(&[115.0; 3])]);
+        assert!(matches!(r, Decision::Revert(_)), "{r:?}");
+        // Upload +50% but download −40%: worse.
+        let (r, deltas) = decide(&ev(b, [&s(&[150.0; 3]), &s(&[60.0; 3])], b));
+        assert!(
+            matches!(r, Decision::Revert(ref r) if r.starts_with("worse")),
+            "{r:?}"
         );
         assert_eq!(deltas.len(), 2);
         // A median gain whose runs overlap the reference's is not a gain.
         let base = s(&[95.0, 100.0, 105.0]);
-        let (d, _) = decide(
+        let (r, _) = decide(&ev(
             [&base, &base],
             [&s(&[100.0, 120.0, 130.0]), &base],
             [&base, &base],
-            3.0,
-        );
-        assert!(matches!(d, Decision::Revert(_)), "{d:?}");
+        ));
+        assert!(matches!(r, Decision::Revert(_)), "{r:?}");
         // 3× in both directions.
-        let (d, _) = decide(b, [&s(&[300.0; 3]), &s(&[300.0; 3])], b, 3.0);
-        assert!(matches!(d, Decision::Keep(_)));
+        assert!(matches!(
+            d(b, [&s(&[300.0; 3]), &s(&[300.0; 3])]),
+            Decision::Keep(_)
+        ));
+    }
+
+    #[test]
+    fn early_revert_once_a_keep_is_impossible_and_says_after_how_many_runs() {
+        let base = s(&[95.0, 100.0, 105.0]);
+        let b = [&base, &base];
+        // One run each way inside the reference's runs: reverted after 1 of 3.
+        let (r, deltas) = decide_early(&ev(b, [&s(&[101.0]), &s(&[99.0])], b)).unwrap();
+        assert!(
+            matches!(&r, Decision::Revert(w) if w.starts_with("no gain") && w.contains("after 1 of 3 runs")),
+            "{r:?}"
+        );
+        assert_eq!(deltas.len(), 2);
+        // Far below in both directions: reverted as worse.
+        let (r, _) = decide_early(&ev(b, [&s(&[50.0]), &s(&[60.0])], b)).unwrap();
+        assert!(
+            matches!(&r, Decision::Revert(w) if w.starts_with("worse")),
+            "{r:?}"
+        );
+        // Upload above every reference run: a keep is still possible, measure on.
+        assert!(decide_early(&ev(b, [&s(&[130.0]), &s(&[99.0])], b)).is_none());
+        // The full budget is never decided early.
+        assert!(decide_early(&ev(b, [&base, &base], b)).is_none());
+    }
+
+    #[test]
+    fn early_keep_needs_most_runs_twice_the_threshold_and_no_possible_loss() {
+        let base = s(&[95.0, 100.0, 105.0]); // 10% spread: threshold 10%, gate 105 × 1.2 = 126
+        let b = [&base, &base];
+        // One run is never enough.
+        assert!(decide_early(&ev(b, [&s(&[300.0]), &s(&[300.0])], b)).is_none());
+        // Two runs far beyond the gate, the other direction flat (one run at
+        // or above the median): kept after 2 of 3.
+        let (r, _) = decide_early(&ev(b, [&s(&[200.0, 210.0]), &s(&[101.0, 99.0])], b)).unwrap();
+        assert!(
+            matches!(&r, Decision::Keep(w) if w.contains("after 2 of 3 runs")),
+            "{r:?}"
+        );
+        // Beyond every reference run but not by twice the threshold: measure on.
+        assert!(decide_early(&ev(b, [&s(&[120.0, 122.0]), &s(&[100.0, 100.0])], b)).is_none());
+        // The other direction has only runs below the median: it could still
+        // turn out worse, measure on.
+        assert!(decide_early(&ev(b, [&s(&[200.0, 210.0]), &s(&[98.0, 97.0])], b)).is_none());
+    }
+
+    #[test]
+    fn a_short_reference_counts_as_high_as_the_noise_allows() {
+        let base = s(&[95.0, 100.0, 105.0]); // 10% spread
+        let full = s(&[100.0, 100.0, 100.0]);
+        let short = s(&[100.0, 100.0]); // kept early after 2 of 3 runs
+        let b = [&base, &base];
+        let t = s(&[118.0, 119.0, 120.0]);
+        // Above a full reference by more than the 10% threshold: kept.
+        let (r, _) = decide(&ev([&full, &full], [&t, &full], b));
+        assert!(matches!(r, Decision::Keep(_)), "{r:?}");
+        // The short reference counts as 100 raised by the baseline's 10%: not kept.
+        let (r, _) = decide(&ev([&short, &short], [&t, &short], b));
+        assert!(matches!(r, Decision::Revert(_)), "{r:?}");
+        let t = s(&[125.0, 126.0, 127.0]);
+        let (r, _) = decide(&ev([&short, &short], [&t, &short], b));
+        assert!(matches!(r, Decision::Keep(_)), "{r:?}");
     }
 }

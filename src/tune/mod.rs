@@ -21,8 +21,10 @@ pub mod plan;
 pub mod report;
 pub mod rollback;
 pub mod run;
+mod runs;
 pub mod session;
 pub mod target;
+mod trial;
 
 use std::path::Path;
 
@@ -67,5 +69,7 @@ impl TuneError {
     }
 }
 
+#[cfg(test)]
+mod false_keep;
 #[cfg(test)]
 mod tests;

@@ -7,6 +7,7 @@
 
 use super::change::Change;
 use crate::doctor::Inputs;
+use crate::doctor::inputs::Rtt;
 use crate::doctor::tcp::{bdp, peer_link_mbps};
 use std::collections::BTreeMap;
 
@@ -73,9 +74,31 @@ pub fn plan(inp: &Inputs, opts: &PlanOptions) -> (Vec<Candidate>, Vec<String>) {
         ));
     }
 
+    let rtt = inp.peer.as_ref().and_then(|p| p.rtt.as_ref().ok());
+    let steps = [
+        rings_max(name, i, &ports, &mut notes),
+        tcp_buffers(inp, &mut notes),
+        offloads_on(name, i, &devices),
+        flow_control(name, &ports),
+        mtu_jumbo(inp, opts, name, i, &devices, &mut notes),
+        congestion_bbr(inp, rtt),
+        txqueuelen(i),
+    ];
+    c.extend(steps.into_iter().flatten());
+    c.extend(opts.extra.iter().cloned());
+    (c, notes)
+}
+
+/// Ring buffers below their maximum, on the ports.
+fn rings_max(
+    name: &str,
+    i: &Interface,
+    ports: &[&Interface],
+    notes: &mut Vec<String>,
+) -> Option<Candidate> {
     let mut ch = Change::default();
     let mut why = Vec::new();
-    for d in &ports {
+    for d in ports {
         match &d.rings {
             Some(r) => {
                 if let Some(set) = rings_up(r) {
@@ -97,7 +120,7 @@ pub fn plan(inp: &Inputs, opts: &PlanOptions) -> (Vec<Candidate>, Vec<String>) {
         }
     }
     if !ch.is_empty() {
-        c.push(Candidate {
+        return Some(Candidate {
             id: "rings-max".into(),
             title: "ring buffers to their maximum".into(),
             reason: format!(
@@ -109,6 +132,11 @@ pub fn plan(inp: &Inputs, opts: &PlanOptions) -> (Vec<Candidate>, Vec<String>) {
         });
     }
 
+    None
+}
+
+/// TCP buffer maxima below twice the bandwidth-delay product.
+fn tcp_buffers(inp: &Inputs, notes: &mut Vec<String>) -> Option<Candidate> {
     let rtt = inp.peer.as_ref().and_then(|p| p.rtt.as_ref().ok());
     match (rtt, peer_link_mbps(inp)) {
         (Some(rtt), Some(mbps)) => {
@@ -134,7 +162,7 @@ pub fn plan(inp: &Inputs, opts: &PlanOptions) -> (Vec<Candidate>, Vec<String>) {
                         ch.sysctl.insert(key.into(), target.to_string());
                     }
                 }
-                c.push(Candidate {
+                return Some(Candidate {
                     id: "tcp-buffers".into(),
                     title: format!("TCP buffer maxima to {}", bytes(target)),
                     reason: format!(
@@ -150,9 +178,14 @@ pub fn plan(inp: &Inputs, opts: &PlanOptions) -> (Vec<Candidate>, Vec<String>) {
         _ => notes.push("TCP buffers: no RTT or link speed towards the peer".into()),
     }
 
+    None
+}
+
+/// Offloads that are normally on but off, on every device.
+fn offloads_on(name: &str, i: &Interface, devices: &[&Interface]) -> Option<Candidate> {
     let mut ch = Change::default();
     let mut why = Vec::new();
-    for d in &devices {
+    for d in devices {
         let off = offloads_off(d);
         if !off.is_empty() {
             why.push(format!(
@@ -167,7 +200,7 @@ pub fn plan(inp: &Inputs, opts: &PlanOptions) -> (Vec<Candidate>, Vec<String>) {
         }
     }
     if !ch.is_empty() {
-        c.push(Candidate {
+        return Some(Candidate {
             id: "offloads-on".into(),
             title: "offloads back on".into(),
             reason: format!(
@@ -179,14 +212,19 @@ pub fn plan(inp: &Inputs, opts: &PlanOptions) -> (Vec<Candidate>, Vec<String>) {
         });
     }
 
+    None
+}
+
+/// Pause frames on, on the ports.
+fn flow_control(name: &str, ports: &[&Interface]) -> Option<Candidate> {
     let mut ch = Change::default();
-    for d in &ports {
+    for d in ports {
         if let Some(set) = pause_on(d) {
             ch.nic_of(name, &d.name).pause = Some(set);
         }
     }
     if !ch.is_empty() {
-        c.push(Candidate {
+        return Some(Candidate {
             id: "flow-control".into(),
             title: "flow control (pause frames) on".into(),
             reason: "a receiver can ask the sender to hold instead of dropping".into(),
@@ -195,6 +233,18 @@ pub fn plan(inp: &Inputs, opts: &PlanOptions) -> (Vec<Candidate>, Vec<String>) {
         });
     }
 
+    None
+}
+
+/// MTU 9000 on every device, when each allows it and the path was verified.
+fn mtu_jumbo(
+    inp: &Inputs,
+    opts: &PlanOptions,
+    name: &str,
+    i: &Interface,
+    devices: &[&Interface],
+    notes: &mut Vec<String>,
+) -> Option<Candidate> {
     let path_ok = inp
         .peer
         .as_ref()
@@ -219,7 +269,7 @@ pub fn plan(inp: &Inputs, opts: &PlanOptions) -> (Vec<Candidate>, Vec<String>) {
     } else if opts.mtu && !below.is_empty() && cannot.is_empty() {
         if path_ok {
             let mut ch = Change::default();
-            for d in &devices {
+            for d in devices {
                 ch.nic_of(name, &d.name).mtu = Some(9000);
             }
             let whole = if i.stack.is_some() {
@@ -234,10 +284,12 @@ pub fn plan(inp: &Inputs, opts: &PlanOptions) -> (Vec<Candidate>, Vec<String>) {
             } else {
                 String::new()
             };
-            c.push(Candidate {
+            return Some(Candidate {
                 id: "mtu-jumbo".into(),
                 title: "jumbo frames (MTU 9000)".into(),
-                reason: format!("fewer, larger packets cut per-packet CPU cost{whole}; kept only if a 9000-byte don't-fragment probe reaches the peer"),
+                reason: format!(
+                    "fewer, larger packets cut per-packet CPU cost{whole}; kept only if a 9000-byte don't-fragment probe reaches the peer"
+                ),
                 change: ch,
                 probe_mtu: Some(9000),
             });
@@ -246,6 +298,11 @@ pub fn plan(inp: &Inputs, opts: &PlanOptions) -> (Vec<Candidate>, Vec<String>) {
         }
     }
 
+    None
+}
+
+/// bbr on a path of at least 1 ms, when the kernel has it.
+fn congestion_bbr(inp: &Inputs, rtt: Option<&Rtt>) -> Option<Candidate> {
     let cc = inp.sysctl("net.ipv4.tcp_congestion_control").unwrap_or("");
     let bbr = inp
         .sysctl("net.ipv4.tcp_available_congestion_control")
@@ -254,7 +311,7 @@ pub fn plan(inp: &Inputs, opts: &PlanOptions) -> (Vec<Candidate>, Vec<String>) {
         let mut ch = Change::default();
         ch.sysctl
             .insert("net.ipv4.tcp_congestion_control".into(), "bbr".into());
-        c.push(Candidate {
+        return Some(Candidate {
             id: "congestion-bbr".into(),
             title: "congestion control bbr".into(),
             reason: format!(
@@ -266,10 +323,15 @@ pub fn plan(inp: &Inputs, opts: &PlanOptions) -> (Vec<Candidate>, Vec<String>) {
         });
     }
 
+    None
+}
+
+/// A transmit queue shorter than 1000.
+fn txqueuelen(i: &Interface) -> Option<Candidate> {
     if i.txqueuelen > 0 && i.txqueuelen < 1000 {
         let mut ch = Change::default();
         ch.nic.txqueuelen = Some(1000);
-        c.push(Candidate {
+        return Some(Candidate {
             id: "txqueuelen".into(),
             title: "transmit queue to 1000".into(),
             reason: format!("txqueuelen {} drops bursts", i.txqueuelen),
@@ -278,8 +340,7 @@ pub fn plan(inp: &Inputs, opts: &PlanOptions) -> (Vec<Candidate>, Vec<String>) {
         });
     }
 
-    c.extend(opts.extra.iter().cloned());
-    (c, notes)
+    None
 }
 
 /// The devices a NIC candidate looks at: the whole stack of `i` (as read

@@ -64,6 +64,10 @@ pub struct Step {
     /// Why it was kept or reverted.
     pub reason: String,
     pub deltas: Vec<DirDelta>,
+    /// Benchmark runs per direction the decision took (0: not measured);
+    /// fewer than the report's `runs` when the first runs already decided it.
+    #[serde(default)]
+    pub runs: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -1,0 +1,135 @@
+//! Benchmark runs for the tuner: one run at a time in both directions, with
+//! progress and the journal's deadline renewed before each; and what limits
+//! each direction at the end.
+
+use std::ops::Range;
+
+use super::TuneError;
+use super::checkpoint::Checkpoint;
+use super::link;
+use super::target::Target;
+use crate::bench::progress::{Cancel, Progress, ProgressEvent};
+use crate::doctor::Inputs;
+use crate::path::limit::{self, LimitNote};
+use crate::path::measure::{self, Direction, Measure, MeasureError, Series};
+
+/// Both directions' runs.
+pub(crate) type Pair = (Series, Series);
+
+pub(crate) fn say(p: &dyn Progress, fraction: f64, msg: String) {
+    p.report(ProgressEvent {
+        fraction,
+        message: msg,
+    });
+}
+
+/// Where the runs go and who watches them.
+pub(crate) struct Bench<'a> {
+    pub measure: &'a dyn Measure,
+    pub progress: &'a dyn Progress,
+    pub cancel: &'a Cancel,
+}
+
+/// What a span of runs is for, in the progress messages.
+pub(crate) struct Span<'a> {
+    pub label: &'a str,
+    /// The runs to take now, of `of` in all.
+    pub runs: Range<u32>,
+    pub of: u32,
+    /// The progress fractions the whole budget of `of` runs spans.
+    pub frac: (f64, f64),
+}
+
+impl Bench<'_> {
+    /// Take the runs of `span` in both directions into `into`, renewing the
+    /// checkpoint's deadline before each.
+    pub fn take(
+        &self,
+        into: &mut Pair,
+        span: &Span,
+        mut cp: Option<&mut Checkpoint>,
+    ) -> Result<(), TuneError> {
+        let total = f64::from(span.of.max(1) * 2);
+        for run in span.runs.clone() {
+            let mut renew_err = None;
+            let mut k = f64::from(run * 2);
+            let r = measure::series(self.measure, 1, self.cancel, |d, _| {
+                if let Some(c) = cp.as_deref_mut()
+                    && let Err(e) = c.renew()
+                {
+                    renew_err = Some(e);
+                    self.cancel.cancel();
+                }
+                say(
+                    self.progress,
+                    span.frac.0 + (span.frac.1 - span.frac.0) * k / total,
+                    format!("{}: {d} run {}/{}", span.label, run + 1, span.of),
+                );
+                k += 1.0;
+            });
+            if let Some(e) = renew_err {
+                return Err(e);
+            }
+            let (up, down) = r.map_err(|e| match e {
+                MeasureError::Cancelled => TuneError::Cancelled,
+                MeasureError::Failed(m) => TuneError::Measure(m),
+            })?;
+            into.0.samples.extend(up.samples);
+            into.1.samples.extend(down.samples);
+        }
+        Ok(())
+    }
+}
+
+/// What limits each direction with the settings as they are now.
+pub(crate) fn limits(target: &mut dyn Target, inp: &Inputs, after: &Pair) -> Vec<LimitNote> {
+    let rtt = inp
+        .peer
+        .as_ref()
+        .and_then(|p| p.rtt.as_ref().ok())
+        .map(|r| r.ms);
+    let link = link_speed_now(target, inp);
+    Direction::BOTH
+        .iter()
+        .map(|d| {
+            let s = match d {
+                Direction::Upload => &after.0,
+                Direction::Download => &after.1,
+            };
+            let (key, _) = limit::keys(*d);
+            let buf = target
+                .sysctl(key)
+                .and_then(|v| v.split_whitespace().nth(2).and_then(|x| x.parse().ok()));
+            limit::assess(
+                *d,
+                &limit::Input {
+                    bps: s.median(),
+                    rtt_idle_ms: rtt,
+                    rtt_loaded_ms: s.rtt_loaded_ms(),
+                    link: link.clone(),
+                    local_buffer_max: buf,
+                    cpu_max_percent: s.max_cpu_percent(),
+                },
+            )
+        })
+        .collect()
+}
+
+/// The link as it is now (a kept renegotiation changed its speed; a NIC
+/// reset by a reverted candidate may still be renegotiating): the speed the
+/// inputs read only when the driver reports no link settings.
+fn link_speed_now(target: &mut dyn Target, inp: &Inputs) -> Option<crate::nic::speed::LinkSpeed> {
+    match target.link() {
+        Ok(Some(_)) => link::wait_for_carrier(target, None, link::CARRIER_WAIT)
+            .ok()
+            .and_then(|l| {
+                let mut i = inp
+                    .iface(target.interface())
+                    .map(|s| s.now().clone())
+                    .unwrap_or_default();
+                i.link = Some(l);
+                crate::nic::speed::link_speed(&i)
+            }),
+        _ => crate::doctor::tcp::peer_link_speed(inp),
+    }
+}
