@@ -1,10 +1,11 @@
 //! What hlctld and hlctl share on the bus: the names and paths below,
 //! [`error`] (typed `org.hlctl.Daemon1.Error.*`), [`settings`] (the `a{sv}`
-//! wire form of a change set and of method options) and [`bench`] (the
-//! benchmark parameter types).
+//! wire form of a change set and of method options), [`bench`] (the
+//! benchmark parameter types) and [`job`] (job paths and states).
 
 pub mod bench;
 pub mod error;
+pub mod job;
 pub mod settings;
 
 /// The well-known bus name; the version is in the name.
@@ -14,9 +15,6 @@ pub const PATH: &str = "/org/hlctl/Daemon1";
 pub const MANAGER_IFACE: &str = "org.hlctl.Daemon1.Manager";
 pub const LINK_IFACE: &str = "org.hlctl.Daemon1.Link";
 pub const JOB_IFACE: &str = "org.hlctl.Daemon1.Job";
-
-/// The message a tune job shows while its kept changes wait for `Job.Confirm`.
-pub const AWAITING: &str = "awaiting confirmation";
 
 /// Poll a stream for its next item (no extra stream-combinator crate needed).
 pub async fn next<S: futures_core::Stream + Unpin>(s: &mut S) -> Option<S::Item> {
