@@ -22,6 +22,7 @@ pub mod interrupt;
 pub mod measure;
 pub mod output;
 pub mod record;
+pub mod records;
 pub mod remote;
 pub mod report;
 pub mod rollback;

@@ -22,6 +22,7 @@ pub mod report;
 pub mod rollback;
 pub mod run;
 pub mod session;
+pub mod status;
 pub mod target;
 
 use std::path::Path;

@@ -20,6 +20,7 @@ pub(crate) mod memory;
 pub mod monitor;
 pub mod notify;
 pub mod reapply;
+pub mod records;
 pub mod service;
 pub mod state;
 pub mod tune;

@@ -6,6 +6,7 @@
 pub mod bench;
 pub mod error;
 pub mod job;
+pub mod records;
 pub mod settings;
 
 /// The well-known bus name; the version is in the name.
