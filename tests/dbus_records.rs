@@ -2,7 +2,8 @@
 //! private bus with the real polkitd: an unprivileged user (who cannot open
 //! the history database itself) reads what root wrote, row for row; saving a
 //! baseline and rolling back are refused without authorization and allowed
-//! to the member of a group a polkit rules file grants.
+//! to the member of a group a polkit rules file grants. The doctor runs as a
+//! daemon job for the same user and its report lands in the history.
 
 mod common;
 
@@ -179,6 +180,23 @@ fn an_unprivileged_user_reads_the_records_through_hlctld_and_changes_need_polkit
     let theirs = json(&user(&["status", "--json"]));
     assert_eq!(theirs, json(&local(&state, &["status", "--json"])));
     assert_eq!(theirs["pending"], serde_json::json!([]));
+
+    // doctor: a job in hlctld, open to everyone; its report lands in the history.
+    let out = user(&["doctor", &a, "--stress", "0", "--json"]);
+    let report = json(&out);
+    assert_eq!(
+        report["interfaces"],
+        serde_json::json!([a]),
+        "{}",
+        daemon.log()
+    );
+    let rows = json(&local(&state, &["history", "--json", "--kind", "doctor"]));
+    assert_eq!(rows["results"].as_array().unwrap().len(), 1, "{rows}");
+    assert_eq!(rows["results"][0]["interface"], a);
+    assert_eq!(rows["results"][0]["result"]["findings"], report["findings"]);
+    // Measuring disks writes files as root: that needs run-benchmark.
+    let out = user(&["doctor", &a, "--stress", "0", "--dir", "/tmp"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
 
     // rollback: refused without the tune authorization, allowed with it.
     let out = user(&["rollback", &a]);

@@ -3,9 +3,14 @@
 use clap::Args;
 
 use super::args::Global;
+use super::backend::CliError;
 use super::exit;
 use super::output::{ProgressBar, print_json};
+use super::remote::{Remote, exit_for_class, remote_error, wait_error};
 use crate::bench::progress::Cancel;
+use crate::dbus::client::job::{Follow, JobClient};
+use crate::dbus::wire::doctor::DoctorParams;
+use crate::dbus::wire::job::JobStatus;
 use crate::doctor::{self, Check, Finding, Options, Report};
 use crate::path::Peer;
 
@@ -84,6 +89,35 @@ pub fn run(global: &Global, args: DoctorArgs) -> i32 {
             return exit::INVALID;
         }
     };
+    let remote = match super::records::remote(global) {
+        Ok(r) => r,
+        Err(e) => return e.report(),
+    };
+    let bar = ProgressBar::new(global.json);
+    let report = match remote {
+        Some(r) => through_daemon(&r, &args, &bar),
+        None => in_process(global, &args, peer, &bar),
+    };
+    bar.finish();
+    let report = match report {
+        Ok(r) => r,
+        Err(e) => return e.report(),
+    };
+    if global.json {
+        print_json(&report);
+    } else {
+        print!("{}", render(&report));
+    }
+    exit::OK
+}
+
+/// Run the doctor here and store its report in the history.
+fn in_process(
+    global: &Global,
+    args: &DoctorArgs,
+    peer: Option<Peer>,
+    bar: &ProgressBar,
+) -> Result<Report, CliError> {
     let opts = Options {
         interfaces: args.interfaces.clone(),
         peer: peer.clone(),
@@ -96,22 +130,61 @@ pub fn run(global: &Global, args: DoctorArgs) -> i32 {
     let measure = peer
         .as_ref()
         .map(|p| super::measure::for_peer(p, args.time));
-    let bar = ProgressBar::new(global.json);
     let cancel = Cancel::new();
     let paths = global.paths();
-    let result = doctor::run(&opts, &paths, measure.as_deref(), &bar, &cancel);
-    bar.finish();
-    let (report, inputs) = match result {
+    let (report, inputs) = match doctor::run(&opts, &paths, measure.as_deref(), bar, &cancel) {
         Ok(r) => r,
-        Err(doctor::DoctorError::Nic(e)) => return super::fail(&e, super::nic_exit_code(&e)),
+        Err(doctor::DoctorError::Nic(e)) => return Err(e.into()),
     };
     super::record::store(&paths, &crate::history::record::doctor(&report, &inputs));
-    if global.json {
-        print_json(&report);
-    } else {
-        print!("{}", render(&report));
+    Ok(report)
+}
+
+/// Run the doctor as an hlctld job (it stores the report in the history).
+fn through_daemon(r: &Remote, args: &DoctorArgs, bar: &ProgressBar) -> Result<Report, CliError> {
+    let params = DoctorParams {
+        interfaces: args.interfaces.clone(),
+        peer: args.peer.clone(),
+        dirs: args.dirs.clone(),
+        runs: args.runs,
+        stress_s: args.stress as u32,
+        disk_size_mib: args.disk_size as u32,
+        time_s: args.time,
+        detached: false,
+    };
+    let end = r.rt.block_on(async {
+        let mut jobs = JobClient::subscribe(&r.conn).await.map_err(remote_error)?;
+        let path = r
+            .manager
+            .doctor(params.encode())
+            .await
+            .map_err(remote_error)?;
+        let follow = Follow {
+            progress: bar,
+            confirm: false,
+            cancelling: "cancelling",
+        };
+        jobs.wait(&path, follow)
+            .await
+            .map_err(|e| wait_error(e, "doctor"))
+    })?;
+    let v: serde_json::Value = serde_json::from_str(&end.result).unwrap_or_default();
+    if end.state != JobStatus::Succeeded {
+        let msg = v["error"]
+            .as_str()
+            .unwrap_or(end.state.as_str())
+            .to_string();
+        return Err(CliError::new(
+            format!("doctor {}: {msg}", end.state),
+            exit_for_class(v["class"].as_str()),
+        ));
     }
-    exit::OK
+    serde_json::from_value(v).map_err(|e| {
+        CliError::new(
+            format!("hlctld sent a doctor report this hlctl cannot read: {e}"),
+            exit::FAILED,
+        )
+    })
 }
 
 fn finding_text(f: &Finding) -> String {

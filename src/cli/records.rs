@@ -3,7 +3,7 @@
 //! hlctld for an unprivileged user (reads open to everyone, changes through
 //! polkit) or when `--bus` names a bus; in this process for root (and with
 //! `--local`). Both paths return the same types, so output and exit codes do
-//! not depend on the path.
+//! not depend on the path. `hlctl doctor` picks its path the same way.
 
 use std::collections::HashMap;
 
@@ -29,13 +29,22 @@ enum Where {
 }
 
 fn select(global: &Global) -> Result<Where, CliError> {
+    Ok(match remote(global)? {
+        Some(r) => Where::Bus(r),
+        None => Where::Local(global.paths()),
+    })
+}
+
+/// hlctld for an unprivileged user or when `--bus` names a bus; `None`: work
+/// in this process (root, `--local`, or root when the daemon is unreachable).
+pub fn remote(global: &Global) -> Result<Option<Remote>, CliError> {
     let root = nix::unistd::Uid::effective().is_root();
     if root && !global.local && global.bus.is_none() {
-        return Ok(Where::Local(global.paths()));
+        return Ok(None);
     }
     Ok(match Backend::select(global)? {
-        Backend::Local { paths, .. } => Where::Local(*paths),
-        Backend::Bus(r) => Where::Bus(r),
+        Backend::Local { .. } => None,
+        Backend::Bus(r) => Some(r),
     })
 }
 

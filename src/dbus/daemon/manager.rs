@@ -334,6 +334,36 @@ impl Manager {
         job::start(conn, &self.daemon, new, work).await
     }
 
+    /// Diagnose as a job (the findings of `hlctl doctor`, read-only); open to
+    /// everyone, but measuring disks in `dirs` needs run-benchmark. Options
+    /// (defaults those of `hlctl doctor`): `interfaces` (as), `peer` (s:
+    /// HOST[:PORT]), `dirs` (as, absolute), `runs` (u, 1..=20), `stress_s`
+    /// (u, 0..=600), `disk_size_mib` (u, 0..=1048576), `time_s` (u, 1..=60),
+    /// `detached` (b). The job's result is the doctor's report; it is stored
+    /// in the history. Returns the job's path.
+    async fn doctor(
+        &self,
+        options: HashMap<String, OwnedVariant>,
+        #[zbus(header)] hdr: Header<'_>,
+        #[zbus(connection)] conn: &Connection,
+    ) -> Result<OwnedObjectPath> {
+        let p = crate::dbus::wire::doctor::DoctorParams::decode(&options)?;
+        let owner = if p.writes_files() {
+            auth::authorize(conn, &hdr, &[Action::RunBenchmark], "doctor --dir").await?
+        } else {
+            auth::caller(conn, &hdr).await?
+        };
+        let new = job::NewJob {
+            kind: "doctor".into(),
+            owner,
+            detached: p.detached,
+            claim: None,
+            confirm: None,
+        };
+        let work = super::doctor::prepare(p, self.daemon.opts.paths.clone());
+        job::start(conn, &self.daemon, new, work).await
+    }
+
     /// Stored results, newest first; open to everyone. `filter`: `kind` (s:
     /// net, disk, cpu, doctor, tune, report, check), `since` (x, Unix
     /// seconds), `limit` (u, 1..=10000, default 50). Each row: `id` x, `ts` x,

@@ -12,6 +12,7 @@
 pub mod args;
 pub mod auth;
 pub mod bench;
+pub mod doctor;
 pub mod job;
 pub mod link;
 pub mod logging;

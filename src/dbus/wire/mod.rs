@@ -4,6 +4,7 @@
 //! benchmark parameter types) and [`job`] (job paths and states).
 
 pub mod bench;
+pub mod doctor;
 pub mod error;
 pub mod job;
 pub mod records;
