@@ -3,7 +3,8 @@
 //! the history database itself) reads what root wrote, row for row; saving a
 //! baseline and rolling back are refused without authorization and allowed
 //! to the member of a group a polkit rules file grants. The doctor runs as a
-//! daemon job for the same user and its report lands in the history.
+//! daemon job for the same user and its report lands in the history; so does
+//! `hlctl report`, whose benchmarks run in hlctld.
 
 mod common;
 
@@ -87,6 +88,7 @@ fn an_unprivileged_user_reads_the_records_through_hlctld_and_changes_need_polkit
             "// Written by hlctl's tests; removed when the test ends.\n\
              polkit.addRule(function(action, subject) {{\n\
              \x20   if ((action.id == \"org.hlctl.Daemon1.save-baseline\" ||\n\
+             \x20        action.id == \"org.hlctl.Daemon1.run-benchmark\" ||\n\
              \x20        action.id == \"org.hlctl.Daemon1.tune\") && subject.isInGroup(\"{}\")) {{\n\
              \x20       return polkit.Result.YES;\n\
              \x20   }}\n\
@@ -197,6 +199,37 @@ fn an_unprivileged_user_reads_the_records_through_hlctld_and_changes_need_polkit
     // Measuring disks writes files as root: that needs run-benchmark.
     let out = user(&["doctor", &a, "--stress", "0", "--dir", "/tmp"]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+
+    // report: its benchmarks run in hlctld (run-benchmark) and it lands in
+    // the history; the files go where the user says.
+    let out_dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        out_dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let out_arg = out_dir.path().to_str().unwrap();
+    let report_args = ["report", "--bench-time", "1", "--out", out_arg, "--json"];
+    let out = user(&report_args);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("run-benchmark"));
+    let out = rig.hlctl_as(allowed.uid, allowed.gid, &report_args);
+    let r = json(&out);
+    assert!(
+        r["report"]["cpu"].as_array().is_some_and(|c| !c.is_empty()),
+        "{r}"
+    );
+    assert!(std::path::Path::new(r["markdown"].as_str().unwrap()).exists());
+    let rows = json(&local(&state, &["history", "--json", "--kind", "report"]));
+    assert_eq!(rows["results"].as_array().unwrap().len(), 1, "{rows}");
+    assert_eq!(
+        rows["results"][0]["result"]["timestamp"],
+        r["report"]["timestamp"]
+    );
+    assert_eq!(
+        json(&user(&["history", "--json", "--kind", "report"])),
+        rows
+    );
 
     // rollback: refused without the tune authorization, allowed with it.
     let out = user(&["rollback", &a]);

@@ -6,11 +6,9 @@ use super::args::Global;
 use super::backend::CliError;
 use super::exit;
 use super::output::{ProgressBar, print_json};
-use super::remote::{Remote, exit_for_class, remote_error, wait_error};
+use super::remote::Remote;
 use crate::bench::progress::Cancel;
-use crate::dbus::client::job::{Follow, JobClient};
 use crate::dbus::wire::doctor::DoctorParams;
-use crate::dbus::wire::job::JobStatus;
 use crate::doctor::{self, Check, Finding, Options, Report};
 use crate::path::Peer;
 
@@ -129,7 +127,7 @@ fn in_process(
     };
     let measure = peer
         .as_ref()
-        .map(|p| super::measure::for_peer(p, args.time));
+        .map(|p| crate::measure::for_peer(p, args.time));
     let cancel = Cancel::new();
     let paths = global.paths();
     let (report, inputs) = match doctor::run(&opts, &paths, measure.as_deref(), bar, &cancel) {
@@ -152,39 +150,7 @@ fn through_daemon(r: &Remote, args: &DoctorArgs, bar: &ProgressBar) -> Result<Re
         time_s: args.time,
         detached: false,
     };
-    let end = r.rt.block_on(async {
-        let mut jobs = JobClient::subscribe(&r.conn).await.map_err(remote_error)?;
-        let path = r
-            .manager
-            .doctor(params.encode())
-            .await
-            .map_err(remote_error)?;
-        let follow = Follow {
-            progress: bar,
-            confirm: false,
-            cancelling: "cancelling",
-        };
-        jobs.wait(&path, follow)
-            .await
-            .map_err(|e| wait_error(e, "doctor"))
-    })?;
-    let v: serde_json::Value = serde_json::from_str(&end.result).unwrap_or_default();
-    if end.state != JobStatus::Succeeded {
-        let msg = v["error"]
-            .as_str()
-            .unwrap_or(end.state.as_str())
-            .to_string();
-        return Err(CliError::new(
-            format!("doctor {}: {msg}", end.state),
-            exit_for_class(v["class"].as_str()),
-        ));
-    }
-    serde_json::from_value(v).map_err(|e| {
-        CliError::new(
-            format!("hlctld sent a doctor report this hlctl cannot read: {e}"),
-            exit::FAILED,
-        )
-    })
+    r.follow_job("doctor", bar, r.manager.doctor(params.encode()))
 }
 
 fn finding_text(f: &Finding) -> String {

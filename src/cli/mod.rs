@@ -19,7 +19,6 @@ pub mod doctor;
 pub mod export;
 pub mod history;
 pub mod interrupt;
-pub mod measure;
 pub mod output;
 pub mod record;
 pub mod records;

@@ -11,6 +11,7 @@ use super::backend::CliError;
 use super::exit;
 use crate::dbus::client::job::{Follow, JobClient, WaitError};
 use crate::dbus::client::proxy::{LinkProxy, ManagerProxy};
+use crate::dbus::wire::job::JobStatus;
 use crate::dbus::wire::{BUS_NAME, PATH, error::short_name, settings};
 use crate::nic::model::{ChangeSet, Interface};
 use crate::nic::set::SetReply;
@@ -283,6 +284,48 @@ impl Remote {
                 .await
                 .map_err(|e| wait_error(e, "benchmark"))?;
             decode(&end.result)
+        })
+    }
+
+    /// Start a job with `start` (after subscribing to its signals), follow it
+    /// into `progress` (Ctrl-C cancels it), and decode its result; a failed
+    /// job is an error naming `what` with its class's exit code.
+    pub fn follow_job<T: serde::de::DeserializeOwned>(
+        &self,
+        what: &str,
+        progress: &dyn crate::bench::progress::Progress,
+        start: impl Future<Output = zbus::Result<OwnedObjectPath>>,
+    ) -> Result<T, CliError> {
+        let end = self.rt.block_on(async {
+            let mut jobs = JobClient::subscribe(&self.conn)
+                .await
+                .map_err(remote_error)?;
+            let path = start.await.map_err(remote_error)?;
+            let follow = Follow {
+                progress,
+                confirm: false,
+                cancelling: "cancelling",
+            };
+            jobs.wait(&path, follow)
+                .await
+                .map_err(|e| wait_error(e, what))
+        })?;
+        let v: serde_json::Value = serde_json::from_str(&end.result).unwrap_or_default();
+        if end.state != JobStatus::Succeeded {
+            let msg = v["error"]
+                .as_str()
+                .unwrap_or(end.state.as_str())
+                .to_string();
+            return Err(CliError::new(
+                format!("{what} {}: {msg}", end.state),
+                exit_for_class(v["class"].as_str()),
+            ));
+        }
+        serde_json::from_value(v).map_err(|e| {
+            CliError::new(
+                format!("hlctld sent a {what} result this hlctl cannot read: {e}"),
+                exit::FAILED,
+            )
         })
     }
 }

@@ -36,6 +36,8 @@ pub trait Manager {
     #[zbus(allow_interactive_auth)]
     fn tune(&self, options: HashMap<&str, Variant<'_>>) -> zbus::Result<OwnedObjectPath>;
     fn doctor(&self, options: HashMap<String, Variant<'_>>) -> zbus::Result<OwnedObjectPath>;
+    #[zbus(allow_interactive_auth)]
+    fn report(&self, options: HashMap<String, Variant<'_>>) -> zbus::Result<OwnedObjectPath>;
     fn list_history(
         &self,
         filter: HashMap<String, Variant<'_>>,

@@ -364,6 +364,31 @@ impl Manager {
         job::start(conn, &self.daemon, new, work).await
     }
 
+    /// Run the benchmark report (network to each peer, disk in each
+    /// directory, CPU) as a job (polkit `run-benchmark`). Options (defaults
+    /// those of `hlctl report`): `peers` (as, HOST[:PORT]), `dirs` (as,
+    /// absolute), `time_s` (u, 1..=60), `disk_size_mib` (u, 1..=1048576),
+    /// `bench_time_s` (u, 1..=600), `detached` (b). The job's result is the
+    /// report; it is stored in the history. Returns the job's path.
+    async fn report(
+        &self,
+        options: HashMap<String, OwnedVariant>,
+        #[zbus(header)] hdr: Header<'_>,
+        #[zbus(connection)] conn: &Connection,
+    ) -> Result<OwnedObjectPath> {
+        let p = crate::dbus::wire::report::ReportParams::decode(&options)?;
+        let owner = auth::authorize(conn, &hdr, &[Action::RunBenchmark], "report").await?;
+        let new = job::NewJob {
+            kind: "report".into(),
+            owner,
+            detached: p.detached,
+            claim: None,
+            confirm: None,
+        };
+        let work = super::report::prepare(p, self.daemon.opts.paths.clone());
+        job::start(conn, &self.daemon, new, work).await
+    }
+
     /// Stored results, newest first; open to everyone. `filter`: `kind` (s:
     /// net, disk, cpu, doctor, tune, report, check), `since` (x, Unix
     /// seconds), `limit` (u, 1..=10000, default 50). Each row: `id` x, `ts` x,

@@ -22,6 +22,7 @@ pub mod monitor;
 pub mod notify;
 pub mod reapply;
 pub mod records;
+pub mod report;
 pub mod service;
 pub mod state;
 pub mod tune;

@@ -8,7 +8,7 @@ use zbus::Variant;
 
 use super::error::{Error, Result};
 use super::records::{Dict, OwnedDict};
-use super::settings::{self, MAX_ENTRIES, MAX_STR};
+use super::settings;
 use crate::path::Peer;
 use crate::problem::{Problem, join};
 
@@ -40,35 +40,6 @@ impl Default for DoctorParams {
     }
 }
 
-fn ranged(key: &str, v: &Variant<'_>, lo: u32, hi: u32) -> std::result::Result<u32, Problem> {
-    let n = settings::as_u32(key, v)?;
-    if (lo..=hi).contains(&n) {
-        Ok(n)
-    } else {
-        Err(Problem::new(
-            format!("option {key}"),
-            Some(&n.to_string()),
-            format!("allowed {lo}..={hi}"),
-        ))
-    }
-}
-
-fn strings(key: &str, v: &Variant<'_>) -> std::result::Result<Vec<String>, Problem> {
-    let list = <Vec<String>>::try_from(
-        v.try_clone()
-            .map_err(|e| Problem::new(format!("option {key}"), None, e.to_string()))?,
-    )
-    .map_err(|_| Problem::new(format!("option {key}"), None, "expected D-Bus type as"))?;
-    if list.len() > MAX_ENTRIES || list.iter().any(|s| s.len() > MAX_STR) {
-        return Err(Problem::new(
-            format!("option {key}"),
-            None,
-            format!("at most {MAX_ENTRIES} strings of at most {MAX_STR} bytes"),
-        ));
-    }
-    Ok(list)
-}
-
 impl DoctorParams {
     pub fn encode(&self) -> Dict {
         let mut m = Dict::new();
@@ -92,13 +63,15 @@ impl DoctorParams {
         let mut problems = Vec::new();
         for (k, v) in m {
             let r = match k.as_str() {
-                "interfaces" => strings(k, v).map(|x| p.interfaces = x),
-                "dirs" => strings(k, v).map(|x| p.dirs = x),
+                "interfaces" => settings::as_string_list(k, v).map(|x| p.interfaces = x),
+                "dirs" => settings::as_string_list(k, v).map(|x| p.dirs = x),
                 "peer" => settings::as_str(k, v).map(|x| p.peer = Some(x)),
-                "runs" => ranged(k, v, 1, 20).map(|x| p.runs = x),
-                "stress_s" => ranged(k, v, 0, 600).map(|x| p.stress_s = x),
-                "disk_size_mib" => ranged(k, v, 0, 1_048_576).map(|x| p.disk_size_mib = x),
-                "time_s" => ranged(k, v, 1, 60).map(|x| p.time_s = x),
+                "runs" => settings::as_u32_in(k, v, 1, 20).map(|x| p.runs = x),
+                "stress_s" => settings::as_u32_in(k, v, 0, 600).map(|x| p.stress_s = x),
+                "disk_size_mib" => {
+                    settings::as_u32_in(k, v, 0, 1_048_576).map(|x| p.disk_size_mib = x)
+                }
+                "time_s" => settings::as_u32_in(k, v, 1, 60).map(|x| p.time_s = x),
                 "detached" => settings::as_bool(k, v).map(|x| p.detached = x),
                 other => Err(Problem::new(
                     format!("option {}", other.chars().take(64).collect::<String>()),

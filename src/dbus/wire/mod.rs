@@ -8,6 +8,7 @@ pub mod doctor;
 pub mod error;
 pub mod job;
 pub mod records;
+pub mod report;
 pub mod settings;
 
 /// The well-known bus name; the version is in the name.
