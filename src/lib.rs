@@ -8,7 +8,8 @@
 //! - [`cli`]: words → typed request → text/JSON output, through hlctld or in
 //!   this process;
 //! - [`dbus`]: hlctld's D-Bus objects and jobs, and the client proxies;
-//! - [`tune`], [`doctor`], [`history`], [`report`]: the workflows;
+//! - [`tune`], [`doctor`], [`history`], [`report`]: the workflows, and
+//!   [`measure`]: the measurements report, doctor and check take;
 //! - [`nic`], [`sysctl`], [`path`], [`bench`]: the engines;
 //! - [`nic::netlink`], [`nic::ioctl`], [`sysctl::procfs`]: the kernel;
 //! - [`units`], [`problem`], [`paths`], [`fsutil`], [`host`]: shared by all.
@@ -23,6 +24,7 @@ pub mod fsutil;
 pub mod history;
 pub mod host;
 pub mod html;
+pub mod measure;
 pub mod metrics;
 pub mod nic;
 pub mod path;

@@ -52,21 +52,7 @@ impl Lab {
     }
 
     fn job_prop(&self, path: &str, prop: &str) -> zbus::OwnedVariant {
-        self.rig.rt.block_on(async {
-            let r = self
-                .rig
-                .conn
-                .call_method(
-                    Some(BUS_NAME),
-                    path,
-                    Some("org.freedesktop.DBus.Properties"),
-                    "Get",
-                    &("org.hlctl.Daemon1.Job", prop),
-                )
-                .await
-                .unwrap();
-            r.body().deserialize::<zbus::OwnedVariant>().unwrap()
-        })
+        self.rig.property(path, "org.hlctl.Daemon1.Job", prop)
     }
 
     fn job_state(&self, path: &str) -> String {
@@ -628,5 +614,64 @@ fn a_network_benchmark_runs_in_the_daemon_against_hlctl_serve() {
         String::from_utf8_lossy(&out.stderr).contains("refused"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn the_client_stops_with_a_clear_error_when_hlctld_dies_mid_benchmark() {
+    let mut lab = Lab::new();
+    let mut signals = lab.job_signals();
+    let child = Command::new(HLCTL)
+        .args([
+            "--bus",
+            &lab.rig.address,
+            "bench",
+            "cpu",
+            "--time",
+            "60",
+            "--threads",
+            "1",
+        ])
+        .env_remove("HLCTL_LOCAL")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut client = common::bus::Proc(child);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match next_seen(
+            &lab,
+            &mut signals,
+            deadline.saturating_duration_since(Instant::now()),
+        ) {
+            Some(Seen::Progress(f)) if f > 0.0 => break,
+            Some(Seen::Finished(..)) => panic!("finished before hlctld was killed"),
+            None => panic!("no progress:\n{}", lab.daemon.log()),
+            _ => {}
+        }
+    }
+    // Our own hlctld, by its pid, as a crash would.
+    lab.daemon.kill9();
+    let killed = Instant::now();
+    // The benchmark had 60 s to go: a client still waiting after 15 s did not notice.
+    let status = loop {
+        if let Some(s) = client.0.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            killed.elapsed() < Duration::from_secs(15),
+            "the client still waits {:?} after hlctld died",
+            killed.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(client.0.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert!(!status.success(), "exit {status:?}, stderr: {stderr}");
+    assert_eq!(status.code(), Some(1), "stderr: {stderr}");
+    assert!(
+        stderr.contains("hlctld stopped while the benchmark ran"),
+        "stderr: {stderr}"
     );
 }

@@ -166,7 +166,7 @@ fn an_unconfirmed_tune_is_rolled_back_by_the_daemon_at_the_deadline() {
     // waits for a confirmation that never comes. A noisy 1 s run on a shared
     // machine can make the tuner refuse the fix (and revert it): then the job
     // ends without waiting, and the scenario is tried again (at most 3 times).
-    let mut awaiting = false;
+    let (mut awaiting, mut job) = (false, String::new());
     for attempt in 1..=3 {
         let path: zbus::OwnedObjectPath = s.rig.rt.block_on(async {
             let mut opts: HashMap<&str, zbus::Variant<'_>> = HashMap::new();
@@ -193,6 +193,7 @@ fn an_unconfirmed_tune_is_rolled_back_by_the_daemon_at_the_deadline() {
             ))
         };
         awaiting = s.journal_shows(|t| t.contains("awaiting_confirm"), 90, finished);
+        job = path.to_string();
         if awaiting {
             break;
         }
@@ -207,6 +208,14 @@ fn an_unconfirmed_tune_is_rolled_back_by_the_daemon_at_the_deadline() {
         "journal never showed awaiting_confirm\n{}",
         s.daemon.log()
     );
+    // The job says so in its state, not only in its message.
+    let state =
+        || String::try_from(s.rig.property(&job, "org.hlctl.Daemon1.Job", "State")).unwrap();
+    let t0 = Instant::now();
+    while state() != "awaiting-confirmation" && t0.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(state(), "awaiting-confirmation", "{}", s.daemon.log());
     assert!(
         s.lab.feature_on("tx-generic-segmentation"),
         "the kept change should be live while unconfirmed"

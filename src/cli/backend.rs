@@ -186,14 +186,13 @@ impl Backend {
             Backend::Bus(r) => {
                 let params = crate::dbus::wire::params::encode(params)
                     .map_err(|e| CliError::new(e, exit::FAILED))?;
-                let end = r.run_job(kind, &params, bar)?;
-                if let Some(e) = end.result.get("error").and_then(|e| e.as_str()) {
-                    let code = super::remote::exit_for_class(
-                        end.result.get("class").and_then(|c| c.as_str()),
-                    );
+                let result = r.run_job(kind, &params, bar)?;
+                if let Some(e) = result.get("error").and_then(|e| e.as_str()) {
+                    let code =
+                        super::remote::exit_for_class(result.get("class").and_then(|c| c.as_str()));
                     return Err(CliError::new(e, code));
                 }
-                serde_json::from_value(end.result).map_err(|e| {
+                serde_json::from_value(result).map_err(|e| {
                     CliError::new(
                         format!("hlctld sent a result this hlctl cannot read: {e}"),
                         exit::FAILED,

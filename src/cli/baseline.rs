@@ -5,9 +5,7 @@ use clap::{Args, Subcommand};
 use super::args::Global;
 use super::exit;
 use super::output::{print_json, table};
-use crate::history::History;
 use crate::history::store::format_ts;
-use crate::host::HostInfo;
 
 /// Save or list baselines: a frozen copy of the latest value of every metric
 /// (network per peer, disk per directory, CPU) with the settings of the time,
@@ -31,13 +29,8 @@ pub enum BaselineCommand {
 }
 
 pub fn run(global: &Global, args: BaselineArgs) -> i32 {
-    let paths = global.paths();
-    let mut h = match History::open(&paths.state_dir) {
-        Ok(h) => h,
-        Err(e) => return super::fail(&e, exit::FAILED),
-    };
     match args.command {
-        BaselineCommand::Save { name } => match h.save_baseline(&name, &HostInfo::current()) {
+        BaselineCommand::Save { name } => match super::records::save_baseline(global, &name) {
             Ok(n) => {
                 if global.json {
                     print_json(&serde_json::json!({ "baseline": name, "metrics": n }));
@@ -46,10 +39,9 @@ pub fn run(global: &Global, args: BaselineArgs) -> i32 {
                 }
                 exit::OK
             }
-            Err(e @ crate::history::HistoryError::Invalid { .. }) => super::fail(&e, exit::INVALID),
-            Err(e) => super::fail(&e, exit::FAILED),
+            Err(e) => e.report(),
         },
-        BaselineCommand::List => match h.baselines() {
+        BaselineCommand::List => match super::records::baselines(global) {
             Ok(b) => {
                 if global.json {
                     print_json(&serde_json::json!({ "baselines": b }));
@@ -74,7 +66,7 @@ pub fn run(global: &Global, args: BaselineArgs) -> i32 {
                 }
                 exit::OK
             }
-            Err(e) => super::fail(&e, exit::FAILED),
+            Err(e) => e.report(),
         },
     }
 }

@@ -201,8 +201,8 @@ fn measure(global: &Global, cfg: &Config) -> CheckReport {
     let paths = global.paths();
     let (size, secs) = (cfg.check.disk_size_mib << 20, cfg.check.bench_time_s);
     let disk =
-        move |d: &str, c: &crate::bench::progress::Cancel| super::measure::disk(d, size, secs, c);
-    let cpu = move |t: u32, c: &crate::bench::progress::Cancel| super::measure::cpu(t, secs, c);
+        move |d: &str, c: &crate::bench::progress::Cancel| crate::measure::disk(d, size, secs, c);
+    let cpu = move |t: u32, c: &crate::bench::progress::Cancel| crate::measure::cpu(t, secs, c);
     let cancel = super::interrupt::cancel_on_interrupt();
     let bar = ProgressBar::new(global.json);
     let r = check::run(
@@ -237,7 +237,7 @@ fn store(global: &Global, r: &CheckReport) {
             host: r.report.host.clone(),
             interface: ifaces.first().cloned(),
             peer: r.report.network.first().map(|n| n.peer.clone()),
-            settings: super::measure::settings_snapshot(&paths, &ifaces_unique),
+            settings: crate::measure::settings_snapshot(&paths, &ifaces_unique),
             result: serde_json::to_value(r).unwrap_or_default(),
             metrics: r.report.metrics(),
             ts: Some(r.report.timestamp),

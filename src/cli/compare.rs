@@ -5,7 +5,6 @@ use clap::Args;
 use super::args::Global;
 use super::exit;
 use super::output::print_json;
-use crate::history::{History, HistoryError};
 
 /// Compare the latest result of every baseline metric with the baseline:
 /// a verdict per metric (REGRESSION, IMPROVED, OK, NOT MEASURED) and, for a
@@ -21,7 +20,7 @@ pub struct CompareArgs {
     pub name: Option<String>,
 
     /// A change larger than this (percent) is a regression or an improvement.
-    #[arg(long, default_value_t = 10.0, value_name = "PCT")]
+    #[arg(long, default_value_t = crate::history::compare::DEFAULT_THRESHOLD, value_name = "PCT")]
     pub threshold: f64,
 }
 
@@ -33,15 +32,9 @@ pub fn run(global: &Global, args: CompareArgs) -> i32 {
         );
         return exit::INVALID;
     }
-    let paths = global.paths();
-    let c = match History::open(&paths.state_dir)
-        .and_then(|mut h| h.compare(args.name.as_deref(), args.threshold))
-    {
+    let c = match super::records::compare(global, args.name.as_deref(), args.threshold) {
         Ok(c) => c,
-        Err(e @ (HistoryError::NoBaseline(_) | HistoryError::NoBaselines)) => {
-            return super::fail(&e, exit::INVALID);
-        }
-        Err(e) => return super::fail(&e, exit::FAILED),
+        Err(e) => return e.report(),
     };
     if global.json {
         print_json(&c);

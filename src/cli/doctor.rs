@@ -3,9 +3,12 @@
 use clap::Args;
 
 use super::args::Global;
+use super::backend::CliError;
 use super::exit;
 use super::output::{ProgressBar, print_json};
+use super::remote::Remote;
 use crate::bench::progress::Cancel;
+use crate::dbus::wire::doctor::DoctorParams;
 use crate::doctor::{self, Check, Finding, Options, Report};
 use crate::path::Peer;
 
@@ -84,6 +87,35 @@ pub fn run(global: &Global, args: DoctorArgs) -> i32 {
             return exit::INVALID;
         }
     };
+    let remote = match super::records::remote(global) {
+        Ok(r) => r,
+        Err(e) => return e.report(),
+    };
+    let bar = ProgressBar::new(global.json);
+    let report = match remote {
+        Some(r) => through_daemon(&r, &args, &bar),
+        None => in_process(global, &args, peer, &bar),
+    };
+    bar.finish();
+    let report = match report {
+        Ok(r) => r,
+        Err(e) => return e.report(),
+    };
+    if global.json {
+        print_json(&report);
+    } else {
+        print!("{}", render(&report));
+    }
+    exit::OK
+}
+
+/// Run the doctor here and store its report in the history.
+fn in_process(
+    global: &Global,
+    args: &DoctorArgs,
+    peer: Option<Peer>,
+    bar: &ProgressBar,
+) -> Result<Report, CliError> {
     let opts = Options {
         interfaces: args.interfaces.clone(),
         peer: peer.clone(),
@@ -95,23 +127,30 @@ pub fn run(global: &Global, args: DoctorArgs) -> i32 {
     };
     let measure = peer
         .as_ref()
-        .map(|p| super::measure::for_peer(p, args.time));
-    let bar = ProgressBar::new(global.json);
+        .map(|p| crate::measure::for_peer(p, args.time));
     let cancel = Cancel::new();
     let paths = global.paths();
-    let result = doctor::run(&opts, &paths, measure.as_deref(), &bar, &cancel);
-    bar.finish();
-    let (report, inputs) = match result {
+    let (report, inputs) = match doctor::run(&opts, &paths, measure.as_deref(), bar, &cancel) {
         Ok(r) => r,
-        Err(doctor::DoctorError::Nic(e)) => return super::fail(&e, super::nic_exit_code(&e)),
+        Err(doctor::DoctorError::Nic(e)) => return Err(e.into()),
     };
     super::record::store(&paths, &crate::history::record::doctor(&report, &inputs));
-    if global.json {
-        print_json(&report);
-    } else {
-        print!("{}", render(&report));
-    }
-    exit::OK
+    Ok(report)
+}
+
+/// Run the doctor as an hlctld job (it stores the report in the history).
+fn through_daemon(r: &Remote, args: &DoctorArgs, bar: &ProgressBar) -> Result<Report, CliError> {
+    let params = DoctorParams {
+        interfaces: args.interfaces.clone(),
+        peer: args.peer.clone(),
+        dirs: args.dirs.clone(),
+        runs: args.runs,
+        stress_s: args.stress as u32,
+        disk_size_mib: args.disk_size as u32,
+        time_s: args.time,
+        detached: false,
+    };
+    r.follow_job("doctor", bar, r.manager.doctor(params.encode()))
 }
 
 fn finding_text(f: &Finding) -> String {

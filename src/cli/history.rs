@@ -5,8 +5,9 @@ use clap::Args;
 use super::args::Global;
 use super::exit;
 use super::output::{print_json, table};
+use crate::dbus::wire::records::HistoryFilter;
+use crate::history::History;
 use crate::history::store::{format_ts, parse_since};
-use crate::history::{History, Kind};
 
 /// List stored results (benchmarks, doctor, tune, report, check), newest first.
 ///
@@ -35,23 +36,26 @@ pub struct HistoryArgs {
 }
 
 pub fn run(global: &Global, args: HistoryArgs) -> i32 {
-    let kind = match args.kind.as_deref().map(Kind::parse).transpose() {
+    let kind = match super::records::kind(args.kind.as_deref()) {
         Ok(k) => k,
-        Err(e) => return super::fail(&e, exit::INVALID),
+        Err(e) => return e.report(),
     };
     let since = match args.since.as_deref().map(parse_since).transpose() {
         Ok(s) => s,
         Err(e) => return super::fail(&e, exit::INVALID),
     };
-    let paths = global.paths();
     if let Some(file) = &args.html {
         return html(global, file, args.limit);
     }
-    let rows =
-        match History::open(&paths.state_dir).and_then(|mut h| h.list(kind, since, args.limit)) {
-            Ok(r) => r,
-            Err(e) => return super::fail(&e, exit::FAILED),
-        };
+    let filter = HistoryFilter {
+        kind,
+        since,
+        limit: args.limit,
+    };
+    let rows = match super::records::history(global, filter) {
+        Ok(r) => r,
+        Err(e) => return e.report(),
+    };
     if global.json {
         print_json(&serde_json::json!({ "results": rows }));
         return exit::OK;

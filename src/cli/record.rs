@@ -32,7 +32,7 @@ fn result(
         host: HostInfo::current(),
         interface: iface,
         peer,
-        settings: super::measure::settings_snapshot(paths, &ifaces),
+        settings: crate::measure::settings_snapshot(paths, &ifaces),
         result: value,
         metrics,
         ts: None,

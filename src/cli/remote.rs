@@ -9,7 +9,9 @@ use zbus::{Connection, OwnedObjectPath, Variant};
 
 use super::backend::CliError;
 use super::exit;
+use crate::dbus::client::job::{Follow, JobClient, WaitError};
 use crate::dbus::client::proxy::{LinkProxy, ManagerProxy};
+use crate::dbus::wire::job::JobStatus;
 use crate::dbus::wire::{BUS_NAME, PATH, error::short_name, set_rows, settings};
 use crate::nic::model::{ChangeSet, Interface};
 use crate::nic::set::SetReply;
@@ -51,23 +53,20 @@ pub fn exit_for_class(class: Option<&str>) -> i32 {
     }
 }
 
-/// Fold a job's `PropertiesChanged` signal into the progress seen so far
-/// (`Progress` into `fraction`, `Message` into `message`); false when the
-/// signal's body is not a properties change.
-pub fn fold_job_change(m: &zbus::Message, fraction: &mut f64, message: &mut String) -> bool {
-    let body = m.body();
-    let Ok((_, changed, _)) =
-        body.deserialize::<(String, HashMap<String, zbus::OwnedVariant>, Vec<String>)>()
-    else {
-        return false;
-    };
-    if let Some(Ok(f)) = changed.get("Progress").map(|v| f64::try_from(&**v)) {
-        *fraction = f;
+/// The message and exit code for a job this client could not follow to its
+/// end; `what` names the job (`benchmark`, `tune`, ...).
+pub fn wait_error(e: WaitError, what: &str) -> CliError {
+    match e {
+        WaitError::Bus(e) => remote_error(e),
+        WaitError::DaemonGone => CliError::new(
+            format!("hlctld stopped while the {what} ran (it left the bus); its result is lost"),
+            exit::FAILED,
+        ),
+        WaitError::ConnectionLost => CliError::new(
+            format!("lost the connection to hlctld while the {what} ran"),
+            exit::FAILED,
+        ),
     }
-    if let Some(Ok(s)) = changed.get("Message").map(|v| <&str>::try_from(&**v)) {
-        *message = s.to_string();
-    }
-    true
 }
 
 fn decode<T: for<'de> Deserialize<'de>>(json: &str) -> Result<T, CliError> {
@@ -262,45 +261,17 @@ impl Remote {
     }
 }
 
-/// How a job run through the daemon ended.
-pub struct JobEnd {
-    /// `succeeded`, `failed` or `cancelled`.
-    pub state: String,
-    /// The job's result (JSON; `{"error": ...}` when it failed).
-    pub result: serde_json::Value,
-}
-
 impl Remote {
     /// Start a benchmark job, follow its progress into `progress`, cancel it
-    /// on Ctrl-C, and return how it ended.
+    /// on Ctrl-C, and return its result (JSON; `{"error": ...}` when it failed).
     pub fn run_job(
         &self,
         kind: &str,
         params: &HashMap<String, zbus::OwnedVariant>,
         progress: &dyn crate::bench::progress::Progress,
-    ) -> Result<JobEnd, CliError> {
-        use crate::bench::progress::ProgressEvent;
-        use crate::dbus::client::proxy::JobProxy;
-        use zbus::{MatchRule, MessageStream};
-        const JOBS: &str = "/org/hlctl/Daemon1/job";
+    ) -> Result<serde_json::Value, CliError> {
         self.rt.block_on(async {
-            let stream = |iface: &'static str, member: &'static str| {
-                let conn = self.conn.clone();
-                async move {
-                    let rule = MatchRule::builder()
-                        .msg_type(zbus::message::Type::Signal)
-                        .interface(iface)
-                        .member(member)
-                        .path_namespace(JOBS)
-                        .build()?;
-                    MessageStream::for_match_rule(rule, &conn, None).await
-                }
-            };
-            // Subscribe before starting, so the end cannot be missed.
-            let mut finished = stream(crate::dbus::wire::JOB_IFACE, "Finished")
-                .await
-                .map_err(remote_error)?;
-            let mut changes = stream("org.freedesktop.DBus.Properties", "PropertiesChanged")
+            let mut jobs = JobClient::subscribe(&self.conn)
                 .await
                 .map_err(remote_error)?;
             let path = self
@@ -308,45 +279,58 @@ impl Remote {
                 .start_benchmark(kind, params, HashMap::new())
                 .await
                 .map_err(remote_error)?;
-            let job = JobProxy::builder(&self.conn)
-                .path(path.clone())
-                .cache_properties(CacheProperties::No)
-                .build()
+            let follow = Follow {
+                progress,
+                confirm: false,
+                cancelling: "cancelling",
+            };
+            let end = jobs
+                .wait(&path, follow)
+                .await
+                .map_err(|e| wait_error(e, "benchmark"))?;
+            decode(&end.result)
+        })
+    }
+
+    /// Start a job with `start` (after subscribing to its signals), follow it
+    /// into `progress` (Ctrl-C cancels it), and decode its result; a failed
+    /// job is an error naming `what` with its class's exit code.
+    pub fn follow_job<T: serde::de::DeserializeOwned>(
+        &self,
+        what: &str,
+        progress: &dyn crate::bench::progress::Progress,
+        start: impl Future<Output = zbus::Result<OwnedObjectPath>>,
+    ) -> Result<T, CliError> {
+        let end = self.rt.block_on(async {
+            let mut jobs = JobClient::subscribe(&self.conn)
                 .await
                 .map_err(remote_error)?;
-            let ours = |m: &zbus::Message| m.header().path().is_some_and(|p| p.as_str() == path.as_str());
-            let (mut fraction, mut message) = (0.0, String::new());
-            let mut ctrl_c = std::pin::pin!(tokio::signal::ctrl_c());
-            let mut cancelling = false;
-            loop {
-                tokio::select! {
-                    m = crate::dbus::wire::next(&mut finished) => {
-                        let Some(Ok(m)) = m else {
-                            return Err(CliError::new("lost the connection to hlctld while the job ran", exit::FAILED));
-                        };
-                        if !ours(&m) {
-                            continue;
-                        }
-                        let (state, result): (String, String) = m.body().deserialize().map_err(remote_error)?;
-                        let result = decode(&result)?;
-                        return Ok(JobEnd { state, result });
-                    }
-                    Some(Ok(m)) = crate::dbus::wire::next(&mut changes) => {
-                        if !ours(&m) {
-                            continue;
-                        }
-                        if !fold_job_change(&m, &mut fraction, &mut message) {
-                            continue;
-                        }
-                        progress.report(ProgressEvent { fraction, message: message.clone() });
-                    }
-                    _ = &mut ctrl_c, if !cancelling => {
-                        cancelling = true;
-                        progress.report(ProgressEvent { fraction, message: "cancelling".into() });
-                        job.cancel().await.map_err(remote_error)?;
-                    }
-                }
-            }
+            let path = start.await.map_err(remote_error)?;
+            let follow = Follow {
+                progress,
+                confirm: false,
+                cancelling: "cancelling",
+            };
+            jobs.wait(&path, follow)
+                .await
+                .map_err(|e| wait_error(e, what))
+        })?;
+        let v: serde_json::Value = serde_json::from_str(&end.result).unwrap_or_default();
+        if end.state != JobStatus::Succeeded {
+            let msg = v["error"]
+                .as_str()
+                .unwrap_or(end.state.as_str())
+                .to_string();
+            return Err(CliError::new(
+                format!("{what} {}: {msg}", end.state),
+                exit_for_class(v["class"].as_str()),
+            ));
+        }
+        serde_json::from_value(v).map_err(|e| {
+            CliError::new(
+                format!("hlctld sent a {what} result this hlctl cannot read: {e}"),
+                exit::FAILED,
+            )
         })
     }
 }

@@ -7,9 +7,10 @@ use clap::Args;
 use super::args::Global;
 use super::exit;
 use super::output::{ProgressBar, print_json};
-use crate::history::{Kind, NewResult};
+use crate::dbus::wire::report::ReportParams;
+use crate::measure::{ReportSpan, report_row, run_report};
 use crate::path::Peer;
-use crate::report::{self, Benches};
+use crate::report;
 
 /// Run the homelab benchmark report: network to each --peer (both
 /// directions), disk on each --dir, CPU single- and multi-threaded.
@@ -55,26 +56,38 @@ pub fn run(global: &Global, args: ReportArgs) -> i32 {
             }
         }
     }
-    let time = args.time;
-    let net = move |p: &Peer| super::measure::for_peer(p, time);
-    let (size, secs) = (args.disk_size << 20, args.bench_time);
-    let disk =
-        move |d: &str, c: &crate::bench::progress::Cancel| super::measure::disk(d, size, secs, c);
-    let cpu = move |t: u32, c: &crate::bench::progress::Cancel| super::measure::cpu(t, secs, c);
-    let cancel = super::interrupt::cancel_on_interrupt();
+    let remote = match super::records::remote(global) {
+        Ok(r) => r,
+        Err(e) => return e.report(),
+    };
     let bar = ProgressBar::new(global.json);
-    let r = report::run(
-        &peers,
-        &args.dirs,
-        &Benches {
-            net: &net,
-            disk: &disk,
-            cpu: &cpu,
-        },
-        &bar,
-        &cancel,
-    );
+    let r = match &remote {
+        Some(remote) => {
+            let params = ReportParams {
+                peers: args.peers.clone(),
+                dirs: args.dirs.clone(),
+                time_s: args.time,
+                disk_size_mib: args.disk_size as u32,
+                bench_time_s: args.bench_time as u32,
+                detached: false,
+            };
+            remote.follow_job("report", &bar, remote.manager.report(params.encode()))
+        }
+        None => {
+            let span = ReportSpan {
+                time_s: args.time,
+                disk_size: args.disk_size << 20,
+                bench_time_s: args.bench_time,
+            };
+            let cancel = super::interrupt::cancel_on_interrupt();
+            Ok(run_report(&peers, &args.dirs, span, &bar, &cancel))
+        }
+    };
     bar.finish();
+    let r: report::Report = match r {
+        Ok(r) => r,
+        Err(e) => return e.report(),
+    };
     let stamp = crate::history::store::format_ts(r.timestamp)
         .replace(['-', ':'], "")
         .replace(' ', "-");
@@ -87,26 +100,11 @@ pub fn run(global: &Global, args: ReportArgs) -> i32 {
             return exit::FAILED;
         }
     }
-    let paths = global.paths();
-    let ifaces: Vec<String> = r
-        .network
-        .iter()
-        .filter_map(|n| n.interface.clone())
-        .collect();
-    let snap = super::measure::settings_snapshot(&paths, &ifaces);
-    super::record::store(
-        &paths,
-        &NewResult {
-            kind: Kind::Report,
-            host: r.host.clone(),
-            interface: ifaces.first().cloned(),
-            peer: r.network.first().map(|n| n.peer.clone()),
-            settings: snap,
-            result: serde_json::to_value(&r).unwrap_or_default(),
-            metrics: r.metrics(),
-            ts: Some(r.timestamp),
-        },
-    );
+    if remote.is_none() {
+        // Through hlctld the daemon stores it.
+        let paths = global.paths();
+        super::record::store(&paths, &report_row(&paths, &r));
+    }
     if global.json {
         print_json(&serde_json::json!({ "report": r, "markdown": md, "json": js }));
     } else {

@@ -6,7 +6,6 @@ use super::args::Global;
 use super::exit;
 use super::output::print_json;
 use crate::tune::change::show;
-use crate::tune::rollback;
 
 /// Restore the state from before the last tune.
 ///
@@ -25,8 +24,7 @@ pub struct RollbackArgs {
 }
 
 pub fn run(global: &Global, args: RollbackArgs) -> i32 {
-    let paths = global.paths();
-    match rollback::rollback(&paths, args.interface.as_deref()) {
+    match super::records::rollback(global, args.interface.as_deref()) {
         Ok(r) => {
             let failed = r.pending_restored.iter().any(|p| !p.errors.is_empty());
             if global.json {
@@ -72,6 +70,6 @@ pub fn run(global: &Global, args: RollbackArgs) -> i32 {
             }
             if failed { exit::FAILED } else { exit::OK }
         }
-        Err(e) => super::fail(&e, exit::FAILED),
+        Err(e) => e.report(),
     }
 }

@@ -1,13 +1,11 @@
 //! `hlctl status`: pending tune checkpoints and their deadlines, and the last tunes.
 
 use clap::Args;
-use serde::Serialize;
 
 use super::args::Global;
 use super::exit;
 use super::output::{print_json, table};
-use crate::tune::checkpoint::{self, Journal, Phase};
-use crate::tune::persist;
+use crate::tune::checkpoint::Phase;
 
 /// Show pending tuning checkpoints (applied, not yet confirmed) with their
 /// deadlines, and the last finished tune of each interface (what
@@ -15,47 +13,10 @@ use crate::tune::persist;
 #[derive(Debug, Args)]
 pub struct StatusArgs {}
 
-#[derive(Serialize)]
-struct Pending {
-    #[serde(flatten)]
-    journal: Journal,
-    seconds_left: f64,
-    owner_alive: bool,
-}
-
-#[derive(Serialize)]
-struct Status {
-    pending: Vec<Pending>,
-    last_tunes: Vec<persist::LastTune>,
-}
-
 pub fn run(global: &Global, _args: StatusArgs) -> i32 {
-    let paths = global.paths();
-    let now = checkpoint::now_ms();
-    let pending: Vec<Pending> = checkpoint::all(&paths)
-        .into_iter()
-        .map(|(_, j)| Pending {
-            seconds_left: (j.deadline_ms - now) as f64 / 1000.0,
-            owner_alive: j.owner_alive(),
-            journal: j,
-        })
-        .collect();
-    let mut last_tunes = Vec::new();
-    if let Ok(rd) = std::fs::read_dir(checkpoint::dir(&paths)) {
-        for e in rd.flatten() {
-            let n = e.file_name().to_string_lossy().into_owned();
-            if let Some(i) = n
-                .strip_prefix("last-")
-                .and_then(|x| x.strip_suffix(".json"))
-                && let Ok(Some(l)) = persist::load_last(&paths, i)
-            {
-                last_tunes.push(l);
-            }
-        }
-    }
-    let st = Status {
-        pending,
-        last_tunes,
+    let st = match super::records::status(global) {
+        Ok(s) => s,
+        Err(e) => return e.report(),
     };
     if global.json {
         print_json(&st);

@@ -3,14 +3,18 @@
 //! and the settings that changed since.
 
 use rusqlite::params;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::settings::{self, Changed, Snapshot};
 use super::store::{Metric, format_value};
 use super::{History, HistoryError};
 use crate::host::HostInfo;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+/// The change (percent) beyond which a metric is a regression or an improvement
+/// unless the caller says otherwise.
+pub const DEFAULT_THRESHOLD: f64 = 10.0;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Verdict {
     Regression,
@@ -32,7 +36,7 @@ impl std::fmt::Display for Verdict {
 }
 
 /// One metric against the baseline.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MetricComparison {
     pub name: String,
     pub subject: String,
@@ -48,7 +52,7 @@ pub struct MetricComparison {
     pub text: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
     pub baseline: String,
     pub baseline_ts: i64,
@@ -65,7 +69,7 @@ impl Comparison {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BaselineInfo {
     pub name: String,
     pub ts: i64,

@@ -77,7 +77,7 @@ pub fn snapshot(ifaces: &[Interface], sysctls: &BTreeMap<String, String>) -> Sna
 }
 
 /// One setting that differs between two snapshots.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Changed {
     pub setting: String,
     pub before: Option<String>,

@@ -265,7 +265,7 @@ impl Checkpoint {
 }
 
 /// What restoring one journal did.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Restored {
     pub interface: String,
     pub tune_id: String,

@@ -23,6 +23,7 @@ pub mod rollback;
 pub mod run;
 mod runs;
 pub mod session;
+pub mod status;
 pub mod target;
 mod trial;
 

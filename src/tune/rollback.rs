@@ -2,7 +2,7 @@
 //! finish), else the state from before the last finished tune, live and in
 //! the persisted files.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::TuneError;
 use super::checkpoint::{self, Restored};
@@ -11,7 +11,7 @@ use super::target::apply_live;
 use crate::nic::netlink::Netlink;
 use crate::paths::Paths;
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RollbackReport {
     /// Journals of unfinished tunes that were restored.
     pub pending_restored: Vec<Restored>,
@@ -19,7 +19,7 @@ pub struct RollbackReport {
     pub undone: Vec<Undone>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Undone {
     pub interface: String,
     pub tune_id: String,

@@ -362,6 +362,25 @@ impl Rig {
         d
     }
 
+    /// Property `name` of interface `iface` on object `path`, read by root on
+    /// this bus.
+    pub fn property(&self, path: &str, iface: &str, name: &str) -> zbus::OwnedVariant {
+        self.rt.block_on(async {
+            let r = self
+                .conn
+                .call_method(
+                    Some(BUS_NAME),
+                    path,
+                    Some("org.freedesktop.DBus.Properties"),
+                    "Get",
+                    &(iface, name),
+                )
+                .await
+                .unwrap_or_else(|e| panic!("get {iface}.{name} of {path}: {e}"));
+            r.body().deserialize::<zbus::OwnedVariant>().unwrap()
+        })
+    }
+
     /// Run hlctl as root through the daemon on this bus.
     pub fn hlctl(&self, args: &[&str]) -> Output {
         Command::new(HLCTL)

@@ -37,6 +37,24 @@ pub trait Manager {
     ) -> zbus::Result<OwnedObjectPath>;
     #[zbus(allow_interactive_auth)]
     fn tune(&self, options: HashMap<&str, Variant<'_>>) -> zbus::Result<OwnedObjectPath>;
+    fn doctor(&self, options: HashMap<String, Variant<'_>>) -> zbus::Result<OwnedObjectPath>;
+    #[zbus(allow_interactive_auth)]
+    fn report(&self, options: HashMap<String, Variant<'_>>) -> zbus::Result<OwnedObjectPath>;
+    fn list_history(
+        &self,
+        filter: HashMap<String, Variant<'_>>,
+    ) -> zbus::Result<Vec<HashMap<String, OwnedVariant>>>;
+    fn list_baselines(&self) -> zbus::Result<Vec<HashMap<String, OwnedVariant>>>;
+    fn compare(
+        &self,
+        name: &str,
+        options: HashMap<&str, Variant<'_>>,
+    ) -> zbus::Result<HashMap<String, OwnedVariant>>;
+    #[zbus(allow_interactive_auth)]
+    fn save_baseline(&self, name: &str) -> zbus::Result<u32>;
+    fn tune_status(&self) -> zbus::Result<HashMap<String, OwnedVariant>>;
+    #[zbus(allow_interactive_auth)]
+    fn rollback(&self, interface: &str) -> zbus::Result<HashMap<String, OwnedVariant>>;
     #[zbus(signal)]
     fn link_added(&self, path: zbus::ObjectPath<'_>, name: &str) -> zbus::Result<()>;
     #[zbus(signal)]

@@ -24,15 +24,17 @@ pub enum Action {
     Persist,
     RunBenchmark,
     Tune,
+    SaveBaseline,
 }
 
 impl Action {
-    pub const ALL: [Action; 5] = [
+    pub const ALL: [Action; 6] = [
         Action::ApplySettings,
         Action::SetSysctl,
         Action::Persist,
         Action::RunBenchmark,
         Action::Tune,
+        Action::SaveBaseline,
     ];
 
     /// The polkit action id.
@@ -43,6 +45,7 @@ impl Action {
             Action::Persist => "org.hlctl.Daemon1.persist",
             Action::RunBenchmark => "org.hlctl.Daemon1.run-benchmark",
             Action::Tune => "org.hlctl.Daemon1.tune",
+            Action::SaveBaseline => "org.hlctl.Daemon1.save-baseline",
         }
     }
 
@@ -53,6 +56,7 @@ impl Action {
             Action::Persist => "persist settings across reboots",
             Action::RunBenchmark => "run benchmarks",
             Action::Tune => "tune the network",
+            Action::SaveBaseline => "save a baseline of the results",
         }
     }
 }

@@ -10,7 +10,6 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use tracing::{info, warn};
@@ -19,17 +18,18 @@ use zbus::object_server::SignalEmitter;
 use zbus::{Connection, OwnedObjectPath, OwnedVariant, interface};
 
 use super::auth::{self, Action, Caller};
-use super::state::{Claim, Daemon, JobInner, lock};
+use super::state::{Claim, Confirmation, Daemon, JobInner, lock};
 pub use super::state::{JobState, JobStatus};
 use crate::bench::progress::{Cancel, Progress, ProgressEvent};
 use crate::dbus::wire::error::{Error, Result};
 use crate::dbus::wire::headline;
+use crate::dbus::wire::job::job_path;
 
 /// The object path of job `id`.
 pub fn path(id: u64) -> OwnedObjectPath {
-    OwnedObjectPath::try_from(format!("{}/job/{id}", crate::dbus::wire::PATH)).unwrap_or_else(
-        |_| OwnedObjectPath::try_from(crate::dbus::wire::PATH).expect("static path"),
-    )
+    OwnedObjectPath::try_from(job_path(id)).unwrap_or_else(|_| {
+        OwnedObjectPath::try_from(crate::dbus::wire::PATH).expect("static path")
+    })
 }
 
 /// Progress reports from the work thread land here.
@@ -82,7 +82,8 @@ impl JobObject {
         self.job.kind.clone()
     }
 
-    /// `running`, `succeeded`, `failed` or `cancelled`.
+    /// `running`, `awaiting-confirmation` (a tune's kept changes wait for
+    /// `Confirm`), `succeeded`, `failed` or `cancelled`.
     #[zbus(property)]
     fn state(&self) -> String {
         self.job.status().as_str().to_string()
@@ -164,7 +165,7 @@ impl JobObject {
         } else {
             auth::authorize(conn, &hdr, &[Action::RunBenchmark], &self.job.kind).await?
         };
-        if self.job.status() == JobStatus::Running {
+        if self.job.status().is_active() {
             info!(job = self.job.id, caller_uid = %who.uid_text(), "job {} cancelled by its caller", self.job.id);
             self.job.cancel.cancel();
         }
@@ -191,7 +192,7 @@ impl JobObject {
                 self.job.id, self.job.kind
             )));
         };
-        flag.store(true, std::sync::atomic::Ordering::SeqCst);
+        flag.confirm();
         info!(job = self.job.id, caller_uid = %who.uid_text(), "job {} confirmed", self.job.id);
         Ok(())
     }
@@ -215,8 +216,8 @@ pub struct NewJob {
     pub detached: bool,
     /// A held link, released when the work ends.
     pub claim: Option<Claim>,
-    /// A tune's commit-confirm flag, set by `Job.Confirm`.
-    pub confirm: Option<Arc<AtomicBool>>,
+    /// A tune's commit-confirm handshake (`Job.Confirm`).
+    pub confirm: Option<Arc<Confirmation>>,
 }
 
 /// Register a job object and start `work` on a blocking thread.
@@ -291,6 +292,7 @@ async fn drive(
         .interface::<_, JobObject>(p.clone())
         .await
         .ok();
+    let mut announced = JobStatus::Running;
     let outcome = loop {
         tokio::select! {
             r = &mut task => break r,
@@ -298,6 +300,11 @@ async fn drive(
                 if let Some(iref) = &iref {
                     let obj = iref.get().await;
                     let e = iref.signal_emitter();
+                    let now = job.status();
+                    if now != announced {
+                        announced = now;
+                        let _ = obj.state_changed(e).await;
+                    }
                     let _ = obj.progress_changed(e).await;
                     let _ = obj.message_changed(e).await;
                 }
@@ -359,7 +366,7 @@ async fn drive(
 /// The caller `name` left the bus: cancel its running, attached jobs.
 pub fn owner_left(d: &Daemon, name: &str) {
     for job in lock(&d.jobs).values() {
-        if job.owner.sender == name && !job.detached && job.status() == JobStatus::Running {
+        if job.owner.sender == name && !job.detached && job.status().is_active() {
             info!(
                 job = job.id,
                 caller_uid = %job.owner.uid_text(),

@@ -12,8 +12,9 @@ use zbus::{Connection, ObjectPath, OwnedObjectPath, OwnedVariant, interface};
 
 use super::auth::{self, Action};
 use super::state::Daemon;
-use super::{bench, job, link};
+use super::{bench, job, link, records};
 use crate::dbus::wire::error::{Error, Result};
+use crate::dbus::wire::records::Dict;
 use crate::dbus::wire::settings::{self, MAX_ENTRIES, MAX_STR};
 use crate::problem::Problem;
 use crate::sysctl::{self, SysctlError};
@@ -337,6 +338,122 @@ impl Manager {
             confirm: Some(flag),
         };
         job::start(conn, &self.daemon, new, work).await
+    }
+
+    /// Diagnose as a job (the findings of `hlctl doctor`, read-only); open to
+    /// everyone, but measuring disks in `dirs` needs run-benchmark. Options
+    /// (defaults those of `hlctl doctor`): `interfaces` (as), `peer` (s:
+    /// HOST[:PORT]), `dirs` (as, absolute), `runs` (u, 1..=20), `stress_s`
+    /// (u, 0..=600), `disk_size_mib` (u, 0..=1048576), `time_s` (u, 1..=60),
+    /// `detached` (b). The job's result is the doctor's report; it is stored
+    /// in the history. Returns the job's path.
+    async fn doctor(
+        &self,
+        options: HashMap<String, OwnedVariant>,
+        #[zbus(header)] hdr: Header<'_>,
+        #[zbus(connection)] conn: &Connection,
+    ) -> Result<OwnedObjectPath> {
+        let p = crate::dbus::wire::doctor::DoctorParams::decode(&options)?;
+        let owner = if p.writes_files() {
+            auth::authorize(conn, &hdr, &[Action::RunBenchmark], "doctor --dir").await?
+        } else {
+            auth::caller(conn, &hdr).await?
+        };
+        let new = job::NewJob {
+            kind: "doctor".into(),
+            owner,
+            detached: p.detached,
+            claim: None,
+            confirm: None,
+        };
+        let work = super::doctor::prepare(p, self.daemon.opts.paths.clone());
+        job::start(conn, &self.daemon, new, work).await
+    }
+
+    /// Run the benchmark report (network to each peer, disk in each
+    /// directory, CPU) as a job (polkit `run-benchmark`). Options (defaults
+    /// those of `hlctl report`): `peers` (as, HOST[:PORT]), `dirs` (as,
+    /// absolute), `time_s` (u, 1..=60), `disk_size_mib` (u, 1..=1048576),
+    /// `bench_time_s` (u, 1..=600), `detached` (b). The job's result is the
+    /// report; it is stored in the history. Returns the job's path.
+    async fn report(
+        &self,
+        options: HashMap<String, OwnedVariant>,
+        #[zbus(header)] hdr: Header<'_>,
+        #[zbus(connection)] conn: &Connection,
+    ) -> Result<OwnedObjectPath> {
+        let p = crate::dbus::wire::report::ReportParams::decode(&options)?;
+        let owner = auth::authorize(conn, &hdr, &[Action::RunBenchmark], "report").await?;
+        let new = job::NewJob {
+            kind: "report".into(),
+            owner,
+            detached: p.detached,
+            claim: None,
+            confirm: None,
+        };
+        let work = super::report::prepare(p, self.daemon.opts.paths.clone());
+        job::start(conn, &self.daemon, new, work).await
+    }
+
+    /// Stored results, newest first; open to everyone. `filter`: `kind` (s:
+    /// net, disk, cpu, doctor, tune, report, check), `since` (x, Unix
+    /// seconds), `limit` (u, 1..=10000, default 50). Each row: `id` x, `ts` x,
+    /// `kind` s, `host` s, `kernel` s, `interface` s and `peer` s (when there
+    /// is one), `metrics` a(sssdb) (name, subject, value, unit, higher is
+    /// better), `settings` a{ss}, `result_json` s.
+    async fn list_history(&self, filter: HashMap<String, OwnedVariant>) -> Result<Vec<Dict>> {
+        records::list_history(&self.daemon, &filter).await
+    }
+
+    /// Saved baselines; open to everyone. Each: `name` s, `ts` x, `host` s,
+    /// `metrics` u.
+    async fn list_baselines(&self) -> Result<Vec<Dict>> {
+        records::list_baselines(&self.daemon).await
+    }
+
+    /// The latest results against baseline `name` ("" = the newest); open to
+    /// everyone. `options`: `threshold` (d, percent, 0..=1000, default 10).
+    /// Returns `baseline` s, `baseline_ts` x, `threshold_percent` d,
+    /// `regressions` u, `verdicts` a(ssss) (metric, subject, verdict, text),
+    /// `json` s (the whole comparison).
+    async fn compare(&self, name: &str, options: HashMap<String, OwnedVariant>) -> Result<Dict> {
+        check_strings("name", std::iter::once(name))?;
+        records::compare(&self.daemon, name, &options).await
+    }
+
+    /// Save the latest value of every metric as baseline `name`, replacing an
+    /// older one of that name (polkit `save-baseline`). Returns how many
+    /// metrics it holds.
+    async fn save_baseline(
+        &self,
+        name: &str,
+        #[zbus(header)] hdr: Header<'_>,
+        #[zbus(connection)] conn: &Connection,
+    ) -> Result<u32> {
+        check_strings("name", std::iter::once(name))?;
+        records::save_baseline(&self.daemon, conn, &hdr, name).await
+    }
+
+    /// Pending tune checkpoints with their deadlines and the last tune of each
+    /// interface; open to everyone. Returns `pending` u, `last_tunes` u,
+    /// `deadlines` a(ssx) (interface, tune id, deadline in Unix ms), `json` s
+    /// (the whole status).
+    async fn tune_status(&self) -> Result<Dict> {
+        records::tune_status(&self.daemon).await
+    }
+
+    /// Restore a pending tune's journal, else undo the last tune of
+    /// `interface` ("" = every interface) live and in the persisted files
+    /// (polkit `tune`). Returns `pending_restored` u, `undone` u, `failed` b,
+    /// `json` s (the whole report).
+    async fn rollback(
+        &self,
+        interface: &str,
+        #[zbus(header)] hdr: Header<'_>,
+        #[zbus(connection)] conn: &Connection,
+    ) -> Result<Dict> {
+        check_strings("interface", std::iter::once(interface))?;
+        records::rollback(&self.daemon, conn, &hdr, interface).await
     }
 
     /// A link appeared (hot-plug, new virtual device).

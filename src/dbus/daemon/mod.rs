@@ -12,6 +12,7 @@
 pub mod args;
 pub mod auth;
 pub mod bench;
+pub mod doctor;
 pub mod job;
 pub mod link;
 pub mod logging;
@@ -20,6 +21,8 @@ pub(crate) mod memory;
 pub mod monitor;
 pub mod notify;
 pub mod reapply;
+pub mod records;
+pub mod report;
 pub mod service;
 pub mod state;
 pub mod tune;

@@ -150,7 +150,7 @@ async fn serve(bus: Bus, opts: Options) -> Result<(), ServiceError> {
         j.cancel.cancel();
     }
     let deadline = Instant::now() + Duration::from_secs(3);
-    while Instant::now() < deadline && jobs.iter().any(|j| j.status() == job::JobStatus::Running) {
+    while Instant::now() < deadline && jobs.iter().any(|j| j.status().is_active()) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     if lost {

@@ -10,9 +10,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
 use crate::bench::progress::Cancel;
+pub use crate::dbus::wire::job::JobStatus;
 use crate::nic::error::NicError;
 use crate::nic::model::Interface;
 use crate::nic::netlink::Netlink;
@@ -201,24 +200,31 @@ pub fn settings_only(i: &Interface) -> Interface {
     }
 }
 
-/// A job's life: `running` → `succeeded` | `failed` | `cancelled`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum JobStatus {
-    Running,
-    Succeeded,
-    Failed,
-    Cancelled,
+/// A tune's commit-confirm handshake: the work says it waits (the job's state
+/// becomes `awaiting-confirmation`), `Job.Confirm` sets the flag.
+#[derive(Debug, Default)]
+pub struct Confirmation {
+    awaiting: AtomicBool,
+    confirmed: AtomicBool,
 }
 
-impl JobStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            JobStatus::Running => "running",
-            JobStatus::Succeeded => "succeeded",
-            JobStatus::Failed => "failed",
-            JobStatus::Cancelled => "cancelled",
-        }
+impl Confirmation {
+    /// The work starts or stops waiting for `Job.Confirm`.
+    pub fn set_awaiting(&self, on: bool) {
+        self.awaiting.store(on, Ordering::SeqCst);
+    }
+
+    pub fn is_awaiting(&self) -> bool {
+        self.awaiting.load(Ordering::SeqCst)
+    }
+
+    /// `Job.Confirm` came.
+    pub fn confirm(&self) {
+        self.confirmed.store(true, Ordering::SeqCst);
+    }
+
+    pub fn is_confirmed(&self) -> bool {
+        self.confirmed.load(Ordering::SeqCst)
     }
 }
 
@@ -237,15 +243,23 @@ pub struct JobState {
     pub owner: Caller,
     pub detached: bool,
     pub cancel: Cancel,
-    /// A tune's commit-confirm flag, set by `Job.Confirm`; `None` for a job
-    /// with nothing to confirm.
-    pub confirm: Option<Arc<AtomicBool>>,
+    /// A tune's commit-confirm handshake; `None` for a job with nothing to
+    /// confirm.
+    pub confirm: Option<Arc<Confirmation>>,
     pub(super) inner: Mutex<JobInner>,
     pub(super) changed: tokio::sync::Notify,
 }
 
 impl JobState {
+    /// The job's state; a running job whose work waits for `Job.Confirm` is
+    /// `awaiting-confirmation`.
     pub fn status(&self) -> JobStatus {
-        lock(&self.inner).status
+        let s = lock(&self.inner).status;
+        let awaiting = self.confirm.as_ref().is_some_and(|c| c.is_awaiting());
+        if s == JobStatus::Running && awaiting {
+            JobStatus::AwaitingConfirmation
+        } else {
+            s
+        }
     }
 }

@@ -6,14 +6,13 @@
 //! and at start the daemon restores journals left by a crash.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use tracing::{info, warn};
 
 use super::job::{Failure, Work};
+use super::state::Confirmation;
 use crate::bench::progress::{Cancel, ProgressEvent};
-use crate::dbus::wire::AWAITING;
 use crate::dbus::wire::error::{Error, Result};
 use crate::paths::Paths;
 use crate::tune::checkpoint;
@@ -28,27 +27,34 @@ pub fn parse(params: &str) -> Result<TuneParams> {
     Ok(p)
 }
 
-/// The job's work, and the flag `Job.Confirm` sets.
-pub fn prepare(p: TuneParams, paths: Paths) -> (Work, Arc<AtomicBool>) {
-    let flag = Arc::new(AtomicBool::new(false));
+/// The job's work, and its commit-confirm handshake (`Job.Confirm`).
+pub fn prepare(p: TuneParams, paths: Paths) -> (Work, Arc<Confirmation>) {
+    let flag = Arc::new(Confirmation::default());
     let f = flag.clone();
     let work: Work = Box::new(move |progress, cancel| {
         let timeout = Duration::from_secs(p.confirm_timeout_s.unwrap_or(60));
         let mut confirm = |_: &crate::tune::TuneReport| {
             let until = Instant::now() + timeout;
-            while Instant::now() < until && !cancel.is_cancelled() {
-                if f.load(Ordering::SeqCst) {
-                    return true;
+            f.set_awaiting(true);
+            let confirmed = loop {
+                if f.is_confirmed() {
+                    break true;
+                }
+                if Instant::now() >= until || cancel.is_cancelled() {
+                    break false;
                 }
                 let left = until.saturating_duration_since(Instant::now()).as_secs();
                 progress.report(ProgressEvent {
                     fraction: 0.99,
-                    message: format!("{AWAITING} ({left} s left)"),
+                    message: format!("awaiting confirmation ({left} s left)"),
                 });
                 std::thread::sleep(Duration::from_millis(200));
+            };
+            f.set_awaiting(false);
+            if !confirmed {
+                warn!(interface = %p.interface, "tune not confirmed within {} s: rolling back", timeout.as_secs());
             }
-            warn!(interface = %p.interface, "tune not confirmed within {} s: rolling back", timeout.as_secs());
-            false
+            confirmed
         };
         let r = crate::tune::session::tune(&p, &paths, progress, cancel, &mut confirm);
         match r {

@@ -5,6 +5,7 @@
 
 use zbus::DBusError;
 
+use crate::history::HistoryError;
 use crate::nic::error::NicError;
 use crate::sysctl::SysctlError;
 
@@ -48,6 +49,17 @@ impl From<SysctlError> for Error {
     fn from(e: SysctlError) -> Self {
         match e {
             SysctlError::Invalid(_) => Error::InvalidArgument(e.to_string()),
+            _ => Error::Failed(e.to_string()),
+        }
+    }
+}
+
+impl From<HistoryError> for Error {
+    fn from(e: HistoryError) -> Self {
+        match e {
+            HistoryError::Invalid { .. }
+            | HistoryError::NoBaseline(_)
+            | HistoryError::NoBaselines => Error::InvalidArgument(e.to_string()),
             _ => Error::Failed(e.to_string()),
         }
     }

@@ -1,15 +1,19 @@
 //! What hlctld and hlctl share on the bus: the names and paths below,
 //! [`error`] (typed `org.hlctl.Daemon1.Error.*`), [`settings`] (the `a{sv}`
 //! wire form of a change set and of method options), [`bench`] (the
-//! benchmark parameter types) and the typed values: [`typed`] (a link's
-//! settings groups), [`set_rows`] (`ApplyChanges`' rows and summary),
-//! [`params`] (`StartBenchmark`'s `a{sv}` parameters), [`headline`] (a job's
-//! typed result).
+//! benchmark parameter types), [`job`] (job paths and states) and the typed
+//! values: [`typed`] (a link's settings groups), [`set_rows`] (`ApplyChanges`'
+//! rows and summary), [`params`] (`StartBenchmark`'s `a{sv}` parameters),
+//! [`headline`] (a job's typed result).
 
 pub mod bench;
+pub mod doctor;
 pub mod error;
 pub mod headline;
+pub mod job;
 pub mod params;
+pub mod records;
+pub mod report;
 pub mod set_rows;
 pub mod settings;
 pub mod typed;
@@ -21,9 +25,6 @@ pub const PATH: &str = "/org/hlctl/Daemon1";
 pub const MANAGER_IFACE: &str = "org.hlctl.Daemon1.Manager";
 pub const LINK_IFACE: &str = "org.hlctl.Daemon1.Link";
 pub const JOB_IFACE: &str = "org.hlctl.Daemon1.Job";
-
-/// The message a tune job shows while its kept changes wait for `Job.Confirm`.
-pub const AWAITING: &str = "awaiting confirmation";
 
 /// Poll a stream for its next item (no extra stream-combinator crate needed).
 pub async fn next<S: futures_core::Stream + Unpin>(s: &mut S) -> Option<S::Item> {

@@ -297,6 +297,37 @@ pub fn decode_flags(
     if p.is_empty() { Ok(out) } else { Err(p) }
 }
 
+/// A `u` option that must lie in `lo..=hi`.
+pub fn as_u32_in(key: &str, v: &Variant<'_>, lo: u32, hi: u32) -> Result<u32, Problem> {
+    let n = as_u32(key, v)?;
+    if (lo..=hi).contains(&n) {
+        Ok(n)
+    } else {
+        Err(Problem::new(
+            format!("option {key}"),
+            Some(&n.to_string()),
+            format!("allowed {lo}..={hi}"),
+        ))
+    }
+}
+
+/// An `as` option of bounded size.
+pub fn as_string_list(key: &str, v: &Variant<'_>) -> Result<Vec<String>, Problem> {
+    let list = <Vec<String>>::try_from(
+        v.try_clone()
+            .map_err(|e| Problem::new(format!("option {key}"), None, e.to_string()))?,
+    )
+    .map_err(|_| Problem::new(format!("option {key}"), None, "expected D-Bus type as"))?;
+    if list.len() > MAX_ENTRIES || list.iter().any(|s| s.len() > MAX_STR) {
+        return Err(Problem::new(
+            format!("option {key}"),
+            None,
+            format!("at most {MAX_ENTRIES} strings of at most {MAX_STR} bytes"),
+        ));
+    }
+    Ok(list)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,5 +1,6 @@
-//! The measurements the doctor, the tuner and `report` use, built from the
-//! benchmark library.
+//! The measurements the doctor, the tuner, `report` and `check` use, built
+//! from the benchmark library, run in hlctl or in hlctld; and the history row
+//! of a report.
 
 use crate::bench::progress::{Cancel, NoProgress};
 use crate::path::Peer;
@@ -66,4 +67,61 @@ pub fn settings_snapshot(
         }
     }
     crate::history::settings::snapshot(&list, &crate::doctor::gather::sysctls(paths))
+}
+
+/// The history row of a benchmark report, with the settings of its interfaces.
+pub fn report_row(
+    paths: &crate::paths::Paths,
+    r: &crate::report::Report,
+) -> crate::history::NewResult {
+    let ifaces: Vec<String> = r
+        .network
+        .iter()
+        .filter_map(|n| n.interface.clone())
+        .collect();
+    crate::history::NewResult {
+        kind: crate::history::Kind::Report,
+        host: r.host.clone(),
+        interface: ifaces.first().cloned(),
+        peer: r.network.first().map(|n| n.peer.clone()),
+        settings: settings_snapshot(paths, &ifaces),
+        result: serde_json::to_value(r).unwrap_or_default(),
+        metrics: r.metrics(),
+        ts: Some(r.timestamp),
+    }
+}
+
+/// How long and how much `hlctl report` measures.
+#[derive(Clone, Copy, Debug)]
+pub struct ReportSpan {
+    /// Seconds per network run.
+    pub time_s: u32,
+    /// Bytes written and read per disk.
+    pub disk_size: u64,
+    /// Seconds for the random-read disk run and for each CPU run.
+    pub bench_time_s: u64,
+}
+
+/// The benchmark report: network to each peer, disk in each directory, CPU.
+pub fn run_report(
+    peers: &[Peer],
+    dirs: &[String],
+    span: ReportSpan,
+    progress: &dyn crate::bench::progress::Progress,
+    cancel: &Cancel,
+) -> crate::report::Report {
+    let net = move |p: &Peer| for_peer(p, span.time_s);
+    let disk = move |d: &str, c: &Cancel| disk(d, span.disk_size, span.bench_time_s, c);
+    let cpu = move |t: u32, c: &Cancel| cpu(t, span.bench_time_s, c);
+    crate::report::run(
+        peers,
+        dirs,
+        &crate::report::Benches {
+            net: &net,
+            disk: &disk,
+            cpu: &cpu,
+        },
+        progress,
+        cancel,
+    )
 }

@@ -1,0 +1,172 @@
+//! Where the verbs that read what hlctl keeps (history, baselines, compare,
+//! status) or change it (baseline save, rollback) do their work: through
+//! hlctld for an unprivileged user (reads open to everyone, changes through
+//! polkit) or when `--bus` names a bus; in this process for root (and with
+//! `--local`). Both paths return the same types, so output and exit codes do
+//! not depend on the path. `hlctl doctor` picks its path the same way.
+
+use std::collections::HashMap;
+
+use zbus::Variant;
+
+use super::args::Global;
+use super::backend::{Backend, CliError};
+use super::exit;
+use super::remote::{Remote, remote_error};
+use crate::dbus::wire::error::Error as WireError;
+use crate::dbus::wire::records::{self, HistoryFilter};
+use crate::history::compare::{BaselineInfo, Comparison};
+use crate::history::store::StoredResult;
+use crate::history::{History, HistoryError, Kind};
+use crate::host::HostInfo;
+use crate::paths::Paths;
+use crate::tune::rollback::RollbackReport;
+use crate::tune::status::Status;
+
+enum Where {
+    Local(Paths),
+    Bus(Remote),
+}
+
+fn select(global: &Global) -> Result<Where, CliError> {
+    Ok(match remote(global)? {
+        Some(r) => Where::Bus(r),
+        None => Where::Local(global.paths()),
+    })
+}
+
+/// hlctld for an unprivileged user or when `--bus` names a bus; `None`: work
+/// in this process (root, `--local`, or root when the daemon is unreachable).
+pub fn remote(global: &Global) -> Result<Option<Remote>, CliError> {
+    let root = nix::unistd::Uid::effective().is_root();
+    if root && !global.local && global.bus.is_none() {
+        return Ok(None);
+    }
+    Ok(match Backend::select(global)? {
+        Backend::Local { .. } => None,
+        Backend::Bus(r) => Some(r),
+    })
+}
+
+/// The exit code of a history failure: the caller's mistake (2) or not (1).
+pub fn history_code(e: &HistoryError) -> i32 {
+    match e {
+        HistoryError::Invalid { .. } | HistoryError::NoBaseline(_) | HistoryError::NoBaselines => {
+            exit::INVALID
+        }
+        _ => exit::FAILED,
+    }
+}
+
+fn local_err(e: HistoryError) -> CliError {
+    CliError::new(e.to_string(), history_code(&e))
+}
+
+fn wire_err(e: WireError) -> CliError {
+    match e {
+        WireError::InvalidArgument(m) => CliError::new(m, exit::INVALID),
+        WireError::Failed(m) => CliError::new(m, exit::FAILED),
+        other => CliError::new(format!("{other:?}"), exit::FAILED),
+    }
+}
+
+fn open(paths: &Paths) -> Result<History, CliError> {
+    History::open(&paths.state_dir).map_err(local_err)
+}
+
+/// `hlctl history`: stored results, newest first.
+pub fn history(global: &Global, filter: HistoryFilter) -> Result<Vec<StoredResult>, CliError> {
+    match select(global)? {
+        Where::Local(p) => open(&p)?
+            .list(filter.kind, filter.since, filter.limit)
+            .map_err(local_err),
+        Where::Bus(r) => {
+            let rows =
+                r.rt.block_on(r.manager.list_history(filter.encode()))
+                    .map_err(remote_error)?;
+            rows.iter()
+                .map(|m| records::decode_row(m).map_err(wire_err))
+                .collect()
+        }
+    }
+}
+
+/// `hlctl baseline list`.
+pub fn baselines(global: &Global) -> Result<Vec<BaselineInfo>, CliError> {
+    match select(global)? {
+        Where::Local(p) => open(&p)?.baselines().map_err(local_err),
+        Where::Bus(r) => {
+            let rows =
+                r.rt.block_on(r.manager.list_baselines())
+                    .map_err(remote_error)?;
+            rows.iter()
+                .map(|m| records::decode_baseline(m).map_err(wire_err))
+                .collect()
+        }
+    }
+}
+
+/// `hlctl baseline save NAME`: how many metrics it holds.
+pub fn save_baseline(global: &Global, name: &str) -> Result<usize, CliError> {
+    match select(global)? {
+        Where::Local(p) => open(&p)?
+            .save_baseline(name, &HostInfo::current())
+            .map_err(local_err),
+        Where::Bus(r) => {
+            r.rt.block_on(r.manager.save_baseline(name))
+                .map(|n| n as usize)
+                .map_err(remote_error)
+        }
+    }
+}
+
+/// `hlctl compare [NAME]`.
+pub fn compare(
+    global: &Global,
+    name: Option<&str>,
+    threshold: f64,
+) -> Result<Comparison, CliError> {
+    match select(global)? {
+        Where::Local(p) => open(&p)?.compare(name, threshold).map_err(local_err),
+        Where::Bus(r) => {
+            let mut opts: HashMap<&str, Variant<'_>> = HashMap::new();
+            opts.insert("threshold", Variant::F64(threshold));
+            let m =
+                r.rt.block_on(r.manager.compare(name.unwrap_or(""), opts))
+                    .map_err(remote_error)?;
+            records::decode_comparison(&m).map_err(wire_err)
+        }
+    }
+}
+
+/// `hlctl status`.
+pub fn status(global: &Global) -> Result<Status, CliError> {
+    match select(global)? {
+        Where::Local(p) => Ok(crate::tune::status::status(&p)),
+        Where::Bus(r) => {
+            let m =
+                r.rt.block_on(r.manager.tune_status())
+                    .map_err(remote_error)?;
+            records::decode_status(&m).map_err(wire_err)
+        }
+    }
+}
+
+/// `hlctl rollback [IFACE]`.
+pub fn rollback(global: &Global, iface: Option<&str>) -> Result<RollbackReport, CliError> {
+    match select(global)? {
+        Where::Local(p) => crate::tune::rollback::rollback(&p, iface)
+            .map_err(|e| CliError::new(e.to_string(), exit::FAILED)),
+        Where::Bus(r) => {
+            let m =
+                r.rt.block_on(r.manager.rollback(iface.unwrap_or("")))
+                    .map_err(remote_error)?;
+            records::decode_rollback(&m).map_err(wire_err)
+        }
+    }
+}
+
+/// The `--kind` of `hlctl history`, checked.
+pub fn kind(s: Option<&str>) -> Result<Option<Kind>, CliError> {
+    s.map(Kind::parse).transpose().map_err(local_err)
+}

@@ -1,0 +1,108 @@
+//! `Manager.Doctor`'s options (`a{sv}`), as both sides spell them:
+//! `interfaces` as, `peer` s (HOST, HOST:PORT or [IPv6]:PORT), `dirs` as
+//! (absolute), `runs` u (1..=20, default 1), `stress_s` u (0..=600, default
+//! 3), `disk_size_mib` u (0..=1048576, default 256), `time_s` u (1..=60,
+//! default 2), `detached` b. The defaults are those of `hlctl doctor`.
+
+use zbus::Variant;
+
+use super::error::{Error, Result};
+use super::records::{Dict, OwnedDict};
+use super::settings;
+use crate::path::Peer;
+use crate::problem::{Problem, join};
+
+/// What `hlctl doctor` asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DoctorParams {
+    pub interfaces: Vec<String>,
+    pub peer: Option<String>,
+    pub dirs: Vec<String>,
+    pub runs: u32,
+    pub stress_s: u32,
+    pub disk_size_mib: u32,
+    pub time_s: u32,
+    pub detached: bool,
+}
+
+impl Default for DoctorParams {
+    fn default() -> Self {
+        DoctorParams {
+            interfaces: Vec::new(),
+            peer: None,
+            dirs: Vec::new(),
+            runs: 1,
+            stress_s: 3,
+            disk_size_mib: 256,
+            time_s: 2,
+            detached: false,
+        }
+    }
+}
+
+impl DoctorParams {
+    pub fn encode(&self) -> Dict {
+        let mut m = Dict::new();
+        m.insert("interfaces".into(), Variant::from(self.interfaces.clone()));
+        if let Some(p) = &self.peer {
+            m.insert("peer".into(), Variant::from(p.clone()));
+        }
+        m.insert("dirs".into(), Variant::from(self.dirs.clone()));
+        m.insert("runs".into(), Variant::U32(self.runs));
+        m.insert("stress_s".into(), Variant::U32(self.stress_s));
+        m.insert("disk_size_mib".into(), Variant::U32(self.disk_size_mib));
+        m.insert("time_s".into(), Variant::U32(self.time_s));
+        m.insert("detached".into(), Variant::Bool(self.detached));
+        m
+    }
+
+    /// Decode strictly; every problem is reported at once, naming the option
+    /// and what is allowed.
+    pub fn decode(m: &OwnedDict) -> Result<DoctorParams> {
+        let mut p = DoctorParams::default();
+        let mut problems = Vec::new();
+        for (k, v) in m {
+            let r = match k.as_str() {
+                "interfaces" => settings::as_string_list(k, v).map(|x| p.interfaces = x),
+                "dirs" => settings::as_string_list(k, v).map(|x| p.dirs = x),
+                "peer" => settings::as_str(k, v).map(|x| p.peer = Some(x)),
+                "runs" => settings::as_u32_in(k, v, 1, 20).map(|x| p.runs = x),
+                "stress_s" => settings::as_u32_in(k, v, 0, 600).map(|x| p.stress_s = x),
+                "disk_size_mib" => {
+                    settings::as_u32_in(k, v, 0, 1_048_576).map(|x| p.disk_size_mib = x)
+                }
+                "time_s" => settings::as_u32_in(k, v, 1, 60).map(|x| p.time_s = x),
+                "detached" => settings::as_bool(k, v).map(|x| p.detached = x),
+                other => Err(Problem::new(
+                    format!("option {}", other.chars().take(64).collect::<String>()),
+                    None,
+                    "unknown option: allowed interfaces (as), peer (s), dirs (as), runs (u), \
+                     stress_s (u), disk_size_mib (u), time_s (u), detached (b)",
+                )),
+            };
+            if let Err(e) = r {
+                problems.push(e);
+            }
+        }
+        if let Some(peer) = &p.peer
+            && let Err(e) = Peer::parse(peer)
+        {
+            problems.push(Problem::new("option peer", Some(peer), e));
+        }
+        for d in &p.dirs {
+            if !d.starts_with('/') {
+                problems.push(Problem::new("option dirs", Some(d), "an absolute path"));
+            }
+        }
+        if problems.is_empty() {
+            Ok(p)
+        } else {
+            Err(Error::InvalidArgument(join(&problems)))
+        }
+    }
+
+    /// Whether it writes into directories (the disk measurement).
+    pub fn writes_files(&self) -> bool {
+        !self.dirs.is_empty() && self.disk_size_mib > 0
+    }
+}
