@@ -144,6 +144,26 @@ impl Lab {
             "StartBenchmark",
             &(kind, params, opts),
         );
+        self.finished(kind, r)
+    }
+
+    /// Start a Manager job that takes one `a{sv}` (Doctor, Report) and wait
+    /// for it to end; its typed result.
+    fn manager_job(
+        &self,
+        method: &str,
+        options: HashMap<&str, zbus::Variant<'_>>,
+    ) -> (String, HashMap<String, OwnedVariant>, Value) {
+        let r = self.call("/org/hlctl/Daemon1", MANAGER, method, &(options,));
+        self.finished(method, r)
+    }
+
+    /// Wait for the job whose path `r` returned to end; (state, Result, ResultJson).
+    fn finished(
+        &self,
+        kind: &str,
+        r: zbus::Message,
+    ) -> (String, HashMap<String, OwnedVariant>, Value) {
         let job = r
             .body()
             .deserialize::<zbus::OwnedObjectPath>()
@@ -611,6 +631,34 @@ fn every_documented_key_is_produced_and_none_undocumented() {
         add("Result", &section, produced(&OwnedVariant::from(result)));
     }
     drop(server);
+    // Job.Result of the doctor and of a report (CPU only: no peer, no dir).
+    let mut doctor: HashMap<&str, zbus::Variant<'_>> = HashMap::new();
+    doctor.insert("interfaces", zbus::Variant::from(vec![lab.a.as_str()]));
+    let (state, result, json) = lab.manager_job("Doctor", doctor);
+    assert_eq!(state, "succeeded", "doctor: {json}\n{}", lab.daemon.log());
+    let findings: Vec<(String, String, String, String)> =
+        result["findings"].try_clone().unwrap().try_into().unwrap();
+    assert_eq!(findings.len(), json["findings"].as_array().unwrap().len());
+    assert_eq!(
+        u32::try_from(&result["passed"]).unwrap() as usize,
+        json["passed"].as_array().unwrap().len()
+    );
+    add("Result", "doctor", produced(&OwnedVariant::from(result)));
+    let mut report: HashMap<&str, zbus::Variant<'_>> = HashMap::new();
+    report.insert("bench_time_s", zbus::Variant::U32(1));
+    let (state, result, json) = lab.manager_job("Report", report);
+    assert_eq!(state, "succeeded", "report: {json}\n{}", lab.daemon.log());
+    let figures: Vec<(String, String, String, f64, String)> =
+        result["figures"].try_clone().unwrap().try_into().unwrap();
+    let cpu_figures: usize = json["cpu"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["figures"].as_array().map_or(0, Vec::len))
+        .sum();
+    assert!(cpu_figures > 0, "{json}");
+    assert_eq!(figures.len(), cpu_figures);
+    add("Result", "report", produced(&OwnedVariant::from(result)));
 
     // Nothing produced is undocumented, with the documented type.
     for ((member, section), keys) in &seen {

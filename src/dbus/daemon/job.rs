@@ -115,13 +115,18 @@ impl JobObject {
     /// latency_p99_9_us d, latency_max_us d, total_ios t.
     /// Keys[benchmark:stress]: verdict s, reasons as, duration_s d, cancelled b.
     /// Keys[tune]: outcome s, interface s, kept u, reverted u, findings a(ssss).
+    /// Keys[doctor]: findings a(ssss), passed u, not_checked u.
+    /// Keys[report]: network a(sdd), figures a(sssds).
     /// Keys[failure]: error s, class s.
     /// (bps: bits per second the receiver got in the main direction;
     /// reverse_bps: the other direction of a bidir test, else 0; retransmits:
     /// 0 when unknown, as for UDP; latency in ms per event or in µs per I/O;
     /// scaling: events/s with N threads over 1 thread, 0 when not measured;
     /// kept, reverted: candidates; findings: (id, severity, interface,
-    /// title); class: invalid, not_permitted or failed.)
+    /// title); passed, not_checked: how many checks; network: (peer,
+    /// upload bps, download bps, 0 when not measured); figures: (disk or cpu,
+    /// directory or single/multi, figure, value, unit); class: invalid,
+    /// not_permitted or failed.)
     #[zbus(property)]
     fn result(&self) -> HashMap<String, OwnedVariant> {
         let json = lock(&self.job.inner).result.clone();

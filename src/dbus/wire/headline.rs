@@ -75,6 +75,15 @@ pub const KEYS: &[(&str, &[(&str, &str)])] = &[
             ("findings", "a(ssss)"),
         ],
     ),
+    (
+        "doctor",
+        &[
+            ("findings", "a(ssss)"),
+            ("passed", "u"),
+            ("not_checked", "u"),
+        ],
+    ),
+    ("report", &[("network", "a(sdd)"), ("figures", "a(sssds)")]),
     ("failure", &[("error", "s"), ("class", "s")]),
 ];
 
@@ -115,6 +124,48 @@ fn findings(v: &Value) -> Vec<(String, String, String, String)> {
             )
         })
         .collect()
+}
+
+/// The length of the array at `key` (0 when absent).
+fn count(v: &Value, key: &str) -> u32 {
+    let n = v.get(key).and_then(Value::as_array).map_or(0, Vec::len);
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// (peer, upload bps, download bps) of every network entry of a report; 0
+/// for a direction not measured.
+fn network(v: &Value) -> Vec<(String, f64, f64)> {
+    v.get("network")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|x| (s(x, "peer"), f(x, &["upload_bps"]), f(x, &["download_bps"])))
+        .collect()
+}
+
+/// (part, subject, name, value, unit) of every disk and CPU figure of a
+/// report.
+fn figures(v: &Value) -> Vec<(String, String, String, f64, String)> {
+    let mut out = Vec::new();
+    for part in ["disk", "cpu"] {
+        for entry in v.get(part).and_then(Value::as_array).into_iter().flatten() {
+            for fig in entry
+                .get("figures")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                out.push((
+                    part.to_string(),
+                    s(entry, "subject"),
+                    s(fig, "name"),
+                    f(fig, &["value"]),
+                    s(fig, "unit"),
+                ));
+            }
+        }
+    }
+    out
 }
 
 fn steps(v: &Value, status: &str) -> u32 {
@@ -209,6 +260,15 @@ pub fn headline(kind: &str, result: &Value) -> HashMap<String, OwnedVariant> {
             ("reverted", owned(steps(v, "reverted"))),
             ("findings", owned(findings(v))),
         ],
+        "doctor" => vec![
+            ("findings", owned(findings(v))),
+            ("passed", owned(count(v, "passed"))),
+            ("not_checked", owned(count(v, "not_checked"))),
+        ],
+        "report" => vec![
+            ("network", owned(network(v))),
+            ("figures", owned(figures(v))),
+        ],
         "failure" => vec![
             ("error", owned(s(v, "error"))),
             ("class", owned(s(v, "class"))),
@@ -263,8 +323,22 @@ mod tests {
         assert_eq!(keys(&failed), listed("failure"));
         assert_eq!(<&str>::try_from(&failed["class"]).unwrap(), "invalid");
         assert!(headline("nosuch:kind", &json!({"x": 1})).is_empty());
+        let doctor = json!({"findings": [{"id": "link-half-duplex", "severity": "critical",
+            "interface": "eth0", "title": "t"}], "passed": [{}, {}], "not_checked": []});
+        let h = headline("doctor", &doctor);
+        assert_eq!(keys(&h), listed("doctor"));
+        assert_eq!(u32::try_from(&h["passed"]).unwrap(), 2);
+        let report = json!({"network": [{"peer": "nas", "upload_bps": 9.4e8, "download_bps": null}],
+            "disk": [{"subject": "/srv", "figures": [{"name": "seq write", "value": 400.0, "unit": "MB/s"}]}],
+            "cpu": [{"subject": "single", "figures": [{"name": "events/s", "value": 4700.0, "unit": "events/s"}]}]});
+        let h = headline("report", &report);
+        assert_eq!(keys(&h), listed("report"));
+        let figs: Vec<(String, String, String, f64, String)> =
+            h["figures"].try_clone().unwrap().try_into().unwrap();
+        assert_eq!(figs.len(), 2);
+        assert_eq!(figs[1].3, 4700.0);
         for (section, _) in KEYS {
-            if *section != "failure" && *section != "tune" {
+            if !["failure", "tune", "doctor", "report"].contains(section) {
                 assert_eq!(keys(&headline(section, &json!({}))), listed(section));
             }
         }
