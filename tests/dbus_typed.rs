@@ -578,6 +578,54 @@ fn every_documented_key_is_produced_and_none_undocumented() {
         "summary",
         produced(&OwnedVariant::from(summary)),
     );
+    // SetSysctl's rows and summary (a dry run changes nothing), and
+    // ShowSysctl's rows, against the kernel's own files.
+    let mut o: HashMap<&str, zbus::Variant<'_>> = HashMap::new();
+    o.insert("dry_run", zbus::Variant::Bool(true));
+    let r = lab.call(
+        "/org/hlctl/Daemon1",
+        MANAGER,
+        "SetSysctl",
+        &(vec![("net.ipv4.tcp_sack", "1")], o),
+    );
+    let (rows, summary): (
+        Vec<hlctl::dbus::wire::sysctl::SetRow>,
+        HashMap<String, OwnedVariant>,
+    ) = r.body().deserialize().unwrap();
+    let in_ns = |key: &str| -> Option<String> {
+        let file = format!("/proc/sys/{}", key.replace('.', "/"));
+        let out = lab.ns.exec_raw(&["cat", &file]);
+        out.status.success().then(|| {
+            // hlctl shows a vector's fields separated by one space.
+            let text = String::from_utf8_lossy(&out.stdout);
+            text.split_whitespace().collect::<Vec<_>>().join(" ")
+        })
+    };
+    let sack = in_ns("net.ipv4.tcp_sack").unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(
+        (rows[0].0.as_str(), rows[0].1.as_str(), rows[0].3.as_str()),
+        ("net.ipv4.tcp_sack", sack.as_str(), ""),
+        "a dry run reads before and leaves after empty"
+    );
+    assert!(bool::try_from(&summary["dry_run"]).unwrap());
+    add(
+        "SetSysctl",
+        "summary",
+        produced(&OwnedVariant::from(summary)),
+    );
+    // The tuning set (no keys), each row as the namespace's /proc/sys has it
+    // (a global-only key is absent from a namespace: exists false, value "").
+    let no_keys: Vec<&str> = Vec::new();
+    let r = lab.call("/org/hlctl/Daemon1", MANAGER, "ShowSysctl", &(no_keys,));
+    let shown: Vec<hlctl::dbus::wire::sysctl::ShowRow> = r.body().deserialize().unwrap();
+    assert!(shown.len() >= 5, "{shown:?}");
+    for (key, exists, value) in &shown {
+        match in_ns(key) {
+            Some(v) => assert_eq!((*exists, value.as_str()), (true, v.as_str()), "{key}"),
+            None => assert_eq!((*exists, value.as_str()), (false, ""), "{key}"),
+        }
+    }
     // Job.Result of every benchmark kind, and of a job that failed.
     let server = common::lab::iperf3_server_in(&lab.ns, &lab.ns, "127.0.0.1");
     let mut net: HashMap<&str, zbus::Variant<'_>> = HashMap::new();

@@ -215,29 +215,12 @@ impl Remote {
     }
 
     pub fn sysctl_show(&self, keys: &[String]) -> Result<Vec<sysctl::Entry>, CliError> {
-        #[derive(Deserialize)]
-        struct E {
-            key: String,
-            value: Option<String>,
-        }
-        #[derive(Deserialize)]
-        struct R {
-            sysctls: Vec<E>,
-        }
         let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-        let json = self
+        let rows = self
             .rt
             .block_on(self.manager.show_sysctl(&keys))
             .map_err(remote_error)?;
-        let r: R = decode(&json)?;
-        Ok(r.sysctls
-            .into_iter()
-            .map(|e| sysctl::Entry {
-                about: sysctl::keys::lookup(&e.key).map(|k| k.about),
-                key: e.key,
-                value: e.value,
-            })
-            .collect())
+        Ok(crate::dbus::wire::sysctl::decode_show(rows))
     }
 
     pub fn sysctl_set(
@@ -253,11 +236,16 @@ impl Remote {
         let mut opts: HashMap<&str, Variant<'_>> = HashMap::new();
         opts.insert("dry_run", Variant::Bool(dry_run));
         opts.insert("persist", Variant::Bool(persist));
-        let json = self
+        let (rows, summary) = self
             .rt
             .block_on(self.manager.set_sysctl(&pairs, opts))
             .map_err(remote_error)?;
-        decode(&json)
+        crate::dbus::wire::sysctl::decode_set(rows, &summary).map_err(|e| {
+            CliError::new(
+                format!("hlctld sent a SetSysctl reply this hlctl cannot read: {e}"),
+                exit::FAILED,
+            )
+        })
     }
 }
 

@@ -10,7 +10,7 @@ use super::{Change, SysctlError};
 use crate::paths::Paths;
 
 /// The result of a sysctl change request.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SetReply {
     pub dry_run: bool,
     pub changes: Vec<Change>,

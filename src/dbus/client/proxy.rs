@@ -21,13 +21,16 @@ pub trait Manager {
     #[zbus(property)]
     fn sysctl_tuning_set(&self) -> zbus::Result<HashMap<String, String>>;
     fn get_link(&self, name: &str) -> zbus::Result<OwnedObjectPath>;
-    fn show_sysctl(&self, keys: &[&str]) -> zbus::Result<String>;
+    fn show_sysctl(&self, keys: &[&str]) -> zbus::Result<Vec<crate::dbus::wire::sysctl::ShowRow>>;
     #[zbus(allow_interactive_auth)]
     fn set_sysctl(
         &self,
         values: &[(&str, &str)],
         options: HashMap<&str, Variant<'_>>,
-    ) -> zbus::Result<String>;
+    ) -> zbus::Result<(
+        Vec<crate::dbus::wire::sysctl::SetRow>,
+        HashMap<String, OwnedVariant>,
+    )>;
     #[zbus(allow_interactive_auth)]
     fn start_benchmark(
         &self,

@@ -16,6 +16,7 @@ use super::{bench, job, link, records};
 use crate::dbus::wire::error::{Error, Result};
 use crate::dbus::wire::records::Dict;
 use crate::dbus::wire::settings::{self, MAX_ENTRIES, MAX_STR};
+use crate::dbus::wire::sysctl as sysctl_wire;
 use crate::problem::Problem;
 use crate::sysctl::{self, SysctlError};
 
@@ -115,28 +116,35 @@ impl Manager {
     }
 
     /// Read sysctls: the given `keys` (under `net.`), or the tuning set when
-    /// empty. Returns JSON `{"sysctls":[{"key","value","about"}]}` as
-    /// the JSON output of `hlctl sysctl` (D-Bus docs must not hold a double hyphen).
-    async fn show_sysctl(&self, keys: Vec<String>) -> Result<String> {
+    /// empty. One row per key: (key, exists, value); a key this kernel or
+    /// namespace does not have is (key, false, "").
+    async fn show_sysctl(&self, keys: Vec<String>) -> Result<Vec<sysctl_wire::ShowRow>> {
         check_strings("keys", keys.iter().map(String::as_str))?;
         let d = self.daemon.clone();
         let entries = tokio::task::spawn_blocking(move || sysctl::show(d.paths(), &keys))
             .await
             .map_err(|e| Error::Failed(e.to_string()))??;
-        Ok(serde_json::json!({ "sysctls": entries }).to_string())
+        Ok(sysctl_wire::encode_show(&entries))
     }
 
     /// Validate every assignment (nothing changes on any problem), write each
     /// and read it back; restore on failure. Options: `dry_run` (b),
-    /// `persist` (b, to sysctl.d/90-hlctl.conf). Returns JSON: changes with
-    /// before/requested/after, failed, restore_errors, persisted, overridden_by.
+    /// `persist` (b, to sysctl.d/90-hlctl.conf). Returns one row per
+    /// assignment (key, before, requested, after; after is "" in a dry run or
+    /// when it could not be read back) and a summary.
+    /// Keys[summary]: dry_run b, failed s, restore_errors a{ss}, persisted s,
+    /// persist_error s, overridden_by a(sss).
+    /// (failed: the key whose write failed, every earlier write restored, ""
+    /// when none; restore_errors: key to why restoring it failed; persisted:
+    /// the sysctl.d file written, "" when not persisted; overridden_by: (key,
+    /// file, value) of files applied after ours at boot that set the same key.)
     async fn set_sysctl(
         &self,
         values: Vec<(String, String)>,
         options: HashMap<String, OwnedVariant>,
         #[zbus(header)] hdr: Header<'_>,
         #[zbus(connection)] conn: &Connection,
-    ) -> Result<String> {
+    ) -> Result<(Vec<sysctl_wire::SetRow>, HashMap<String, OwnedVariant>)> {
         check_strings(
             "values",
             values.iter().flat_map(|(k, v)| [k.as_str(), v.as_str()]),
@@ -187,7 +195,7 @@ impl Manager {
                 info!(caller_uid = %caller.uid_text(), action = "persist", "sysctls persisted in {p}");
             }
         }
-        serde_json::to_string(&reply).map_err(|e| Error::Failed(e.to_string()))
+        Ok(sysctl_wire::encode_set(&reply))
     }
 
     /// Start a benchmark as a job. `kind`: one of the `benchmark.<kind>`

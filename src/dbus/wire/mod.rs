@@ -4,7 +4,8 @@
 //! benchmark parameter types), [`job`] (job paths and states) and the typed
 //! values: [`typed`] (a link's settings groups), [`set_rows`] (`ApplyChanges`'
 //! rows and summary), [`params`] (`StartBenchmark`'s `a{sv}` parameters),
-//! [`headline`] (a job's typed result).
+//! [`headline`] (a job's typed result), [`sysctl`] (`ShowSysctl` and
+//! `SetSysctl` rows).
 
 pub mod bench;
 pub mod doctor;
@@ -16,6 +17,7 @@ pub mod records;
 pub mod report;
 pub mod set_rows;
 pub mod settings;
+pub mod sysctl;
 pub mod typed;
 
 /// The well-known bus name; the version is in the name.
