@@ -1,6 +1,9 @@
 //! The sysbench cpu event, checked against an independent sieve, and the runner.
 
-use std::process::Command;
+mod common;
+
+use common::hlctl;
+
 use std::time::{Duration, Instant};
 
 use hlctl::bench::cpu::{self, CpuConfig, CpuError};
@@ -194,13 +197,6 @@ fn invalid_config_is_refused() {
             ..
         })
     ));
-}
-
-fn hlctl(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_hlctl"))
-        .args(args)
-        .output()
-        .expect("run hlctl")
 }
 
 #[test]

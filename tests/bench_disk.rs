@@ -3,6 +3,8 @@
 
 mod common;
 
+use common::hlctl;
+
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -371,13 +373,6 @@ fn short_space_is_refused_before_writing() {
         vec![std::ffi::OsString::from("lost+found")],
         "nothing may be written"
     );
-}
-
-fn hlctl(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_hlctl"))
-        .args(args)
-        .output()
-        .expect("run hlctl")
 }
 
 #[test]

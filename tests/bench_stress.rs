@@ -1,6 +1,10 @@
 //! The stress test: real load and the real /sys of this machine, plus sysfs trees built
 //! by the test to check that throttling is recognised when sensors do show it.
 
+mod common;
+
+use common::hlctl;
+
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -245,13 +249,6 @@ fn cancel_returns_a_summary() {
     assert!(r.cancelled);
     assert!(t0.elapsed() < Duration::from_secs(10));
     assert!(r.memory.verified, "{:?}", r.memory);
-}
-
-fn hlctl(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_hlctl"))
-        .args(args)
-        .output()
-        .expect("run hlctl")
 }
 
 #[test]

@@ -5,59 +5,13 @@ mod common;
 
 use std::process::Output;
 
-use common::NetNs;
+use common::{HLCTL, NetNs};
 use serde_json::Value;
 
-const HLCTL: &str = env!("CARGO_BIN_EXE_hlctl");
-
 /// A namespace with a veth pair `a`/`b` and a private state and sysctl.d directory.
-struct Lab {
-    ns: NetNs,
-    a: String,
-    b: String,
-    dir: tempfile::TempDir,
-}
+use common::lab::NsLab as Lab;
 
 impl Lab {
-    fn new() -> Lab {
-        assert!(common::is_root(), "these tests need root (CI runs as root)");
-        let ns = NetNs::new();
-        let (a, b) = (common::unique("va"), common::unique("vb"));
-        ns.veth(&a, &b);
-        let dir = tempfile::tempdir().unwrap();
-        Lab { ns, a, b, dir }
-    }
-
-    fn hlctl(&self, args: &[&str]) -> Output {
-        let state = self.dir.path().join("state");
-        let sysctl = self.dir.path().join("sysctl.d");
-        let mut v = vec![
-            HLCTL,
-            "--state-dir",
-            state.to_str().unwrap(),
-            "--sysctl-dir",
-            sysctl.to_str().unwrap(),
-        ];
-        v.extend_from_slice(args);
-        self.ns.exec_raw(&v)
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        let mut v = args.to_vec();
-        v.push("--json");
-        let out = self.hlctl(&v);
-        assert!(
-            out.status.success(),
-            "hlctl {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
-    }
-
-    fn show(&self, iface: &str) -> Value {
-        self.json(&["show", iface])["interfaces"][0].clone()
-    }
-
     fn ip_link(&self, iface: &str) -> Value {
         let out = self
             .ns

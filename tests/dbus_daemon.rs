@@ -7,66 +7,15 @@ use std::process::Output;
 use std::time::Duration;
 
 use common::NetNs;
-use common::bus::{Daemon, Rig};
+use common::bus::Rig;
 use serde_json::Value;
 
 const NOBODY: (u32, u32) = (65534, 65534);
 
 /// A bus, polkitd, a namespace with a veth pair and hlctld serving it.
-struct Lab {
-    daemon: Option<Daemon>,
-    ns: NetNs,
-    rig: Rig,
-    a: String,
-    b: String,
-    state: tempfile::TempDir,
-}
+use common::bus::DaemonLab as Lab;
 
 impl Lab {
-    fn new(extra: &[&str]) -> Lab {
-        let rig = Rig::start();
-        let ns = NetNs::new();
-        let (a, b) = (common::unique("da"), common::unique("db"));
-        ns.veth(&a, &b);
-        let state = tempfile::tempdir().unwrap();
-        let daemon = rig.daemon(&ns, state.path(), extra);
-        Lab {
-            daemon: Some(daemon),
-            ns,
-            rig,
-            a,
-            b,
-            state,
-        }
-    }
-
-    fn log(&self) -> String {
-        self.daemon.as_ref().map(|d| d.log()).unwrap_or_default()
-    }
-
-    fn ok(&self, out: Output) -> Output {
-        assert!(
-            out.status.success(),
-            "failed ({:?}): {}\n{}\ndaemon log:\n{}",
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr),
-            self.log()
-        );
-        out
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        let mut v = args.to_vec();
-        v.push("--json");
-        let out = self.ok(self.rig.hlctl(&v));
-        serde_json::from_slice(&out.stdout).unwrap()
-    }
-
-    fn show(&self, iface: &str) -> Value {
-        self.json(&["show", iface])["interfaces"][0].clone()
-    }
-
     /// The same command in-process inside the namespace.
     fn local(&self, args: &[&str]) -> Output {
         let mut v = vec![common::bus::HLCTL, "--local"];
@@ -86,12 +35,6 @@ impl Lab {
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" ")
-    }
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        self.daemon = None;
     }
 }
 
@@ -828,7 +771,7 @@ fn killed_and_restarted_it_serves_again_and_reapplies_persisted_settings() {
         "{r}"
     );
     // Crash.
-    lab.daemon.as_mut().unwrap().kill9();
+    lab.daemon.kill9();
     lab.rig
         .wait_name_gone(common::bus::BUS_NAME, Duration::from_secs(10));
     // Meanwhile someone resets the link.
@@ -836,7 +779,7 @@ fn killed_and_restarted_it_serves_again_and_reapplies_persisted_settings() {
         .exec(&["ip", "link", "set", "dev", &lab.a, "mtu", "1500"]);
     lab.ns.exec(&["ethtool", "-K", &lab.a, "gso", "on"]);
     // Restart: it serves, and re-applies what was persisted.
-    lab.daemon = Some(lab.rig.daemon(&lab.ns, lab.state.path(), &[]));
+    lab.daemon = lab.rig.daemon(&lab.ns, lab.state.path(), &[]);
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     loop {
         let i = lab.show(&lab.a);
@@ -886,7 +829,7 @@ fn killed_and_restarted_it_serves_again_and_reapplies_persisted_settings() {
         std::thread::sleep(Duration::from_millis(50));
     }
     // SIGTERM: a clean exit.
-    let status = lab.daemon.as_mut().unwrap().terminate();
+    let status = lab.daemon.terminate();
     assert!(status.success(), "{status:?}");
     assert!(lab.log().contains("stopped"));
 }

@@ -1,21 +1,17 @@
 //! The installable files: bus policy, polkit actions, introspection XML, the
 //! activation file and the systemd unit, checked with the real tools.
 
+mod common;
+
+use common::run;
+
 use std::path::Path;
-use std::process::Command;
 
 fn file(p: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join(p)
         .display()
         .to_string()
-}
-
-fn run(cmd: &str, args: &[&str]) -> std::process::Output {
-    Command::new(cmd)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{cmd} is needed (scripts/setup.sh installs it): {e}"))
 }
 
 #[test]

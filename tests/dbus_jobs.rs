@@ -8,35 +8,13 @@ use std::collections::HashMap;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::NetNs;
-use common::bus::{BUS_NAME, Daemon, HLCTL, Rig};
+use common::ChildGuard;
+use common::bus::{BUS_NAME, HLCTL};
 use serde_json::Value;
 
-struct Lab {
-    daemon: Daemon,
-    ns: NetNs,
-    rig: Rig,
-    a: String,
-    _state: tempfile::TempDir,
-}
+use common::bus::DaemonLab as Lab;
 
 impl Lab {
-    fn new() -> Lab {
-        let rig = Rig::start();
-        let ns = NetNs::new();
-        let (a, b) = (common::unique("ja"), common::unique("jb"));
-        ns.veth(&a, &b);
-        let state = tempfile::tempdir().unwrap();
-        let daemon = rig.daemon(&ns, state.path(), &[]);
-        Lab {
-            daemon,
-            ns,
-            rig,
-            a,
-            _state: state,
-        }
-    }
-
     /// A stream of the job signals (`Finished`, `PropertiesChanged`) on the test connection.
     fn job_signals(&self) -> zbus::MessageStream {
         self.rig.rt.block_on(async {
@@ -149,7 +127,7 @@ fn wait_finished(
 
 #[test]
 fn root_benchmark_job_shows_progress_and_its_result() {
-    let lab = Lab::new();
+    let lab = Lab::new(&[]);
     let mut signals = lab.job_signals();
     let out = lab
         .rig
@@ -246,7 +224,7 @@ fn job_interface(xml: &str) -> Vec<(String, String)> {
 
 #[test]
 fn a_benchmark_on_a_link_blocks_changes_to_it() {
-    let lab = Lab::new();
+    let lab = Lab::new(&[]);
     let mut signals = lab.job_signals();
     let path = lab
         .start_benchmark(
@@ -301,7 +279,7 @@ fn bench_files(dir: &std::path::Path) -> Vec<String> {
 
 #[test]
 fn a_job_is_cancelled_when_its_caller_leaves_and_its_files_are_removed() {
-    let lab = Lab::new();
+    let lab = Lab::new(&[]);
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
     let mut signals = lab.job_signals();
     let params = format!(
@@ -345,7 +323,7 @@ fn a_job_is_cancelled_when_its_caller_leaves_and_its_files_are_removed() {
 
 #[test]
 fn ctrl_c_on_the_client_cancels_the_job() {
-    let lab = Lab::new();
+    let lab = Lab::new(&[]);
     let mut signals = lab.job_signals();
     let child = Command::new(HLCTL)
         .args([
@@ -408,7 +386,7 @@ fn ctrl_c_on_the_client_cancels_the_job() {
 
 #[test]
 fn a_detached_job_outlives_its_caller() {
-    let lab = Lab::new();
+    let lab = Lab::new(&[]);
     let mut signals = lab.job_signals();
     let r = lab.rig.call_as(
         0,
@@ -455,7 +433,7 @@ fn helper() {
 
 #[test]
 fn disk_and_stress_benchmarks_run_in_the_daemon_too() {
-    let lab = Lab::new();
+    let lab = Lab::new(&[]);
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
     let d = dir.path().to_str().unwrap();
     let out = lab.rig.hlctl(&[
@@ -520,22 +498,12 @@ fn disk_and_stress_benchmarks_run_in_the_daemon_too() {
     );
 }
 
-/// Kills a process we started, by its pid, when dropped.
-struct Child(std::process::Child);
-
-impl Drop for Child {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn a_network_benchmark_runs_in_the_daemon_against_hlctl_serve() {
-    let lab = Lab::new();
+    let lab = Lab::new(&[]);
     // The daemon lives in the test namespace: the server listens on that
     // namespace's own loopback (a private port space, so 5201 is free).
-    let server = Child(
+    let server = ChildGuard(
         Command::new("ip")
             .args([
                 "netns",

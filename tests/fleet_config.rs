@@ -5,18 +5,14 @@
 
 mod common;
 
+use common::hlctl;
 use common::output_text as text;
 
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 use common::NetNs;
 use common::bus::Rig;
-use common::lab::HLCTL;
-
-fn hlctl(args: &[&str]) -> Output {
-    Command::new(HLCTL).args(args).output().unwrap()
-}
 
 const BAD: &str = "[check]
 peers = [\"nas.lan\", \"bad host:1\"]

@@ -6,9 +6,11 @@
 
 mod common;
 
+use common::run;
+
 use common::output_text as text;
 
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::NetNs;
@@ -16,13 +18,6 @@ use common::lab::{ChildGuard, HLCTL};
 
 fn file(rel: &str) -> String {
     format!("{}/{rel}", env!("CARGO_MANIFEST_DIR"))
-}
-
-fn run(cmd: &str, args: &[&str]) -> Output {
-    Command::new(cmd)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{cmd}: {e} (scripts/setup.sh installs it)"))
 }
 
 const UNITS: [&str; 5] = [

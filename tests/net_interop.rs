@@ -3,13 +3,13 @@
 //! program reports must equal what the other counted (the results exchange),
 //! and sender and receiver must agree within 1% (UDP: after declared loss).
 
-mod net_util;
+mod common;
 
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
+use common::net::*;
 use hlctl::bench::net::{Direction, DirectionSummary, NetReport, Protocol, ServerConfig};
-use net_util::*;
 
 const SECS: u32 = 2;
 
@@ -381,20 +381,13 @@ fn cli_client_and_server() {
         &port.to_string(),
     ]));
     let peer = format!("127.0.0.1:{port}");
-    let mut result = None;
-    for _ in 0..50 {
-        let c = Proc::spawn(std::process::Command::new(bin).args([
+    let (status, out, err) = until_listening("the server", || {
+        let mut c = std::process::Command::new(bin);
+        c.args([
             "--json", "bench", "net", "--peer", &peer, "-t", "1", "-P", "2",
-        ]));
-        let (status, out, err) = c.finish(Duration::from_secs(30));
-        if err.contains("connection refused") {
-            std::thread::sleep(Duration::from_millis(100));
-            continue;
-        }
-        result = Some((status, out, err));
-        break;
-    }
-    let (status, out, err) = result.expect("the server never came up");
+        ]);
+        c
+    });
     assert!(status.is_some_and(|s| s.success()), "client failed: {err}");
     let v: serde_json::Value = serde_json::from_str(&out).expect("client JSON");
     for k in [
@@ -454,24 +447,14 @@ fn cli_iperf3_spelling_to_iperf3() {
     let state = tempfile::tempdir().expect("a state directory");
     let bin = env!("CARGO_BIN_EXE_hlctl");
     let (port_arg, secs) = (port.to_string(), SECS.to_string());
-    let mut result = None;
-    for _ in 0..50 {
-        let c = Proc::spawn(
-            std::process::Command::new(bin)
-                .arg("--state-dir")
-                .arg(state.path())
-                .args(["bench", "net", "-c", "127.0.0.1", "-p", &port_arg])
-                .args(["-t", &secs, "-J"]),
-        );
-        let (status, out, err) = c.finish(Duration::from_secs(30));
-        if err.contains("connection refused") {
-            std::thread::sleep(Duration::from_millis(100));
-            continue;
-        }
-        result = Some((status, out, err));
-        break;
-    }
-    let (status, out, err) = result.expect("iperf3 -s never came up");
+    let (status, out, err) = until_listening("iperf3 -s", || {
+        let mut c = std::process::Command::new(bin);
+        c.arg("--state-dir")
+            .arg(state.path())
+            .args(["bench", "net", "-c", "127.0.0.1", "-p", &port_arg])
+            .args(["-t", &secs, "-J"]);
+        c
+    });
     assert!(status.is_some_and(|s| s.success()), "client failed: {err}");
     let report: NetReport = serde_json::from_str(&out).expect("-J prints the JSON report");
     let (status, out, err) = server.finish(Duration::from_secs(15));

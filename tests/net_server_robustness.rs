@@ -3,16 +3,16 @@
 //! cancellation. Every case then proves the server still serves a real client.
 //! All waits are bounded.
 
-mod net_util;
+mod common;
 
 use std::io::Write;
 use std::net::TcpStream;
 use std::sync::mpsc;
 use std::time::Duration;
 
+use common::net::*;
 use hlctl::bench::net::{ClientConfig, NetError, ServerConfig, StopReason, run_client};
 use hlctl::bench::progress::{Cancel, NoProgress, ProgressEvent};
-use net_util::*;
 use serde_json::json;
 
 const ACCESS_DENIED: u8 = 0xFF;

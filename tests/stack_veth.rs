@@ -83,23 +83,18 @@ fn offloads_planted_off_on_the_port_are_fixed_by_tuning_the_bridge() {
     ]);
     let srv = lab.iperf3_server();
     let peer = lab.peer_arg(&srv);
-    // 1 s runs on a shared machine are noisy: a refused fix must have been
-    // reverted; try again, at most three times (as tune_veth does).
-    let mut r = Value::Null;
-    for attempt in 1..=3 {
-        r = lab.json(&[
+    let r = lab.tune_until_kept(
+        &[
             "tune", br, "--peer", &peer, "--yes", "--runs", "3", "--time", "1", "--no-mtu",
-        ]);
-        let s = step(&r, "offloads-on");
-        if s["status"] == "kept" {
-            break;
-        }
-        eprintln!("attempt {attempt}: offloads-on not kept: {}", s["reason"]);
-        assert!(
-            !lab.feature_on("tx-generic-segmentation"),
-            "not reverted: {s}"
-        );
-    }
+        ],
+        "offloads-on",
+        |s| {
+            assert!(
+                !lab.feature_on("tx-generic-segmentation"),
+                "not reverted: {s}"
+            )
+        },
+    );
     let s = step(&r, "offloads-on");
     assert_eq!(s["status"], "kept", "{s}");
     // The change was made on the port, named as such in the report.
@@ -146,18 +141,13 @@ fn mtu_9000_on_the_whole_stack_kept_when_the_peer_carries_it_and_reverted_as_one
     lab.peer.exec(&[
         "ethtool", "-K", &lab.b, "gso", "off", "tso", "off", "sg", "off",
     ]);
-    let mut r = Value::Null;
-    for attempt in 1..=3 {
-        r = lab.json(&[
+    let r = lab.tune_until_kept(
+        &[
             "tune", &port, "--peer", &peer, "--yes", "--runs", "3", "--time", "1",
-        ]);
-        let s = step(&r, "mtu-jumbo");
-        if s["status"] == "kept" {
-            break;
-        }
-        eprintln!("attempt {attempt}: mtu-jumbo not kept: {}", s["reason"]);
-        assert_eq!((lab.mtu_of(br), lab.mtu_of(&port)), (1500, 1500), "{s}");
-    }
+        ],
+        "mtu-jumbo",
+        |s| assert_eq!((lab.mtu_of(br), lab.mtu_of(&port)), (1500, 1500), "{s}"),
+    );
     let s = step(&r, "mtu-jumbo");
     assert_eq!(s["status"], "kept", "{s}");
     assert_eq!((lab.mtu_of(br), lab.mtu_of(&port)), (9000, 9000));

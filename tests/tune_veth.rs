@@ -29,24 +29,18 @@ fn offloads_off_found_fixed_and_gain_measured() {
     assert!(!lab.feature_on("tx-generic-segmentation"));
     let srv = lab.iperf3_server();
     let peer = lab.peer_arg(&srv);
-    // Runs of 1 s on a shared 2-core machine are noisy: a run where the
-    // other direction happens to dip makes the tuner (rightly) refuse the
-    // change. It must then have reverted it; try again, at most three times.
-    let mut r = Value::Null;
-    for attempt in 1..=3 {
-        r = lab.json(&[
+    let r = lab.tune_until_kept(
+        &[
             "tune", &lab.a, "--peer", &peer, "--yes", "--runs", "3", "--time", "1",
-        ]);
-        let s = step(&r, "offloads-on");
-        if s["status"] == "kept" {
-            break;
-        }
-        eprintln!("attempt {attempt}: offloads-on not kept: {}", s["reason"]);
-        assert!(
-            !lab.feature_on("tx-generic-segmentation"),
-            "a candidate that was not kept must be reverted: {s}"
-        );
-    }
+        ],
+        "offloads-on",
+        |s| {
+            assert!(
+                !lab.feature_on("tx-generic-segmentation"),
+                "a candidate that was not kept must be reverted: {s}"
+            )
+        },
+    );
 
     // Found by the doctor...
     let ids: Vec<&str> = r["findings"]

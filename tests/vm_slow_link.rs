@@ -20,6 +20,7 @@ mod common;
 
 use common::NetNs;
 use common::lab::iperf3_server_in;
+use common::report::{evidence, the_finding};
 use common::vm::{NicBackend, Vm, VmOutput, add_tap};
 use serde_json::Value;
 
@@ -106,31 +107,11 @@ fn text(out: &VmOutput, name: &str) -> String {
     s.text
 }
 
-fn finding<'a>(r: &'a Value, id: &str) -> &'a Value {
-    r["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["id"] == id)
-        .unwrap_or_else(|| panic!("no {id} finding: {}", r["findings"]))
-}
-
-fn evidence<'a>(f: &'a Value, name: &str) -> &'a str {
-    f["evidence"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["name"] == name)
-        .and_then(|e| e["value"].as_str())
-        .unwrap_or_else(|| panic!("no evidence {name}: {f}"))
-}
-
 const RENEGOTIATE: &str = "link autoneg on advertise 10baseT/Half 10baseT/Full 100baseT/Half 100baseT/Full 1000baseT/Full";
 
 #[test]
 fn slow_link_found_renegotiated_rolled_back_and_nominal_speeds_never_blamed() {
-    if !common::is_root() {
-        eprintln!("skipped: needs root (taps in a network namespace)");
+    if common::skip_unless_root("taps in a network namespace") {
         return;
     }
     let ns = NetNs::new();
@@ -158,16 +139,7 @@ fn slow_link_found_renegotiated_rolled_back_and_nominal_speeds_never_blamed() {
         .script(&SCRIPT.replace("PORT", &srv.port.to_string()))
         .timeout(900)
         .run();
-    eprintln!("VM boot to power-off: {:.1} s", out.elapsed.as_secs_f64());
-    for name in ["f100-doctor", "f100-tune", "rollback", "v-doctor"] {
-        if let Some(s) = out.try_section(name) {
-            eprintln!("=== {name} (rc {}) ===\n{}", s.rc, s.text);
-        }
-        if let Some(s) = out.try_section(&format!("{name}.stderr")) {
-            eprintln!("=== {name} stderr ===\n{}", s.text);
-        }
-    }
-    out.assert_success();
+    out.report_and_assert_success(&["f100-doctor", "f100-tune", "rollback", "v-doctor"]);
 
     // 1. Forced 100: the finding names 100 and 1000 Mb/s and the fix.
     assert_eq!(
@@ -181,7 +153,7 @@ fn slow_link_found_renegotiated_rolled_back_and_nominal_speeds_never_blamed() {
     );
     assert!(doctor.contains(RENEGOTIATE), "{doctor}");
     let r: Value = serde_json::from_str(&text(&out, "f100-doctor-json")).unwrap();
-    let f = finding(&r, "link-below-supported");
+    let f = the_finding(&r, "link-below-supported");
     assert_eq!(f["severity"], "warning", "{f}");
     assert!(f["title"].as_str().unwrap().contains("1000 Mb/s"), "{f}");
     assert!(f["fix"][0].as_str().unwrap().ends_with(RENEGOTIATE), "{f}");
@@ -260,10 +232,10 @@ fn slow_link_found_renegotiated_rolled_back_and_nominal_speeds_never_blamed() {
         ("10Mb/s".into(), "Half".into(), "off".into())
     );
     let r: Value = serde_json::from_str(&text(&out, "h10-doctor-json")).unwrap();
-    let f = finding(&r, "link-half-duplex");
+    let f = the_finding(&r, "link-half-duplex");
     assert_eq!(f["severity"], "critical", "{f}");
     assert!(f["fix"][0].as_str().unwrap().ends_with(RENEGOTIATE), "{f}");
-    let slow = finding(&r, "link-below-supported");
+    let slow = the_finding(&r, "link-below-supported");
     assert!(slow["title"].as_str().unwrap().contains("link at 10 Mb/s"));
     let t: Value = serde_json::from_str(&text(&out, "h10-tune-json")).unwrap();
     let step = &t["steps"][0];

@@ -20,7 +20,7 @@ mod common;
 use std::process::Command;
 
 use common::lab::step;
-use common::report::{finding, passed, sorted_strings, step_settings, strings};
+use common::report::{evidence, finding, passed, sorted_strings, step_settings, strings};
 use common::vm::{Vm, VmOutput, vm_dir};
 use serde_json::Value;
 
@@ -165,17 +165,6 @@ fn boot() -> VmOutput {
 
 fn stack_of(show: &Value) -> &Value {
     &show["interfaces"][0]["stack"]
-}
-
-fn evidence(f: &Value, name: &str) -> String {
-    f["evidence"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["name"] == name)
-        .and_then(|e| e["value"].as_str())
-        .unwrap_or_else(|| panic!("no evidence {name} in {f}"))
-        .to_string()
 }
 
 fn check_bond(out: &VmOutput) {
@@ -336,8 +325,7 @@ fn check_nfs(out: &VmOutput) {
 #[test]
 fn bond_stack_and_nfs_playbook_in_one_boot() {
     let out = boot();
-    eprintln!("VM boot to power-off: {:.1} s", out.elapsed.as_secs_f64());
-    out.assert_success();
+    out.report_and_assert_success(&[]);
     check_bond(&out);
     check_nfs(&out);
 }

@@ -7,13 +7,13 @@
 //! there before.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::NetNs;
 
-pub const HLCTL: &str = env!("CARGO_BIN_EXE_hlctl");
+pub use super::HLCTL;
 pub const HLCTLD: &str = env!("CARGO_BIN_EXE_hlctld");
 pub const BUS_NAME: &str = "org.hlctl.Daemon1";
 const POLKITD: &str = "/usr/lib/polkit-1/polkitd";
@@ -108,18 +108,65 @@ impl Drop for Install {
 }
 
 /// A child process killed (by its pid) and reaped when dropped.
-pub struct Proc(pub Child);
+pub use super::ChildGuard as Proc;
 
-impl Proc {
-    pub fn pid(&self) -> u32 {
-        self.0.id()
-    }
+/// A bus with polkitd, a namespace with a veth pair `a`–`b`, and hlctld
+/// serving that namespace with its state under `state` (dropped first).
+pub struct DaemonLab {
+    pub daemon: Daemon,
+    pub ns: NetNs,
+    pub rig: Rig,
+    pub a: String,
+    pub b: String,
+    pub state: tempfile::TempDir,
 }
 
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+impl DaemonLab {
+    /// hlctld started with `extra` arguments.
+    pub fn new(extra: &[&str]) -> DaemonLab {
+        let rig = Rig::start();
+        let ns = NetNs::new();
+        let (a, b) = (super::unique("da"), super::unique("db"));
+        ns.veth(&a, &b);
+        let state = tempfile::tempdir().unwrap();
+        let daemon = rig.daemon(&ns, state.path(), extra);
+        DaemonLab {
+            daemon,
+            ns,
+            rig,
+            a,
+            b,
+            state,
+        }
+    }
+
+    /// The daemon's log so far.
+    pub fn log(&self) -> String {
+        self.daemon.log()
+    }
+
+    /// `out`, failing the test with it and the daemon's log unless it succeeded.
+    pub fn ok(&self, out: Output) -> Output {
+        assert!(
+            out.status.success(),
+            "failed ({:?}): {}\n{}\ndaemon log:\n{}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+            self.log()
+        );
+        out
+    }
+
+    /// `hlctl ARGS --json` through the daemon, which must succeed.
+    pub fn json(&self, args: &[&str]) -> serde_json::Value {
+        let out = self.ok(self.rig.hlctl(&super::lab::with_json(args)));
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    /// The model of one interface through the daemon.
+    pub fn show(&self, iface: &str) -> serde_json::Value {
+        self.json(&["show", iface])["interfaces"][0].clone()
     }
 }
 

@@ -78,13 +78,7 @@ pub fn deb() -> &'static Path {
     })
 }
 
-/// Run a command, returning its output (unchecked).
-pub fn run(cmd: &str, args: &[&str]) -> Output {
-    Command::new(cmd)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {cmd}: {e}"))
-}
+pub use super::run;
 
 /// Panic with the output unless `o` succeeded; return stdout as text.
 pub fn ok(what: &str, o: &Output) -> String {

@@ -3,13 +3,13 @@
 //! a private state and sysctl.d directory, hlctl run inside `here`, and an
 //! iperf3 server in `peer` on a free port, killed by pid when dropped.
 
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
 use super::{NetNs, unique};
 
-pub const HLCTL: &str = env!("CARGO_BIN_EXE_hlctl");
+pub use super::{ChildGuard, HLCTL};
 pub const HERE_IP: &str = "10.70.0.1";
 pub const PEER_IP: &str = "10.70.0.2";
 
@@ -24,15 +24,8 @@ pub struct Lab {
 
 /// A server process started by a test; killed (by pid) and reaped on drop.
 pub struct Server {
-    pub child: Child,
+    pub child: ChildGuard,
     pub port: u16,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 impl Lab {
@@ -66,38 +59,42 @@ impl Lab {
 
     /// The argv prefix of hlctl with this lab's directories.
     pub fn argv(&self, args: &[&str]) -> Vec<String> {
-        let mut v = vec![
-            HLCTL.to_string(),
-            "--state-dir".into(),
-            self.state_dir().display().to_string(),
-            "--sysctl-dir".into(),
-            self.sysctl_dir().display().to_string(),
-        ];
-        v.extend(args.iter().map(|s| s.to_string()));
-        v
+        hlctl_argv(self.dir.path(), args)
     }
 
     /// hlctl inside `here`, unchecked.
     pub fn hlctl(&self, args: &[&str]) -> Output {
-        let v = self.argv(args);
-        let r: Vec<&str> = v.iter().map(String::as_str).collect();
-        self.here.exec_raw(&r)
+        hlctl_in(&self.here, self.dir.path(), args)
     }
 
     /// hlctl ... --json inside `here`, which must succeed.
     pub fn json(&self, args: &[&str]) -> Value {
-        let mut v = args.to_vec();
-        v.push("--json");
-        let out = self.hlctl(&v);
-        assert!(
-            out.status.success(),
-            "hlctl {args:?} failed ({}):\n{}\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr),
-            String::from_utf8_lossy(&out.stdout)
-        );
-        serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|e| panic!("hlctl {args:?}: not JSON ({e})"))
+        json_of(args, self.hlctl(&with_json(args)))
+    }
+
+    /// `hlctl tune ARGS --json`, again (at most three runs) while the step of
+    /// `candidate` is not kept: runs of 1 s on a shared 2-core machine are
+    /// noisy, and a run where the other direction dips makes the tuner
+    /// (rightly) refuse the change. After each refused run `reverted(step)`
+    /// asserts that the change was reverted. Returns the last report; the
+    /// caller asserts that the step was kept.
+    pub fn tune_until_kept(
+        &self,
+        args: &[&str],
+        candidate: &str,
+        reverted: impl Fn(&Value),
+    ) -> Value {
+        let mut r = Value::Null;
+        for attempt in 1..=3 {
+            r = self.json(args);
+            let s = step(&r, candidate);
+            if s["status"] == "kept" {
+                break;
+            }
+            eprintln!("attempt {attempt}: {candidate} not kept: {}", s["reason"]);
+            reverted(s);
+        }
+        r
     }
 
     /// `iperf3 -s` in the peer namespace on a port found free there.
@@ -166,6 +163,80 @@ impl Lab {
     }
 }
 
+/// One namespace holding a veth pair `a`–`b` (both up), with a private state
+/// and sysctl.d directory; hlctl runs inside the namespace.
+pub struct NsLab {
+    pub ns: NetNs,
+    pub a: String,
+    pub b: String,
+    pub dir: tempfile::TempDir,
+}
+
+impl NsLab {
+    pub fn new() -> NsLab {
+        assert!(super::is_root(), "needs root (CI runs as root)");
+        let ns = NetNs::new();
+        let (a, b) = (unique("va"), unique("vb"));
+        ns.veth(&a, &b);
+        let dir = tempfile::tempdir().unwrap();
+        NsLab { ns, a, b, dir }
+    }
+
+    /// hlctl inside the namespace, unchecked.
+    pub fn hlctl(&self, args: &[&str]) -> Output {
+        hlctl_in(&self.ns, self.dir.path(), args)
+    }
+
+    /// hlctl ... --json inside the namespace, which must succeed.
+    pub fn json(&self, args: &[&str]) -> Value {
+        json_of(args, self.hlctl(&with_json(args)))
+    }
+
+    /// The model of one interface (`hlctl show IFACE --json`).
+    pub fn show(&self, iface: &str) -> Value {
+        self.json(&["show", iface])["interfaces"][0].clone()
+    }
+}
+
+/// hlctl's argv with the state and sysctl.d directories under `dir`.
+pub fn hlctl_argv(dir: &std::path::Path, args: &[&str]) -> Vec<String> {
+    let mut v = vec![
+        HLCTL.to_string(),
+        "--state-dir".into(),
+        dir.join("state").display().to_string(),
+        "--sysctl-dir".into(),
+        dir.join("sysctl.d").display().to_string(),
+    ];
+    v.extend(args.iter().map(|s| s.to_string()));
+    v
+}
+
+/// hlctl inside `ns` with the directories under `dir`, unchecked.
+pub fn hlctl_in(ns: &NetNs, dir: &std::path::Path, args: &[&str]) -> Output {
+    let v = hlctl_argv(dir, args);
+    let r: Vec<&str> = v.iter().map(String::as_str).collect();
+    ns.exec_raw(&r)
+}
+
+/// `args` with `--json` appended.
+pub fn with_json<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    let mut v = args.to_vec();
+    v.push("--json");
+    v
+}
+
+/// The JSON hlctl `args` printed, failing the test unless it succeeded.
+pub fn json_of(args: &[&str], out: Output) -> Value {
+    assert!(
+        out.status.success(),
+        "hlctl {args:?} failed ({}):\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("hlctl {args:?}: not JSON ({e})"))
+}
+
 /// `iperf3 -s` in `ns` on a port found free there, once `client` (a namespace
 /// that reaches `ip`) can connect to it at `ip`.
 pub fn iperf3_server_in(ns: &NetNs, client: &NetNs, ip: &str) -> Server {
@@ -190,7 +261,10 @@ pub fn iperf3_server_in(ns: &NetNs, client: &NetNs, ip: &str) -> Server {
         .stderr(Stdio::null())
         .spawn()
         .expect("start iperf3 -s");
-    let s = Server { child, port };
+    let s = Server {
+        child: ChildGuard(child),
+        port,
+    };
     // Wait until it listens.
     let addr: std::net::SocketAddr = format!("{ip}:{port}").parse().unwrap();
     let ok = client.run_in(move || {
@@ -221,27 +295,6 @@ pub fn step<'a>(report: &'a Value, id: &str) -> &'a Value {
                 serde_json::to_string_pretty(&report["steps"]).unwrap()
             )
         })
-}
-
-/// A child process killed (if still running) and reaped when dropped: its pid
-/// is never signalled after it was reaped.
-pub struct ChildGuard(pub Child);
-
-impl ChildGuard {
-    /// SIGKILL now (a crash), and reap.
-    pub fn kill9(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-impl Drop for ChildGuard {
-    fn drop(&mut self) {
-        if let Ok(None) = self.0.try_wait() {
-            let _ = self.0.kill();
-        }
-        let _ = self.0.wait();
-    }
 }
 
 /// Throughput tests of one test binary run one at a time: on two cores,

@@ -11,7 +11,7 @@
 
 pub mod fs;
 
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// qemu VM rig with Debian's kernel and real NIC drivers (see vm.rs).
@@ -20,6 +20,7 @@ pub mod deb;
 pub mod ethtool;
 pub mod fleet;
 pub mod lab;
+pub mod net;
 pub mod report;
 pub mod sysvm;
 pub mod vm;
@@ -107,6 +108,59 @@ pub fn sh(args: &[&str]) -> Output {
         String::from_utf8_lossy(&out.stderr)
     );
     out
+}
+
+/// The hlctl binary under test.
+pub const HLCTL: &str = env!("CARGO_BIN_EXE_hlctl");
+
+/// Run a command, returning its output (unchecked); a missing program fails
+/// the test with a pointer to scripts/setup.sh.
+pub fn run(cmd: &str, args: &[&str]) -> Output {
+    Command::new(cmd)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd}: {e} (scripts/setup.sh installs it)"))
+}
+
+/// `hlctl ARGS` on the host (no namespace, no state directory), unchecked.
+pub fn hlctl(args: &[&str]) -> Output {
+    run(HLCTL, args)
+}
+
+/// Skip a test that needs root, with the reason printed (never a silent pass).
+/// Returns true when the caller should return.
+pub fn skip_unless_root(why: &str) -> bool {
+    if is_root() {
+        return false;
+    }
+    eprintln!("skipped: needs root ({why})");
+    true
+}
+
+/// A child process killed (if still running) and reaped when dropped: its pid
+/// is never signalled after it was reaped. The one guard for processes a test
+/// spawns ([`bus::Proc`] and [`lab::ChildGuard`] are this type).
+pub struct ChildGuard(pub Child);
+
+impl ChildGuard {
+    pub fn pid(&self) -> u32 {
+        self.0.id()
+    }
+
+    /// SIGKILL now (a crash), and reap.
+    pub fn kill9(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill(); // SIGKILL to this child's pid only
+        }
+        let _ = self.0.wait();
+    }
 }
 
 /// A finished command's exit code, stdout and stderr, for assertion messages.

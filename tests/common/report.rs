@@ -34,6 +34,22 @@ pub fn finding<'a>(r: &'a Value, id: &str) -> Option<&'a Value> {
     r["findings"].as_array()?.iter().find(|f| f["id"] == id)
 }
 
+/// The first finding with `id`; panics (showing the findings) when missing.
+pub fn the_finding<'a>(r: &'a Value, id: &str) -> &'a Value {
+    finding(r, id).unwrap_or_else(|| panic!("no {id} finding: {}", r["findings"]))
+}
+
+/// The value of a finding's evidence `name`; panics when it has none.
+pub fn evidence<'a>(f: &'a Value, name: &str) -> &'a str {
+    f["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == name)
+        .and_then(|e| e["value"].as_str())
+        .unwrap_or_else(|| panic!("no evidence {name} in {f}"))
+}
+
 /// Whether a check of that name passed.
 pub fn passed(r: &Value, check: &str) -> bool {
     r["passed"]

@@ -44,6 +44,22 @@ impl VmOutput {
         );
     }
 
+    /// The end of every VM test's run: print the boot-to-power-off time and
+    /// the sections `show` (with their stderr) for the log, then
+    /// [`assert_success`](Self::assert_success).
+    pub fn report_and_assert_success(&self, show: &[&str]) {
+        eprintln!("VM boot to power-off: {:.1} s", self.elapsed.as_secs_f64());
+        for name in show {
+            if let Some(s) = self.try_section(name) {
+                eprintln!("=== {name} (rc {}) ===\n{}", s.rc, s.text);
+            }
+            if let Some(s) = self.try_section(&format!("{name}.stderr")) {
+                eprintln!("=== {name} stderr ===\n{}", s.text);
+            }
+        }
+        self.assert_success();
+    }
+
     /// What the guest script printed (between the start and exit markers).
     pub fn guest_output(&self) -> &str {
         let start = self.serial.find(START).map_or(0, |i| i + START.len());

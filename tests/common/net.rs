@@ -2,11 +2,9 @@
 //! are always killed (by pid) and reaped, an in-process `hlctl` server on a
 //! thread, and byte-count comparisons. Every wait here has a timeout.
 
-#![allow(dead_code)]
-
 use std::io::Read;
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
@@ -16,6 +14,8 @@ use hlctl::bench::net::{
 };
 use hlctl::bench::progress::{Cancel, NoProgress, Progress};
 use serde_json::Value;
+
+use super::ChildGuard;
 
 /// A loopback port free for both TCP and UDP right now.
 pub fn free_port() -> u16 {
@@ -31,9 +31,10 @@ pub fn free_port() -> u16 {
     panic!("no port free for both TCP and UDP");
 }
 
-/// A child process with captured output; killed by its pid and reaped on drop.
+/// A child process with captured output; killed by its pid and reaped on drop
+/// (by its [`ChildGuard`]).
 pub struct Proc {
-    child: Child,
+    child: ChildGuard,
     stdout: Option<mpsc::Receiver<Vec<u8>>>,
     stderr: Option<mpsc::Receiver<Vec<u8>>>,
 }
@@ -59,7 +60,7 @@ impl Proc {
         let stdout = child.stdout.take().map(reader);
         let stderr = child.stderr.take().map(reader);
         Proc {
-            child,
+            child: ChildGuard(child),
             stdout,
             stderr,
         }
@@ -70,7 +71,7 @@ impl Proc {
         let deadline = Instant::now() + timeout;
         let mut status = None;
         while Instant::now() < deadline {
-            match self.child.try_wait() {
+            match self.child.0.try_wait() {
                 Ok(Some(s)) => {
                     status = Some(s);
                     break;
@@ -80,8 +81,7 @@ impl Proc {
             }
         }
         if status.is_none() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
+            self.child.kill9();
         }
         let grab = |rx: Option<mpsc::Receiver<Vec<u8>>>| {
             rx.and_then(|rx| rx.recv_timeout(Duration::from_secs(5)).ok())
@@ -94,13 +94,21 @@ impl Proc {
     }
 }
 
-impl Drop for Proc {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill(); // SIGKILL to this child's pid only
+/// Run the client command `make()` builds (bounded by 30 s a run) until it
+/// no longer reports "connection refused" (the server is listening; ≤ 50
+/// tries, 100 ms apart); `what` names the server in the failure.
+pub fn until_listening(
+    what: &str,
+    mut make: impl FnMut() -> Command,
+) -> (Option<ExitStatus>, String, String) {
+    for _ in 0..50 {
+        let (status, out, err) = Proc::spawn(&mut make()).finish(Duration::from_secs(30));
+        if !err.contains("connection refused") {
+            return (status, out, err);
         }
-        let _ = self.child.wait();
+        std::thread::sleep(Duration::from_millis(100));
     }
+    panic!("{what} never came up");
 }
 
 /// `iperf3 -s -1 -p PORT -B 127.0.0.1 --json`.
