@@ -512,7 +512,7 @@ fn a_network_benchmark_runs_in_the_daemon_against_hlctl_serve() {
                 HLCTL,
                 // Its own measurement lock, not the machine's /var/lib/hlctl.
                 "--state-dir",
-                lab._state.path().to_str().unwrap(),
+                lab.state.path().to_str().unwrap(),
                 "serve",
                 "--bind",
                 "127.0.0.1",
@@ -587,7 +587,7 @@ fn a_network_benchmark_runs_in_the_daemon_against_hlctl_serve() {
 
 #[test]
 fn the_client_stops_with_a_clear_error_when_hlctld_dies_mid_benchmark() {
-    let mut lab = Lab::new();
+    let mut lab = Lab::new(&[]);
     let mut signals = lab.job_signals();
     let child = Command::new(HLCTL)
         .args([
