@@ -9,8 +9,10 @@ mod common;
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
-use common::NetNs;
-use common::bus::{BUS_NAME, Daemon, Rig};
+use common::bus::BUS_NAME;
+// A bus, polkitd, a namespace with a veth pair and hlctld serving it; the
+// typed calls this test makes are methods added below.
+use common::bus::DaemonLab as Lab;
 use serde_json::{Value, json};
 use zbus::OwnedVariant;
 
@@ -20,34 +22,7 @@ const ROOT: (u32, u32) = (0, 0);
 const NOBODY: (u32, u32) = (65534, 65534);
 const PYTHON: &str = "/usr/bin/python3";
 
-/// A bus, polkitd, a namespace with a veth pair and hlctld serving it.
-struct Lab {
-    daemon: Daemon,
-    ns: NetNs,
-    rig: Rig,
-    a: String,
-    b: String,
-    state: tempfile::TempDir,
-}
-
 impl Lab {
-    fn new() -> Lab {
-        let rig = Rig::start();
-        let ns = NetNs::new();
-        let (a, b) = (common::unique("ta"), common::unique("tb"));
-        ns.veth(&a, &b);
-        let state = tempfile::tempdir().unwrap();
-        let daemon = rig.daemon(&ns, state.path(), &[]);
-        Lab {
-            daemon,
-            ns,
-            rig,
-            a,
-            b,
-            state,
-        }
-    }
-
     fn call<B>(&self, path: &str, iface: &str, method: &str, body: &B) -> zbus::Message
     where
         B: serde::Serialize + zbus::wire::DynamicType,
@@ -203,7 +178,7 @@ fn feature_on_and_changeable(lab: &Lab, iface: &str) -> String {
 
 #[test]
 fn busctl_reads_typed_groups_and_applies_a_change() {
-    let lab = Lab::new();
+    let lab = Lab::new(&[]);
     let path = lab.link_path(&lab.a);
     let get = |prop: &str| lab.busctl(NOBODY, &["get-property", BUS_NAME, &path, LINK, prop]);
 
@@ -369,7 +344,7 @@ fn a_python_client_reads_and_applies_typed_values() {
                 .is_ok_and(|s| s.success()),
         "{PYTHON} with the dbus module (Debian's python3-dbus, installed by scripts/setup.sh) is needed"
     );
-    let lab = Lab::new();
+    let lab = Lab::new(&[]);
     let feature = "tx-scatter-gather";
     let (on, fixed, _) = lab.ethtool_k(&lab.b)[feature];
     assert!(on && !fixed, "veth's {feature} should be on and changeable");
@@ -516,7 +491,7 @@ fn produced(v: &OwnedVariant) -> BTreeMap<String, String> {
 
 #[test]
 fn every_documented_key_is_produced_and_none_undocumented() {
-    let lab = Lab::new();
+    let lab = Lab::new(&[]);
     let docs = documented();
     let mut seen: BTreeMap<(String, String), BTreeMap<String, String>> = BTreeMap::new();
     let mut add = |member: &str, section: &str, keys: BTreeMap<String, String>| {
