@@ -5,6 +5,7 @@
 use super::finding::{Finding, Outcome, Severity};
 use super::inputs::IfaceSample;
 use crate::nic::model::Counters;
+use crate::nic::registry;
 
 struct Counter {
     key: &'static str,
@@ -159,8 +160,14 @@ pub fn check(s: &IfaceSample, out: &mut Outcome) {
                     n,
                     format!("{name}: drops while the rings are below their maximum"),
                 )
-                .evidence("ring rx", format!("{} (max {})", fmt(r.rx), fmt(r.rx_max)))
-                .evidence("ring tx", format!("{} (max {})", fmt(r.tx), fmt(r.tx_max)));
+                .evidence(
+                    &registry::name("ring", "rx"),
+                    format!("{} (max {})", fmt(r.rx), fmt(r.rx_max)),
+                )
+                .evidence(
+                    &registry::name("ring", "tx"),
+                    format!("{} (max {})", fmt(r.tx), fmt(r.tx_max)),
+                );
                 for p in &ring_pressure {
                     f = f.evidence("drops", p);
                 }

@@ -3,6 +3,7 @@
 use super::finding::{Finding, Outcome, Severity};
 use super::inputs::IfaceSample;
 use crate::nic::aliases::FEATURE_ALIASES;
+use crate::nic::registry;
 
 /// (kernel feature, short name, what it does). GRO counts only for real NICs:
 /// virtual devices such as veth leave it off by design.
@@ -112,9 +113,9 @@ pub fn check_pause(s: &IfaceSample, out: &mut Outcome) {
         let onoff = |b: bool| if b { "on" } else { "off" };
         out.find(
             Finding::new("pause-off", Severity::Info, n, format!("{name}: flow control partly or fully off"))
-                .evidence("pause rx", onoff(p.rx))
-                .evidence("pause tx", onoff(p.tx))
-                .evidence("pause autoneg", onoff(p.autoneg))
+                .evidence(&registry::name("pause", "rx"), onoff(p.rx))
+                .evidence(&registry::name("pause", "tx"), onoff(p.tx))
+                .evidence(&registry::name("pause", "autoneg"), onoff(p.autoneg))
                 .why("without pause frames a fast sender overruns a slower receiver's buffers and frames are dropped instead of held (on switches that honour pause)")
                 .fix(format!("hlctl set {name} pause rx on tx on")),
         );

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::nic::model::Interface;
+use crate::nic::registry;
 
 /// Features worth remembering (the offloads the doctor cares about).
 pub(crate) const FEATURES: &[&str] = &[
@@ -20,41 +21,24 @@ pub(crate) const FEATURES: &[&str] = &[
 /// Setting name → value.
 pub type Snapshot = BTreeMap<String, String>;
 
+/// Every setting of the registry the interface reports (as `show` names it:
+/// `eth0 ring rx`), and the offloads in [`FEATURES`].
 pub fn interface(i: &Interface, into: &mut Snapshot) {
     let n = &i.name;
+    for setting in registry::SETTINGS {
+        let v = (setting.read)(i);
+        if !v.is_null() {
+            into.insert(format!("{n} {}", setting.name()), registry::value_text(&v));
+        }
+    }
     let mut put = |k: &str, v: String| {
         into.insert(format!("{n} {k}"), v);
     };
-    put("mtu", i.mtu.to_string());
-    put("txqueuelen", i.txqueuelen.to_string());
-    if let Some(l) = &i.link {
-        put(
-            "link speed",
-            l.speed_mbps.map_or("unknown".into(), |s| s.to_string()),
-        );
-        put(
-            "duplex",
-            l.duplex.map_or("unknown".into(), |d| d.to_string()),
-        );
-        put("autoneg", if l.autoneg { "on" } else { "off" }.into());
-    }
-    if let Some(r) = &i.rings {
-        if let Some(v) = r.rx {
-            put("ring rx", v.to_string());
-        }
-        if let Some(v) = r.tx {
-            put("ring tx", v.to_string());
-        }
-    }
-    if let Some(p) = &i.pause {
-        put("pause rx", if p.rx { "on" } else { "off" }.into());
-        put("pause tx", if p.tx { "on" } else { "off" }.into());
-    }
     if let Some(f) = &i.features {
         for k in FEATURES {
             if let Some(x) = f.get(*k) {
                 put(
-                    &format!("feature {k}"),
+                    &format!("{} {k}", registry::FEATURE),
                     if x.active { "on" } else { "off" }.into(),
                 );
             }

@@ -170,12 +170,10 @@ pub fn settle(
 
 /// Why a driver holds another value than requested, when the interface tells.
 fn adjusted_reason(setting: &str, after: &Interface) -> Option<String> {
-    match setting {
-        "pause rx" | "pause tx" if after.pause.is_some_and(|p| p.autoneg) => {
-            Some("pause autoneg is on: the negotiation decides; add `autoneg off` to force".into())
-        }
-        _ => None,
-    }
+    let s = registry::by_name(setting)?;
+    let pause_held = s.group == "pause" && s.key != "autoneg";
+    (pause_held && after.pause.is_some_and(|p| p.autoneg))
+        .then(|| "pause autoneg is on: the negotiation decides; add `autoneg off` to force".into())
 }
 
 #[cfg(test)]

@@ -388,6 +388,24 @@ pub(crate) static SETTINGS: &[Setting] = &[
         link Some(("Advertise", LinkFormat::Modes)), check Check::Modes),
 ];
 
+/// A value as one line of text, the way `set` and `compare` print it: a
+/// number in decimal, `on`/`off`, `half`/`full`, link modes separated by one
+/// space, "" for none.
+pub(crate) fn value_text(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        Value::Array(a) => a.iter().map(value_text).collect::<Vec<_>>().join(" "),
+        other => other.to_string(),
+    }
+}
+
+/// The name of the setting `key` of `group` (`ring rx`), for labels that
+/// name a setting outside the layers that take it row by row.
+pub(crate) fn name(group: &str, key: &str) -> String {
+    find(group, key).map_or_else(|| format!("{group} {key}"), Setting::name)
+}
+
 /// The group a word starts (`features` is `feature`).
 pub(crate) fn group(word: &str) -> Option<&'static Group> {
     let word = if word == "features" { FEATURE } else { word };

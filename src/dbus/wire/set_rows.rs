@@ -15,6 +15,7 @@ use zbus::OwnedVariant;
 use super::typed::owned;
 use crate::nic::apply::{Failure, Outcome};
 use crate::nic::diff::{SettingResult, Status, Summary};
+use crate::nic::registry::{self, Kind};
 use crate::nic::set::SetReply;
 
 /// One row: setting, before, requested, after, status, message.
@@ -34,41 +35,24 @@ pub const SUMMARY_KEYS: &[(&str, &str)] = &[
     ("persist_error", "s"),
 ];
 
-/// A setting value as row text.
+/// A setting value as row text (the registry's one spelling).
 pub fn text(v: &Value) -> String {
-    match v {
-        Value::Null => String::new(),
-        Value::String(s) => s.clone(),
-        Value::Array(a) => a.iter().map(text).collect::<Vec<_>>().join(" "),
-        other => other.to_string(),
-    }
+    registry::value_text(v)
 }
 
-/// Settings whose value is a number (`ring rx`, `mtu`, ...).
-fn numeric(setting: &str) -> bool {
-    let (group, key) = setting.split_once(' ').unwrap_or((setting, ""));
-    match group {
-        "mtu" | "txqueuelen" | "ring" | "channels" => true,
-        "coalesce" => !key.starts_with("adaptive"),
-        "link" => key == "speed",
-        _ => false,
-    }
-}
-
-/// Row text back into the value of `setting`.
+/// Row text back into the value of `setting`, by the setting's kind in the
+/// registry (a feature or an unknown name stays text).
 pub fn value(setting: &str, t: &str) -> Value {
     if t.is_empty() {
         return Value::Null;
     }
-    if setting == "link advertise" {
-        return Value::Array(t.split(' ').map(|m| Value::String(m.into())).collect());
+    match registry::by_name(setting).map(|s| s.kind) {
+        Some(Kind::Modes) => Value::Array(t.split(' ').map(|m| Value::String(m.into())).collect()),
+        Some(Kind::U32) => t
+            .parse::<u64>()
+            .map_or_else(|_| Value::String(t.to_string()), Value::from),
+        _ => Value::String(t.to_string()),
     }
-    if numeric(setting)
-        && let Ok(n) = t.parse::<u64>()
-    {
-        return Value::from(n);
-    }
-    Value::String(t.to_string())
 }
 
 fn status_name(s: Status) -> String {
