@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Replace `path` with `contents` atomically: a reader sees the old file or the
 /// new one, never a mix, even if the machine loses power half-way. Writers in
 /// other threads and processes each use a temp file of their own.
-pub fn write_atomic(path: &Path, contents: &[u8], mode: u32) -> io::Result<()> {
+pub(crate) fn write_atomic(path: &Path, contents: &[u8], mode: u32) -> io::Result<()> {
     write_atomic_then(path, contents, mode, || {})
 }
 
@@ -73,14 +73,14 @@ fn create_temp(path: &Path, mode: u32) -> io::Result<(PathBuf, File)> {
 
 /// An exclusive lock on one file hlctl owns, held until dropped.
 #[derive(Debug)]
-pub struct FileLock {
+pub(crate) struct FileLock {
     _flock: nix::fcntl::Flock<File>,
 }
 
 /// Lock `path` for a read-merge-write: blocks until no other thread or process
 /// holds it. The lock is `flock(2)` on `.NAME.lock` beside the file (the file
 /// itself is replaced by every write, so it cannot carry the lock).
-pub fn lock(path: &Path) -> io::Result<FileLock> {
+pub(crate) fn lock(path: &Path) -> io::Result<FileLock> {
     let dir = parent(path);
     fs::create_dir_all(dir)?;
     let p = dir.join(format!(".{}.lock", file_name(path)?));

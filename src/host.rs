@@ -4,9 +4,9 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HostInfo {
-    pub host: String,
+    pub(crate) host: String,
     /// `uname -r`.
-    pub kernel: String,
+    pub(crate) kernel: String,
 }
 
 impl HostInfo {
@@ -23,7 +23,7 @@ impl HostInfo {
 }
 
 /// Seconds since the Unix epoch.
-pub fn now_unix() -> i64 {
+pub(crate) fn now_unix() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)

@@ -15,22 +15,22 @@
 //! - [`units`], [`problem`], [`paths`], [`fsutil`], [`host`]: shared by all.
 
 pub mod bench;
-pub mod check;
+pub(crate) mod check;
 pub mod cli;
-pub mod config;
+pub(crate) mod config;
 pub mod dbus;
-pub mod doctor;
-pub mod fsutil;
+pub(crate) mod doctor;
+pub(crate) mod fsutil;
 pub mod history;
 pub mod host;
-pub mod html;
-pub mod measure;
-pub mod metrics;
+pub(crate) mod html;
+pub(crate) mod measure;
+pub(crate) mod metrics;
 pub mod nic;
-pub mod path;
-pub mod paths;
-pub mod problem;
-pub mod report;
-pub mod sysctl;
-pub mod tune;
-pub mod units;
+pub(crate) mod path;
+pub(crate) mod paths;
+pub(crate) mod problem;
+pub(crate) mod report;
+pub(crate) mod sysctl;
+pub(crate) mod tune;
+pub(crate) mod units;

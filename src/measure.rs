@@ -8,7 +8,7 @@ use crate::path::measure::Measure;
 use crate::report::Figure;
 
 /// A network benchmark towards `peer`, `time_s` seconds per run.
-pub fn for_peer(peer: &Peer, time_s: u32) -> Box<dyn Measure> {
+pub(crate) fn for_peer(peer: &Peer, time_s: u32) -> Box<dyn Measure> {
     crate::path::measure_for(peer, time_s)
 }
 
@@ -23,7 +23,12 @@ fn fig(name: &str, value: f64, unit: &str) -> Figure {
 /// Disk figures for a directory, as a home lab's quarterly check measures them:
 /// sequential write and read of `size` bytes (dd-like, 1 MiB blocks), then
 /// 4 KiB random reads for up to `seconds`.
-pub fn disk(dir: &str, size: u64, seconds: u64, cancel: &Cancel) -> Result<Vec<Figure>, String> {
+pub(crate) fn disk(
+    dir: &str,
+    size: u64,
+    seconds: u64,
+    cancel: &Cancel,
+) -> Result<Vec<Figure>, String> {
     use crate::bench::disk::{self, DiskConfig, seqdd};
     let mut cfg = seqdd::SeqDdConfig::new(dir);
     cfg.size = size;
@@ -41,7 +46,7 @@ pub fn disk(dir: &str, size: u64, seconds: u64, cancel: &Cancel) -> Result<Vec<F
 }
 
 /// CPU events per second (sysbench-like) with `threads` threads for `seconds`.
-pub fn cpu(threads: u32, seconds: u64, cancel: &Cancel) -> Result<Vec<Figure>, String> {
+pub(crate) fn cpu(threads: u32, seconds: u64, cancel: &Cancel) -> Result<Vec<Figure>, String> {
     use crate::bench::cpu::{self, CpuConfig};
     let cfg = CpuConfig {
         threads: threads as usize,
@@ -54,7 +59,7 @@ pub fn cpu(threads: u32, seconds: u64, cancel: &Cancel) -> Result<Vec<Figure>, S
 }
 
 /// The settings snapshot of these interfaces and the network sysctls.
-pub fn settings_snapshot(
+pub(crate) fn settings_snapshot(
     paths: &crate::paths::Paths,
     ifaces: &[String],
 ) -> crate::history::settings::Snapshot {
@@ -70,7 +75,7 @@ pub fn settings_snapshot(
 }
 
 /// The history row of a benchmark report, with the settings of its interfaces.
-pub fn report_row(
+pub(crate) fn report_row(
     paths: &crate::paths::Paths,
     r: &crate::report::Report,
 ) -> crate::history::NewResult {
@@ -93,17 +98,17 @@ pub fn report_row(
 
 /// How long and how much `hlctl report` measures.
 #[derive(Clone, Copy, Debug)]
-pub struct ReportSpan {
+pub(crate) struct ReportSpan {
     /// Seconds per network run.
-    pub time_s: u32,
+    pub(crate) time_s: u32,
     /// Bytes written and read per disk.
-    pub disk_size: u64,
+    pub(crate) disk_size: u64,
     /// Seconds for the random-read disk run and for each CPU run.
-    pub bench_time_s: u64,
+    pub(crate) bench_time_s: u64,
 }
 
 /// The benchmark report: network to each peer, disk in each directory, CPU.
-pub fn run_report(
+pub(crate) fn run_report(
     peers: &[Peer],
     dirs: &[String],
     span: ReportSpan,

@@ -6,33 +6,33 @@ use serde::Serialize;
 
 /// File locations used by the engine.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Paths {
+pub(crate) struct Paths {
     /// State directory: persisted NIC settings, history, tuning journal.
-    pub state_dir: PathBuf,
+    pub(crate) state_dir: PathBuf,
     /// The sysctl.d directory hlctl writes `90-hlctl.conf` into.
-    pub sysctl_dir: PathBuf,
+    pub(crate) sysctl_dir: PathBuf,
     /// Every place sysctl configuration is read from, in systemd-sysctl's
     /// order of directories; `/etc/sysctl.conf` is applied last by procps.
-    pub sysctl_search: Vec<PathBuf>,
-    pub sysctl_conf: PathBuf,
+    pub(crate) sysctl_search: Vec<PathBuf>,
+    pub(crate) sysctl_conf: PathBuf,
     /// The kernel's sysctl tree.
-    pub proc_sys: PathBuf,
+    pub(crate) proc_sys: PathBuf,
     /// `hlctl.toml` (see [`crate::config`]).
-    pub config_file: PathBuf,
+    pub(crate) config_file: PathBuf,
 }
 
 /// The name of the file hlctl owns in the sysctl.d directory.
-pub const SYSCTL_FILE: &str = "90-hlctl.conf";
+pub(crate) const SYSCTL_FILE: &str = "90-hlctl.conf";
 /// The name of the persisted NIC settings file in the state directory.
-pub const NIC_STATE_FILE: &str = "nic-settings.json";
+pub(crate) const NIC_STATE_FILE: &str = "nic-settings.json";
 /// The lock file that keeps this host's measurements apart.
-pub const MEASURE_LOCK_FILE: &str = "measure.lock";
+pub(crate) const MEASURE_LOCK_FILE: &str = "measure.lock";
 /// The configuration file on a live system (`hlctl.toml(5)`).
-pub const CONFIG_FILE: &str = "/etc/hlctl/hlctl.toml";
+pub(crate) const CONFIG_FILE: &str = "/etc/hlctl/hlctl.toml";
 
 impl Paths {
     /// The standard locations below `root` (`/` on a live system).
-    pub fn under(root: &Path) -> Self {
+    pub(crate) fn under(root: &Path) -> Self {
         let r = |p: &str| root.join(p.trim_start_matches('/'));
         Self {
             state_dir: r("/var/lib/hlctl"),
@@ -53,17 +53,17 @@ impl Paths {
         }
     }
 
-    pub fn sysctl_file(&self) -> PathBuf {
+    pub(crate) fn sysctl_file(&self) -> PathBuf {
         self.sysctl_dir.join(SYSCTL_FILE)
     }
 
     /// Held while this host measures or serves a measurement (see
     /// [`crate::bench::exclusive`]).
-    pub fn measure_lock_file(&self) -> PathBuf {
+    pub(crate) fn measure_lock_file(&self) -> PathBuf {
         self.state_dir.join(MEASURE_LOCK_FILE)
     }
 
-    pub fn nic_state_file(&self) -> PathBuf {
+    pub(crate) fn nic_state_file(&self) -> PathBuf {
         self.state_dir.join(NIC_STATE_FILE)
     }
 }

@@ -6,14 +6,14 @@ use serde::Serialize;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Problem {
     /// The setting as the user names it (`ring rx`, `net.ipv4.tcp_rmem`).
-    pub setting: String,
-    pub value: Option<String>,
+    pub(crate) setting: String,
+    pub(crate) value: Option<String>,
     /// What is wrong and what is allowed.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 impl Problem {
-    pub fn new(
+    pub(crate) fn new(
         setting: impl Into<String>,
         value: Option<&str>,
         message: impl Into<String>,
@@ -36,7 +36,7 @@ impl std::fmt::Display for Problem {
 }
 
 /// Join problems for an error message, one per line.
-pub fn join(problems: &[Problem]) -> String {
+pub(crate) fn join(problems: &[Problem]) -> String {
     problems
         .iter()
         .map(|p| format!("  - {p}"))

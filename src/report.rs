@@ -11,33 +11,33 @@ use crate::path::Peer;
 use crate::path::measure::{self, Measure, format_bps};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct NetEntry {
-    pub peer: String,
-    pub interface: Option<String>,
-    pub upload_bps: Option<f64>,
-    pub download_bps: Option<f64>,
-    pub error: Option<String>,
+pub(crate) struct NetEntry {
+    pub(crate) peer: String,
+    pub(crate) interface: Option<String>,
+    pub(crate) upload_bps: Option<f64>,
+    pub(crate) download_bps: Option<f64>,
+    pub(crate) error: Option<String>,
 }
 
 /// One named figure of a disk or CPU run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Figure {
-    pub name: String,
-    pub value: f64,
-    pub unit: String,
+pub(crate) struct Figure {
+    pub(crate) name: String,
+    pub(crate) value: f64,
+    pub(crate) unit: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// The directory (disk) or `single`/`multi` (CPU).
-    pub subject: String,
-    pub figures: Vec<Figure>,
-    pub error: Option<String>,
+    pub(crate) subject: String,
+    pub(crate) figures: Vec<Figure>,
+    pub(crate) error: Option<String>,
 }
 
 impl Entry {
     /// The figures of one run, or why it could not run.
-    pub fn new(subject: &str, r: Figures) -> Entry {
+    pub(crate) fn new(subject: &str, r: Figures) -> Entry {
         match r {
             Ok(figures) => Entry {
                 subject: subject.into(),
@@ -54,36 +54,36 @@ impl Entry {
 }
 
 /// Threads of the multi-threaded CPU run: every CPU.
-pub fn cpu_threads() -> u32 {
+pub(crate) fn cpu_threads() -> u32 {
     std::thread::available_parallelism()
         .map(|n| n.get() as u32)
         .unwrap_or(1)
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Report {
+pub(crate) struct Report {
     #[serde(flatten)]
-    pub host: HostInfo,
-    pub timestamp: i64,
-    pub network: Vec<NetEntry>,
-    pub disk: Vec<Entry>,
-    pub cpu: Vec<Entry>,
+    pub(crate) host: HostInfo,
+    pub(crate) timestamp: i64,
+    pub(crate) network: Vec<NetEntry>,
+    pub(crate) disk: Vec<Entry>,
+    pub(crate) cpu: Vec<Entry>,
 }
 
 /// Figures of one disk or CPU run, or why it could not run.
-pub type Figures = Result<Vec<Figure>, String>;
+pub(crate) type Figures = Result<Vec<Figure>, String>;
 
 /// Measures for the parts other modules provide.
-pub struct Benches<'a> {
+pub(crate) struct Benches<'a> {
     /// A network measure per peer.
-    pub net: &'a dyn Fn(&Peer) -> Box<dyn Measure>,
+    pub(crate) net: &'a dyn Fn(&Peer) -> Box<dyn Measure>,
     /// Disk figures for a directory.
-    pub disk: &'a dyn Fn(&str, &Cancel) -> Figures,
+    pub(crate) disk: &'a dyn Fn(&str, &Cancel) -> Figures,
     /// CPU figures for `threads` threads (1 = single).
-    pub cpu: &'a dyn Fn(u32, &Cancel) -> Figures,
+    pub(crate) cpu: &'a dyn Fn(u32, &Cancel) -> Figures,
 }
 
-pub fn run(
+pub(crate) fn run(
     peers: &[Peer],
     dirs: &[String],
     b: &Benches,
@@ -142,7 +142,7 @@ pub fn run(
 
 impl Report {
     /// The numbers for history (compare works on these).
-    pub fn metrics(&self) -> Vec<Metric> {
+    pub(crate) fn metrics(&self) -> Vec<Metric> {
         let mut v = Vec::new();
         for n in &self.network {
             if let (Some(u), Some(d)) = (n.upload_bps, n.download_bps) {
@@ -172,7 +172,7 @@ impl Report {
         v
     }
 
-    pub fn markdown(&self) -> String {
+    pub(crate) fn markdown(&self) -> String {
         let mut s = format!(
             "# Homelab benchmark report\n\nHost `{}`, kernel `{}`, {} UTC.\n\n## Network\n\n",
             self.host.host,

@@ -1,7 +1,7 @@
 //! Human units for reports written by the engine (the CLI has its own table helpers).
 
 /// `65536` → `64.0 KiB` (base 2, like ethtool and ip).
-pub fn bytes(n: u64) -> String {
+pub(crate) fn bytes(n: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut v = n as f64;
     let mut u = 0;
@@ -17,7 +17,7 @@ pub fn bytes(n: u64) -> String {
 }
 
 /// `941 Mbit/s`, `1.66 Gbit/s` (base 10, like link speeds).
-pub fn bps(bps: f64) -> String {
+pub(crate) fn bps(bps: f64) -> String {
     if bps >= 1e9 {
         format!("{:.2} Gbit/s", bps / 1e9)
     } else if bps >= 1e6 {

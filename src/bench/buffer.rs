@@ -6,10 +6,10 @@ use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::ptr::NonNull;
 
 /// Alignment of every buffer: a page, which satisfies any device's O_DIRECT rule.
-pub const ALIGN: usize = 4096;
+pub(crate) const ALIGN: usize = 4096;
 
 /// A heap buffer aligned to [`ALIGN`].
-pub struct AlignedBuf {
+pub(crate) struct AlignedBuf {
     ptr: NonNull<u8>,
     layout: Layout,
 }
@@ -18,7 +18,7 @@ pub struct AlignedBuf {
 unsafe impl Send for AlignedBuf {}
 
 impl AlignedBuf {
-    pub fn new(len: usize) -> std::io::Result<Self> {
+    pub(crate) fn new(len: usize) -> std::io::Result<Self> {
         let layout = Layout::from_size_align(len.max(1), ALIGN)
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
         // SAFETY: the layout has a non-zero size.
@@ -28,27 +28,27 @@ impl AlignedBuf {
         Ok(Self { ptr, layout })
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.layout.size()
     }
 
-    pub fn as_ptr(&self) -> *mut u8 {
+    pub(crate) fn as_ptr(&self) -> *mut u8 {
         self.ptr.as_ptr()
     }
 
-    pub fn as_slice(&self) -> &[u8] {
+    pub(crate) fn as_slice(&self) -> &[u8] {
         // SAFETY: ptr is valid for len bytes, initialised (zeroed) at allocation.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len()) }
     }
 
-    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: as above, and we hold the only reference.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len()) }
     }
 
     /// Fill with incompressible pseudo-random bytes (so compressing or deduplicating
     /// filesystems cannot shortcut the writes), like fio's default buffer contents.
-    pub fn fill_random(&mut self, seed: u64) {
+    pub(crate) fn fill_random(&mut self, seed: u64) {
         let mut x = seed | 1;
         for chunk in self.as_mut_slice().chunks_mut(8) {
             x ^= x << 13;

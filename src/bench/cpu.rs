@@ -40,7 +40,7 @@ pub struct CpuConfig {
 
 impl CpuConfig {
     /// The defaults of `hlctl bench cpu`: all online CPUs, 10 s, max prime 10000.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             time: Duration::from_secs(10),
@@ -91,7 +91,7 @@ pub struct CpuPhase {
 pub struct CpuReport {
     #[serde(flatten)]
     pub run: CpuPhase,
-    pub max_prime: u32,
+    pub(crate) max_prime: u32,
     /// Primes one event finds (1228 for max_prime 10000).
     pub primes_per_event: u64,
     /// The 1-thread run, when `threads > 1`.

@@ -10,14 +10,14 @@ use std::path::Path;
 
 /// The held lock; released when dropped (or when the process dies).
 #[derive(Debug)]
-pub struct MeasureLock {
+pub(crate) struct MeasureLock {
     _file: File,
 }
 
 impl MeasureLock {
     /// Take the lock without waiting: `Ok(None)` while someone else holds
     /// it; an error when the lock file cannot be opened.
-    pub fn try_acquire(path: &Path) -> std::io::Result<Option<MeasureLock>> {
+    pub(crate) fn try_acquire(path: &Path) -> std::io::Result<Option<MeasureLock>> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }

@@ -6,8 +6,8 @@
 pub(crate) mod buffer;
 pub mod cpu;
 pub mod disk;
-pub mod exclusive;
+pub(crate) mod exclusive;
 pub mod net;
 pub mod progress;
-pub mod size;
+pub(crate) mod size;
 pub mod stress;

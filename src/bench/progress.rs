@@ -15,7 +15,7 @@ impl Cancel {
     pub fn cancel(&self) {
         self.0.store(true, Ordering::SeqCst);
     }
-    pub fn is_cancelled(&self) -> bool {
+    pub(crate) fn is_cancelled(&self) -> bool {
         self.0.load(Ordering::SeqCst)
     }
 }
@@ -23,7 +23,7 @@ impl Cancel {
 /// One progress report: how far along (0.0–1.0) and a short human message.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct ProgressEvent {
-    pub fraction: f64,
+    pub(crate) fraction: f64,
     pub message: String,
 }
 

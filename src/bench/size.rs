@@ -7,7 +7,7 @@ use std::fmt;
 
 /// Why a size string was rejected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SizeError {
+pub(crate) enum SizeError {
     #[error("empty size")]
     Empty,
     #[error(
@@ -19,7 +19,7 @@ pub enum SizeError {
 }
 
 /// Parse `4k`, `1M`, `1G`, `1.5G`, `4096`, `4KiB` … into bytes.
-pub fn parse_size(text: &str) -> Result<u64, SizeError> {
+pub(crate) fn parse_size(text: &str) -> Result<u64, SizeError> {
     let s = text.trim();
     if s.is_empty() {
         return Err(SizeError::Empty);
@@ -68,7 +68,7 @@ pub fn parse_size(text: &str) -> Result<u64, SizeError> {
 }
 
 /// A byte count printed in binary units, e.g. `4 KiB`, `1.5 GiB`.
-pub struct Bytes(pub u64);
+pub(crate) struct Bytes(pub(crate) u64);
 
 impl fmt::Display for Bytes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -6,7 +6,7 @@
 use std::os::unix::net::UnixDatagram;
 
 /// The MESSAGE_ID of "a check found a regression".
-pub const REGRESSION_MESSAGE_ID: &str = "5f1c2a7e9b3d4c60a8e1f2d3c4b5a697";
+pub(crate) const REGRESSION_MESSAGE_ID: &str = "5f1c2a7e9b3d4c60a8e1f2d3c4b5a697";
 
 const JOURNALD_SOCKET: &str = "/run/systemd/journal/socket";
 
@@ -25,7 +25,7 @@ fn field(out: &mut Vec<u8>, name: &str, value: &str) {
 }
 
 /// The native-protocol datagram of one regression.
-pub fn entry(message: &str, metric: &str, subject: &str) -> Vec<u8> {
+pub(crate) fn entry(message: &str, metric: &str, subject: &str) -> Vec<u8> {
     let mut d = Vec::new();
     field(&mut d, "MESSAGE", message);
     field(&mut d, "MESSAGE_ID", REGRESSION_MESSAGE_ID);
@@ -37,7 +37,7 @@ pub fn entry(message: &str, metric: &str, subject: &str) -> Vec<u8> {
 }
 
 /// Log one regression; returns where it went (`journald` or `stderr`).
-pub fn regression(message: &str, metric: &str, subject: &str) -> &'static str {
+pub(crate) fn regression(message: &str, metric: &str, subject: &str) -> &'static str {
     if let Ok(s) = UnixDatagram::unbound()
         && s.send_to(&entry(message, metric, subject), JOURNALD_SOCKET)
             .is_ok()

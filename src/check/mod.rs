@@ -6,8 +6,8 @@
 //! - [`net`]: one peer, never on top of another measurement;
 //! - [`journal`]: regressions to the journal with our MESSAGE_ID.
 
-pub mod journal;
-pub mod net;
+pub(crate) mod journal;
+pub(crate) mod net;
 
 use serde::{Deserialize, Serialize};
 
@@ -19,31 +19,31 @@ use crate::path::Peer;
 use crate::path::measure::Direction;
 use crate::report::{Entry, Figures, NetEntry, Report};
 
-pub use net::{Backoff, PeerResult};
+pub(crate) use net::{Backoff, PeerResult};
 
 /// The reference's name when a check is compared with the one before it.
-pub const PREVIOUS_CHECK: &str = "previous check";
+pub(crate) const PREVIOUS_CHECK: &str = "previous check";
 
 /// Everything one check measured.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CheckReport {
+pub(crate) struct CheckReport {
     /// Host, time and the figures (the same shape as `hlctl report`).
     #[serde(flatten)]
-    pub report: Report,
+    pub(crate) report: Report,
     /// Per peer: retransmits, round-trip time, busy retries.
-    pub peers: Vec<PeerResult>,
+    pub(crate) peers: Vec<PeerResult>,
     /// Threads of the multi-threaded CPU run.
-    pub cpu_threads: u32,
+    pub(crate) cpu_threads: u32,
 }
 
 /// Disk and CPU measurements come from the benchmark layer (see `cli::measure`).
-pub struct Benches<'a> {
-    pub disk: &'a dyn Fn(&str, &Cancel) -> Figures,
-    pub cpu: &'a dyn Fn(u32, &Cancel) -> Figures,
+pub(crate) struct Benches<'a> {
+    pub(crate) disk: &'a dyn Fn(&str, &Cancel) -> Figures,
+    pub(crate) cpu: &'a dyn Fn(u32, &Cancel) -> Figures,
 }
 
 /// Run the measurements of `cfg`.
-pub fn run(
+pub(crate) fn run(
     cfg: &CheckConfig,
     peers: &[Peer],
     lock: &std::path::Path,
@@ -111,7 +111,7 @@ pub fn run(
 
 /// The last check, and its comparison with the configured baseline (when it
 /// exists) or else with the check before it.
-pub fn last_comparison(
+pub(crate) fn last_comparison(
     h: &mut History,
     cfg: &CheckConfig,
 ) -> Result<Option<(StoredResult, Option<Comparison>)>, HistoryError> {
@@ -133,7 +133,7 @@ pub fn last_comparison(
 }
 
 /// The kernel release of the last check, if any.
-pub fn last_kernel(h: &mut History) -> Result<Option<String>, HistoryError> {
+pub(crate) fn last_kernel(h: &mut History) -> Result<Option<String>, HistoryError> {
     Ok(h.list(Some(Kind::Check), None, 1)?
         .into_iter()
         .next()

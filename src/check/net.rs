@@ -18,52 +18,52 @@ use crate::path::measure::Direction;
 
 /// One direction to one peer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct DirectionResult {
-    pub direction: Direction,
-    pub bps: Option<f64>,
-    pub retransmits: Option<u64>,
+pub(crate) struct DirectionResult {
+    pub(crate) direction: Direction,
+    pub(crate) bps: Option<f64>,
+    pub(crate) retransmits: Option<u64>,
     /// Times the peer (or this host) was busy and the run was tried again.
-    pub busy_retries: u32,
-    pub error: Option<String>,
+    pub(crate) busy_retries: u32,
+    pub(crate) error: Option<String>,
 }
 
 /// Both directions and the idle round-trip time to one peer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PeerResult {
-    pub peer: String,
+pub(crate) struct PeerResult {
+    pub(crate) peer: String,
     /// The address `peer`'s host resolved to (itself when it is one): what
     /// joins a peer named by host name to the peer's own link.
     #[serde(default)]
-    pub address: Option<String>,
-    pub interface: Option<String>,
-    pub rtt_seconds: Option<f64>,
-    pub directions: Vec<DirectionResult>,
+    pub(crate) address: Option<String>,
+    pub(crate) interface: Option<String>,
+    pub(crate) rtt_seconds: Option<f64>,
+    pub(crate) directions: Vec<DirectionResult>,
 }
 
 impl PeerResult {
-    pub fn bps(&self, d: Direction) -> Option<f64> {
+    pub(crate) fn bps(&self, d: Direction) -> Option<f64> {
         self.directions
             .iter()
             .find(|x| x.direction == d)
             .and_then(|x| x.bps)
     }
 
-    pub fn busy_retries(&self) -> u32 {
+    pub(crate) fn busy_retries(&self) -> u32 {
         self.directions.iter().map(|d| d.busy_retries).sum()
     }
 }
 
 /// How long to wait before trying a busy peer again.
 #[derive(Clone, Copy, Debug)]
-pub struct Backoff {
-    pub min: Duration,
-    pub max: Duration,
+pub(crate) struct Backoff {
+    pub(crate) min: Duration,
+    pub(crate) max: Duration,
     /// Give up when the next try would start after this.
-    pub window: Duration,
+    pub(crate) window: Duration,
 }
 
 impl Backoff {
-    pub fn for_window(window_s: u64) -> Backoff {
+    pub(crate) fn for_window(window_s: u64) -> Backoff {
         Backoff {
             min: Duration::from_millis(500),
             max: Duration::from_secs(window_s.clamp(2, 60) / 2).max(Duration::from_secs(1)),
@@ -113,7 +113,7 @@ fn attempt(
 /// Measure one direction, retrying a busy peer within the window;
 /// `accepted` runs each time the peer takes one of our tests (see
 /// [`net::run_client_then`]), with this host's lock held.
-pub fn direction(
+pub(crate) fn direction(
     peer: &Peer,
     dir: Direction,
     time_s: u32,
@@ -180,7 +180,7 @@ pub fn direction(
 
 /// The median of a few ICMP echoes, in seconds. Idle only where the peer
 /// is ours alone: [`peer`] calls it when the peer has taken our test.
-pub fn idle_rtt(peer: &Peer) -> Option<f64> {
+pub(crate) fn idle_rtt(peer: &Peer) -> Option<f64> {
     let mut p = crate::path::icmp::Pinger::new(peer.ip().ok()?).ok()?;
     let mut v: Vec<f64> = (0..5)
         .filter_map(|_| p.echo(64, Duration::from_millis(500)).ok().flatten())
@@ -194,7 +194,7 @@ pub fn idle_rtt(peer: &Peer) -> Option<f64> {
 /// when the peer first takes one of our tests and this host's lock is held
 /// (so neither end is serving someone else); a peer that never took one has
 /// none.
-pub fn peer(
+pub(crate) fn peer(
     peer: &Peer,
     time_s: u32,
     lock: &Path,

@@ -15,13 +15,13 @@ use crate::sysctl::{self, SysctlError};
 
 /// A failure to report: the message (printed as `hlctl: <message>`) and the exit code.
 #[derive(Debug)]
-pub struct CliError {
-    pub message: String,
-    pub code: i32,
+pub(crate) struct CliError {
+    pub(crate) message: String,
+    pub(crate) code: i32,
 }
 
 impl CliError {
-    pub fn new(message: impl Into<String>, code: i32) -> Self {
+    pub(crate) fn new(message: impl Into<String>, code: i32) -> Self {
         Self {
             message: message.into(),
             code,
@@ -29,7 +29,7 @@ impl CliError {
     }
 
     /// Print and return the exit code.
-    pub fn report(&self) -> i32 {
+    pub(crate) fn report(&self) -> i32 {
         eprintln!("hlctl: {}", self.message);
         self.code
     }
@@ -48,7 +48,7 @@ impl From<SysctlError> for CliError {
 }
 
 /// Where the verbs' work happens.
-pub enum Backend {
+pub(crate) enum Backend {
     /// The engine in this process.
     Local {
         paths: Box<Paths>,
@@ -65,7 +65,7 @@ fn is_root() -> bool {
 impl Backend {
     /// The daemon unless `--local`; when it cannot be reached, root falls back
     /// to in-process (saying so on stderr) and others get told how to start it.
-    pub fn select(global: &Global) -> Result<Backend, CliError> {
+    pub(crate) fn select(global: &Global) -> Result<Backend, CliError> {
         let local = || Backend::Local {
             paths: Box::new(global.paths()),
             nl: None,
@@ -106,7 +106,7 @@ impl Backend {
     }
 
     /// `hlctl show`: the named interfaces, or all but `lo` (physical first).
-    pub fn show(&mut self, names: &[String]) -> Result<Vec<Interface>, CliError> {
+    pub(crate) fn show(&mut self, names: &[String]) -> Result<Vec<Interface>, CliError> {
         match self {
             Backend::Local { nl, .. } => {
                 Ok(crate::nic::read::interfaces(Self::netlink(nl)?, names)?)
@@ -116,7 +116,7 @@ impl Backend {
     }
 
     /// `hlctl set`: apply (or plan) a change set, and persist it when asked.
-    pub fn set(
+    pub(crate) fn set(
         &mut self,
         iface: &str,
         cs: &ChangeSet,
@@ -140,7 +140,7 @@ impl Backend {
     }
 
     /// `hlctl sysctl [KEY...]`.
-    pub fn sysctl_show(&mut self, keys: &[String]) -> Result<Vec<sysctl::Entry>, CliError> {
+    pub(crate) fn sysctl_show(&mut self, keys: &[String]) -> Result<Vec<sysctl::Entry>, CliError> {
         match self {
             Backend::Local { paths, .. } => Ok(sysctl::show(paths, keys)?),
             Backend::Bus(r) => r.sysctl_show(keys),
@@ -148,7 +148,7 @@ impl Backend {
     }
 
     /// `hlctl sysctl KEY=VALUE...`.
-    pub fn sysctl_set(
+    pub(crate) fn sysctl_set(
         &mut self,
         assignments: &[(String, String)],
         dry_run: bool,
@@ -167,7 +167,7 @@ impl Backend {
     /// Run benchmark `kind`: in-process through `local` (Ctrl-C cancels it),
     /// or as a daemon job with its progress on `bar` (Ctrl-C cancels the job).
     /// Either way a cancelled run returns its partial report.
-    pub fn bench<P, R>(
+    pub(crate) fn bench<P, R>(
         &mut self,
         kind: &str,
         params: &P,

@@ -11,13 +11,13 @@ use crate::history::store::format_ts;
 /// (network per peer, disk per directory, CPU) with the settings of the time,
 /// for `hlctl compare`.
 #[derive(Debug, Args)]
-pub struct BaselineArgs {
+pub(crate) struct BaselineArgs {
     #[command(subcommand)]
-    pub command: BaselineCommand,
+    pub(crate) command: BaselineCommand,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum BaselineCommand {
+pub(crate) enum BaselineCommand {
     /// Save the latest value of every metric as baseline NAME (replacing an older one of that name).
     Save {
         /// 1 to 64 letters, digits, '-', '_' or '.'.
@@ -28,7 +28,7 @@ pub enum BaselineCommand {
     List,
 }
 
-pub fn run(global: &Global, args: BaselineArgs) -> i32 {
+pub(crate) fn run(global: &Global, args: BaselineArgs) -> i32 {
     match args.command {
         BaselineCommand::Save { name } => match super::records::save_baseline(global, &name) {
             Ok(n) => {

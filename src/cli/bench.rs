@@ -5,7 +5,7 @@ use clap::Subcommand;
 use super::args::Global;
 
 #[derive(Debug, Subcommand)]
-pub enum BenchCommand {
+pub(crate) enum BenchCommand {
     // Each variant's help text is the doc comment of its Args struct.
     Net(super::bench_net::NetArgs),
     Disk(super::bench_disk::DiskArgs),
@@ -13,7 +13,7 @@ pub enum BenchCommand {
     Stress(super::bench_stress::StressArgs),
 }
 
-pub fn run(global: &Global, cmd: BenchCommand) -> i32 {
+pub(crate) fn run(global: &Global, cmd: BenchCommand) -> i32 {
     match cmd {
         BenchCommand::Net(a) => super::bench_net::run(global, a),
         BenchCommand::Disk(a) => super::bench_disk::run(global, a),

@@ -18,22 +18,22 @@ use crate::bench::cpu::{self, CpuError, CpuPhase};
 /// 10000). With more than one thread a 1-thread run of the same length comes first, so
 /// the report shows both figures and the scaling between them.
 #[derive(Debug, Args)]
-pub struct CpuArgs {
+pub(crate) struct CpuArgs {
     /// Worker threads (1 to 4096) [default: the number of online CPUs].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
-    pub threads: Option<u32>,
+    pub(crate) threads: Option<u32>,
     /// Seconds per run (e.g. 10, 0.5, 1m).
     #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = bench_parse::seconds)]
-    pub time: Duration,
+    pub(crate) time: Duration,
     /// Upper limit of the prime search, as sysbench's --cpu-max-prime (at least 1).
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_prime: u32,
+    pub(crate) max_prime: u32,
     /// Skip the 1-thread run that precedes a multi-thread one.
     #[arg(long)]
-    pub no_single: bool,
+    pub(crate) no_single: bool,
 }
 
-pub fn run(global: &Global, args: CpuArgs) -> i32 {
+pub(crate) fn run(global: &Global, args: CpuArgs) -> i32 {
     let params = crate::dbus::wire::bench::CpuParams {
         threads: args.threads,
         time_s: Some(args.time.as_secs_f64()),

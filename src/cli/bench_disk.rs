@@ -22,48 +22,48 @@ use crate::dbus::wire::bench::DiskParams;
 /// lacks room for the files plus 64 MiB, and a warning says when DIR is memory-backed
 /// (tmpfs, ramfs).
 #[derive(Debug, Args)]
-pub struct DiskArgs {
+pub(crate) struct DiskArgs {
     /// Directory to test in: a directory on the disk or share to measure.
     #[arg(long, value_name = "PATH")]
-    pub dir: PathBuf,
+    pub(crate) dir: PathBuf,
     /// I/O pattern: read, write (sequential), randread, randwrite, randrw (random).
     #[arg(long, value_enum, default_value_t = RwArg::Randread)]
-    pub rw: RwArg,
+    pub(crate) rw: RwArg,
     /// Bytes per I/O, binary units (4k = 4096) [default: 4k; 1M with --seq-dd].
     #[arg(long, value_name = "SIZE", value_parser = bench_parse::size)]
-    pub bs: Option<u64>,
+    pub(crate) bs: Option<u64>,
     /// Size of each job's file, and how much each job reads or writes (binary units).
     #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = bench_parse::size)]
-    pub size: u64,
+    pub(crate) size: u64,
     /// I/Os kept in flight per job (1 to 4096).
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=4096))]
-    pub iodepth: u32,
+    pub(crate) iodepth: u32,
     /// Jobs run in parallel, each on its own file (1 to 64).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
-    pub jobs: u32,
+    pub(crate) jobs: u32,
     /// Longest run time in seconds (e.g. 30, 0.5, 2m); a job also ends after --size bytes.
     #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = bench_parse::seconds)]
-    pub runtime: Duration,
+    pub(crate) runtime: Duration,
     /// Keep going until --runtime even after --size bytes (fio's --time_based).
     #[arg(long)]
-    pub time_based: bool,
+    pub(crate) time_based: bool,
     /// Use the page cache instead of O_DIRECT (then reads may come from RAM).
     #[arg(long)]
-    pub buffered: bool,
+    pub(crate) buffered: bool,
     /// I/O engine: auto (io_uring, else pread/pwrite threads), io_uring, psync.
     #[arg(long, value_enum, default_value_t = EngineArg::Auto)]
-    pub engine: EngineArg,
+    pub(crate) engine: EngineArg,
     /// Percentage of reads in --rw randrw (0 to 100).
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u8).range(0..=100))]
-    pub rwmix_read: u8,
+    pub(crate) rwmix_read: u8,
     /// dd-style test instead: sequential writes (default 1 MiB each) with one fdatasync at
     /// the end counted in the time, like `dd conv=fdatasync`, then the file read back.
     #[arg(long, conflicts_with_all = ["rw", "iodepth", "jobs", "time_based", "buffered", "engine", "rwmix_read"])]
-    pub seq_dd: bool,
+    pub(crate) seq_dd: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum RwArg {
+pub(crate) enum RwArg {
     Read,
     Write,
     Randread,
@@ -72,14 +72,14 @@ pub enum RwArg {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum EngineArg {
+pub(crate) enum EngineArg {
     Auto,
     #[value(name = "io_uring")]
     IoUring,
     Psync,
 }
 
-pub fn run(global: &Global, args: DiskArgs) -> i32 {
+pub(crate) fn run(global: &Global, args: DiskArgs) -> i32 {
     let bar = ProgressBar::new(global.json);
     // --seq-dd runs in-process (its report is not sent over the bus yet).
     if args.seq_dd {

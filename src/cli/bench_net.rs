@@ -27,51 +27,51 @@ use super::output::{ProgressBar, print_json};
 /// -V (iperf3's "verbose", clap's "version" elsewhere): nothing runs unasked.
 #[derive(Debug, Args)]
 #[command(disable_version_flag = true)]
-pub struct NetArgs {
+pub(crate) struct NetArgs {
     /// The server: HOST, HOST:PORT or [IPV6]:PORT (port 5201 unless given
     /// here or with -p). -c is iperf3's spelling; --peer and -c are the same.
     #[arg(short = 'c', long = "peer", visible_alias = "client", value_name = "HOST[:PORT]",
           value_parser = PeerSpec::parse)]
-    pub peer: PeerSpec,
+    pub(crate) peer: PeerSpec,
     /// The server's port (iperf3's -p), 1–65535 [default: the port in --peer, else 5201].
     #[arg(short = 'p', long = "port", value_name = "PORT",
           value_parser = clap::value_parser!(u16).range(1..))]
-    pub port: Option<u16>,
+    pub(crate) port: Option<u16>,
     /// Seconds to measure, after the omit period (1–86400).
     #[arg(short = 't', long = "time", value_name = "SECS", default_value_t = 10,
           value_parser = clap::value_parser!(u32).range(1..=86400))]
-    pub time: u32,
+    pub(crate) time: u32,
     /// Parallel streams, per direction with --bidir (1–128).
     #[arg(short = 'P', long = "parallel", value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..=128))]
-    pub parallel: u32,
+    pub(crate) parallel: u32,
     /// Reverse: the server sends and this machine receives.
     #[arg(short = 'R', long = "reverse", conflicts_with = "bidir")]
-    pub reverse: bool,
+    pub(crate) reverse: bool,
     /// Send and receive at the same time (-P streams each way).
     #[arg(long)]
-    pub bidir: bool,
+    pub(crate) bidir: bool,
     /// Use UDP instead of TCP (default rate 1 Mbit/s per stream; set it with -b).
     #[arg(short = 'u', long = "udp")]
-    pub udp: bool,
+    pub(crate) udp: bool,
     /// Target rate per stream in bit/s; K, M, G, T multiply by powers of 1000
     /// (e.g. 500M, 1G). TCP default: unlimited; UDP default: 1M.
     #[arg(short = 'b', long = "bitrate", value_name = "RATE", value_parser = parse_rate)]
-    pub bitrate: Option<u64>,
+    pub(crate) bitrate: Option<u64>,
     /// Block size: TCP write size (default 128K) or UDP datagram size
     /// (default: the path MSS, 16–65507); K, M multiply by powers of 1024.
     #[arg(short = 'l', long = "length", value_name = "LEN", value_parser = parse_size)]
-    pub length: Option<u32>,
+    pub(crate) length: Option<u32>,
     /// Socket buffer size (TCP window) on both ends, e.g. 4M.
     #[arg(short = 'w', long = "window", value_name = "SIZE", value_parser = parse_size)]
-    pub window: Option<u32>,
+    pub(crate) window: Option<u32>,
     /// Leave out the first OMIT seconds (TCP slow start) from the results (0–600).
     #[arg(short = 'O', long = "omit", value_name = "OMIT", default_value_t = 0,
           value_parser = clap::value_parser!(u32).range(0..=600))]
-    pub omit: u32,
+    pub(crate) omit: u32,
     /// Seconds between interval lines (0.1–60); 0 turns them off.
     #[arg(short = 'i', long = "interval", value_name = "SECS", default_value_t = 1.0, value_parser = parse_interval)]
-    pub interval: f64,
+    pub(crate) interval: f64,
 }
 
 fn split_suffix(s: &str) -> Result<(f64, u32), String> {
@@ -93,7 +93,7 @@ fn split_suffix(s: &str) -> Result<(f64, u32), String> {
 }
 
 /// A rate: K/M/G/T are powers of 1000 (as iperf3's -b).
-pub fn parse_rate(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_rate(s: &str) -> Result<u64, String> {
     if s.contains('/') {
         return Err("bursts (RATE/COUNT) are not supported; give a plain rate such as 500M".into());
     }
@@ -106,7 +106,7 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
 }
 
 /// A size: K/M/G are powers of 1024 (as iperf3's -l and -w).
-pub fn parse_size(s: &str) -> Result<u32, String> {
+pub(crate) fn parse_size(s: &str) -> Result<u32, String> {
     let (v, exp) = split_suffix(s)?;
     let bytes = v * 1024f64.powi(exp as i32);
     if bytes < 1.0 || bytes > u32::MAX as f64 {
@@ -131,7 +131,7 @@ fn parse_interval(s: &str) -> Result<f64, String> {
 impl NetArgs {
     /// The server's port: from -p or from --peer HOST:PORT (both only when
     /// they agree), else 5201.
-    pub fn port(&self) -> Result<u16, String> {
+    pub(crate) fn port(&self) -> Result<u16, String> {
         match (self.peer.port, self.port) {
             (Some(a), Some(b)) if a != b => Err(format!(
                 "the port is given twice, {a} in --peer/-c and {b} in -p/--port: give it once"
@@ -141,7 +141,7 @@ impl NetArgs {
     }
 
     /// The job parameters these flags describe (the same on both paths).
-    pub fn to_params(&self) -> Result<NetParams, String> {
+    pub(crate) fn to_params(&self) -> Result<NetParams, String> {
         Ok(NetParams {
             host: self.peer.host.clone(),
             port: Some(self.port()?),
@@ -204,7 +204,7 @@ fn exit_code(e: &NetError) -> i32 {
     }
 }
 
-pub fn run(global: &Global, args: NetArgs) -> i32 {
+pub(crate) fn run(global: &Global, args: NetArgs) -> i32 {
     let checked = args.to_params().and_then(|params| {
         let cfg = params.config()?;
         Ok((params, cfg))

@@ -6,12 +6,12 @@ use crate::bench::size::parse_size;
 use crate::bench::stress::MemAmount;
 
 /// `4k`, `1M`, `1G`, `4096` … (binary units).
-pub fn size(s: &str) -> Result<u64, String> {
+pub(crate) fn size(s: &str) -> Result<u64, String> {
     parse_size(s).map_err(|e| e.to_string())
 }
 
 /// Seconds: `30`, `0.5`, `30s`, `2m`, `1h`.
-pub fn seconds(s: &str) -> Result<Duration, String> {
+pub(crate) fn seconds(s: &str) -> Result<Duration, String> {
     let t = s.trim();
     let (num, mult) = match t.char_indices().last() {
         Some((i, 's')) => (&t[..i], 1.0),
@@ -32,7 +32,7 @@ pub fn seconds(s: &str) -> Result<Duration, String> {
 }
 
 /// `--vm-bytes`: a size (`512M`) or a percentage of available memory (`50%`).
-pub fn mem_amount(s: &str) -> Result<MemAmount, String> {
+pub(crate) fn mem_amount(s: &str) -> Result<MemAmount, String> {
     if let Some(p) = s.trim().strip_suffix('%') {
         let v: f64 = p
             .trim()

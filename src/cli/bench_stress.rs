@@ -23,25 +23,25 @@ use crate::dbus::wire::bench::StressParams;
 /// machine" when the machine exposes none of these sensors (usual on VMs); no figure is
 /// ever made up. Ctrl-C stops the load and prints the summary.
 #[derive(Debug, Args)]
-pub struct StressArgs {
+pub(crate) struct StressArgs {
     /// How long to run (seconds, or e.g. 10m).
     #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = bench_parse::seconds)]
-    pub time: Duration,
+    pub(crate) time: Duration,
     /// CPU workers (0 to 4096) [default: the number of online CPUs].
     #[arg(long, value_parser = clap::value_parser!(u32).range(0..=4096))]
-    pub cpu: Option<u32>,
+    pub(crate) cpu: Option<u32>,
     /// Memory workers sharing --vm-bytes (0 to 256).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=256))]
-    pub vm: u32,
+    pub(crate) vm: u32,
     /// Memory to load: a size (512M, 2G) or a percentage of available memory (50%, at most 90%).
     #[arg(long, value_name = "SIZE|PCT", default_value = "256M", value_parser = bench_parse::mem_amount)]
-    pub vm_bytes: MemAmount,
+    pub(crate) vm_bytes: MemAmount,
     /// Seconds between sensor samples (at least 0.1).
     #[arg(long, value_name = "SECONDS", default_value = "1", value_parser = bench_parse::seconds)]
-    pub interval: Duration,
+    pub(crate) interval: Duration,
 }
 
-pub fn run(global: &Global, args: StressArgs) -> i32 {
+pub(crate) fn run(global: &Global, args: StressArgs) -> i32 {
     let (vm_bytes, vm_percent) = match args.vm_bytes {
         MemAmount::Bytes(b) => (Some(b), None),
         MemAmount::PercentOfAvailable(p) => (None, Some(p)),

@@ -27,35 +27,35 @@ use crate::path::Peer;
 /// Exit codes: 0 no regression; 1 a regression or a measurement that failed;
 /// 2 invalid input.
 #[derive(Debug, Args)]
-pub struct CheckArgs {
+pub(crate) struct CheckArgs {
     /// Measure to this peer instead of the configured ones (repeatable).
     #[arg(long = "peer", value_name = "HOST[:PORT]")]
-    pub peers: Vec<String>,
+    pub(crate) peers: Vec<String>,
     /// Measure the disk in this directory instead of the configured ones (repeatable).
     #[arg(long = "dir", value_name = "PATH")]
-    pub dirs: Vec<String>,
+    pub(crate) dirs: Vec<String>,
     /// Skip the CPU runs.
     #[arg(long)]
-    pub no_cpu: bool,
+    pub(crate) no_cpu: bool,
     /// Compare with this baseline instead of the configured one.
     #[arg(long, value_name = "NAME")]
-    pub baseline: Option<String>,
+    pub(crate) baseline: Option<String>,
     /// Seconds per network run [default: from the config, 10].
     #[arg(long, value_name = "S", value_parser = clap::value_parser!(u32).range(1..=60))]
-    pub time: Option<u32>,
+    pub(crate) time: Option<u32>,
     /// Seconds of the random-read disk run and of each CPU run [default: config, 10].
     #[arg(long, value_name = "S", value_parser = clap::value_parser!(u64).range(1..=600))]
-    pub bench_time: Option<u64>,
+    pub(crate) bench_time: Option<u64>,
     /// MiB written and read per directory [default: config, 256].
     #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..=1048576))]
-    pub disk_size: Option<u64>,
+    pub(crate) disk_size: Option<u64>,
     /// Seconds within which a busy peer is retried [default: config, 600].
     #[arg(long, value_name = "S", value_parser = clap::value_parser!(u64).range(0..=86400))]
-    pub busy_window: Option<u64>,
+    pub(crate) busy_window: Option<u64>,
     /// Only run when the kernel release differs from the last check's
     /// (hlctl-check-boot.service); otherwise say so and exit 0.
     #[arg(long)]
-    pub if_kernel_changed: bool,
+    pub(crate) if_kernel_changed: bool,
 }
 
 /// The configuration with the command line's overrides.
@@ -99,7 +99,7 @@ fn effective(global: &Global, args: &CheckArgs) -> Result<Config, i32> {
     Ok(c)
 }
 
-pub fn run(global: &Global, args: CheckArgs) -> i32 {
+pub(crate) fn run(global: &Global, args: CheckArgs) -> i32 {
     let cfg = match effective(global, &args) {
         Ok(c) => c,
         Err(code) => return code,

@@ -14,17 +14,17 @@ use super::output::print_json;
 ///
 /// Exit codes: 0 no regression; 1 at least one regression; 2 invalid input.
 #[derive(Debug, Args)]
-pub struct CompareArgs {
+pub(crate) struct CompareArgs {
     /// The baseline [default: the newest].
     #[arg(value_name = "NAME")]
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
 
     /// A change larger than this (percent) is a regression or an improvement.
     #[arg(long, default_value_t = crate::history::compare::DEFAULT_THRESHOLD, value_name = "PCT")]
-    pub threshold: f64,
+    pub(crate) threshold: f64,
 }
 
-pub fn run(global: &Global, args: CompareArgs) -> i32 {
+pub(crate) fn run(global: &Global, args: CompareArgs) -> i32 {
     if !(0.0..=1000.0).contains(&args.threshold) {
         eprintln!(
             "hlctl compare: --threshold {}: allowed 0..=1000 (percent)",

@@ -10,13 +10,13 @@ use super::output::print_json;
 
 /// Validate or show the configuration file (hlctl.toml(5)).
 #[derive(Debug, Args)]
-pub struct ConfigArgs {
+pub(crate) struct ConfigArgs {
     #[command(subcommand)]
-    pub command: ConfigCommand,
+    pub(crate) command: ConfigCommand,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum ConfigCommand {
+pub(crate) enum ConfigCommand {
     /// Validate FILE [default: the configuration file]: every problem with
     /// its line and key. Exit 0 valid, 2 problems found.
     Check {
@@ -37,7 +37,7 @@ pub enum ConfigCommand {
     },
 }
 
-pub fn run(global: &Global, args: ConfigArgs) -> i32 {
+pub(crate) fn run(global: &Global, args: ConfigArgs) -> i32 {
     let paths = global.paths();
     match args.command {
         ConfigCommand::Check { file } => {

@@ -49,37 +49,37 @@ use crate::path::Peer;
 ///
 /// Exit codes: 0 report printed (with or without findings); 1 failed; 2 invalid input.
 #[derive(Debug, Args)]
-pub struct DoctorArgs {
+pub(crate) struct DoctorArgs {
     /// Interfaces to examine [default: the one towards --peer, else the physical NICs that are up].
     #[arg(value_name = "IFACE")]
-    pub interfaces: Vec<String>,
+    pub(crate) interfaces: Vec<String>,
 
     /// The peer to measure against: HOST, HOST:PORT or [IPv6]:PORT (port default 5201).
     #[arg(long, value_name = "HOST[:PORT]")]
-    pub peer: Option<String>,
+    pub(crate) peer: Option<String>,
 
     /// A directory whose filesystem and mount options to check (repeatable).
     #[arg(long = "dir", value_name = "PATH")]
-    pub dirs: Vec<String>,
+    pub(crate) dirs: Vec<String>,
 
     /// Throughput runs per direction when a benchmark server answers at the peer.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
-    pub runs: u32,
+    pub(crate) runs: u32,
 
     /// Seconds of CPU stress while watching for thermal throttling (0: none).
     #[arg(long, default_value_t = 3, value_name = "S", value_parser = clap::value_parser!(u64).range(0..=600))]
-    pub stress: u64,
+    pub(crate) stress: u64,
 
     /// MiB written and read back in each --dir (0: check the mount options only).
     #[arg(long, default_value_t = 256, value_name = "MIB", value_parser = clap::value_parser!(u64).range(0..=1048576))]
-    pub disk_size: u64,
+    pub(crate) disk_size: u64,
 
     /// Seconds per throughput run.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=60))]
-    pub time: u32,
+    pub(crate) time: u32,
 }
 
-pub fn run(global: &Global, args: DoctorArgs) -> i32 {
+pub(crate) fn run(global: &Global, args: DoctorArgs) -> i32 {
     let peer = match args.peer.as_deref().map(Peer::parse).transpose() {
         Ok(p) => p,
         Err(e) => {
@@ -178,7 +178,7 @@ fn check_line(c: &Check) -> String {
 }
 
 /// The text report.
-pub fn render(r: &Report) -> String {
+pub(crate) fn render(r: &Report) -> String {
     let mut s = format!(
         "hlctl doctor on {} (kernel {}), interfaces: {}{}\n\n",
         r.host.host,

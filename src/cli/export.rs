@@ -9,7 +9,7 @@ use super::output::print_json;
 use crate::nic::{export, persist, read};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     /// A systemd .link file (RxBufferSize=, RxFlowControl=, GenericReceiveOffload=, MTUBytes=, BitsPerSecond=, ...).
     SystemdLink,
 }
@@ -18,17 +18,17 @@ pub enum Format {
 ///
 /// Example: hlctl export eth2 --format systemd-link > /etc/systemd/network/10-hlctl-eth2.link
 #[derive(Debug, Args)]
-pub struct ExportArgs {
+pub(crate) struct ExportArgs {
     /// The interface whose persisted settings to export.
     #[arg(value_name = "IFACE")]
-    pub interface: String,
+    pub(crate) interface: String,
 
     /// Output format.
     #[arg(long, value_enum, default_value = "systemd-link")]
-    pub format: Format,
+    pub(crate) format: Format,
 }
 
-pub fn run(global: &Global, args: ExportArgs) -> i32 {
+pub(crate) fn run(global: &Global, args: ExportArgs) -> i32 {
     let path = global.paths().nic_state_file();
     let state = match persist::State::load(&path) {
         Ok(s) => s,

@@ -14,28 +14,28 @@ use crate::history::store::{format_ts, parse_since};
 /// Every result is stored with host, kernel, interface, peer and a snapshot
 /// of the settings, in <state dir>/history.db (SQLite).
 #[derive(Debug, Args)]
-pub struct HistoryArgs {
+pub(crate) struct HistoryArgs {
     /// Only results of this kind: net, disk, cpu, doctor, tune, report, check.
     #[arg(long, value_name = "KIND")]
-    pub kind: Option<String>,
+    pub(crate) kind: Option<String>,
 
     /// Only results since DATE: YYYY-MM-DD, 'YYYY-MM-DD HH:MM[:SS]' (UTC) or Unix seconds.
     #[arg(long, value_name = "DATE")]
-    pub since: Option<String>,
+    pub(crate) since: Option<String>,
 
     /// At most this many results.
     #[arg(long, default_value_t = 50)]
-    pub limit: u32,
+    pub(crate) limit: u32,
 
     /// Write a self-contained HTML page instead (inline SVG, nothing fetched):
     /// the trend of every stored metric with the baseline as a line, the last
     /// check's verdicts, and its transfer matrix. --limit counts results
     /// (default 50); --kind and --since do not apply.
     #[arg(long, value_name = "FILE")]
-    pub html: Option<std::path::PathBuf>,
+    pub(crate) html: Option<std::path::PathBuf>,
 }
 
-pub fn run(global: &Global, args: HistoryArgs) -> i32 {
+pub(crate) fn run(global: &Global, args: HistoryArgs) -> i32 {
     let kind = match super::records::kind(args.kind.as_deref()) {
         Ok(k) => k,
         Err(e) => return e.report(),

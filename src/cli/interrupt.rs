@@ -18,7 +18,7 @@ extern "C" fn on_signal(_: libc::c_int) {
 }
 
 /// Install the SIGINT and SIGTERM handlers (once per process) and return the token they cancel.
-pub fn cancel_on_interrupt() -> Cancel {
+pub(crate) fn cancel_on_interrupt() -> Cancel {
     let token = TOKEN.get_or_init(Cancel::new).clone();
     let action = SigAction::new(
         SigHandler::Handler(on_signal),

@@ -4,47 +4,47 @@
 //! [`output`] the shared printing and progress helpers.
 
 pub mod args;
-pub mod backend;
-pub mod baseline;
-pub mod bench;
-pub mod bench_cpu;
-pub mod bench_disk;
-pub mod bench_net;
-pub mod bench_parse;
-pub mod bench_stress;
-pub mod check;
-pub mod compare;
-pub mod config;
-pub mod doctor;
-pub mod export;
-pub mod history;
-pub mod interrupt;
-pub mod output;
-pub mod record;
-pub mod records;
-pub mod remote;
-pub mod report;
-pub mod rollback;
-pub mod serve;
-pub mod set;
-pub mod show;
-pub mod status;
-pub mod sysctl;
-pub mod tune;
-pub mod tune_remote;
+pub(crate) mod backend;
+pub(crate) mod baseline;
+pub(crate) mod bench;
+pub(crate) mod bench_cpu;
+pub(crate) mod bench_disk;
+pub(crate) mod bench_net;
+pub(crate) mod bench_parse;
+pub(crate) mod bench_stress;
+pub(crate) mod check;
+pub(crate) mod compare;
+pub(crate) mod config;
+pub(crate) mod doctor;
+pub(crate) mod export;
+pub(crate) mod history;
+pub(crate) mod interrupt;
+pub(crate) mod output;
+pub(crate) mod record;
+pub(crate) mod records;
+pub(crate) mod remote;
+pub(crate) mod report;
+pub(crate) mod rollback;
+pub(crate) mod serve;
+pub(crate) mod set;
+pub(crate) mod show;
+pub(crate) mod status;
+pub(crate) mod sysctl;
+pub(crate) mod tune;
+pub(crate) mod tune_remote;
 
 use clap::Parser;
 
 /// Exit codes shared by every verb.
-pub mod exit {
+pub(crate) mod exit {
     /// Done.
-    pub const OK: i32 = 0;
+    pub(crate) const OK: i32 = 0;
     /// Failed (a change set was restored).
-    pub const FAILED: i32 = 1;
+    pub(crate) const FAILED: i32 = 1;
     /// Invalid input; nothing changed.
-    pub const INVALID: i32 = 2;
+    pub(crate) const INVALID: i32 = 2;
     /// Not permitted.
-    pub const NOT_PERMITTED: i32 = 3;
+    pub(crate) const NOT_PERMITTED: i32 = 3;
 }
 
 /// Parse the process arguments and run the verb; returns the exit code.
@@ -65,7 +65,7 @@ pub fn main() -> i32 {
 }
 
 /// Run one parsed command line; returns the exit code.
-pub fn run(cli: args::Cli) -> i32 {
+pub(crate) fn run(cli: args::Cli) -> i32 {
     let global = cli.global;
     match cli.command {
         args::Command::Show(a) => show::run(&global, a),
@@ -88,13 +88,13 @@ pub fn run(cli: args::Cli) -> i32 {
 }
 
 /// Print an error for the user and return the exit code it maps to.
-pub fn fail(err: &dyn std::error::Error, code: i32) -> i32 {
+pub(crate) fn fail(err: &dyn std::error::Error, code: i32) -> i32 {
     eprintln!("hlctl: {err}");
     code
 }
 
 /// Exit code for a NIC engine error.
-pub fn nic_exit_code(e: &crate::nic::error::NicError) -> i32 {
+pub(crate) fn nic_exit_code(e: &crate::nic::error::NicError) -> i32 {
     use crate::nic::error::NicError;
     match e {
         NicError::Invalid { .. } | NicError::NoSuchInterface { .. } => exit::INVALID,
@@ -104,7 +104,7 @@ pub fn nic_exit_code(e: &crate::nic::error::NicError) -> i32 {
 }
 
 /// Open the process's netlink connection, or print why not.
-pub fn netlink() -> Result<crate::nic::netlink::Netlink, i32> {
+pub(crate) fn netlink() -> Result<crate::nic::netlink::Netlink, i32> {
     crate::nic::netlink::Netlink::new().map_err(|e| {
         let e = crate::nic::error::NicError::Connect(e);
         fail(&e, nic_exit_code(&e))

@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use crate::bench::progress::{Progress, ProgressEvent};
 
 /// Print `value` as pretty JSON on stdout.
-pub fn print_json<T: serde::Serialize>(value: &T) {
+pub(crate) fn print_json<T: serde::Serialize>(value: &T) {
     match serde_json::to_string_pretty(value) {
         Ok(s) => println!("{s}"),
         Err(e) => eprintln!("hlctl: cannot encode JSON: {e}"),
@@ -13,12 +13,12 @@ pub fn print_json<T: serde::Serialize>(value: &T) {
 }
 
 /// A progress bar on stderr, shown only when stderr is a terminal and JSON is not requested.
-pub struct ProgressBar {
+pub(crate) struct ProgressBar {
     bar: Option<indicatif::ProgressBar>,
 }
 
 impl ProgressBar {
-    pub fn new(json: bool) -> Self {
+    pub(crate) fn new(json: bool) -> Self {
         let bar = (!json && std::io::stderr().is_terminal()).then(|| {
             let bar = indicatif::ProgressBar::new(1000);
             bar.set_style(
@@ -32,14 +32,14 @@ impl ProgressBar {
     }
 
     /// Print a line above the bar (or plainly when there is no bar).
-    pub fn println(&self, line: &str) {
+    pub(crate) fn println(&self, line: &str) {
         match &self.bar {
             Some(bar) => bar.println(line),
             None => eprintln!("{line}"),
         }
     }
 
-    pub fn finish(&self) {
+    pub(crate) fn finish(&self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
@@ -56,7 +56,7 @@ impl Progress for ProgressBar {
 }
 
 /// `1536` → `1.5 KiB` (sizes in base 2, like ethtool and ip).
-pub fn bytes(n: u64) -> String {
+pub(crate) fn bytes(n: u64) -> String {
     const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
     let mut v = n as f64;
     let mut u = 0;
@@ -73,7 +73,7 @@ pub fn bytes(n: u64) -> String {
 
 /// Words joined by spaces, wrapped at `width` columns, continuation lines
 /// indented to line up after `first` (which starts the first line).
-pub fn wrap(first: &str, words: &[String], width: usize) -> String {
+pub(crate) fn wrap(first: &str, words: &[String], width: usize) -> String {
     let indent = " ".repeat(first.chars().count());
     let mut out = String::from(first);
     let mut col = first.chars().count();
@@ -94,7 +94,7 @@ pub fn wrap(first: &str, words: &[String], width: usize) -> String {
 }
 
 /// Render rows as aligned columns (first row is the header).
-pub fn table(rows: &[Vec<String>]) -> String {
+pub(crate) fn table(rows: &[Vec<String>]) -> String {
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..cols)
         .map(|c| {

@@ -7,7 +7,7 @@ use crate::history::{History, HistoryError, Kind, NewResult};
 use crate::host::HostInfo;
 use crate::paths::Paths;
 
-pub fn store(paths: &Paths, r: &NewResult) -> Option<i64> {
+pub(crate) fn store(paths: &Paths, r: &NewResult) -> Option<i64> {
     match History::open(&paths.state_dir).and_then(|mut h| h.add(r)) {
         Ok(id) => Some(id),
         Err(HistoryError::Open { .. }) if !nix::unistd::Uid::effective().is_root() => None,
@@ -40,7 +40,7 @@ fn result(
 }
 
 /// `hlctl bench net`: the direction(s) measured, against `host:port`.
-pub fn bench_net(paths: &Paths, host: &str, port: u16, r: &crate::bench::net::NetReport) {
+pub(crate) fn bench_net(paths: &Paths, host: &str, port: u16, r: &crate::bench::net::NetReport) {
     use crate::bench::net::Direction;
     let peer = crate::path::Peer {
         host: host.to_string(),
@@ -72,7 +72,7 @@ pub fn bench_net(paths: &Paths, host: &str, port: u16, r: &crate::bench::net::Ne
 }
 
 /// `hlctl bench disk`: IOPS and throughput of the mode run, in `dir`.
-pub fn bench_disk(paths: &Paths, dir: &str, r: &crate::bench::disk::DiskReport) {
+pub(crate) fn bench_disk(paths: &Paths, dir: &str, r: &crate::bench::disk::DiskReport) {
     let mode = serde_json::to_value(r.rw)
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
@@ -89,7 +89,7 @@ pub fn bench_disk(paths: &Paths, dir: &str, r: &crate::bench::disk::DiskReport) 
 }
 
 /// `hlctl bench cpu`: events per second, multi- and single-threaded.
-pub fn bench_cpu(paths: &Paths, r: &crate::bench::cpu::CpuReport) {
+pub(crate) fn bench_cpu(paths: &Paths, r: &crate::bench::cpu::CpuReport) {
     let mut m = vec![Metric::new(
         &format!("cpu {} threads", r.run.threads),
         "",

@@ -37,7 +37,7 @@ fn select(global: &Global) -> Result<Where, CliError> {
 
 /// hlctld for an unprivileged user or when `--bus` names a bus; `None`: work
 /// in this process (root, `--local`, or root when the daemon is unreachable).
-pub fn remote(global: &Global) -> Result<Option<Remote>, CliError> {
+pub(crate) fn remote(global: &Global) -> Result<Option<Remote>, CliError> {
     let root = nix::unistd::Uid::effective().is_root();
     if root && !global.local && global.bus.is_none() {
         return Ok(None);
@@ -49,7 +49,7 @@ pub fn remote(global: &Global) -> Result<Option<Remote>, CliError> {
 }
 
 /// The exit code of a history failure: the caller's mistake (2) or not (1).
-pub fn history_code(e: &HistoryError) -> i32 {
+pub(crate) fn history_code(e: &HistoryError) -> i32 {
     match e {
         HistoryError::Invalid { .. } | HistoryError::NoBaseline(_) | HistoryError::NoBaselines => {
             exit::INVALID
@@ -75,7 +75,10 @@ fn open(paths: &Paths) -> Result<History, CliError> {
 }
 
 /// `hlctl history`: stored results, newest first.
-pub fn history(global: &Global, filter: HistoryFilter) -> Result<Vec<StoredResult>, CliError> {
+pub(crate) fn history(
+    global: &Global,
+    filter: HistoryFilter,
+) -> Result<Vec<StoredResult>, CliError> {
     match select(global)? {
         Where::Local(p) => open(&p)?
             .list(filter.kind, filter.since, filter.limit)
@@ -92,7 +95,7 @@ pub fn history(global: &Global, filter: HistoryFilter) -> Result<Vec<StoredResul
 }
 
 /// `hlctl baseline list`.
-pub fn baselines(global: &Global) -> Result<Vec<BaselineInfo>, CliError> {
+pub(crate) fn baselines(global: &Global) -> Result<Vec<BaselineInfo>, CliError> {
     match select(global)? {
         Where::Local(p) => open(&p)?.baselines().map_err(local_err),
         Where::Bus(r) => {
@@ -107,7 +110,7 @@ pub fn baselines(global: &Global) -> Result<Vec<BaselineInfo>, CliError> {
 }
 
 /// `hlctl baseline save NAME`: how many metrics it holds.
-pub fn save_baseline(global: &Global, name: &str) -> Result<usize, CliError> {
+pub(crate) fn save_baseline(global: &Global, name: &str) -> Result<usize, CliError> {
     match select(global)? {
         Where::Local(p) => open(&p)?
             .save_baseline(name, &HostInfo::current())
@@ -121,7 +124,7 @@ pub fn save_baseline(global: &Global, name: &str) -> Result<usize, CliError> {
 }
 
 /// `hlctl compare [NAME]`.
-pub fn compare(
+pub(crate) fn compare(
     global: &Global,
     name: Option<&str>,
     threshold: f64,
@@ -140,7 +143,7 @@ pub fn compare(
 }
 
 /// `hlctl status`.
-pub fn status(global: &Global) -> Result<Status, CliError> {
+pub(crate) fn status(global: &Global) -> Result<Status, CliError> {
     match select(global)? {
         Where::Local(p) => Ok(crate::tune::status::status(&p)),
         Where::Bus(r) => {
@@ -153,7 +156,7 @@ pub fn status(global: &Global) -> Result<Status, CliError> {
 }
 
 /// `hlctl rollback [IFACE]`.
-pub fn rollback(global: &Global, iface: Option<&str>) -> Result<RollbackReport, CliError> {
+pub(crate) fn rollback(global: &Global, iface: Option<&str>) -> Result<RollbackReport, CliError> {
     match select(global)? {
         Where::Local(p) => crate::tune::rollback::rollback(&p, iface)
             .map_err(|e| CliError::new(e.to_string(), exit::FAILED)),
@@ -167,6 +170,6 @@ pub fn rollback(global: &Global, iface: Option<&str>) -> Result<RollbackReport, 
 }
 
 /// The `--kind` of `hlctl history`, checked.
-pub fn kind(s: Option<&str>) -> Result<Option<Kind>, CliError> {
+pub(crate) fn kind(s: Option<&str>) -> Result<Option<Kind>, CliError> {
     s.map(Kind::parse).transpose().map_err(local_err)
 }

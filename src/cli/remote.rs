@@ -18,14 +18,14 @@ use crate::nic::set::SetReply;
 use crate::sysctl;
 
 /// A connection to hlctld.
-pub struct Remote {
-    pub rt: tokio::runtime::Runtime,
-    pub conn: Connection,
-    pub manager: ManagerProxy<'static>,
+pub(crate) struct Remote {
+    pub(crate) rt: tokio::runtime::Runtime,
+    pub(crate) conn: Connection,
+    pub(crate) manager: ManagerProxy<'static>,
 }
 
 /// Map a D-Bus failure to the message and exit code the in-process path gives.
-pub fn remote_error(e: zbus::Error) -> CliError {
+pub(crate) fn remote_error(e: zbus::Error) -> CliError {
     match e {
         zbus::Error::MethodError(name, desc, _) => {
             let desc = desc.unwrap_or_default();
@@ -45,7 +45,7 @@ pub fn remote_error(e: zbus::Error) -> CliError {
 }
 
 /// The exit code for a failed job's `class` (`invalid`, `not_permitted`, else failed).
-pub fn exit_for_class(class: Option<&str>) -> i32 {
+pub(crate) fn exit_for_class(class: Option<&str>) -> i32 {
     match class {
         Some("invalid") => exit::INVALID,
         Some("not_permitted") => exit::NOT_PERMITTED,
@@ -55,7 +55,7 @@ pub fn exit_for_class(class: Option<&str>) -> i32 {
 
 /// The message and exit code for a job this client could not follow to its
 /// end; `what` names the job (`benchmark`, `tune`, ...).
-pub fn wait_error(e: WaitError, what: &str) -> CliError {
+pub(crate) fn wait_error(e: WaitError, what: &str) -> CliError {
     match e {
         WaitError::Bus(e) => remote_error(e),
         WaitError::DaemonGone => CliError::new(
@@ -82,7 +82,7 @@ impl Remote {
     /// Connect to the bus (`address`, else the system bus, honouring
     /// `DBUS_SYSTEM_BUS_ADDRESS`) and make sure hlctld answers (the bus
     /// starts it by activation where it can). Err: why it is unreachable.
-    pub fn connect(address: Option<&str>) -> Result<Remote, String> {
+    pub(crate) fn connect(address: Option<&str>) -> Result<Remote, String> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -141,7 +141,7 @@ impl Remote {
         decode(&json)
     }
 
-    pub fn show(&self, names: &[String]) -> Result<Vec<Interface>, CliError> {
+    pub(crate) fn show(&self, names: &[String]) -> Result<Vec<Interface>, CliError> {
         self.rt.block_on(async {
             let mut out = Vec::new();
             if names.is_empty() {
@@ -187,7 +187,7 @@ impl Remote {
         })
     }
 
-    pub fn set(
+    pub(crate) fn set(
         &self,
         iface: &str,
         cs: &ChangeSet,
@@ -214,7 +214,7 @@ impl Remote {
         })
     }
 
-    pub fn sysctl_show(&self, keys: &[String]) -> Result<Vec<sysctl::Entry>, CliError> {
+    pub(crate) fn sysctl_show(&self, keys: &[String]) -> Result<Vec<sysctl::Entry>, CliError> {
         let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
         let rows = self
             .rt
@@ -223,7 +223,7 @@ impl Remote {
         Ok(crate::dbus::wire::sysctl::decode_show(rows))
     }
 
-    pub fn sysctl_set(
+    pub(crate) fn sysctl_set(
         &self,
         assignments: &[(String, String)],
         dry_run: bool,
@@ -252,7 +252,7 @@ impl Remote {
 impl Remote {
     /// Start a benchmark job, follow its progress into `progress`, cancel it
     /// on Ctrl-C, and return its result (JSON; `{"error": ...}` when it failed).
-    pub fn run_job(
+    pub(crate) fn run_job(
         &self,
         kind: &str,
         params: &HashMap<String, zbus::OwnedVariant>,
@@ -283,7 +283,7 @@ impl Remote {
     /// Start a job with `start` (after subscribing to its signals), follow it
     /// into `progress` (Ctrl-C cancels it), and decode its result; a failed
     /// job is an error naming `what` with its class's exit code.
-    pub fn follow_job<T: serde::de::DeserializeOwned>(
+    pub(crate) fn follow_job<T: serde::de::DeserializeOwned>(
         &self,
         what: &str,
         progress: &dyn crate::bench::progress::Progress,

@@ -19,33 +19,33 @@ use crate::report;
 /// figures in the history (so `hlctl baseline save` and `hlctl compare` work
 /// on them). Parts this build cannot measure say so in the report.
 #[derive(Debug, Args)]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     /// A peer running a benchmark server: HOST, HOST:PORT or [IPv6]:PORT (repeatable).
     #[arg(long = "peer", value_name = "HOST[:PORT]")]
-    pub peers: Vec<String>,
+    pub(crate) peers: Vec<String>,
 
     /// A directory to benchmark the disk in (repeatable).
     #[arg(long = "dir", value_name = "PATH")]
-    pub dirs: Vec<String>,
+    pub(crate) dirs: Vec<String>,
 
     /// Seconds per network run.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=60))]
-    pub time: u32,
+    pub(crate) time: u32,
 
     /// MiB written and read per disk (1024: a 1 GiB dd).
     #[arg(long, default_value_t = 1024, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..=1048576))]
-    pub disk_size: u64,
+    pub(crate) disk_size: u64,
 
     /// Seconds for the random-read disk run and for each CPU run.
     #[arg(long, default_value_t = 10, value_name = "S", value_parser = clap::value_parser!(u64).range(1..=600))]
-    pub bench_time: u64,
+    pub(crate) bench_time: u64,
 
     /// Where to write the Markdown and JSON files.
     #[arg(long, value_name = "DIR", default_value = ".")]
-    pub out: PathBuf,
+    pub(crate) out: PathBuf,
 }
 
-pub fn run(global: &Global, args: ReportArgs) -> i32 {
+pub(crate) fn run(global: &Global, args: ReportArgs) -> i32 {
     let mut peers = Vec::new();
     for p in &args.peers {
         match Peer::parse(p) {

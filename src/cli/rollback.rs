@@ -17,13 +17,13 @@ use crate::tune::change::show;
 ///
 /// Exit codes: 0 restored (or nothing to do); 1 restoring failed.
 #[derive(Debug, Args)]
-pub struct RollbackArgs {
+pub(crate) struct RollbackArgs {
     /// The interface [default: every interface with a pending or last tune].
     #[arg(value_name = "IFACE")]
-    pub interface: Option<String>,
+    pub(crate) interface: Option<String>,
 }
 
-pub fn run(global: &Global, args: RollbackArgs) -> i32 {
+pub(crate) fn run(global: &Global, args: RollbackArgs) -> i32 {
     match super::records::rollback(global, args.interface.as_deref()) {
         Ok(r) => {
             let failed = r.pending_restored.iter().any(|p| !p.errors.is_empty());

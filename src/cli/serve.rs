@@ -28,19 +28,19 @@ use super::output::print_json;
 /// -J is --json). -V (iperf3's "verbose") is refused rather than read as "version".
 #[derive(Debug, Args)]
 #[command(disable_version_flag = true)]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     /// TCP port, also used for UDP tests (0 picks a free one and prints it).
     #[arg(short = 'p', long, value_name = "PORT", default_value_t = 5201)]
-    pub port: u16,
+    pub(crate) port: u16,
     /// Listen on this address only (default: every IPv6 and IPv4 address).
     #[arg(short = 'B', long, value_name = "ADDR")]
-    pub bind: Option<IpAddr>,
+    pub(crate) bind: Option<IpAddr>,
     /// Serve one test, then exit (iperf3's -1).
     #[arg(short = '1', long)]
-    pub one_off: bool,
+    pub(crate) one_off: bool,
     /// Exit after this many seconds without a test (1–86400).
     #[arg(long, value_name = "S", value_parser = clap::value_parser!(u64).range(1..=86400))]
-    pub idle_timeout: Option<u64>,
+    pub(crate) idle_timeout: Option<u64>,
 }
 
 /// The listening socket systemd passed (socket activation: LISTEN_PID is us,
@@ -76,7 +76,7 @@ impl Progress for Log {
     }
 }
 
-pub fn run(global: &Global, args: ServeArgs) -> i32 {
+pub(crate) fn run(global: &Global, args: ServeArgs) -> i32 {
     let mut cfg = ServerConfig::new(args.port);
     cfg.bind = args.bind;
     cfg.one_off = args.one_off;

@@ -33,26 +33,26 @@ use crate::nic::diff::Status;
 /// Example: hlctl set eth2 ring rx 4096 tx 4096 feature gro on mtu 9000
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
-pub struct SetArgs {
+pub(crate) struct SetArgs {
     /// The interface to change.
     #[arg(value_name = "IFACE")]
-    pub interface: String,
+    pub(crate) interface: String,
 
     /// Settings, as above.
     #[arg(value_name = "SETTING", required = true, num_args = 1.., allow_hyphen_values = true, trailing_var_arg = true)]
-    pub settings: Vec<String>,
+    pub(crate) settings: Vec<String>,
 
     /// Validate and print what would change; change nothing.
     #[arg(long)]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
 
     /// Also record the settings in the state file, so hlctld re-applies them
     /// at start and when the interface appears again.
     #[arg(long)]
-    pub persist: bool,
+    pub(crate) persist: bool,
 }
 
-pub fn run(global: &Global, args: SetArgs) -> i32 {
+pub(crate) fn run(global: &Global, args: SetArgs) -> i32 {
     // Flags may also appear among the settings words (`set eth0 mtu 9000 --dry-run`).
     let mut dry_run = args.dry_run;
     let mut persist_it = args.persist;
@@ -115,7 +115,7 @@ pub fn run(global: &Global, args: SetArgs) -> i32 {
 }
 
 /// Exit code of an outcome: 0 ok, 3 not permitted, 1 other failures.
-pub fn outcome_code(o: &Outcome) -> i32 {
+pub(crate) fn outcome_code(o: &Outcome) -> i32 {
     match &o.failure {
         None => exit::OK,
         Some(f) if f.errno == libc::EPERM || f.errno == libc::EACCES => exit::NOT_PERMITTED,
@@ -177,7 +177,7 @@ fn headline(o: &Outcome) -> String {
 }
 
 /// The before → requested → after table, and the failure and restore story.
-pub fn render(o: &Outcome) -> String {
+pub(crate) fn render(o: &Outcome) -> String {
     let mut out = format!("{}\n", headline(o));
     let mut rows = vec![vec![
         "setting".to_string(),

@@ -31,10 +31,10 @@ use crate::nic::registry::{self, Check, Setting};
 /// whole stack (`eth2: port of vmbr0`; `bond0: active-backup, slaves eth2
 /// eth3, active eth2`).
 #[derive(Debug, Args)]
-pub struct ShowArgs {
+pub(crate) struct ShowArgs {
     /// Interfaces to show (default: all but lo).
     #[arg(value_name = "IFACE")]
-    pub interfaces: Vec<String>,
+    pub(crate) interfaces: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -42,7 +42,7 @@ struct ShowJson<'a> {
     interfaces: &'a [Interface],
 }
 
-pub fn run(global: &Global, args: ShowArgs) -> i32 {
+pub(crate) fn run(global: &Global, args: ShowArgs) -> i32 {
     let mut backend = match super::backend::Backend::select(global) {
         Ok(b) => b,
         Err(e) => return e.report(),
@@ -72,7 +72,7 @@ fn num(v: Option<u32>) -> String {
 }
 
 /// Things worth a look, as `!` lines.
-pub fn highlights(i: &Interface) -> Vec<String> {
+pub(crate) fn highlights(i: &Interface) -> Vec<String> {
     let mut h = Vec::new();
     if let Some(l) = &i.link {
         if let Some(s) = crate::nic::shortfall::shortfall(i)
@@ -106,7 +106,7 @@ pub fn highlights(i: &Interface) -> Vec<String> {
 /// The bridge/bond stack `i` belongs to, this interface's line first:
 /// `eth2: port of vmbr0 (forwarding)`, `bond0: active-backup, slaves eth2
 /// eth3, active eth2`.
-pub fn stack_lines(i: &Interface) -> Vec<String> {
+pub(crate) fn stack_lines(i: &Interface) -> Vec<String> {
     let Some(s) = &i.stack else {
         return Vec::new();
     };
@@ -138,7 +138,7 @@ pub fn stack_lines(i: &Interface) -> Vec<String> {
 }
 
 /// One interface as a text block.
-pub fn render(i: &Interface) -> String {
+pub(crate) fn render(i: &Interface) -> String {
     let mut lines = vec![identity_line(i), state_line(i), mtu_line(i)];
     lines.extend(stack_lines(i));
     lines.extend(link_lines(i));

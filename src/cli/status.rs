@@ -11,9 +11,9 @@ use crate::tune::checkpoint::Phase;
 /// deadlines, and the last finished tune of each interface (what
 /// `hlctl rollback` would undo).
 #[derive(Debug, Args)]
-pub struct StatusArgs {}
+pub(crate) struct StatusArgs {}
 
-pub fn run(global: &Global, _args: StatusArgs) -> i32 {
+pub(crate) fn run(global: &Global, _args: StatusArgs) -> i32 {
     let st = match super::records::status(global) {
         Ok(s) => s,
         Err(e) => return e.report(),

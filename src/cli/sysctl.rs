@@ -23,21 +23,21 @@ use crate::sysctl::{self, SysctlError};
 ///
 /// Inside a network namespace, the per-namespace net.* values are shown and changed.
 #[derive(Debug, Args)]
-pub struct SysctlArgs {
+pub(crate) struct SysctlArgs {
     /// KEY to show, or KEY=VALUE to set (quote values with spaces: 'net.ipv4.tcp_rmem=4096 131072 16777216').
     #[arg(value_name = "KEY[=VALUE]")]
-    pub items: Vec<String>,
+    pub(crate) items: Vec<String>,
 
     /// Also write the values to sysctl.d/90-hlctl.conf so they hold after a reboot.
     #[arg(long)]
-    pub persist: bool,
+    pub(crate) persist: bool,
 
     /// Validate and show what would change; change nothing.
     #[arg(long)]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
 }
 
-pub fn run(global: &Global, args: SysctlArgs) -> i32 {
+pub(crate) fn run(global: &Global, args: SysctlArgs) -> i32 {
     let (sets, gets): (Vec<&String>, Vec<&String>) =
         args.items.iter().partition(|i| i.contains('='));
     let mut backend = match super::backend::Backend::select(global) {
@@ -167,7 +167,7 @@ fn change_table(changes: &[sysctl::Change]) -> String {
     table(&rows)
 }
 
-pub fn sysctl_code(e: &SysctlError) -> i32 {
+pub(crate) fn sysctl_code(e: &SysctlError) -> i32 {
     match e {
         SysctlError::Invalid(_) => exit::INVALID,
         _ if matches!(e.errno(), Some(libc::EPERM) | Some(libc::EACCES)) => exit::NOT_PERMITTED,

@@ -50,57 +50,57 @@ use crate::tune::{self, checkpoint, rollback};
 /// 2 invalid input; 3 not permitted.
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
-pub struct TuneArgs {
+pub(crate) struct TuneArgs {
     /// The interface to tune.
     #[arg(value_name = "IFACE")]
-    pub interface: String,
+    pub(crate) interface: String,
 
     /// The peer running a benchmark server: HOST, HOST:PORT or [IPv6]:PORT (port default 5201).
     #[arg(long, value_name = "HOST[:PORT]")]
-    pub peer: String,
+    pub(crate) peer: String,
 
     /// Show the baseline and the plan; change nothing.
     #[arg(long)]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
 
     /// Do not ask before changing settings (needed when not on a terminal).
     #[arg(long, short = 'y')]
-    pub yes: bool,
+    pub(crate) yes: bool,
 
     /// Benchmark runs per direction for the baseline and for each candidate.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
-    pub runs: u32,
+    pub(crate) runs: u32,
 
     /// Seconds per benchmark run.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=60))]
-    pub time: u32,
+    pub(crate) time: u32,
 
     /// Smallest median gain (percent) that keeps a candidate; the baseline's
     /// run-to-run spread raises it when larger.
     #[arg(long, default_value_t = 3.0, value_name = "PCT")]
-    pub min_gain: f64,
+    pub(crate) min_gain: f64,
 
     /// Seconds the kept changes wait for this client's confirmation before
     /// the daemon rolls them back; a change being tried gets at least this
     /// (and at least two benchmark runs) between the tuner's renewals.
     #[arg(long, default_value_t = 60, value_name = "S", value_parser = clap::value_parser!(u64).range(5..=3600))]
-    pub confirm_timeout: u64,
+    pub(crate) confirm_timeout: u64,
 
     /// Keep the changes only until reboot: do not write sysctl.d or the NIC state file.
     #[arg(long)]
-    pub no_persist: bool,
+    pub(crate) no_persist: bool,
 
     /// Do not try MTU 9000.
     #[arg(long)]
-    pub no_mtu: bool,
+    pub(crate) no_mtu: bool,
 
     /// An extra candidate to measure: `hlctl set` words ('ring rx 512',
     /// 'feature gro off') or one sysctl ('net.ipv4.tcp_wmem=4096 16384 65536'). Repeatable.
     #[arg(long = "try", value_name = "CHANGE")]
-    pub tries: Vec<String>,
+    pub(crate) tries: Vec<String>,
 }
 
-pub fn run(global: &Global, args: TuneArgs) -> i32 {
+pub(crate) fn run(global: &Global, args: TuneArgs) -> i32 {
     let p = TuneParams {
         interface: args.interface.clone(),
         peer: args.peer.clone(),
@@ -198,7 +198,7 @@ fn pct(before: f64, after: f64) -> String {
 }
 
 /// The text report: the before/after table.
-pub fn render(r: &TuneReport) -> String {
+pub(crate) fn render(r: &TuneReport) -> String {
     let mut s = format!(
         "hlctl tune {} → {} ({} runs each way, {}; min gain {}%){}\n\n",
         r.interface,

@@ -15,7 +15,11 @@ use crate::dbus::wire::job::JobStatus;
 use crate::tune::TuneReport;
 use crate::tune::params::TuneParams;
 
-pub fn tune(r: &Remote, p: &TuneParams, progress: &dyn Progress) -> Result<TuneReport, CliError> {
+pub(crate) fn tune(
+    r: &Remote,
+    p: &TuneParams,
+    progress: &dyn Progress,
+) -> Result<TuneReport, CliError> {
     let params =
         serde_json::to_string(p).map_err(|e| CliError::new(e.to_string(), exit::FAILED))?;
     let end = r.rt.block_on(async {

@@ -16,13 +16,13 @@ use super::Config;
 
 /// One thing wrong in the file.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Problem {
-    pub file: PathBuf,
+pub(crate) struct Problem {
+    pub(crate) file: PathBuf,
     /// 1-based; 0 when the problem is the file itself (unreadable).
-    pub line: usize,
+    pub(crate) line: usize,
     /// `check.peers`; empty for a syntax error or an unreadable file.
-    pub key: String,
-    pub message: String,
+    pub(crate) key: String,
+    pub(crate) message: String,
 }
 
 impl std::fmt::Display for Problem {
@@ -41,16 +41,16 @@ impl std::fmt::Display for Problem {
 /// A configuration and what was wrong with its file (the wrong keys kept
 /// their defaults).
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Loaded {
-    pub file: PathBuf,
+pub(crate) struct Loaded {
+    pub(crate) file: PathBuf,
     /// False when the file does not exist (all defaults; not a problem).
-    pub exists: bool,
-    pub config: Config,
-    pub problems: Vec<Problem>,
+    pub(crate) exists: bool,
+    pub(crate) config: Config,
+    pub(crate) problems: Vec<Problem>,
 }
 
 /// Read `file`. A missing file is all defaults when `required` is false.
-pub fn load(file: &Path, required: bool) -> Loaded {
+pub(crate) fn load(file: &Path, required: bool) -> Loaded {
     let mut out = Loaded {
         file: file.to_path_buf(),
         exists: false,
@@ -76,7 +76,7 @@ pub fn load(file: &Path, required: bool) -> Loaded {
 }
 
 /// Parse the text of `file` (named in the problems).
-pub fn parse(file: &Path, text: &str) -> (Config, Vec<Problem>) {
+pub(crate) fn parse(file: &Path, text: &str) -> (Config, Vec<Problem>) {
     let mut p = Parser {
         file,
         text,

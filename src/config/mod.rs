@@ -5,45 +5,42 @@
 //!   (file, line, key); a bad key is dropped, the rest is used;
 //! - [`systemd`]: the unit drop-ins and links the systemd generator writes.
 
-pub mod load;
-pub mod systemd;
+pub(crate) mod load;
+pub(crate) mod systemd;
 
 use std::path::PathBuf;
 
 use serde::Serialize;
 
-pub use load::{Loaded, Problem, load, parse};
-
-/// The configuration file on a live system.
-pub const DEFAULT_FILE: &str = crate::paths::CONFIG_FILE;
+pub(crate) use load::load;
 
 /// `[check]`: what `hlctl check` measures.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct CheckConfig {
+pub(crate) struct CheckConfig {
     /// Benchmark servers to measure to, both directions: `HOST[:PORT]`.
-    pub peers: Vec<String>,
+    pub(crate) peers: Vec<String>,
     /// Directories whose disk is measured.
-    pub dirs: Vec<String>,
+    pub(crate) dirs: Vec<String>,
     /// Measure the CPU (single- and multi-threaded).
-    pub cpu: bool,
+    pub(crate) cpu: bool,
     /// systemd calendar expression of the timer (`weekly`, `Sun *-*-* 03:00`).
-    pub schedule: String,
+    pub(crate) schedule: String,
     /// Seconds the timer may delay a run at random (hosts do not all start at once).
-    pub randomized_delay_s: u64,
+    pub(crate) randomized_delay_s: u64,
     /// Run a check after boot when the kernel release changed since the last one.
-    pub after_kernel_change: bool,
+    pub(crate) after_kernel_change: bool,
     /// The baseline to compare with; the previous check when unset or missing.
-    pub baseline: Option<String>,
+    pub(crate) baseline: Option<String>,
     /// A change larger than this (percent) is a regression or an improvement.
-    pub threshold_percent: f64,
+    pub(crate) threshold_percent: f64,
     /// Seconds per network run.
-    pub time_s: u32,
+    pub(crate) time_s: u32,
     /// MiB written and read per directory.
-    pub disk_size_mib: u64,
+    pub(crate) disk_size_mib: u64,
     /// Seconds of the random-read disk run and of each CPU run.
-    pub bench_time_s: u64,
+    pub(crate) bench_time_s: u64,
     /// Seconds within which a busy peer is retried (random back-off).
-    pub busy_window_s: u64,
+    pub(crate) busy_window_s: u64,
 }
 
 impl Default for CheckConfig {
@@ -67,11 +64,11 @@ impl Default for CheckConfig {
 
 /// `[metrics]`: the node_exporter textfile collector's directory.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct MetricsConfig {
+pub(crate) struct MetricsConfig {
     /// Where `hlctl.prom` is written; no metrics file when unset.
-    pub textfile_dir: Option<PathBuf>,
+    pub(crate) textfile_dir: Option<PathBuf>,
     /// hlctld waits this long after a link change before rewriting the file.
-    pub debounce_s: u64,
+    pub(crate) debounce_s: u64,
 }
 
 impl Default for MetricsConfig {
@@ -85,9 +82,9 @@ impl Default for MetricsConfig {
 
 /// `[serve]`: `hlctl-serve.socket` (socket activation on the port).
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct ServeConfig {
-    pub enable: bool,
-    pub port: u16,
+pub(crate) struct ServeConfig {
+    pub(crate) enable: bool,
+    pub(crate) port: u16,
 }
 
 impl Default for ServeConfig {
@@ -100,15 +97,15 @@ impl Default for ServeConfig {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Config {
-    pub check: CheckConfig,
-    pub metrics: MetricsConfig,
-    pub serve: ServeConfig,
+pub(crate) struct Config {
+    pub(crate) check: CheckConfig,
+    pub(crate) metrics: MetricsConfig,
+    pub(crate) serve: ServeConfig,
 }
 
 impl Config {
     /// The peers, parsed (the loader dropped the invalid ones).
-    pub fn peers(&self) -> Vec<crate::path::Peer> {
+    pub(crate) fn peers(&self) -> Vec<crate::path::Peer> {
         self.check
             .peers
             .iter()
@@ -117,7 +114,7 @@ impl Config {
     }
 
     /// True when `hlctl check` has something to measure.
-    pub fn check_has_work(&self) -> bool {
+    pub(crate) fn check_has_work(&self) -> bool {
         !self.check.peers.is_empty() || !self.check.dirs.is_empty() || self.check.cpu
     }
 }

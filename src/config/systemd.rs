@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use super::Config;
 
 /// Where the package installs its units.
-pub const UNIT_DIR: &str = "/usr/lib/systemd/system";
+pub(crate) const UNIT_DIR: &str = "/usr/lib/systemd/system";
 
 /// systemd's calendar shorthands.
 const SHORTHANDS: &[&str] = &[
@@ -26,7 +26,7 @@ const SHORTHANDS: &[&str] = &[
 
 /// A schedule must be a systemd shorthand or look like a calendar
 /// expression (`Sun *-*-* 03:00`); `systemd-analyze calendar` tells the rest.
-pub fn check_calendar(s: &str) -> Result<(), String> {
+pub(crate) fn check_calendar(s: &str) -> Result<(), String> {
     let t = s.trim();
     if SHORTHANDS.contains(&t) {
         return Ok(());
@@ -47,13 +47,13 @@ pub fn check_calendar(s: &str) -> Result<(), String> {
 
 /// One thing the generator creates below its output directory.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Item {
+pub(crate) enum Item {
     File { path: PathBuf, contents: String },
     Link { path: PathBuf, target: PathBuf },
 }
 
 /// The generator's output for a configuration.
-pub fn generate(c: &Config) -> Vec<Item> {
+pub(crate) fn generate(c: &Config) -> Vec<Item> {
     let unit = |n: &str| Path::new(UNIT_DIR).join(n);
     let mut v = vec![Item::File {
         path: "hlctl-check.timer.d/50-hlctl-config.conf".into(),
@@ -94,7 +94,7 @@ pub fn generate(c: &Config) -> Vec<Item> {
 }
 
 /// Write the items below `dir`.
-pub fn write(dir: &Path, items: &[Item]) -> std::io::Result<()> {
+pub(crate) fn write(dir: &Path, items: &[Item]) -> std::io::Result<()> {
     for it in items {
         match it {
             Item::File { path, contents } => {

@@ -11,6 +11,6 @@
 //! `daemon` and `client` depend on `wire`, never on each other.
 //! The full interface description is `dbus/org.hlctl.Daemon1.xml`.
 
-pub mod client;
+pub(crate) mod client;
 pub mod daemon;
 pub mod wire;

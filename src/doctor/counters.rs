@@ -85,7 +85,7 @@ const COUNTERS: &[Counter] = &[
     },
 ];
 
-pub fn check(s: &IfaceSample, out: &mut Outcome) {
+pub(crate) fn check(s: &IfaceSample, out: &mut Outcome) {
     let name = s.name();
     let n = Some(name);
     let a = &s.first.counters;

@@ -9,7 +9,7 @@ use super::inputs::CpuData;
 
 /// Read governors, the scaling driver and throttle counts below `sys_cpu`
 /// (`/sys/devices/system/cpu`).
-pub fn read(sys_cpu: &Path) -> CpuData {
+pub(crate) fn read(sys_cpu: &Path) -> CpuData {
     let mut d = CpuData::default();
     let Ok(entries) = std::fs::read_dir(sys_cpu) else {
         return d;
@@ -47,7 +47,7 @@ pub fn read(sys_cpu: &Path) -> CpuData {
     d
 }
 
-pub fn check(cpu: Option<&CpuData>, out: &mut Outcome) {
+pub(crate) fn check(cpu: Option<&CpuData>, out: &mut Outcome) {
     let Some(c) = cpu else {
         out.skip("cpu", None, "not read");
         return;

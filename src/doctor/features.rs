@@ -31,7 +31,7 @@ const NORMALLY_ON: &[(&str, &str, &str)] = &[
     ("rx-gro", "gro", "generic receive offload"),
 ];
 
-pub fn check_offloads(s: &IfaceSample, out: &mut Outcome) {
+pub(crate) fn check_offloads(s: &IfaceSample, out: &mut Outcome) {
     let i = s.now();
     let name = i.name.as_str();
     let n = Some(name);
@@ -81,7 +81,7 @@ pub fn check_offloads(s: &IfaceSample, out: &mut Outcome) {
     );
 }
 
-pub fn check_pause(s: &IfaceSample, out: &mut Outcome) {
+pub(crate) fn check_pause(s: &IfaceSample, out: &mut Outcome) {
     let i = s.now();
     let name = i.name.as_str();
     let n = Some(name);

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Severity {
+pub(crate) enum Severity {
     /// Worth knowing; may cost performance in some workloads.
     Info,
     /// Costs performance or reliability.
@@ -26,32 +26,37 @@ impl std::fmt::Display for Severity {
 
 /// One value read from the machine that a finding rests on.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Evidence {
-    pub name: String,
-    pub value: String,
+pub(crate) struct Evidence {
+    pub(crate) name: String,
+    pub(crate) value: String,
 }
 
 /// A problem the data shows.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Finding {
+pub(crate) struct Finding {
     /// Stable identifier (`link-half-duplex`, `offload-off`, ...).
-    pub id: String,
-    pub severity: Severity,
+    pub(crate) id: String,
+    pub(crate) severity: Severity,
     /// The interface concerned; `None` for host-wide findings (sysctls, CPU, mounts).
-    pub interface: Option<String>,
+    pub(crate) interface: Option<String>,
     /// One line: what is wrong.
-    pub title: String,
+    pub(crate) title: String,
     /// The values read that show it.
-    pub evidence: Vec<Evidence>,
+    pub(crate) evidence: Vec<Evidence>,
     /// Why it matters.
-    pub why: String,
+    pub(crate) why: String,
     /// Exact lines that fix it (`hlctl set ...`, `hlctl sysctl ...`); lines
     /// starting with `#` are actions hlctl cannot take (cables, the peer).
-    pub fix: Vec<String>,
+    pub(crate) fix: Vec<String>,
 }
 
 impl Finding {
-    pub fn new(id: &str, severity: Severity, interface: Option<&str>, title: String) -> Self {
+    pub(crate) fn new(
+        id: &str,
+        severity: Severity,
+        interface: Option<&str>,
+        title: String,
+    ) -> Self {
         Finding {
             id: id.to_string(),
             severity,
@@ -63,7 +68,7 @@ impl Finding {
         }
     }
 
-    pub fn evidence(mut self, name: &str, value: impl ToString) -> Self {
+    pub(crate) fn evidence(mut self, name: &str, value: impl ToString) -> Self {
         self.evidence.push(Evidence {
             name: name.to_string(),
             value: value.to_string(),
@@ -71,12 +76,12 @@ impl Finding {
         self
     }
 
-    pub fn why(mut self, why: &str) -> Self {
+    pub(crate) fn why(mut self, why: &str) -> Self {
         self.why = why.to_string();
         self
     }
 
-    pub fn fix(mut self, line: impl Into<String>) -> Self {
+    pub(crate) fn fix(mut self, line: impl Into<String>) -> Self {
         self.fix.push(line.into());
         self
     }
@@ -84,27 +89,27 @@ impl Finding {
 
 /// A check that passed, or one that could not be made.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Check {
-    pub check: String,
-    pub interface: Option<String>,
+pub(crate) struct Check {
+    pub(crate) check: String,
+    pub(crate) interface: Option<String>,
     /// Passed: what was seen. Not checked: why not.
-    pub detail: String,
+    pub(crate) detail: String,
 }
 
 /// Everything the checks produced.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Outcome {
-    pub findings: Vec<Finding>,
-    pub passed: Vec<Check>,
-    pub not_checked: Vec<Check>,
+pub(crate) struct Outcome {
+    pub(crate) findings: Vec<Finding>,
+    pub(crate) passed: Vec<Check>,
+    pub(crate) not_checked: Vec<Check>,
 }
 
 impl Outcome {
-    pub fn find(&mut self, f: Finding) {
+    pub(crate) fn find(&mut self, f: Finding) {
         self.findings.push(f);
     }
 
-    pub fn pass(&mut self, check: &str, iface: Option<&str>, detail: impl Into<String>) {
+    pub(crate) fn pass(&mut self, check: &str, iface: Option<&str>, detail: impl Into<String>) {
         self.passed.push(Check {
             check: check.to_string(),
             interface: iface.map(str::to_string),
@@ -112,7 +117,7 @@ impl Outcome {
         });
     }
 
-    pub fn skip(&mut self, check: &str, iface: Option<&str>, why: impl Into<String>) {
+    pub(crate) fn skip(&mut self, check: &str, iface: Option<&str>, why: impl Into<String>) {
         self.not_checked.push(Check {
             check: check.to_string(),
             interface: iface.map(str::to_string),
@@ -121,7 +126,7 @@ impl Outcome {
     }
 
     /// Findings first by severity (worst first), then in check order.
-    pub fn sort(&mut self) {
+    pub(crate) fn sort(&mut self) {
         self.findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
     }
 }

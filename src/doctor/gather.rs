@@ -44,7 +44,7 @@ fn choose(all: &[Interface], peer_iface: Option<&str>) -> Vec<String> {
     all.iter().filter(up).map(|i| i.name.clone()).collect()
 }
 
-pub fn sysctls(paths: &Paths) -> std::collections::BTreeMap<String, String> {
+pub(crate) fn sysctls(paths: &Paths) -> std::collections::BTreeMap<String, String> {
     keys::TUNING_SET
         .iter()
         .filter_map(|k| {
@@ -57,7 +57,7 @@ pub fn sysctls(paths: &Paths) -> std::collections::BTreeMap<String, String> {
 }
 
 /// Round-trip time: the TCP handshake to the peer's port, else ICMP echo.
-pub fn measure_rtt(peer: &Peer) -> Result<Rtt, String> {
+pub(crate) fn measure_rtt(peer: &Peer) -> Result<Rtt, String> {
     let addr = peer.resolve().map_err(|e| format!("{}: {e}", peer.host))?;
     match rtt::min_connect_rtt(addr, 5, Duration::from_secs(2)) {
         Ok(d) => Ok(Rtt {
@@ -192,7 +192,7 @@ fn cpu_under_stress(opts: &Options, progress: &dyn Progress, cancel: &Cancel) ->
     d
 }
 
-pub fn gather(
+pub(crate) fn gather(
     opts: &Options,
     paths: &Paths,
     measure: Option<&dyn Measure>,

@@ -7,7 +7,7 @@ use super::link_speed as speed;
 use crate::nic::model::Duplex;
 use crate::nic::shortfall::renegotiate_command;
 
-pub fn check(s: &IfaceSample, out: &mut Outcome) {
+pub(crate) fn check(s: &IfaceSample, out: &mut Outcome) {
     let i = s.now();
     let name = i.name.as_str();
     let n = Some(name);

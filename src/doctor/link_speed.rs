@@ -10,10 +10,10 @@ use crate::nic::model::{Interface, LinkModes};
 use crate::nic::shortfall::{Shortfall, best_mode, renegotiate_command, shortfall};
 use crate::nic::speed::link_speed;
 
-pub const BELOW_SUPPORTED: &str = "link-below-supported";
-pub const BELOW_COMMON: &str = "link-below-common-mode";
+pub(crate) const BELOW_SUPPORTED: &str = "link-below-supported";
+pub(crate) const BELOW_COMMON: &str = "link-below-common-mode";
 
-pub fn check(i: &Interface, link: &LinkModes, out: &mut Outcome) {
+pub(crate) fn check(i: &Interface, link: &LinkModes, out: &mut Outcome) {
     let n = Some(i.name.as_str());
     match link.detected {
         Some(true) => {}
@@ -117,7 +117,7 @@ fn finding(i: &Interface, link: &LinkModes, s: &Shortfall) -> Finding {
 /// With `--peer`: add what was measured to the slow-link finding of the
 /// interface towards the peer ("measured 94 Mbit/s = the 100 Mb/s link is
 /// the limit", or why the figure is not the limit).
-pub fn tie_to_measurement(inp: &Inputs, out: &mut Outcome) {
+pub(crate) fn tie_to_measurement(inp: &Inputs, out: &mut Outcome) {
     let Some(iface) = inp.peer.as_ref().and_then(|p| p.interface.as_deref()) else {
         return;
     };

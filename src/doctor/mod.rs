@@ -9,27 +9,27 @@
 //!   and bonds), [`storage`] (the NFS playbook: network vs NFS vs local disk);
 //! - [`finding`]: the report's types.
 
-pub mod counters;
-pub mod cpu;
-pub mod features;
-pub mod finding;
-pub mod gather;
-pub mod inputs;
-pub mod link;
-pub mod link_speed;
-pub mod mounts;
-pub mod mtu;
-pub mod path;
-pub mod stack;
-pub mod storage;
-pub mod tcp;
+pub(crate) mod counters;
+pub(crate) mod cpu;
+pub(crate) mod features;
+pub(crate) mod finding;
+pub(crate) mod gather;
+pub(crate) mod inputs;
+pub(crate) mod link;
+pub(crate) mod link_speed;
+pub(crate) mod mounts;
+pub(crate) mod mtu;
+pub(crate) mod path;
+pub(crate) mod stack;
+pub(crate) mod storage;
+pub(crate) mod tcp;
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use finding::{Check, Evidence, Finding, Outcome, Severity};
-pub use inputs::Inputs;
+pub(crate) use finding::{Check, Finding, Outcome};
+pub(crate) use inputs::Inputs;
 
 use crate::bench::progress::{Cancel, Progress};
 use crate::host::HostInfo;
@@ -38,26 +38,26 @@ use crate::path::measure::Measure;
 use crate::paths::Paths;
 
 #[derive(Debug, thiserror::Error)]
-pub enum DoctorError {
+pub(crate) enum DoctorError {
     #[error(transparent)]
     Nic(#[from] crate::nic::error::NicError),
 }
 
 /// What to examine.
 #[derive(Clone, Debug)]
-pub struct Options {
+pub(crate) struct Options {
     /// Interfaces; empty = the one towards the peer, else the physical NICs that are up.
-    pub interfaces: Vec<String>,
-    pub peer: Option<Peer>,
-    pub dirs: Vec<String>,
+    pub(crate) interfaces: Vec<String>,
+    pub(crate) peer: Option<Peer>,
+    pub(crate) dirs: Vec<String>,
     /// Time between the two counter samples.
-    pub sample_interval: Duration,
+    pub(crate) sample_interval: Duration,
     /// Throughput runs per direction (when a benchmark server answers at the peer).
-    pub runs: u32,
+    pub(crate) runs: u32,
     /// Length of the CPU stress that looks for throttling (zero: none).
-    pub stress: Duration,
+    pub(crate) stress: Duration,
     /// Bytes written and read back in each `--dir` (zero: no measurement).
-    pub disk_size: u64,
+    pub(crate) disk_size: u64,
 }
 
 impl Default for Options {
@@ -76,30 +76,30 @@ impl Default for Options {
 
 /// The doctor's report.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Report {
+pub(crate) struct Report {
     #[serde(flatten)]
-    pub host: HostInfo,
-    pub timestamp: i64,
-    pub interfaces: Vec<String>,
-    pub findings: Vec<Finding>,
-    pub passed: Vec<Check>,
-    pub not_checked: Vec<Check>,
+    pub(crate) host: HostInfo,
+    pub(crate) timestamp: i64,
+    pub(crate) interfaces: Vec<String>,
+    pub(crate) findings: Vec<Finding>,
+    pub(crate) passed: Vec<Check>,
+    pub(crate) not_checked: Vec<Check>,
     /// What was measured towards the peer.
-    pub peer: Option<inputs::PeerData>,
+    pub(crate) peer: Option<inputs::PeerData>,
     /// What limits each direction towards the peer (kind, sentence, and the
     /// link speed it was judged against).
     #[serde(default)]
-    pub limits: Vec<crate::path::limit::LimitNote>,
+    pub(crate) limits: Vec<crate::path::limit::LimitNote>,
     /// Bridges and bonds among the interfaces (each examined whole).
     #[serde(default)]
-    pub stacks: Vec<crate::nic::stack::Stack>,
+    pub(crate) stacks: Vec<crate::nic::stack::Stack>,
     /// `--dir`: sequential write and read per directory.
     #[serde(default)]
-    pub storage: Vec<inputs::DirResult>,
+    pub(crate) storage: Vec<inputs::DirResult>,
 }
 
 /// Run every check on gathered inputs (pure: no I/O).
-pub fn check(inp: &Inputs) -> Outcome {
+pub(crate) fn check(inp: &Inputs) -> Outcome {
     let mut out = Outcome::default();
     for s in &inp.interfaces {
         link::check(s, &mut out);
@@ -127,7 +127,7 @@ pub fn check(inp: &Inputs) -> Outcome {
 }
 
 /// Gather and check.
-pub fn run(
+pub(crate) fn run(
     opts: &Options,
     paths: &Paths,
     measure: Option<&dyn Measure>,

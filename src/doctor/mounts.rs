@@ -42,7 +42,7 @@ fn options(s: &str, into: &mut BTreeMap<String, Option<String>>) {
 }
 
 /// Parse mountinfo text into (mount point, fs type, source, options).
-pub fn parse(text: &str) -> Vec<MountData> {
+pub(crate) fn parse(text: &str) -> Vec<MountData> {
     text.lines()
         .filter_map(|l| {
             let (left, right) = l.split_once(" - ")?;
@@ -64,7 +64,7 @@ pub fn parse(text: &str) -> Vec<MountData> {
 
 /// The mount holding `dir` (longest mount point that is a prefix; the last
 /// one mounted there wins).
-pub fn find(mounts: &[MountData], dir: &Path) -> Option<MountData> {
+pub(crate) fn find(mounts: &[MountData], dir: &Path) -> Option<MountData> {
     let mut best: Option<&MountData> = None;
     for m in mounts {
         if dir.starts_with(&m.mount_point)
@@ -80,7 +80,7 @@ pub fn find(mounts: &[MountData], dir: &Path) -> Option<MountData> {
 }
 
 /// Look `dir` up in this process's mount table.
-pub fn lookup(dir: &str) -> Result<MountData, (String, String)> {
+pub(crate) fn lookup(dir: &str) -> Result<MountData, (String, String)> {
     let canon = std::fs::canonicalize(dir).map_err(|e| (dir.to_string(), format!("{dir}: {e}")))?;
     let text = std::fs::read_to_string("/proc/self/mountinfo")
         .map_err(|e| (dir.to_string(), format!("/proc/self/mountinfo: {e}")))?;
@@ -105,7 +105,7 @@ fn is_smb(fs_type: &str) -> bool {
 }
 
 /// The mount option problems of `m`, one line each (for the storage playbook).
-pub fn option_problems(m: &MountData) -> Vec<String> {
+pub(crate) fn option_problems(m: &MountData) -> Vec<String> {
     problems(m).into_iter().map(|f| f.title).collect()
 }
 
@@ -222,7 +222,7 @@ fn smb_problems(m: &MountData) -> Vec<Finding> {
     v
 }
 
-pub fn check(m: &MountData, out: &mut Outcome) {
+pub(crate) fn check(m: &MountData, out: &mut Outcome) {
     let what = what(m);
     let smb = is_smb(&m.fs_type);
     if !m.fs_type.starts_with("nfs") && !smb {

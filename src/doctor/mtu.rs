@@ -4,7 +4,7 @@
 use super::finding::{Finding, Outcome, Severity};
 use super::inputs::Inputs;
 
-pub fn check(inp: &Inputs, out: &mut Outcome) {
+pub(crate) fn check(inp: &Inputs, out: &mut Outcome) {
     let Some(p) = &inp.peer else {
         out.skip("path-mtu", None, "no --peer to probe");
         return;

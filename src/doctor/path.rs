@@ -8,7 +8,7 @@ use crate::path::limit::{self, Limit, LimitNote};
 use crate::path::measure::{Direction, format_bps};
 
 /// Classify each direction from the doctor's measurements.
-pub fn limits(inp: &Inputs) -> Vec<LimitNote> {
+pub(crate) fn limits(inp: &Inputs) -> Vec<LimitNote> {
     let Some(p) = &inp.peer else {
         return Vec::new();
     };
@@ -37,7 +37,7 @@ pub fn limits(inp: &Inputs) -> Vec<LimitNote> {
         .collect()
 }
 
-pub fn check(inp: &Inputs, out: &mut Outcome) {
+pub(crate) fn check(inp: &Inputs, out: &mut Outcome) {
     let Some(p) = &inp.peer else {
         out.skip("path-throughput", None, "no --peer to measure");
         return;

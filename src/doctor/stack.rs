@@ -8,7 +8,7 @@ use crate::nic::stack::Stack;
 
 /// `names` with every member of their stacks added (after the names given,
 /// in stack order, without duplicates).
-pub fn expand(names: &[String], stacks: &[Stack]) -> Vec<String> {
+pub(crate) fn expand(names: &[String], stacks: &[Stack]) -> Vec<String> {
     let mut out: Vec<String> = names.to_vec();
     for s in stacks {
         for n in s.names() {
@@ -21,7 +21,7 @@ pub fn expand(names: &[String], stacks: &[Stack]) -> Vec<String> {
 }
 
 /// The distinct stacks among the interfaces read.
-pub fn stacks(inp: &Inputs) -> Vec<Stack> {
+pub(crate) fn stacks(inp: &Inputs) -> Vec<Stack> {
     let mut out: Vec<Stack> = Vec::new();
     for s in &inp.interfaces {
         if let Some(st) = &s.now().stack
@@ -33,7 +33,7 @@ pub fn stacks(inp: &Inputs) -> Vec<Stack> {
     out
 }
 
-pub fn check(inp: &Inputs, out: &mut Outcome) {
+pub(crate) fn check(inp: &Inputs, out: &mut Outcome) {
     for st in stacks(inp) {
         check_one(inp, &st, out);
     }

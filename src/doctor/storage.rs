@@ -23,12 +23,12 @@ use crate::bench::disk::{SeqDdConfig, run_seq_dd};
 use crate::bench::progress::{Cancel, Progress, ProgressEvent};
 
 /// Bytes written and read per `--dir` by default.
-pub const DEFAULT_SIZE: u64 = 256 << 20;
+pub(crate) const DEFAULT_SIZE: u64 = 256 << 20;
 
 /// Which layer limits a network filesystem.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Layer {
+pub(crate) enum Layer {
     Network,
     MountOptions,
     LocalDisk,
@@ -36,7 +36,7 @@ pub enum Layer {
 }
 
 impl Layer {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Layer::Network => "network",
             Layer::MountOptions => "mount-options",
@@ -47,7 +47,7 @@ impl Layer {
 }
 
 /// Run the dd test in every directory (`size` bytes each; 0: none).
-pub fn measure_dirs(
+pub(crate) fn measure_dirs(
     dirs: &[String],
     size: u64,
     progress: &dyn Progress,
@@ -91,7 +91,7 @@ pub fn measure_dirs(
 }
 
 /// NFS or SMB.
-pub fn is_network_fs(fs_type: &str) -> bool {
+pub(crate) fn is_network_fs(fs_type: &str) -> bool {
     fs_type.starts_with("nfs") || matches!(fs_type, "cifs" | "smb3" | "smbfs")
 }
 
@@ -122,7 +122,7 @@ fn network_mb_s(inp: &Inputs) -> Option<f64> {
 /// closing fdatasync cost the rest); between 50% and 70% the network still,
 /// unless the mount options are at fault; then the options, the local disk
 /// when it is no faster, else the server.
-pub fn limiting_layer(
+pub(crate) fn limiting_layer(
     net: f64,
     network: Option<f64>,
     option_problems: &[String],
@@ -146,7 +146,7 @@ fn fmt_mb(v: f64) -> String {
     format!("{v:.1} MB/s")
 }
 
-pub fn check(inp: &Inputs, out: &mut Outcome) {
+pub(crate) fn check(inp: &Inputs, out: &mut Outcome) {
     let figures: Vec<(&str, &DdFigures, Option<&MountData>)> = inp
         .storage
         .iter()

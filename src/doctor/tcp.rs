@@ -7,24 +7,24 @@ use crate::path::limit::buffer_for;
 use crate::units::bytes;
 
 /// The link speed (Mb/s) of the interface towards the peer.
-pub fn peer_link_mbps(inp: &Inputs) -> Option<u32> {
+pub(crate) fn peer_link_mbps(inp: &Inputs) -> Option<u32> {
     let p = inp.peer.as_ref()?;
     let name = p.interface.as_deref()?;
     inp.iface(name)?.now().link.as_ref()?.speed_mbps
 }
 
 /// The speed of the interface towards the peer and whether it is physical.
-pub fn peer_link_speed(inp: &Inputs) -> Option<crate::nic::speed::LinkSpeed> {
+pub(crate) fn peer_link_speed(inp: &Inputs) -> Option<crate::nic::speed::LinkSpeed> {
     let name = inp.peer.as_ref()?.interface.as_deref()?;
     crate::nic::speed::link_speed(inp.iface(name)?.now())
 }
 
 /// Bandwidth-delay product in bytes: link speed × RTT.
-pub fn bdp(link_mbps: u32, rtt_ms: f64) -> u64 {
+pub(crate) fn bdp(link_mbps: u32, rtt_ms: f64) -> u64 {
     (link_mbps as f64 * 1e6 / 8.0 * rtt_ms / 1000.0) as u64
 }
 
-pub fn check_buffers(inp: &Inputs, out: &mut Outcome) {
+pub(crate) fn check_buffers(inp: &Inputs, out: &mut Outcome) {
     let Some(p) = &inp.peer else {
         out.skip(
             "tcp-buffers",
@@ -110,7 +110,7 @@ pub fn check_buffers(inp: &Inputs, out: &mut Outcome) {
     );
 }
 
-pub fn check_congestion(inp: &Inputs, out: &mut Outcome) {
+pub(crate) fn check_congestion(inp: &Inputs, out: &mut Outcome) {
     let Some(cc) = inp.sysctl("net.ipv4.tcp_congestion_control") else {
         out.skip(
             "congestion-control",
@@ -142,7 +142,7 @@ pub fn check_congestion(inp: &Inputs, out: &mut Outcome) {
     }
 }
 
-pub fn check_slow_start(inp: &Inputs, out: &mut Outcome) {
+pub(crate) fn check_slow_start(inp: &Inputs, out: &mut Outcome) {
     match inp.sysctl("net.ipv4.tcp_slow_start_after_idle") {
         Some("1") => out.find(
             Finding::new("tcp-slow-start-after-idle", Severity::Info, None, "TCP restarts slow start after every idle pause".into())

@@ -12,11 +12,11 @@ use crate::host::HostInfo;
 
 /// The change (percent) beyond which a metric is a regression or an improvement
 /// unless the caller says otherwise.
-pub const DEFAULT_THRESHOLD: f64 = 10.0;
+pub(crate) const DEFAULT_THRESHOLD: f64 = 10.0;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
-pub enum Verdict {
+pub(crate) enum Verdict {
     Regression,
     Improved,
     Ok,
@@ -37,31 +37,31 @@ impl std::fmt::Display for Verdict {
 
 /// One metric against the baseline.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MetricComparison {
-    pub name: String,
-    pub subject: String,
-    pub unit: String,
-    pub baseline: f64,
-    pub now: Option<f64>,
+pub(crate) struct MetricComparison {
+    pub(crate) name: String,
+    pub(crate) subject: String,
+    pub(crate) unit: String,
+    pub(crate) baseline: f64,
+    pub(crate) now: Option<f64>,
     /// (now − baseline) / baseline × 100.
-    pub change_percent: Option<f64>,
-    pub verdict: Verdict,
+    pub(crate) change_percent: Option<f64>,
+    pub(crate) verdict: Verdict,
     /// Settings that differ between the baseline's measurement and this one.
-    pub changed_settings: Vec<Changed>,
+    pub(crate) changed_settings: Vec<Changed>,
     /// One line: "net upload → nas: 112 Mbit/s vs baseline 941 Mbit/s: −88%, REGRESSION".
-    pub text: String,
+    pub(crate) text: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Comparison {
-    pub baseline: String,
-    pub baseline_ts: i64,
-    pub threshold_percent: f64,
-    pub metrics: Vec<MetricComparison>,
+pub(crate) struct Comparison {
+    pub(crate) baseline: String,
+    pub(crate) baseline_ts: i64,
+    pub(crate) threshold_percent: f64,
+    pub(crate) metrics: Vec<MetricComparison>,
 }
 
 impl Comparison {
-    pub fn regressions(&self) -> usize {
+    pub(crate) fn regressions(&self) -> usize {
         self.metrics
             .iter()
             .filter(|m| m.verdict == Verdict::Regression)
@@ -70,11 +70,11 @@ impl Comparison {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct BaselineInfo {
-    pub name: String,
-    pub ts: i64,
-    pub host: String,
-    pub metrics: usize,
+pub(crate) struct BaselineInfo {
+    pub(crate) name: String,
+    pub(crate) ts: i64,
+    pub(crate) host: String,
+    pub(crate) metrics: usize,
 }
 
 pub(crate) fn check_name(name: &str) -> Result<(), HistoryError> {
@@ -103,7 +103,7 @@ fn arrow(subject: &str) -> String {
 }
 
 /// The verdict for one pair of values.
-pub fn verdict(
+pub(crate) fn verdict(
     base: f64,
     now: f64,
     higher_is_better: bool,
@@ -185,7 +185,7 @@ fn metric_comparison(
 
 /// Every metric of `reference` against the same metric (name and subject)
 /// of `now`, e.g. this check against the previous one.
-pub fn between(
+pub(crate) fn between(
     label: &str,
     reference: &super::StoredResult,
     now: &super::StoredResult,
@@ -220,7 +220,11 @@ pub fn between(
 impl History {
     /// Freeze the latest value of every metric of this host as baseline `name`
     /// (replacing an older baseline of that name). Returns the number of metrics.
-    pub fn save_baseline(&mut self, name: &str, host: &HostInfo) -> Result<usize, HistoryError> {
+    pub(crate) fn save_baseline(
+        &mut self,
+        name: &str,
+        host: &HostInfo,
+    ) -> Result<usize, HistoryError> {
         check_name(name)?;
         let tx = self.conn().transaction()?;
         tx.execute("DELETE FROM baselines WHERE name = ?1", [name])?;
@@ -245,7 +249,7 @@ impl History {
         Ok(n)
     }
 
-    pub fn baselines(&mut self) -> Result<Vec<BaselineInfo>, HistoryError> {
+    pub(crate) fn baselines(&mut self) -> Result<Vec<BaselineInfo>, HistoryError> {
         let mut st = self.conn().prepare(
             "SELECT b.name, b.ts, b.host, (SELECT COUNT(*) FROM baseline_metrics m WHERE m.baseline = b.name)
              FROM baselines b ORDER BY b.ts DESC, b.rowid DESC",
@@ -263,7 +267,7 @@ impl History {
 
     /// Compare the latest measurement of every baseline metric with the
     /// baseline `name` (default: the newest baseline).
-    pub fn compare(
+    pub(crate) fn compare(
         &mut self,
         name: Option<&str>,
         threshold_percent: f64,

@@ -9,22 +9,22 @@
 //! - [`settings`]: the settings snapshot and its diff;
 //! - [`compare`]: baselines and verdicts.
 
-pub mod compare;
-pub mod record;
-pub mod schema;
-pub mod settings;
+pub(crate) mod compare;
+pub(crate) mod record;
+pub(crate) mod schema;
+pub(crate) mod settings;
 pub mod store;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
-pub use compare::{Comparison, Verdict};
-pub use store::{Metric, NewResult, StoredResult};
+pub(crate) use compare::Verdict;
+pub(crate) use store::{NewResult, StoredResult};
 
 /// The database file's name in the state directory.
-pub const DB_FILE: &str = "history.db";
+pub(crate) const DB_FILE: &str = "history.db";
 
 #[derive(Debug, thiserror::Error)]
 pub enum HistoryError {
@@ -71,7 +71,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub const ALL: [Kind; 7] = [
+    pub(crate) const ALL: [Kind; 7] = [
         Kind::Net,
         Kind::Disk,
         Kind::Cpu,
@@ -81,7 +81,7 @@ impl Kind {
         Kind::Check,
     ];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Kind::Net => "net",
             Kind::Disk => "disk",
@@ -93,7 +93,7 @@ impl Kind {
         }
     }
 
-    pub fn parse(s: &str) -> Result<Kind, HistoryError> {
+    pub(crate) fn parse(s: &str) -> Result<Kind, HistoryError> {
         Kind::ALL
             .into_iter()
             .find(|k| k.as_str() == s)
@@ -108,7 +108,6 @@ impl Kind {
 /// An open history database.
 pub struct History {
     conn: Connection,
-    path: PathBuf,
 }
 
 impl History {
@@ -117,7 +116,7 @@ impl History {
         Self::open_file(&state_dir.join(DB_FILE))
     }
 
-    pub fn open_file(path: &Path) -> Result<History, HistoryError> {
+    pub(crate) fn open_file(path: &Path) -> Result<History, HistoryError> {
         let err = |source| HistoryError::Open {
             path: path.display().to_string(),
             source,
@@ -135,14 +134,7 @@ impl History {
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(err)?;
         schema::migrate(&mut conn)?;
-        Ok(History {
-            conn,
-            path: path.to_path_buf(),
-        })
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
+        Ok(History { conn })
     }
 
     pub(crate) fn conn(&mut self) -> &mut Connection {

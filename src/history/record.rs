@@ -8,12 +8,12 @@ use crate::doctor::{Inputs, Report};
 use crate::path::measure::Direction;
 
 /// The settings snapshot of the doctor's inputs.
-pub fn snapshot_of(inp: &Inputs) -> Snapshot {
+pub(crate) fn snapshot_of(inp: &Inputs) -> Snapshot {
     let ifaces: Vec<_> = inp.interfaces.iter().map(|s| s.now().clone()).collect();
     settings::snapshot(&ifaces, &inp.sysctls)
 }
 
-pub fn net_metrics(peer: &str, upload_bps: f64, download_bps: f64) -> Vec<Metric> {
+pub(crate) fn net_metrics(peer: &str, upload_bps: f64, download_bps: f64) -> Vec<Metric> {
     vec![
         Metric::new(
             &format!("net {}", Direction::Upload),
@@ -30,7 +30,7 @@ pub fn net_metrics(peer: &str, upload_bps: f64, download_bps: f64) -> Vec<Metric
     ]
 }
 
-pub fn doctor(r: &Report, inp: &Inputs) -> NewResult {
+pub(crate) fn doctor(r: &Report, inp: &Inputs) -> NewResult {
     let mut metrics = Vec::new();
     let mut peer = None;
     if let Some(p) = &r.peer {

@@ -48,10 +48,10 @@ const MIGRATIONS: &[&str] = &[
 ];
 
 /// The schema version this build writes.
-pub const VERSION: i64 = MIGRATIONS.len() as i64;
+pub(crate) const VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// Bring the database up to [`VERSION`]; refuse a newer one.
-pub fn migrate(conn: &mut Connection) -> Result<(), HistoryError> {
+pub(crate) fn migrate(conn: &mut Connection) -> Result<(), HistoryError> {
     let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if current > VERSION {
         return Err(HistoryError::TooNew {

@@ -19,11 +19,11 @@ pub(crate) const FEATURES: &[&str] = &[
 ];
 
 /// Setting name → value.
-pub type Snapshot = BTreeMap<String, String>;
+pub(crate) type Snapshot = BTreeMap<String, String>;
 
 /// Every setting of the registry the interface reports (as `show` names it:
 /// `eth0 ring rx`), and the offloads in [`FEATURES`].
-pub fn interface(i: &Interface, into: &mut Snapshot) {
+pub(crate) fn interface(i: &Interface, into: &mut Snapshot) {
     let n = &i.name;
     for setting in registry::SETTINGS {
         let v = (setting.read)(i);
@@ -47,7 +47,7 @@ pub fn interface(i: &Interface, into: &mut Snapshot) {
 }
 
 /// Interfaces plus sysctls in one snapshot.
-pub fn snapshot(ifaces: &[Interface], sysctls: &BTreeMap<String, String>) -> Snapshot {
+pub(crate) fn snapshot(ifaces: &[Interface], sysctls: &BTreeMap<String, String>) -> Snapshot {
     let mut s = Snapshot::new();
     for i in ifaces {
         interface(i, &mut s);
@@ -62,10 +62,10 @@ pub fn snapshot(ifaces: &[Interface], sysctls: &BTreeMap<String, String>) -> Sna
 
 /// One setting that differs between two snapshots.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Changed {
-    pub setting: String,
-    pub before: Option<String>,
-    pub now: Option<String>,
+pub(crate) struct Changed {
+    pub(crate) setting: String,
+    pub(crate) before: Option<String>,
+    pub(crate) now: Option<String>,
 }
 
 impl std::fmt::Display for Changed {
@@ -77,7 +77,7 @@ impl std::fmt::Display for Changed {
 
 /// Settings present in either snapshot whose values differ. A setting only
 /// one side recorded counts only when both recorded that interface.
-pub fn diff(before: &Snapshot, now: &Snapshot) -> Vec<Changed> {
+pub(crate) fn diff(before: &Snapshot, now: &Snapshot) -> Vec<Changed> {
     let prefix = |k: &str| k.split(' ').next().unwrap_or("").to_string();
     let has_prefix =
         |s: &Snapshot, p: &str| s.keys().any(|k| k.starts_with(&format!("{p} ")) || k == p);

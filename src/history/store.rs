@@ -11,13 +11,13 @@ use crate::host::HostInfo;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Metric {
     /// `net upload`, `net download`, `disk seq-write`, `cpu single`...
-    pub name: String,
+    pub(crate) name: String,
     /// What was measured against: a peer, a directory, or empty.
-    pub subject: String,
-    pub value: f64,
+    pub(crate) subject: String,
+    pub(crate) value: f64,
     /// `bit/s`, `B/s`, `IOPS`, `events/s`.
-    pub unit: String,
-    pub higher_is_better: bool,
+    pub(crate) unit: String,
+    pub(crate) higher_is_better: bool,
 }
 
 impl Metric {
@@ -32,12 +32,12 @@ impl Metric {
     }
 
     /// The value with its unit, e.g. `941 Mbit/s`.
-    pub fn display_value(&self) -> String {
+    pub(crate) fn display_value(&self) -> String {
         format_value(self.value, &self.unit)
     }
 }
 
-pub fn format_value(v: f64, unit: &str) -> String {
+pub(crate) fn format_value(v: f64, unit: &str) -> String {
     match unit {
         "bit/s" => crate::units::bps(v),
         "B/s" => format!("{}/s", crate::units::bytes(v as u64)),
@@ -61,17 +61,17 @@ pub struct NewResult {
 
 /// A stored result.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct StoredResult {
-    pub id: i64,
-    pub ts: i64,
-    pub kind: String,
-    pub host: String,
-    pub kernel: String,
-    pub interface: Option<String>,
-    pub peer: Option<String>,
-    pub metrics: Vec<Metric>,
-    pub settings: Snapshot,
-    pub result: serde_json::Value,
+pub(crate) struct StoredResult {
+    pub(crate) id: i64,
+    pub(crate) ts: i64,
+    pub(crate) kind: String,
+    pub(crate) host: String,
+    pub(crate) kernel: String,
+    pub(crate) interface: Option<String>,
+    pub(crate) peer: Option<String>,
+    pub(crate) metrics: Vec<Metric>,
+    pub(crate) settings: Snapshot,
+    pub(crate) result: serde_json::Value,
 }
 
 impl History {
@@ -121,7 +121,7 @@ impl History {
     }
 
     /// Results, newest first, optionally of one kind and since a time.
-    pub fn list(
+    pub(crate) fn list(
         &mut self,
         kind: Option<Kind>,
         since: Option<i64>,
@@ -162,7 +162,7 @@ impl History {
 }
 
 /// Parse `--since`: `YYYY-MM-DD`, `YYYY-MM-DD HH:MM[:SS]` (UTC), or Unix seconds.
-pub fn parse_since(s: &str) -> Result<i64, HistoryError> {
+pub(crate) fn parse_since(s: &str) -> Result<i64, HistoryError> {
     let bad = |why: &str| HistoryError::Invalid {
         what: "date",
         value: s.to_string(),
@@ -204,7 +204,7 @@ pub fn parse_since(s: &str) -> Result<i64, HistoryError> {
 }
 
 /// Unix seconds → `YYYY-MM-DD HH:MM:SS` (UTC).
-pub fn format_ts(ts: i64) -> String {
+pub(crate) fn format_ts(ts: i64) -> String {
     let days = ts.div_euclid(86_400);
     let secs = ts.rem_euclid(86_400);
     let z = days + 719_468;

@@ -5,7 +5,7 @@
 //!
 //! - [`svg`]: one trend chart.
 
-pub mod svg;
+pub(crate) mod svg;
 
 use std::collections::BTreeMap;
 
@@ -15,7 +15,7 @@ use crate::history::store::{format_ts, format_value};
 use crate::history::{History, HistoryError, StoredResult};
 
 /// Text for HTML element content and attribute values.
-pub fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -31,24 +31,24 @@ pub fn esc(s: &str) -> String {
 }
 
 /// (metric, subject).
-pub type Key = (String, String);
+pub(crate) type Key = (String, String);
 /// Unit and (time, value) oldest first.
-pub type Series = (String, Vec<(i64, f64)>);
+pub(crate) type Series = (String, Vec<(i64, f64)>);
 
 /// What the page shows.
-pub struct Page {
-    pub host: String,
-    pub generated: i64,
+pub(crate) struct Page {
+    pub(crate) host: String,
+    pub(crate) generated: i64,
     /// (metric, subject) → unit and values oldest first.
-    pub series: BTreeMap<Key, Series>,
+    pub(crate) series: BTreeMap<Key, Series>,
     /// (metric, subject) → the newest baseline's value.
-    pub baseline: BTreeMap<(String, String), f64>,
-    pub baseline_name: Option<String>,
-    pub last_check: Option<(CheckReport, Option<Comparison>)>,
+    pub(crate) baseline: BTreeMap<(String, String), f64>,
+    pub(crate) baseline_name: Option<String>,
+    pub(crate) last_check: Option<(CheckReport, Option<Comparison>)>,
 }
 
 /// Everything stored (up to `limit` results), the newest baseline, the last check.
-pub fn gather(
+pub(crate) fn gather(
     h: &mut History,
     check: &crate::config::CheckConfig,
     limit: u32,
@@ -143,7 +143,7 @@ fn verdicts(c: &Comparison) -> String {
 }
 
 /// The page.
-pub fn render(p: &Page) -> String {
+pub(crate) fn render(p: &Page) -> String {
     let mut s = format!(
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>hlctl report: {h}</title><style>{STYLE}</style></head><body><h1>hlctl report: {h}</h1><p>Generated {} UTC from the history database.{}</p>",
         format_ts(p.generated),

@@ -11,7 +11,7 @@ const PAD_T: f64 = 10.0;
 const PAD_B: f64 = 24.0;
 
 /// `points` (time, value) oldest first; `label` formats a value for the axis.
-pub fn trend(
+pub(crate) fn trend(
     points: &[(i64, f64)],
     baseline: Option<f64>,
     label: &dyn Fn(f64) -> String,

@@ -9,16 +9,16 @@ use crate::nic::model::Interface;
 use crate::paths::Paths;
 
 #[derive(Debug, Default)]
-pub struct Inputs {
-    pub links: Vec<Interface>,
+pub(crate) struct Inputs {
+    pub(crate) links: Vec<Interface>,
     /// Every address and the interface holding it.
-    pub addresses: Vec<(String, std::net::IpAddr)>,
+    pub(crate) addresses: Vec<(String, std::net::IpAddr)>,
     /// The last check, when it ran, and its comparison.
-    pub check: Option<(CheckReport, i64, Option<Comparison>)>,
-    pub tune: Option<StoredResult>,
+    pub(crate) check: Option<(CheckReport, i64, Option<Comparison>)>,
+    pub(crate) tune: Option<StoredResult>,
 }
 
-pub fn gather(paths: &Paths, cfg: &Config) -> Inputs {
+pub(crate) fn gather(paths: &Paths, cfg: &Config) -> Inputs {
     let mut inp = Inputs::default();
     if let Ok(mut nl) = crate::nic::netlink::Netlink::new()
         && let Ok(l) = crate::nic::read::interfaces(&mut nl, &[])

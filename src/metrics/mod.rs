@@ -17,8 +17,8 @@
 //!   and `hlctl_net_local_link_speed_bps{peer}` is this host's end; a nominal speed gives no series;
 //! - [`watch`]: hlctld rewriting the file after link changes.
 
-pub mod gather;
-pub mod watch;
+pub(crate) mod gather;
+pub(crate) mod watch;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
@@ -31,10 +31,10 @@ use crate::check::CheckReport;
 use crate::history::compare::Comparison;
 use crate::nic::model::{Duplex, Interface};
 
-pub use gather::Inputs;
+pub(crate) use gather::Inputs;
 
 /// The file's name in the textfile directory.
-pub const FILE: &str = "hlctl.prom";
+pub(crate) const FILE: &str = "hlctl.prom";
 
 type Labels = Vec<(String, String)>;
 type G = Family<Labels, Gauge<f64, AtomicU64>>;
@@ -390,7 +390,7 @@ fn tune(f: &mut Families, t: &crate::history::StoredResult) {
 }
 
 /// The file's text.
-pub fn encode(inp: &Inputs) -> String {
+pub(crate) fn encode(inp: &Inputs) -> String {
     let mut f = Families::new();
     let m = measured(inp.check.as_ref().map(|c| &c.0));
     links(&mut f, &inp.links, &m);
@@ -408,14 +408,14 @@ pub fn encode(inp: &Inputs) -> String {
 }
 
 /// Write `<dir>/hlctl.prom` atomically (node_exporter never reads half a file).
-pub fn write(dir: &Path, text: &str) -> std::io::Result<PathBuf> {
+pub(crate) fn write(dir: &Path, text: &str) -> std::io::Result<PathBuf> {
     let p = dir.join(FILE);
     crate::fsutil::write_atomic(&p, text.as_bytes(), 0o644)?;
     Ok(p)
 }
 
 /// Gather, encode and write, when the configuration names a textfile directory.
-pub fn refresh(
+pub(crate) fn refresh(
     paths: &crate::paths::Paths,
     cfg: &crate::config::Config,
 ) -> Option<std::io::Result<PathBuf>> {

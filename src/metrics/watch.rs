@@ -11,7 +11,7 @@ use crate::paths::Paths;
 
 /// Start the watcher threads when the configuration names a textfile
 /// directory. Returns whether it runs; failures are logged, never fatal.
-pub fn spawn(paths: Paths, cfg: Config) -> bool {
+pub(crate) fn spawn(paths: Paths, cfg: Config) -> bool {
     let Some(dir) = cfg.metrics.textfile_dir.clone() else {
         return false;
     };

@@ -3,7 +3,7 @@
 //! features that the device has and does not hold fixed, as ethtool does.
 
 /// (short name, kernel feature names).
-pub const FEATURE_ALIASES: &[(&str, &[&str])] = &[
+pub(crate) const FEATURE_ALIASES: &[(&str, &[&str])] = &[
     ("rx", &["rx-checksum"]),
     (
         "tx",
@@ -36,7 +36,7 @@ pub const FEATURE_ALIASES: &[(&str, &[&str])] = &[
 ];
 
 /// The kernel features a short name stands for, or `None` if it is not a short name.
-pub fn expand(short: &str) -> Option<&'static [&'static str]> {
+pub(crate) fn expand(short: &str) -> Option<&'static [&'static str]> {
     FEATURE_ALIASES
         .iter()
         .find(|(s, _)| *s == short)
@@ -44,7 +44,7 @@ pub fn expand(short: &str) -> Option<&'static [&'static str]> {
 }
 
 /// All short names, for error messages.
-pub fn short_names() -> Vec<&'static str> {
+pub(crate) fn short_names() -> Vec<&'static str> {
     FEATURE_ALIASES.iter().map(|(s, _)| *s).collect()
 }
 

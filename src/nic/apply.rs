@@ -99,7 +99,7 @@ fn undo(step: &Step, b: &Interface) -> Step {
 
 /// The request that puts a link back as `l` is: autonegotiation with the
 /// modes it advertised, or the forced speed and duplex.
-pub fn link_undo(l: &LinkModes) -> LinkSet {
+pub(crate) fn link_undo(l: &LinkModes) -> LinkSet {
     if l.autoneg {
         LinkSet {
             autoneg: Some(true),
@@ -118,33 +118,33 @@ pub fn link_undo(l: &LinkModes) -> LinkSet {
 
 /// The failure that stopped a change set.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Failure {
+pub(crate) struct Failure {
     /// The setting group whose request failed.
-    pub step: String,
-    pub error: String,
-    pub errno: i32,
+    pub(crate) step: String,
+    pub(crate) error: String,
+    pub(crate) errno: i32,
 }
 
 /// The result of one `apply`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Outcome {
-    pub interface: String,
-    pub dry_run: bool,
-    pub settings: Vec<SettingResult>,
+pub(crate) struct Outcome {
+    pub(crate) interface: String,
+    pub(crate) dry_run: bool,
+    pub(crate) settings: Vec<SettingResult>,
     /// What changed, and how many settings ended in each status.
     #[serde(default)]
-    pub summary: Summary,
+    pub(crate) summary: Summary,
     /// Present when a step failed; everything applied before it was restored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub failure: Option<Failure>,
+    pub(crate) failure: Option<Failure>,
     /// Restore errors after a failure (empty when the snapshot came back).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub restore_errors: Vec<String>,
+    pub(crate) restore_errors: Vec<String>,
 }
 
 impl Outcome {
     /// True when every setting holds what was asked and nothing failed.
-    pub fn ok(&self) -> bool {
+    pub(crate) fn ok(&self) -> bool {
         self.failure.is_none()
     }
 }
@@ -152,7 +152,7 @@ impl Outcome {
 /// Validate `cs` for interface `name`, then (unless `dry_run`) apply it with
 /// read-back and restore-on-failure. Validation problems → [`NicError::Invalid`],
 /// nothing changed. A failure while applying is reported in [`Outcome::failure`].
-pub fn apply(
+pub(crate) fn apply(
     nl: &mut Netlink,
     name: &str,
     cs: &ChangeSet,

@@ -174,7 +174,7 @@ fn parse_features(
 }
 
 /// Parse the words after the interface name.
-pub fn parse(words: &[String]) -> Result<ChangeSet, Vec<Problem>> {
+pub(crate) fn parse(words: &[String]) -> Result<ChangeSet, Vec<Problem>> {
     let mut cs = ChangeSet::default();
     let mut p = Vec::new();
     let groups = registry::group_words().join(", ");

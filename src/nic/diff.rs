@@ -12,7 +12,7 @@ use crate::nic::registry::{self, FEATURE};
 /// What happened to one setting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Status {
+pub(crate) enum Status {
     /// Dry run: would change.
     Planned,
     /// Already held the requested value; not touched.
@@ -31,39 +31,39 @@ pub enum Status {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SettingResult {
+pub(crate) struct SettingResult {
     /// As the user names it: `mtu`, `ring rx`, `feature rx-gro`, `link speed`.
-    pub setting: String,
-    pub before: Value,
-    pub requested: Value,
-    pub after: Option<Value>,
-    pub status: Status,
+    pub(crate) setting: String,
+    pub(crate) before: Value,
+    pub(crate) requested: Value,
+    pub(crate) after: Option<Value>,
+    pub(crate) status: Status,
     /// Why the driver holds another value than requested, when that is known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
 }
 
 impl SettingResult {
     /// True when the kernel now holds another value than before (a dry run
     /// changes nothing).
-    pub fn changed(&self) -> bool {
+    pub(crate) fn changed(&self) -> bool {
         self.after.as_ref().is_some_and(|a| *a != self.before)
     }
 }
 
 /// The counts of a change set: what changed, and how many settings ended in each status.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Summary {
+pub(crate) struct Summary {
     /// Settings whose value the kernel now holds differently from before:
     /// `changed` rows and the `adjusted` rows the driver rounded (not those it
     /// kept). A dry run: the settings that would change.
-    pub changed: usize,
+    pub(crate) changed: usize,
     /// Every status that occurs, with its number of settings.
-    pub statuses: BTreeMap<Status, usize>,
+    pub(crate) statuses: BTreeMap<Status, usize>,
 }
 
 /// Count `results` (of a dry run when `dry_run`).
-pub fn summarize(results: &[SettingResult], dry_run: bool) -> Summary {
+pub(crate) fn summarize(results: &[SettingResult], dry_run: bool) -> Summary {
     let mut statuses = BTreeMap::new();
     for r in results {
         *statuses.entry(r.status).or_insert(0) += 1;
@@ -86,7 +86,7 @@ fn onoff(b: bool) -> Value {
 }
 
 /// Every requested setting with its requested value, in display order.
-pub fn flatten(cs: &ChangeSet) -> Vec<(String, Value)> {
+pub(crate) fn flatten(cs: &ChangeSet) -> Vec<(String, Value)> {
     let mut v: Vec<(String, Value)> = Vec::new();
     for g in registry::GROUPS {
         if g.word == FEATURE {
@@ -104,7 +104,7 @@ pub fn flatten(cs: &ChangeSet) -> Vec<(String, Value)> {
 }
 
 /// The value `iface` holds for a setting named as in [`flatten`].
-pub fn current(iface: &Interface, setting: &str) -> Value {
+pub(crate) fn current(iface: &Interface, setting: &str) -> Value {
     if let Some(name) = setting
         .strip_prefix(FEATURE)
         .and_then(|r| r.strip_prefix(' '))
@@ -119,7 +119,7 @@ pub fn current(iface: &Interface, setting: &str) -> Value {
 }
 
 /// Results for a plan, before anything is applied: Planned or Unchanged.
-pub fn plan(iface: &Interface, cs: &ChangeSet) -> Vec<SettingResult> {
+pub(crate) fn plan(iface: &Interface, cs: &ChangeSet) -> Vec<SettingResult> {
     flatten(cs)
         .into_iter()
         .map(|(setting, requested)| {
@@ -143,7 +143,7 @@ pub fn plan(iface: &Interface, cs: &ChangeSet) -> Vec<SettingResult> {
 
 /// Fill in `after` from a re-read of the interface and settle each status.
 /// `failed_group` is the setting group (`link`, `ring`...) whose request failed.
-pub fn settle(
+pub(crate) fn settle(
     results: &mut [SettingResult],
     after: &Interface,
     failed_group: Option<&str>,

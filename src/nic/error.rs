@@ -40,7 +40,7 @@ pub enum NicError {
 
 impl NicError {
     /// The kernel errno behind the error, when there is one.
-    pub fn errno(&self) -> Option<i32> {
+    pub(crate) fn errno(&self) -> Option<i32> {
         match self {
             NicError::Netlink { source, .. } | NicError::Connect(source) => Some(source.errno),
             NicError::Ioctl { source, .. } | NicError::State { source, .. } => {
@@ -51,7 +51,7 @@ impl NicError {
     }
 
     /// Wrap a netlink error for `iface`, turning ENODEV into [`NicError::NoSuchInterface`].
-    pub fn netlink(iface: &str, source: NetlinkError) -> Self {
+    pub(crate) fn netlink(iface: &str, source: NetlinkError) -> Self {
         if source.errno == libc::ENODEV {
             NicError::NoSuchInterface {
                 iface: iface.to_string(),

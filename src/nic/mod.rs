@@ -10,21 +10,21 @@
 //! - [`shortfall`]: a link below its best supported mode or at half duplex;
 //! - [`netlink`], [`ioctl`]: the kernel interfaces.
 
-pub mod aliases;
-pub mod apply;
-pub mod change;
-pub mod diff;
-pub mod error;
-pub mod export;
+pub(crate) mod aliases;
+pub(crate) mod apply;
+pub(crate) mod change;
+pub(crate) mod diff;
+pub(crate) mod error;
+pub(crate) mod export;
 pub mod ioctl;
 pub mod model;
 pub mod netlink;
-pub mod persist;
-pub mod read;
-pub mod registry;
-pub mod set;
-pub mod shortfall;
-pub mod speed;
-pub mod stack;
-pub mod stack_find;
-pub mod validate;
+pub(crate) mod persist;
+pub(crate) mod read;
+pub(crate) mod registry;
+pub(crate) mod set;
+pub(crate) mod shortfall;
+pub(crate) mod speed;
+pub(crate) mod stack;
+pub(crate) mod stack_find;
+pub(crate) mod validate;

@@ -9,48 +9,48 @@ use serde::{Deserialize, Serialize};
 
 /// Everything `hlctl show` knows about one interface.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Interface {
-    pub name: String,
-    pub ifindex: u32,
+pub(crate) struct Interface {
+    pub(crate) name: String,
+    pub(crate) ifindex: u32,
     /// Hardware address, `aa:bb:cc:dd:ee:ff`.
-    pub mac: Option<String>,
+    pub(crate) mac: Option<String>,
     /// rtnetlink link kind (`veth`, `tun`, `bridge`, ...); `None` for plain physical NICs.
-    pub kind: Option<String>,
+    pub(crate) kind: Option<String>,
     /// True when the device has a parent bus device (PCI, USB, virtio...): a real NIC.
-    pub physical: bool,
+    pub(crate) physical: bool,
     /// `ethtool -i` data (SIOCETHTOOL ETHTOOL_GDRVINFO).
-    pub driver: Option<String>,
-    pub driver_version: Option<String>,
-    pub firmware_version: Option<String>,
-    pub bus_info: Option<String>,
+    pub(crate) driver: Option<String>,
+    pub(crate) driver_version: Option<String>,
+    pub(crate) firmware_version: Option<String>,
+    pub(crate) bus_info: Option<String>,
     /// RFC 2863 operational state as the kernel names it (`up`, `down`, `lowerlayerdown`...).
-    pub oper_state: String,
+    pub(crate) oper_state: String,
     /// Administratively up (IFF_UP).
-    pub admin_up: bool,
-    pub carrier_changes: Option<u32>,
-    pub mtu: u32,
-    pub mtu_min: Option<u32>,
-    pub mtu_max: Option<u32>,
-    pub txqueuelen: u32,
+    pub(crate) admin_up: bool,
+    pub(crate) carrier_changes: Option<u32>,
+    pub(crate) mtu: u32,
+    pub(crate) mtu_min: Option<u32>,
+    pub(crate) mtu_max: Option<u32>,
+    pub(crate) txqueuelen: u32,
     /// Largest GSO packet the stack builds for this device (IFLA_GSO_MAX_SIZE).
     #[serde(default)]
-    pub gso_max_size: Option<u32>,
+    pub(crate) gso_max_size: Option<u32>,
     /// The most the device takes for `gso_max_size` (IFLA_TSO_MAX_SIZE, read-only).
     #[serde(default)]
-    pub tso_max_size: Option<u32>,
-    pub link: Option<LinkModes>,
-    pub rings: Option<Rings>,
-    pub pause: Option<Pause>,
+    pub(crate) tso_max_size: Option<u32>,
+    pub(crate) link: Option<LinkModes>,
+    pub(crate) rings: Option<Rings>,
+    pub(crate) pause: Option<Pause>,
     /// Every feature by kernel name (`rx-gro`, `tx-tcp-segmentation`, ...).
-    pub features: Option<BTreeMap<String, Feature>>,
-    pub channels: Option<Channels>,
-    pub coalesce: Option<Coalesce>,
-    pub counters: Counters,
+    pub(crate) features: Option<BTreeMap<String, Feature>>,
+    pub(crate) channels: Option<Channels>,
+    pub(crate) coalesce: Option<Coalesce>,
+    pub(crate) counters: Counters,
     /// The driver's private statistics (`ethtool -S`).
-    pub driver_stats: Option<BTreeMap<String, u64>>,
+    pub(crate) driver_stats: Option<BTreeMap<String, u64>>,
     /// The bridge/bond stack this interface belongs to (as upper or port).
     #[serde(default)]
-    pub stack: Option<crate::nic::stack::Stack>,
+    pub(crate) stack: Option<crate::nic::stack::Stack>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -78,16 +78,16 @@ pub struct LinkModes {
     pub autoneg: bool,
     /// Connector (`TP`, `FIBRE`, `DA`, `Other`...).
     pub port: Option<String>,
-    pub lanes: Option<u32>,
+    pub(crate) lanes: Option<u32>,
     /// Link modes by ethtool's names (`1000baseT/Full`).
     pub supported_modes: Vec<String>,
     pub advertised_modes: Vec<String>,
-    pub partner_modes: Vec<String>,
+    pub(crate) partner_modes: Vec<String>,
     /// The other bits of the supported set: `Autoneg`, ports (`TP`, `FIBRE`),
     /// `Pause`, `Asym_Pause` (what `ethtool` prints as "Supported ports",
     /// "Supports auto-negotiation" and "Supported pause frame use").
     #[serde(default)]
-    pub capabilities: Vec<String>,
+    pub(crate) capabilities: Vec<String>,
     /// Link detected (carrier), from LINKSTATE.
     pub detected: Option<bool>,
 }
@@ -95,22 +95,22 @@ pub struct LinkModes {
 /// Ring buffer sizes and their pre-set maxima (`ethtool -g`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Rings {
-    pub rx: Option<u32>,
-    pub tx: Option<u32>,
-    pub rx_mini: Option<u32>,
-    pub rx_jumbo: Option<u32>,
-    pub rx_max: Option<u32>,
-    pub tx_max: Option<u32>,
-    pub rx_mini_max: Option<u32>,
-    pub rx_jumbo_max: Option<u32>,
+    pub(crate) rx: Option<u32>,
+    pub(crate) tx: Option<u32>,
+    pub(crate) rx_mini: Option<u32>,
+    pub(crate) rx_jumbo: Option<u32>,
+    pub(crate) rx_max: Option<u32>,
+    pub(crate) tx_max: Option<u32>,
+    pub(crate) rx_mini_max: Option<u32>,
+    pub(crate) rx_jumbo_max: Option<u32>,
 }
 
 /// Flow control (`ethtool -a`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pause {
-    pub autoneg: bool,
-    pub rx: bool,
-    pub tx: bool,
+    pub(crate) autoneg: bool,
+    pub(crate) rx: bool,
+    pub(crate) tx: bool,
 }
 
 /// One offload feature (`ethtool -k`).
@@ -138,12 +138,12 @@ pub struct Channels {
 /// Interrupt coalescing (`ethtool -c`); a field the driver does not report is `None`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Coalesce {
-    pub rx_usecs: Option<u32>,
-    pub tx_usecs: Option<u32>,
-    pub rx_frames: Option<u32>,
-    pub tx_frames: Option<u32>,
-    pub adaptive_rx: Option<bool>,
-    pub adaptive_tx: Option<bool>,
+    pub(crate) rx_usecs: Option<u32>,
+    pub(crate) tx_usecs: Option<u32>,
+    pub(crate) rx_frames: Option<u32>,
+    pub(crate) tx_frames: Option<u32>,
+    pub(crate) adaptive_rx: Option<bool>,
+    pub(crate) adaptive_tx: Option<bool>,
 }
 
 /// Interface counters (rtnetlink IFLA_STATS64).
@@ -157,12 +157,12 @@ pub struct Counters {
     pub tx_errors: u64,
     pub rx_dropped: u64,
     pub tx_dropped: u64,
-    pub rx_crc_errors: u64,
-    pub rx_frame_errors: u64,
-    pub rx_missed_errors: u64,
-    pub rx_fifo_errors: u64,
+    pub(crate) rx_crc_errors: u64,
+    pub(crate) rx_frame_errors: u64,
+    pub(crate) rx_missed_errors: u64,
+    pub(crate) rx_fifo_errors: u64,
     pub rx_over_errors: u64,
-    pub tx_fifo_errors: u64,
+    pub(crate) tx_fifo_errors: u64,
     pub tx_carrier_errors: u64,
     pub collisions: u64,
 }
@@ -217,24 +217,24 @@ pub struct CoalesceSet {
 /// A set of requested changes to one interface: what `hlctl set` parses, what
 /// is persisted and re-applied, and what the daemon's `ApplyChanges` takes.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChangeSet {
+pub(crate) struct ChangeSet {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mtu: Option<u32>,
+    pub(crate) mtu: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub txqueuelen: Option<u32>,
+    pub(crate) txqueuelen: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gso_max_size: Option<u32>,
+    pub(crate) gso_max_size: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rings: Option<RingsSet>,
+    pub(crate) rings: Option<RingsSet>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pause: Option<PauseSet>,
+    pub(crate) pause: Option<PauseSet>,
     /// Feature name (kernel name, or ethtool short name before validation) → on/off.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub features: BTreeMap<String, bool>,
+    pub(crate) features: BTreeMap<String, bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub link: Option<LinkSet>,
+    pub(crate) link: Option<LinkSet>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub channels: Option<ChannelsSet>,
+    pub(crate) channels: Option<ChannelsSet>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub coalesce: Option<CoalesceSet>,
+    pub(crate) coalesce: Option<CoalesceSet>,
 }

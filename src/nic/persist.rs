@@ -11,25 +11,25 @@ use crate::nic::model::ChangeSet;
 
 /// One interface's persisted settings.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Entry {
-    pub name: String,
+pub(crate) struct Entry {
+    pub(crate) name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mac: Option<String>,
-    pub settings: ChangeSet,
+    pub(crate) mac: Option<String>,
+    pub(crate) settings: ChangeSet,
 }
 
 /// The whole state file.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct State {
-    pub version: u32,
-    pub interfaces: Vec<Entry>,
+pub(crate) struct State {
+    pub(crate) version: u32,
+    pub(crate) interfaces: Vec<Entry>,
 }
 
-pub const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 1;
 
 impl State {
     /// Read the state file; a missing file is an empty state.
-    pub fn load(path: &Path) -> Result<State, NicError> {
+    pub(crate) fn load(path: &Path) -> Result<State, NicError> {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -62,7 +62,7 @@ impl State {
     }
 
     /// Write the state file atomically.
-    pub fn save(&self, path: &Path) -> Result<(), NicError> {
+    pub(crate) fn save(&self, path: &Path) -> Result<(), NicError> {
         let mut text = serde_json::to_string_pretty(self).expect("state serialises");
         text.push('\n');
         crate::fsutil::write_atomic(path, text.as_bytes(), 0o644).map_err(|source| {
@@ -74,13 +74,13 @@ impl State {
     }
 
     /// The entry for an interface: by MAC when both sides know it, else by name.
-    pub fn find(&self, name: &str, mac: Option<&str>) -> Option<&Entry> {
+    pub(crate) fn find(&self, name: &str, mac: Option<&str>) -> Option<&Entry> {
         mac.and_then(|m| self.interfaces.iter().find(|e| e.mac.as_deref() == Some(m)))
             .or_else(|| self.interfaces.iter().find(|e| e.name == name))
     }
 
     /// Merge `settings` into the entry for this interface (creating it).
-    pub fn record(&mut self, name: &str, mac: Option<&str>, settings: &ChangeSet) {
+    pub(crate) fn record(&mut self, name: &str, mac: Option<&str>, settings: &ChangeSet) {
         let idx = mac
             .and_then(|m| {
                 self.interfaces
@@ -107,7 +107,7 @@ impl State {
 }
 
 /// Load, merge and save in one go.
-pub fn record(
+pub(crate) fn record(
     path: &Path,
     name: &str,
     mac: Option<&str>,
@@ -118,7 +118,7 @@ pub fn record(
 
 /// Load, change and save the state file under its lock, so that concurrent
 /// writers (two `Apply --persist` calls, a tune) lose nothing.
-pub fn update<T>(path: &Path, f: impl FnOnce(&mut State) -> T) -> Result<T, NicError> {
+pub(crate) fn update<T>(path: &Path, f: impl FnOnce(&mut State) -> T) -> Result<T, NicError> {
     let _lock = crate::fsutil::lock(path).map_err(|source| NicError::State {
         path: path.display().to_string(),
         source,

@@ -73,7 +73,7 @@ fn fill(nl: &mut Netlink, iface: &mut Interface) -> Result<(), NicError> {
 }
 
 /// Everything about one interface.
-pub fn interface(nl: &mut Netlink, name: &str) -> Result<Interface, NicError> {
+pub(crate) fn interface(nl: &mut Netlink, name: &str) -> Result<Interface, NicError> {
     let link = nl.link(name).map_err(|e| NicError::netlink(name, e))?;
     let stacked =
         link.relations.master.is_some() || matches!(link.kind.as_deref(), Some("bridge" | "bond"));
@@ -88,7 +88,7 @@ pub fn interface(nl: &mut Netlink, name: &str) -> Result<Interface, NicError> {
 
 /// The named interfaces in the order given, or every interface when `names`
 /// is empty: physical NICs first, then the rest by ifindex; `lo` only when named.
-pub fn interfaces(nl: &mut Netlink, names: &[String]) -> Result<Vec<Interface>, NicError> {
+pub(crate) fn interfaces(nl: &mut Netlink, names: &[String]) -> Result<Vec<Interface>, NicError> {
     if !names.is_empty() {
         return names.iter().map(|n| interface(nl, n)).collect();
     }

@@ -464,12 +464,12 @@ pub(crate) fn held(iface: &Interface, cs: &ChangeSet) -> ChangeSet {
 
 impl ChangeSet {
     /// True when nothing is requested.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         *self == ChangeSet::default()
     }
 
     /// Lay `newer` over `self`: every value `newer` sets wins, the rest stays.
-    pub fn merge(&mut self, newer: &ChangeSet) {
+    pub(crate) fn merge(&mut self, newer: &ChangeSet) {
         for s in SETTINGS {
             if let Some(v) = (s.get)(newer) {
                 (s.put)(self, &v);

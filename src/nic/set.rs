@@ -13,19 +13,19 @@ use crate::nic::{persist, read, validate};
 
 /// The result of a `set`: the change-set outcome and where it was persisted.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SetReply {
+pub(crate) struct SetReply {
     #[serde(flatten)]
-    pub outcome: Outcome,
+    pub(crate) outcome: Outcome,
     /// The state file the settings were recorded in (`--persist`).
-    pub persisted: Option<String>,
+    pub(crate) persisted: Option<String>,
     /// The settings were applied but could not be persisted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub persist_error: Option<String>,
+    pub(crate) persist_error: Option<String>,
 }
 
 /// Validate and apply `cs` to `name` (or only plan it when `dry_run`); when
 /// `persist` and everything applied, record the validated settings in `state_file`.
-pub fn apply_and_persist(
+pub(crate) fn apply_and_persist(
     nl: &mut Netlink,
     state_file: &Path,
     name: &str,

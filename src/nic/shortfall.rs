@@ -12,20 +12,20 @@ use super::validate::mode_speed_duplex;
 
 /// A link below its best, with what it could be.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Shortfall {
-    pub speed_mbps: u32,
-    pub duplex: Option<Duplex>,
+pub(crate) struct Shortfall {
+    pub(crate) speed_mbps: u32,
+    pub(crate) duplex: Option<Duplex>,
     /// The fastest mode this NIC supports, Mb/s.
-    pub best_supported_mbps: Option<u32>,
+    pub(crate) best_supported_mbps: Option<u32>,
     /// The fastest mode both ends advertise (only when the partner's modes
     /// are known), Mb/s, and its name.
-    pub best_common: Option<(u32, String)>,
+    pub(crate) best_common: Option<(u32, String)>,
 }
 
 impl Shortfall {
     /// The speed the link should reach: the best common mode when the
     /// partner is known, else the best this NIC supports.
-    pub fn target_mbps(&self) -> u32 {
+    pub(crate) fn target_mbps(&self) -> u32 {
         self.best_common
             .as_ref()
             .map(|(s, _)| *s)
@@ -34,12 +34,12 @@ impl Shortfall {
     }
 
     /// Running below the target speed.
-    pub fn slow(&self) -> bool {
+    pub(crate) fn slow(&self) -> bool {
         self.target_mbps() > self.speed_mbps
     }
 
     /// `this NIC supports 1000 Mb/s` or `both ends can do 1000 Mb/s`.
-    pub fn best_phrase(&self) -> String {
+    pub(crate) fn best_phrase(&self) -> String {
         format!(
             "{} {} Mb/s",
             if self.best_common.is_some() {
@@ -51,12 +51,12 @@ impl Shortfall {
         )
     }
 
-    pub fn half_duplex(&self) -> bool {
+    pub(crate) fn half_duplex(&self) -> bool {
         self.duplex == Some(Duplex::Half)
     }
 
     /// Both ends are known to do better (the partner's modes say so).
-    pub fn both_ends_better(&self) -> bool {
+    pub(crate) fn both_ends_better(&self) -> bool {
         self.best_common
             .as_ref()
             .is_some_and(|(s, _)| *s > self.speed_mbps)
@@ -64,7 +64,7 @@ impl Shortfall {
 }
 
 /// The fastest mode of `modes` (full duplex preferred at equal speed).
-pub fn best_mode<'a>(modes: impl Iterator<Item = &'a String>) -> Option<(u32, String)> {
+pub(crate) fn best_mode<'a>(modes: impl Iterator<Item = &'a String>) -> Option<(u32, String)> {
     modes
         .filter_map(|m| mode_speed_duplex(m).map(|(s, d)| (s, d == "Full", m.clone())))
         .max_by_key(|(s, full, _)| (*s, *full))
@@ -74,7 +74,7 @@ pub fn best_mode<'a>(modes: impl Iterator<Item = &'a String>) -> Option<(u32, St
 /// The link of `i` when it is up with a physical speed below its best or at
 /// half duplex; `None` when it is as good as it gets, down, or its speed is
 /// nominal.
-pub fn shortfall(i: &Interface) -> Option<Shortfall> {
+pub(crate) fn shortfall(i: &Interface) -> Option<Shortfall> {
     let link = i.link.as_ref()?;
     if link.detected != Some(true) {
         return None;
@@ -100,7 +100,7 @@ pub fn shortfall(i: &Interface) -> Option<Shortfall> {
 
 /// Renegotiate: autonegotiation on, advertising every supported mode. `None`
 /// when the device cannot negotiate or lists no modes.
-pub fn renegotiate(link: &LinkModes) -> Option<LinkSet> {
+pub(crate) fn renegotiate(link: &LinkModes) -> Option<LinkSet> {
     let negotiates = link.capabilities.iter().any(|c| c == "Autoneg");
     (negotiates && !link.supported_modes.is_empty()).then(|| LinkSet {
         autoneg: Some(true),
@@ -110,7 +110,7 @@ pub fn renegotiate(link: &LinkModes) -> Option<LinkSet> {
 }
 
 /// `hlctl set IFACE link autoneg on advertise MODE...` for [`renegotiate`].
-pub fn renegotiate_command(iface: &str, link: &LinkModes) -> Option<String> {
+pub(crate) fn renegotiate_command(iface: &str, link: &LinkModes) -> Option<String> {
     renegotiate(link).map(|l| {
         format!(
             "hlctl set {iface} link autoneg on advertise {}",

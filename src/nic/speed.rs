@@ -26,7 +26,7 @@ use super::model::Interface;
 /// What a reported link speed says about the wire.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum SpeedKind {
+pub(crate) enum SpeedKind {
     /// Negotiated (or forced) by a NIC on a wire: it caps throughput.
     Physical,
     /// A bond's or team's speed: the sum of its active ports. Real, but a
@@ -38,11 +38,11 @@ pub enum SpeedKind {
 
 /// An interface's reported speed and what it is worth.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LinkSpeed {
-    pub mbps: u32,
-    pub kind: SpeedKind,
+pub(crate) struct LinkSpeed {
+    pub(crate) mbps: u32,
+    pub(crate) kind: SpeedKind,
     /// Why this kind, in words (`veth: a virtual device ...`).
-    pub basis: String,
+    pub(crate) basis: String,
 }
 
 /// rtnetlink kinds (and their drivers' names) of devices without a wire.
@@ -91,7 +91,7 @@ const MEASURED_MARGIN: f64 = 1.05;
 
 impl SpeedKind {
     /// Physical or aggregate: the figure can cap throughput.
-    pub fn is_physical(self) -> bool {
+    pub(crate) fn is_physical(self) -> bool {
         !matches!(self, SpeedKind::Nominal)
     }
 }
@@ -107,7 +107,7 @@ impl std::fmt::Display for SpeedKind {
 }
 
 /// The kind of the speed `i` reports, and why (see the module rules).
-pub fn speed_kind(i: &Interface) -> (SpeedKind, String) {
+pub(crate) fn speed_kind(i: &Interface) -> (SpeedKind, String) {
     let kind = i.kind.as_deref().unwrap_or("");
     let driver = i.driver.as_deref().unwrap_or("");
     let is = |list: &[&str], x: &str| !x.is_empty() && list.contains(&x);
@@ -157,23 +157,23 @@ pub fn speed_kind(i: &Interface) -> (SpeedKind, String) {
 }
 
 /// The speed `i` reports and its kind; `None` when no speed is reported.
-pub fn link_speed(i: &Interface) -> Option<LinkSpeed> {
+pub(crate) fn link_speed(i: &Interface) -> Option<LinkSpeed> {
     let mbps = i.link.as_ref()?.speed_mbps.filter(|s| *s > 0)?;
     let (kind, basis) = speed_kind(i);
     Some(LinkSpeed { mbps, kind, basis })
 }
 
 impl LinkSpeed {
-    pub fn bps(&self) -> f64 {
+    pub(crate) fn bps(&self) -> f64 {
         self.mbps as f64 * 1e6
     }
 
-    pub fn is_physical(&self) -> bool {
+    pub(crate) fn is_physical(&self) -> bool {
         self.kind.is_physical()
     }
 
     /// A measured rate above the reported speed proves the figure nominal.
-    pub fn against_measured(self, measured_bps: f64) -> LinkSpeed {
+    pub(crate) fn against_measured(self, measured_bps: f64) -> LinkSpeed {
         if measured_bps > self.bps() * MEASURED_MARGIN && self.kind != SpeedKind::Nominal {
             LinkSpeed {
                 basis: format!(

@@ -13,28 +13,28 @@ pub(crate) const UPPER_KINDS: &[&str] = &["bridge", "bond"];
 
 /// One device of a stack.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StackMember {
-    pub name: String,
+pub(crate) struct StackMember {
+    pub(crate) name: String,
     /// rtnetlink kind (`bridge`, `bond`, `veth`; `None` for a plain NIC).
-    pub kind: Option<String>,
+    pub(crate) kind: Option<String>,
     /// The bridge or bond this device is a port or slave of.
-    pub master: Option<String>,
+    pub(crate) master: Option<String>,
     /// The master's kind (`bridge`, `bond`).
-    pub master_kind: Option<String>,
+    pub(crate) master_kind: Option<String>,
     /// Its own ports or slaves (empty for a port).
-    pub lowers: Vec<String>,
+    pub(crate) lowers: Vec<String>,
     /// A bond's mode (`active-backup`, `balance-rr`, `802.3ad`, ...).
-    pub bond_mode: Option<String>,
+    pub(crate) bond_mode: Option<String>,
     /// A bond's active slave (active-backup and the like).
-    pub active_slave: Option<String>,
+    pub(crate) active_slave: Option<String>,
     /// As a slave: `active`/`backup`; as a bridge port: the STP state
     /// (`forwarding`, `blocking`, ...).
-    pub port_state: Option<String>,
-    pub mtu: u32,
+    pub(crate) port_state: Option<String>,
+    pub(crate) mtu: u32,
 }
 
 impl StackMember {
-    pub fn is_upper(&self) -> bool {
+    pub(crate) fn is_upper(&self) -> bool {
         !self.lowers.is_empty()
             || self
                 .kind
@@ -44,7 +44,7 @@ impl StackMember {
 
     /// One line: `eth2: port of vmbr0 (forwarding)`, `bond0: active-backup,
     /// slaves eth2 eth3, active eth2`, `vmbr0: bridge, ports bond0`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mut parts = Vec::new();
         if self.is_upper() {
             let kind = self.kind.as_deref().unwrap_or("upper device");
@@ -84,28 +84,29 @@ impl StackMember {
 
 /// A bridge or bond and everything under it, top first, then depth-first.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Stack {
+pub(crate) struct Stack {
     /// The top-most bridge or bond.
-    pub top: String,
-    pub members: Vec<StackMember>,
+    pub(crate) top: String,
+    pub(crate) members: Vec<StackMember>,
 }
 
 impl Stack {
-    pub fn member(&self, name: &str) -> Option<&StackMember> {
+    pub(crate) fn member(&self, name: &str) -> Option<&StackMember> {
         self.members.iter().find(|m| m.name == name)
     }
 
-    pub fn names(&self) -> Vec<String> {
+    pub(crate) fn names(&self) -> Vec<String> {
         self.members.iter().map(|m| m.name.clone()).collect()
     }
 
     /// The ports at the bottom (the physical side): members with no lowers.
-    pub fn ports(&self) -> Vec<&StackMember> {
+    #[cfg_attr(not(test), expect(dead_code, reason = "only the unit tests use it"))]
+    pub(crate) fn ports(&self) -> Vec<&StackMember> {
         self.members.iter().filter(|m| !m.is_upper()).collect()
     }
 
     /// Bridges and bonds, top first.
-    pub fn uppers(&self) -> Vec<&StackMember> {
+    pub(crate) fn uppers(&self) -> Vec<&StackMember> {
         self.members.iter().filter(|m| m.is_upper()).collect()
     }
 }

@@ -62,7 +62,7 @@ fn member(links: &[RtLink], l: &RtLink) -> StackMember {
 
 /// The stack `name` belongs to (as the top, a middle bond or a port), from
 /// one RTM_GETLINK dump; `None` when it is in no bridge or bond.
-pub fn find(links: &[RtLink], name: &str) -> Option<Stack> {
+pub(crate) fn find(links: &[RtLink], name: &str) -> Option<Stack> {
     let mut top = links.iter().find(|l| l.name == name)?;
     // Climb the master links (bounded: a loop is impossible, but be safe).
     for _ in 0..8 {

@@ -58,7 +58,7 @@ fn limit(
 }
 
 /// Speed (Mb/s) and duplex of a link mode name such as `1000baseT/Full`.
-pub fn mode_speed_duplex(mode: &str) -> Option<(u32, &str)> {
+pub(crate) fn mode_speed_duplex(mode: &str) -> Option<(u32, &str)> {
     let (speed, rest) = mode.split_once("base")?;
     let duplex = rest.rsplit_once('/').map(|(_, d)| d).unwrap_or("Full");
     Some((speed.parse().ok()?, duplex))
@@ -66,7 +66,7 @@ pub fn mode_speed_duplex(mode: &str) -> Option<(u32, &str)> {
 
 /// Validate `cs` for `iface`; on success returns the change set with feature
 /// names expanded to the device's kernel names.
-pub fn validate(iface: &Interface, cs: &ChangeSet) -> Result<ChangeSet, Vec<Problem>> {
+pub(crate) fn validate(iface: &Interface, cs: &ChangeSet) -> Result<ChangeSet, Vec<Problem>> {
     let mut p = Vec::new();
     let mut out = cs.clone();
     check_settings(iface, cs, &mut p);

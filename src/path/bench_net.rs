@@ -13,14 +13,14 @@ use super::measure::{Direction, Measure, MeasureError, Sample, median};
 use crate::bench::net::{self, ClientConfig, NetError};
 use crate::bench::progress::{Cancel, NoProgress};
 
-pub struct NetMeasure {
-    pub peer: Peer,
+pub(crate) struct NetMeasure {
+    pub(crate) peer: Peer,
     /// Seconds per run.
-    pub time_s: u32,
+    pub(crate) time_s: u32,
 }
 
 impl NetMeasure {
-    pub fn new(peer: Peer, time_s: u32) -> Self {
+    pub(crate) fn new(peer: Peer, time_s: u32) -> Self {
         NetMeasure { peer, time_s }
     }
 }

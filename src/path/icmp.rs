@@ -13,11 +13,11 @@ use std::time::{Duration, Instant};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 
 /// IPv4 header (no options) + ICMP header.
-pub const V4_OVERHEAD: usize = 28;
+pub(crate) const V4_OVERHEAD: usize = 28;
 /// IPv6 header + ICMPv6 header.
-pub const V6_OVERHEAD: usize = 48;
+pub(crate) const V6_OVERHEAD: usize = 48;
 
-pub struct Pinger {
+pub(crate) struct Pinger {
     sock: Socket,
     raw: bool,
     v6: bool,
@@ -63,7 +63,7 @@ fn setsockopt_int(fd: i32, level: i32, name: i32, value: i32) -> io::Result<()> 
 
 impl Pinger {
     /// A pinger towards `dest`.
-    pub fn new(dest: IpAddr) -> io::Result<Pinger> {
+    pub(crate) fn new(dest: IpAddr) -> io::Result<Pinger> {
         let (domain, proto) = match dest {
             IpAddr::V4(_) => (Domain::IPV4, Protocol::ICMPV4),
             IpAddr::V6(_) => (Domain::IPV6, Protocol::ICMPV6),
@@ -88,7 +88,7 @@ impl Pinger {
     }
 
     /// Set DF on every echo and ignore the cached path MTU (probe mode).
-    pub fn set_dont_fragment(&self) -> io::Result<()> {
+    pub(crate) fn set_dont_fragment(&self) -> io::Result<()> {
         let fd = self.sock.as_raw_fd();
         if self.v6 {
             setsockopt_int(
@@ -108,14 +108,18 @@ impl Pinger {
     }
 
     /// Bytes of IP and ICMP header around the payload.
-    pub fn overhead(&self) -> usize {
+    pub(crate) fn overhead(&self) -> usize {
         if self.v6 { V6_OVERHEAD } else { V4_OVERHEAD }
     }
 
     /// Send one echo whose IP packet is `packet_size` bytes and wait up to
     /// `timeout` for its reply: `Ok(Some(rtt))`, `Ok(None)` when none came,
     /// `Err` with EMSGSIZE when the local interface's MTU is smaller.
-    pub fn echo(&mut self, packet_size: usize, timeout: Duration) -> io::Result<Option<Duration>> {
+    pub(crate) fn echo(
+        &mut self,
+        packet_size: usize,
+        timeout: Duration,
+    ) -> io::Result<Option<Duration>> {
         let payload = packet_size.saturating_sub(self.overhead()).max(8);
         self.seq = self.seq.wrapping_add(1);
         let mut pkt = vec![0u8; 8 + payload];

@@ -19,7 +19,7 @@ use crate::nic::speed::LinkSpeed;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Limit {
+pub(crate) enum Limit {
     /// At or near the rate of a link whose speed is physical.
     LinkRate {
         delivered_bps: f64,
@@ -62,20 +62,20 @@ pub enum Limit {
 
 /// What [`classify`] looks at.
 #[derive(Clone, Debug, Default)]
-pub struct Input {
-    pub bps: f64,
-    pub rtt_idle_ms: Option<f64>,
-    pub rtt_loaded_ms: Option<f64>,
+pub(crate) struct Input {
+    pub(crate) bps: f64,
+    pub(crate) rtt_idle_ms: Option<f64>,
+    pub(crate) rtt_loaded_ms: Option<f64>,
     /// The speed of the interface towards the peer, and whether it is physical.
-    pub link: Option<LinkSpeed>,
+    pub(crate) link: Option<LinkSpeed>,
     /// This host's buffer maximum for the direction: tcp_wmem max (upload),
     /// tcp_rmem max (download).
-    pub local_buffer_max: Option<u64>,
-    pub cpu_max_percent: Option<f64>,
+    pub(crate) local_buffer_max: Option<u64>,
+    pub(crate) cpu_max_percent: Option<f64>,
 }
 
 /// The sysctl holding this host's buffer for `dir`, and the peer's that matters.
-pub fn keys(dir: Direction) -> (&'static str, &'static str) {
+pub(crate) fn keys(dir: Direction) -> (&'static str, &'static str) {
     match dir {
         Direction::Upload => ("net.ipv4.tcp_wmem", "net.ipv4.tcp_rmem"),
         Direction::Download => ("net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"),
@@ -85,17 +85,17 @@ pub fn keys(dir: Direction) -> (&'static str, &'static str) {
 /// One direction's limit with its sentence and the link speed it was judged
 /// against (what reports and `--json` carry).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LimitNote {
-    pub direction: Direction,
-    pub limit: Limit,
-    pub text: String,
+pub(crate) struct LimitNote {
+    pub(crate) direction: Direction,
+    pub(crate) limit: Limit,
+    pub(crate) text: String,
     /// The link's speed as judged against this direction's measurement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub link_speed: Option<LinkSpeed>,
+    pub(crate) link_speed: Option<LinkSpeed>,
 }
 
 /// Classify one direction and say it in a sentence.
-pub fn assess(dir: Direction, i: &Input) -> LimitNote {
+pub(crate) fn assess(dir: Direction, i: &Input) -> LimitNote {
     let link = i.link.clone().map(|l| l.against_measured(i.bps));
     let limit = classify_with(dir, i, link.as_ref());
     let mut text = limit.explain(dir);
@@ -113,7 +113,8 @@ pub fn assess(dir: Direction, i: &Input) -> LimitNote {
     }
 }
 
-pub fn classify(dir: Direction, i: &Input) -> Limit {
+#[cfg_attr(not(test), expect(dead_code, reason = "only the unit tests use it"))]
+pub(crate) fn classify(dir: Direction, i: &Input) -> Limit {
     let link = i.link.clone().map(|l| l.against_measured(i.bps));
     classify_with(dir, i, link.as_ref())
 }
@@ -176,7 +177,7 @@ fn classify_with(dir: Direction, i: &Input, link: Option<&LinkSpeed>) -> Limit {
 
 /// A buffer size that holds twice `bdp` (the kernel uses about half a buffer
 /// for data), as a power of two, at least 16 MiB and at most 1 GiB.
-pub fn buffer_for(bdp: u64) -> u64 {
+pub(crate) fn buffer_for(bdp: u64) -> u64 {
     (bdp.saturating_mul(2))
         .max(1)
         .next_power_of_two()
@@ -185,7 +186,8 @@ pub fn buffer_for(bdp: u64) -> u64 {
 
 impl Limit {
     /// The JSON `kind` tag (`link_rate`, `nominal_speed`, `cpu_bound`, ...).
-    pub fn kind(&self) -> &'static str {
+    #[cfg_attr(not(test), expect(dead_code, reason = "only the unit tests use it"))]
+    pub(crate) fn kind(&self) -> &'static str {
         match self {
             Limit::LinkRate { .. } => "link_rate",
             Limit::NominalSpeed { .. } => "nominal_speed",
@@ -198,7 +200,7 @@ impl Limit {
     }
 
     /// One sentence for reports.
-    pub fn explain(&self, dir: Direction) -> String {
+    pub(crate) fn explain(&self, dir: Direction) -> String {
         use crate::units::bytes;
         match self {
             Limit::LinkRate {

@@ -9,7 +9,7 @@ use crate::bench::progress::Cancel;
 /// Which way the data flows, seen from this host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Direction {
+pub(crate) enum Direction {
     /// This host sends to the peer.
     Upload,
     /// The peer sends to this host.
@@ -17,15 +17,7 @@ pub enum Direction {
 }
 
 impl Direction {
-    pub const BOTH: [Direction; 2] = [Direction::Upload, Direction::Download];
-
-    /// `→ peer` / `← peer`.
-    pub fn arrow(self) -> &'static str {
-        match self {
-            Direction::Upload => "→",
-            Direction::Download => "←",
-        }
-    }
+    pub(crate) const BOTH: [Direction; 2] = [Direction::Upload, Direction::Download];
 }
 
 impl std::fmt::Display for Direction {
@@ -39,18 +31,18 @@ impl std::fmt::Display for Direction {
 
 /// One throughput measurement.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Sample {
-    pub bps: f64,
+pub(crate) struct Sample {
+    pub(crate) bps: f64,
     /// Round-trip time while the data flowed (echo probes during the test).
-    pub rtt_loaded_ms: Option<f64>,
-    pub retransmits: Option<u64>,
+    pub(crate) rtt_loaded_ms: Option<f64>,
+    pub(crate) retransmits: Option<u64>,
     /// CPU use in percent of one CPU, this host and the peer.
-    pub local_cpu_percent: Option<f64>,
-    pub remote_cpu_percent: Option<f64>,
+    pub(crate) local_cpu_percent: Option<f64>,
+    pub(crate) remote_cpu_percent: Option<f64>,
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum MeasureError {
+pub(crate) enum MeasureError {
     #[error("cancelled")]
     Cancelled,
     #[error("{0}")]
@@ -58,7 +50,7 @@ pub enum MeasureError {
 }
 
 /// Something that measures throughput to one peer.
-pub trait Measure: Send + Sync {
+pub(crate) trait Measure: Send + Sync {
     fn sample(&self, dir: Direction, cancel: &Cancel) -> Result<Sample, MeasureError>;
     /// What is measured, for reports (`hlctl bench net 10.0.0.2:5201, 2 s`).
     fn describe(&self) -> String;
@@ -66,8 +58,8 @@ pub trait Measure: Send + Sync {
 
 /// Several samples of one direction and their summary.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Series {
-    pub samples: Vec<Sample>,
+pub(crate) struct Series {
+    pub(crate) samples: Vec<Sample>,
 }
 
 impl Series {
@@ -77,12 +69,12 @@ impl Series {
         v
     }
 
-    pub fn median(&self) -> f64 {
+    pub(crate) fn median(&self) -> f64 {
         median(&self.sorted_bps())
     }
 
     /// Run-to-run spread: (max − min) / median, as a fraction.
-    pub fn spread(&self) -> f64 {
+    pub(crate) fn spread(&self) -> f64 {
         let v = self.sorted_bps();
         let m = median(&v);
         match (v.first(), v.last()) {
@@ -92,7 +84,7 @@ impl Series {
     }
 
     /// The median of the loaded RTTs that were measured.
-    pub fn rtt_loaded_ms(&self) -> Option<f64> {
+    pub(crate) fn rtt_loaded_ms(&self) -> Option<f64> {
         let mut v: Vec<f64> = self
             .samples
             .iter()
@@ -103,7 +95,7 @@ impl Series {
     }
 
     /// The highest CPU use seen on either side.
-    pub fn max_cpu_percent(&self) -> Option<f64> {
+    pub(crate) fn max_cpu_percent(&self) -> Option<f64> {
         self.samples
             .iter()
             .flat_map(|s| [s.local_cpu_percent, s.remote_cpu_percent])
@@ -113,7 +105,7 @@ impl Series {
 }
 
 /// Median of sorted values (0 for none).
-pub fn median(sorted: &[f64]) -> f64 {
+pub(crate) fn median(sorted: &[f64]) -> f64 {
     let n = sorted.len();
     match n {
         0 => 0.0,
@@ -123,7 +115,7 @@ pub fn median(sorted: &[f64]) -> f64 {
 }
 
 /// Take `runs` samples of each direction (upload first, alternating).
-pub fn series(
+pub(crate) fn series(
     m: &dyn Measure,
     runs: u32,
     cancel: &Cancel,
@@ -147,7 +139,7 @@ pub fn series(
 }
 
 /// The name the path and its readers know [`crate::units::bps`] by.
-pub use crate::units::bps as format_bps;
+pub(crate) use crate::units::bps as format_bps;
 
 #[cfg(test)]
 mod tests {

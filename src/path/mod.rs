@@ -7,19 +7,19 @@
 //! - [`pmtu`]: the largest packet that reaches the peer unfragmented;
 //! - [`route`]: default routes and the interface that carries traffic to the peer.
 
-pub mod bench_net;
-pub mod icmp;
-pub mod limit;
-pub mod measure;
-pub mod peer;
-pub mod pmtu;
-pub mod route;
-pub mod rtt;
+pub(crate) mod bench_net;
+pub(crate) mod icmp;
+pub(crate) mod limit;
+pub(crate) mod measure;
+pub(crate) mod peer;
+pub(crate) mod pmtu;
+pub(crate) mod route;
+pub(crate) mod rtt;
 
-pub use peer::Peer;
+pub(crate) use peer::Peer;
 
 /// The network throughput measurement towards `peer` (`time_s` seconds per
 /// run).
-pub fn measure_for(peer: &Peer, time_s: u32) -> Box<dyn measure::Measure> {
+pub(crate) fn measure_for(peer: &Peer, time_s: u32) -> Box<dyn measure::Measure> {
     Box::new(bench_net::NetMeasure::new(peer.clone(), time_s))
 }

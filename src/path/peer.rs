@@ -6,25 +6,25 @@ use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use serde::{Deserialize, Serialize};
 
 /// iperf3's port, used when `--peer` names no port.
-pub const DEFAULT_PORT: u16 = 5201;
+pub(crate) const DEFAULT_PORT: u16 = 5201;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Peer {
-    pub host: String,
-    pub port: u16,
+pub(crate) struct Peer {
+    pub(crate) host: String,
+    pub(crate) port: u16,
 }
 
 /// A peer as written: the port only when the text names one (so a caller can
 /// tell `nas` from `nas:5201`, e.g. to check it against a separate `-p`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PeerSpec {
-    pub host: String,
-    pub port: Option<u16>,
+pub(crate) struct PeerSpec {
+    pub(crate) host: String,
+    pub(crate) port: Option<u16>,
 }
 
 impl PeerSpec {
     /// Parse `host`, `host:port`, `[v6]:port`, `[v6]` or a bare IPv6 address.
-    pub fn parse(s: &str) -> Result<PeerSpec, String> {
+    pub(crate) fn parse(s: &str) -> Result<PeerSpec, String> {
         let s = s.trim();
         let bad = |why: &str| {
             Err(format!(
@@ -72,7 +72,7 @@ impl PeerSpec {
 impl Peer {
     /// Parse `host`, `host:port`, `[v6]:port` or a bare IPv6 address; the
     /// port is [`DEFAULT_PORT`] unless named.
-    pub fn parse(s: &str) -> Result<Peer, String> {
+    pub(crate) fn parse(s: &str) -> Result<Peer, String> {
         let p = PeerSpec::parse(s)?;
         Ok(Peer {
             host: p.host,
@@ -81,7 +81,7 @@ impl Peer {
     }
 
     /// The first address the host name resolves to.
-    pub fn resolve(&self) -> io::Result<SocketAddr> {
+    pub(crate) fn resolve(&self) -> io::Result<SocketAddr> {
         (self.host.as_str(), self.port)
             .to_socket_addrs()?
             .next()
@@ -93,12 +93,12 @@ impl Peer {
             })
     }
 
-    pub fn ip(&self) -> io::Result<IpAddr> {
+    pub(crate) fn ip(&self) -> io::Result<IpAddr> {
         self.resolve().map(|a| a.ip())
     }
 
     /// `host:port`, with brackets around an IPv6 address.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         if self.host.contains(':') {
             format!("[{}]:{}", self.host, self.port)
         } else {

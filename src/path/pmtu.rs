@@ -11,14 +11,14 @@ use super::icmp::Pinger;
 
 /// The result of a path MTU search.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PathMtu {
+pub(crate) struct PathMtu {
     /// The MTU of the interface the probes left by.
-    pub local_mtu: u32,
+    pub(crate) local_mtu: u32,
     /// The largest packet (bytes, IP header included) that reached the peer and came back.
-    pub path_mtu: u32,
+    pub(crate) path_mtu: u32,
     /// The smallest packet that did not come back, when one was tried.
-    pub smallest_lost: Option<u32>,
-    pub probes: u32,
+    pub(crate) smallest_lost: Option<u32>,
+    pub(crate) probes: u32,
 }
 
 /// The smallest MTU every IPv4 path carries (RFC 791 says 68; 576 is what hosts must accept).
@@ -49,7 +49,7 @@ impl Prober {
 
 /// Does a don't-fragment packet of `size` bytes reach `dest` and come back?
 /// `Ok(false)` also when the local interface cannot send it.
-pub fn reaches(dest: IpAddr, size: u32, timeout: Duration) -> io::Result<bool> {
+pub(crate) fn reaches(dest: IpAddr, size: u32, timeout: Duration) -> io::Result<bool> {
     let p = Pinger::new(dest)?;
     p.set_dont_fragment()?;
     let mut pr = Prober {
@@ -63,7 +63,7 @@ pub fn reaches(dest: IpAddr, size: u32, timeout: Duration) -> io::Result<bool> {
 /// Search the path MTU to `dest` between the protocol's floor and `local_mtu`.
 /// `Err(NotFound)` when even the smallest probe gets no answer (the peer does
 /// not answer echo requests: nothing can be said about the path).
-pub fn probe(dest: IpAddr, local_mtu: u32, timeout: Duration) -> io::Result<PathMtu> {
+pub(crate) fn probe(dest: IpAddr, local_mtu: u32, timeout: Duration) -> io::Result<PathMtu> {
     let p = Pinger::new(dest)?;
     p.set_dont_fragment()?;
     let mut pr = Prober {

@@ -8,10 +8,10 @@ use serde::Serialize;
 
 /// One default route: `0.0.0.0/0` or `::/0` and the interface it leaves by.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub struct DefaultRoute {
-    pub family: &'static str,
-    pub interface: String,
-    pub gateway: String,
+pub(crate) struct DefaultRoute {
+    pub(crate) family: &'static str,
+    pub(crate) interface: String,
+    pub(crate) gateway: String,
 }
 
 fn net_file(name: &str) -> String {
@@ -21,7 +21,7 @@ fn net_file(name: &str) -> String {
 }
 
 /// Parse `/proc/net/route` (IPv4) text for default routes.
-pub fn parse_v4(text: &str) -> Vec<DefaultRoute> {
+pub(crate) fn parse_v4(text: &str) -> Vec<DefaultRoute> {
     text.lines()
         .skip(1)
         .filter_map(|l| {
@@ -41,7 +41,7 @@ pub fn parse_v4(text: &str) -> Vec<DefaultRoute> {
 }
 
 /// Parse `/proc/net/ipv6_route` text for default routes (`::/0`, not unreachable).
-pub fn parse_v6(text: &str) -> Vec<DefaultRoute> {
+pub(crate) fn parse_v6(text: &str) -> Vec<DefaultRoute> {
     text.lines()
         .filter_map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
@@ -62,7 +62,7 @@ pub fn parse_v6(text: &str) -> Vec<DefaultRoute> {
 }
 
 /// Every default route, sorted.
-pub fn default_routes() -> Vec<DefaultRoute> {
+pub(crate) fn default_routes() -> Vec<DefaultRoute> {
     let mut v = parse_v4(&net_file("route"));
     v.extend(parse_v6(&net_file("ipv6_route")));
     v.sort();
@@ -70,7 +70,7 @@ pub fn default_routes() -> Vec<DefaultRoute> {
 }
 
 /// The local address the kernel would use to reach `dest` (no packet is sent).
-pub fn source_for(dest: IpAddr) -> io::Result<IpAddr> {
+pub(crate) fn source_for(dest: IpAddr) -> io::Result<IpAddr> {
     let bind: SocketAddr = if dest.is_ipv6() {
         "[::]:0".parse().expect("literal")
     } else {
@@ -82,7 +82,7 @@ pub fn source_for(dest: IpAddr) -> io::Result<IpAddr> {
 }
 
 /// Every interface address (IPv4 and IPv6): (interface, address).
-pub fn addresses() -> Vec<(String, IpAddr)> {
+pub(crate) fn addresses() -> Vec<(String, IpAddr)> {
     let Ok(addrs) = nix::ifaddrs::getifaddrs() else {
         return Vec::new();
     };
@@ -100,7 +100,7 @@ pub fn addresses() -> Vec<(String, IpAddr)> {
 }
 
 /// The interface holding address `ip`.
-pub fn interface_with(ip: IpAddr) -> Option<String> {
+pub(crate) fn interface_with(ip: IpAddr) -> Option<String> {
     let addrs = nix::ifaddrs::getifaddrs().ok()?;
     for a in addrs {
         let Some(sa) = a.address else { continue };
@@ -116,7 +116,7 @@ pub fn interface_with(ip: IpAddr) -> Option<String> {
 }
 
 /// The interface traffic to `dest` leaves by (via the source address the kernel picks).
-pub fn egress_interface(dest: IpAddr) -> Option<String> {
+pub(crate) fn egress_interface(dest: IpAddr) -> Option<String> {
     let src = source_for(dest).ok()?;
     if src.is_loopback() {
         return Some("lo".to_string());

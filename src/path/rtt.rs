@@ -6,7 +6,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 /// One handshake's duration.
-pub fn connect_rtt(addr: SocketAddr, timeout: Duration) -> io::Result<Duration> {
+pub(crate) fn connect_rtt(addr: SocketAddr, timeout: Duration) -> io::Result<Duration> {
     let t = Instant::now();
     let s = TcpStream::connect_timeout(&addr, timeout)?;
     let rtt = t.elapsed();
@@ -16,7 +16,11 @@ pub fn connect_rtt(addr: SocketAddr, timeout: Duration) -> io::Result<Duration> 
 
 /// The smallest of `samples` handshakes (queueing only adds time), or the
 /// error of the last attempt when none succeeded.
-pub fn min_connect_rtt(addr: SocketAddr, samples: u32, timeout: Duration) -> io::Result<Duration> {
+pub(crate) fn min_connect_rtt(
+    addr: SocketAddr,
+    samples: u32,
+    timeout: Duration,
+) -> io::Result<Duration> {
     let mut best: Option<Duration> = None;
     let mut last_err = None;
     for _ in 0..samples.max(1) {
@@ -31,7 +35,7 @@ pub fn min_connect_rtt(addr: SocketAddr, samples: u32, timeout: Duration) -> io:
 }
 
 /// True when the port accepts a connection within `timeout` (tried twice).
-pub fn port_answers(addr: SocketAddr, timeout: Duration) -> bool {
+pub(crate) fn port_answers(addr: SocketAddr, timeout: Duration) -> bool {
     (0..2).any(|_| connect_rtt(addr, timeout).is_ok())
 }
 

@@ -1,9 +1,9 @@
 //! Typed sysctl errors.
 
-pub use crate::problem::Problem;
+pub(crate) use crate::problem::Problem;
 
 #[derive(Debug, thiserror::Error)]
-pub enum SysctlError {
+pub(crate) enum SysctlError {
     /// Validation failed; nothing was changed. Every problem is listed.
     #[error("invalid sysctl request:\n{}", crate::problem::join(.0))]
     Invalid(Vec<Problem>),
@@ -26,7 +26,7 @@ pub enum SysctlError {
 
 impl SysctlError {
     /// The kernel errno, when the failure came from a system call.
-    pub fn errno(&self) -> Option<i32> {
+    pub(crate) fn errno(&self) -> Option<i32> {
         match self {
             SysctlError::Io { source, .. } | SysctlError::Persist { source, .. } => {
                 source.raw_os_error()

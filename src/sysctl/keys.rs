@@ -4,7 +4,7 @@
 
 /// What kind of value a key holds, and its limits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// One integer within `min..=max`.
     Int { min: i64, max: i64 },
     /// Three integers `min default max` with min ≤ default ≤ max (tcp_rmem, tcp_wmem).
@@ -19,11 +19,11 @@ pub enum Kind {
 
 /// One key of the tuning set.
 #[derive(Clone, Copy, Debug)]
-pub struct Key {
-    pub name: &'static str,
-    pub kind: Kind,
+pub(crate) struct Key {
+    pub(crate) name: &'static str,
+    pub(crate) kind: Kind,
     /// One line on what the key does, for `hlctl sysctl` and `doctor`.
-    pub about: &'static str,
+    pub(crate) about: &'static str,
 }
 
 const BYTES: Kind = Kind::Int {
@@ -33,7 +33,7 @@ const BYTES: Kind = Kind::Int {
 const BOOL: Kind = Kind::Int { min: 0, max: 1 };
 
 /// The network-tuning set shown by `hlctl sysctl` with no key, in display order.
-pub const TUNING_SET: &[Key] = &[
+pub(crate) const TUNING_SET: &[Key] = &[
     Key {
         name: "net.core.rmem_max",
         kind: BYTES,
@@ -154,7 +154,7 @@ pub const TUNING_SET: &[Key] = &[
 ];
 
 /// Queueing disciplines `default_qdisc` accepts by name.
-pub const QDISCS: &[&str] = &[
+pub(crate) const QDISCS: &[&str] = &[
     "pfifo_fast",
     "fq",
     "fq_codel",
@@ -166,18 +166,18 @@ pub const QDISCS: &[&str] = &[
 ];
 
 /// Look a key up in the tuning set.
-pub fn lookup(name: &str) -> Option<&'static Key> {
+pub(crate) fn lookup(name: &str) -> Option<&'static Key> {
     TUNING_SET.iter().find(|k| k.name == name)
 }
 
 /// The same value written with any whitespace: `4096\t131072` → `4096 131072`.
-pub fn normalise(value: &str) -> String {
+pub(crate) fn normalise(value: &str) -> String {
     value.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Check `value` for `key`; `available_cc` is the kernel's list of congestion
 /// controls. Returns the normalised value or a message naming what is allowed.
-pub fn validate(key: &Key, value: &str, available_cc: &[String]) -> Result<String, String> {
+pub(crate) fn validate(key: &Key, value: &str, available_cc: &[String]) -> Result<String, String> {
     let v = normalise(value);
     match key.kind {
         Kind::ReadOnly => Err("read-only: the kernel reports it, it cannot be set".into()),

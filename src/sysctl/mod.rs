@@ -4,47 +4,47 @@
 //! Values are read from `/proc/sys` as the calling thread sees it, so inside a
 //! network namespace the per-namespace `net.*` values are the ones changed.
 
-pub mod error;
-pub mod keys;
-pub mod persist;
-pub mod procfs;
-pub mod set;
+pub(crate) mod error;
+pub(crate) mod keys;
+pub(crate) mod persist;
+pub(crate) mod procfs;
+pub(crate) mod set;
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use error::{Problem, SysctlError};
+pub(crate) use error::{Problem, SysctlError};
 
 use crate::paths::Paths;
 
 /// One key with its current value.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Entry {
-    pub key: String,
+pub(crate) struct Entry {
+    pub(crate) key: String,
     /// `None` when the key does not exist here (e.g. global-only, seen from a namespace).
-    pub value: Option<String>,
-    pub about: Option<&'static str>,
+    pub(crate) value: Option<String>,
+    pub(crate) about: Option<&'static str>,
 }
 
 /// One assignment: before, requested and the value the kernel holds afterwards.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Change {
-    pub key: String,
-    pub before: String,
-    pub requested: String,
-    pub after: Option<String>,
+pub(crate) struct Change {
+    pub(crate) key: String,
+    pub(crate) before: String,
+    pub(crate) requested: String,
+    pub(crate) after: Option<String>,
 }
 
 impl Change {
     /// The kernel holds what was requested (compared normalised).
-    pub fn matches(&self) -> bool {
+    pub(crate) fn matches(&self) -> bool {
         self.after.as_deref() == Some(self.requested.as_str())
     }
 }
 
 /// Read the given keys, or the tuning set when `keys` is empty.
-pub fn show(paths: &Paths, keys: &[String]) -> Result<Vec<Entry>, SysctlError> {
+pub(crate) fn show(paths: &Paths, keys: &[String]) -> Result<Vec<Entry>, SysctlError> {
     let names: Vec<String> = if keys.is_empty() {
         keys::TUNING_SET
             .iter()
@@ -93,7 +93,7 @@ fn check_name(key: &str) -> Result<(), Problem> {
 }
 
 /// The congestion controls this kernel (namespace) offers.
-pub fn available_congestion_controls(paths: &Paths) -> Vec<String> {
+pub(crate) fn available_congestion_controls(paths: &Paths) -> Vec<String> {
     procfs::read(&paths.proc_sys, "net.ipv4.tcp_available_congestion_control")
         .ok()
         .flatten()
@@ -103,7 +103,10 @@ pub fn available_congestion_controls(paths: &Paths) -> Vec<String> {
 
 /// Validate every assignment before touching anything. Returns the planned
 /// changes (with current values) or every problem found.
-pub fn plan(paths: &Paths, assignments: &[(String, String)]) -> Result<Vec<Change>, SysctlError> {
+pub(crate) fn plan(
+    paths: &Paths,
+    assignments: &[(String, String)],
+) -> Result<Vec<Change>, SysctlError> {
     let available = available_congestion_controls(paths);
     let mut problems = Vec::new();
     let mut changes: Vec<Change> = Vec::new();
@@ -167,19 +170,19 @@ pub fn plan(paths: &Paths, assignments: &[(String, String)]) -> Result<Vec<Chang
 
 /// What happened when a set of sysctl changes was applied.
 #[derive(Debug, Serialize)]
-pub struct Outcome {
-    pub changes: Vec<Change>,
+pub(crate) struct Outcome {
+    pub(crate) changes: Vec<Change>,
     /// The write that failed, if any; every earlier write was then restored.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub failed: Option<String>,
+    pub(crate) failed: Option<String>,
     /// Restore results after a failure: key → error (empty when all restored).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub restore_errors: BTreeMap<String, String>,
+    pub(crate) restore_errors: BTreeMap<String, String>,
 }
 
 /// Apply planned changes in order, read each back; on the first failure,
 /// restore every key already written to its `before` value.
-pub fn apply(paths: &Paths, mut changes: Vec<Change>) -> Outcome {
+pub(crate) fn apply(paths: &Paths, mut changes: Vec<Change>) -> Outcome {
     let mut failed = None;
     let mut done = 0;
     for c in changes.iter_mut() {

@@ -17,7 +17,7 @@ use super::keys::normalise;
 use crate::paths::{Paths, SYSCTL_FILE};
 
 /// Parse `key = value` lines (comments `#`/`;` and blanks ignored; a leading `-` ignored).
-pub fn parse_assignments(text: &str) -> Vec<(String, String)> {
+pub(crate) fn parse_assignments(text: &str) -> Vec<(String, String)> {
     text.lines()
         .filter_map(|line| {
             let l = line.trim();
@@ -34,7 +34,7 @@ pub fn parse_assignments(text: &str) -> Vec<(String, String)> {
 /// Merge `values` into the existing file text: lines for keys we set are
 /// replaced in place, every other line (comments, other keys) is kept, new
 /// keys are appended.
-pub fn merge(existing: &str, values: &BTreeMap<String, String>) -> String {
+pub(crate) fn merge(existing: &str, values: &BTreeMap<String, String>) -> String {
     let mut out = String::new();
     let mut written: Vec<&str> = Vec::new();
     if existing.trim().is_empty() {
@@ -64,14 +64,20 @@ pub fn merge(existing: &str, values: &BTreeMap<String, String>) -> String {
 }
 
 /// Write `values` into `90-hlctl.conf` atomically, keeping lines we do not own.
-pub fn persist(paths: &Paths, values: &BTreeMap<String, String>) -> Result<PathBuf, SysctlError> {
+pub(crate) fn persist(
+    paths: &Paths,
+    values: &BTreeMap<String, String>,
+) -> Result<PathBuf, SysctlError> {
     update(paths, |existing| merge(existing, values))
 }
 
 /// Read, change and write `90-hlctl.conf` under its lock, so that concurrent
 /// writers (two `SetSysctl --persist` calls, a tune) lose nothing: `f` gets
 /// the current text (empty when there is no file) and returns the new one.
-pub fn update(paths: &Paths, f: impl FnOnce(&str) -> String) -> Result<PathBuf, SysctlError> {
+pub(crate) fn update(
+    paths: &Paths,
+    f: impl FnOnce(&str) -> String,
+) -> Result<PathBuf, SysctlError> {
     let path = paths.sysctl_file();
     let err = |source| SysctlError::Persist {
         path: path.display().to_string(),
@@ -90,14 +96,14 @@ pub fn update(paths: &Paths, f: impl FnOnce(&str) -> String) -> Result<PathBuf, 
 
 /// A configuration file that sets a key after us, so its value wins at boot.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct Override {
-    pub key: String,
-    pub path: PathBuf,
-    pub value: String,
+pub(crate) struct Override {
+    pub(crate) key: String,
+    pub(crate) path: PathBuf,
+    pub(crate) value: String,
 }
 
 /// Every `*.conf` file in the search path, in application order (masking applied).
-pub fn config_files(paths: &Paths) -> Vec<PathBuf> {
+pub(crate) fn config_files(paths: &Paths) -> Vec<PathBuf> {
     let mut by_name: BTreeMap<String, PathBuf> = BTreeMap::new();
     for dir in &paths.sysctl_search {
         let Ok(entries) = std::fs::read_dir(dir) else {
@@ -120,7 +126,7 @@ pub fn config_files(paths: &Paths) -> Vec<PathBuf> {
 }
 
 /// For each key, the files applied after `90-hlctl.conf` that set it too.
-pub fn overrides(paths: &Paths, keys: &[String]) -> Vec<Override> {
+pub(crate) fn overrides(paths: &Paths, keys: &[String]) -> Vec<Override> {
     let mut found = Vec::new();
     let mut after_ours = false;
     for file in config_files(paths) {

@@ -4,13 +4,13 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 /// `net.ipv4.tcp_rmem` → `<proc_sys>/net/ipv4/tcp_rmem`.
-pub fn key_path(proc_sys: &Path, key: &str) -> PathBuf {
+pub(crate) fn key_path(proc_sys: &Path, key: &str) -> PathBuf {
     proc_sys.join(key.replace('.', "/"))
 }
 
 /// The current value, whitespace-normalised; `Ok(None)` when the key does not
 /// exist here (e.g. a global key seen from inside a network namespace).
-pub fn read(proc_sys: &Path, key: &str) -> io::Result<Option<String>> {
+pub(crate) fn read(proc_sys: &Path, key: &str) -> io::Result<Option<String>> {
     match std::fs::read_to_string(key_path(proc_sys, key)) {
         Ok(s) => Ok(Some(super::keys::normalise(&s))),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
@@ -19,12 +19,12 @@ pub fn read(proc_sys: &Path, key: &str) -> io::Result<Option<String>> {
 }
 
 /// Write a value (the kernel accepts tabs or spaces between triplet fields).
-pub fn write(proc_sys: &Path, key: &str, value: &str) -> io::Result<()> {
+pub(crate) fn write(proc_sys: &Path, key: &str, value: &str) -> io::Result<()> {
     std::fs::write(key_path(proc_sys, key), format!("{value}\n"))
 }
 
 /// Key names must be dotted words: no `..`, no slashes, nothing that escapes `/proc/sys`.
-pub fn is_well_formed(key: &str) -> bool {
+pub(crate) fn is_well_formed(key: &str) -> bool {
     !key.is_empty()
         && key.split('.').all(|part| {
             !part.is_empty()

@@ -11,24 +11,24 @@ use crate::paths::Paths;
 
 /// The result of a sysctl change request.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SetReply {
-    pub dry_run: bool,
-    pub changes: Vec<Change>,
+pub(crate) struct SetReply {
+    pub(crate) dry_run: bool,
+    pub(crate) changes: Vec<Change>,
     /// The write that failed; every earlier write was restored.
-    pub failed: Option<String>,
-    pub restore_errors: BTreeMap<String, String>,
+    pub(crate) failed: Option<String>,
+    pub(crate) restore_errors: BTreeMap<String, String>,
     /// The sysctl.d file the values were written to.
-    pub persisted: Option<String>,
+    pub(crate) persisted: Option<String>,
     /// Files applied after ours at boot that set the same keys.
-    pub overridden_by: Vec<Override>,
+    pub(crate) overridden_by: Vec<Override>,
     /// The values were applied but could not be persisted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub persist_error: Option<String>,
+    pub(crate) persist_error: Option<String>,
 }
 
 /// Validate every assignment (nothing changes on a problem), then apply
 /// unless `dry_run`, then persist when asked and everything applied.
-pub fn set(
+pub(crate) fn set(
     paths: &Paths,
     assignments: &[(String, String)],
     dry_run: bool,

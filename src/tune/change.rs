@@ -12,27 +12,27 @@ use crate::nic::diff;
 use crate::nic::model::ChangeSet;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Change {
+pub(crate) struct Change {
     #[serde(default, skip_serializing_if = "ChangeSet::is_empty")]
-    pub nic: ChangeSet,
+    pub(crate) nic: ChangeSet,
     /// sysctl key → value (whitespace-normalised).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub sysctl: BTreeMap<String, String>,
+    pub(crate) sysctl: BTreeMap<String, String>,
     /// NIC settings of the other devices of the interface's bridge/bond
     /// stack (upper or ports), by name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub stack: BTreeMap<String, ChangeSet>,
+    pub(crate) stack: BTreeMap<String, ChangeSet>,
 }
 
 impl Change {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.nic.is_empty()
             && self.sysctl.is_empty()
             && self.stack.values().all(ChangeSet::is_empty)
     }
 
     /// The NIC settings of `member` (`iface` itself or a stack member), created empty.
-    pub fn nic_of(&mut self, iface: &str, member: &str) -> &mut ChangeSet {
+    pub(crate) fn nic_of(&mut self, iface: &str, member: &str) -> &mut ChangeSet {
         if member == iface {
             &mut self.nic
         } else {
@@ -41,7 +41,7 @@ impl Change {
     }
 
     /// Lay `newer` over `self` (newer values win).
-    pub fn merge(&mut self, newer: &Change) {
+    pub(crate) fn merge(&mut self, newer: &Change) {
         self.nic.merge(&newer.nic);
         for (k, v) in &newer.sysctl {
             self.sysctl.insert(k.clone(), v.clone());
@@ -53,7 +53,7 @@ impl Change {
 
     /// Add the values of `older` for settings `self` does not hold yet: the
     /// journal's "original values" keep the first value seen for each setting.
-    pub fn keep_first(&mut self, older: &Change) {
+    pub(crate) fn keep_first(&mut self, older: &Change) {
         let mut nic = older.nic.clone();
         nic.merge(&self.nic);
         self.nic = nic;
@@ -71,7 +71,7 @@ impl Change {
 
     /// Every setting with its value, as `hlctl set`/`sysctl` name them; a
     /// stack member's settings start with its name (`vmbr0: mtu`).
-    pub fn settings(&self) -> Vec<(String, Value)> {
+    pub(crate) fn settings(&self) -> Vec<(String, Value)> {
         let mut v = diff::flatten(&self.nic);
         for (m, cs) in &self.stack {
             v.extend(
@@ -87,7 +87,7 @@ impl Change {
     }
 
     /// Only the settings of `self` that `other` also names, with `other`'s values.
-    pub fn restricted_to(&self, names: &Change) -> Change {
+    pub(crate) fn restricted_to(&self, names: &Change) -> Change {
         let wanted: Vec<String> = names.settings().into_iter().map(|(k, _)| k).collect();
         let mut out = Change::default();
         for (k, v) in &self.sysctl {
@@ -137,7 +137,7 @@ fn restrict_nic(n: &ChangeSet, o: &ChangeSet, wanted: &[String], prefix: &str) -
 
 /// Render a JSON value the way tables show it (`on`, `4096`, `4096 131072 6291456`,
 /// a list space-separated).
-pub fn show(v: &Value) -> String {
+pub(crate) fn show(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Null => "-".into(),
@@ -149,15 +149,15 @@ pub fn show(v: &Value) -> String {
 
 /// One thing the tuner tries: a change with why.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     /// `link-renegotiate`, `rings-max`, `tcp-buffers`, `offloads-on`, `flow-control`, `mtu-jumbo`,
     /// `congestion-bbr`, `txqueuelen`, `try-N`.
-    pub id: String,
-    pub title: String,
-    pub reason: String,
-    pub change: Change,
+    pub(crate) id: String,
+    pub(crate) title: String,
+    pub(crate) reason: String,
+    pub(crate) change: Change,
     /// Keep only if a don't-fragment probe of this size reaches the peer.
-    pub probe_mtu: Option<u32>,
+    pub(crate) probe_mtu: Option<u32>,
 }
 
 #[cfg(test)]

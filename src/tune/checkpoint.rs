@@ -22,11 +22,11 @@ use super::TuneError;
 use super::change::Change;
 use crate::paths::Paths;
 
-pub const JOURNAL_VERSION: u32 = 1;
+pub(crate) const JOURNAL_VERSION: u32 = 1;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "phase", rename_all = "snake_case")]
-pub enum Phase {
+pub(crate) enum Phase {
     /// A candidate is applied and being measured.
     Trying { candidate: String },
     /// Between candidates: only kept changes are applied.
@@ -36,35 +36,35 @@ pub enum Phase {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Journal {
-    pub version: u32,
-    pub tune_id: String,
-    pub interface: String,
-    pub mac: Option<String>,
-    pub owner_pid: u32,
+pub(crate) struct Journal {
+    pub(crate) version: u32,
+    pub(crate) tune_id: String,
+    pub(crate) interface: String,
+    pub(crate) mac: Option<String>,
+    pub(crate) owner_pid: u32,
     /// The owner's start time (clock ticks since boot), to tell a reused pid.
-    pub owner_start: u64,
-    pub started: i64,
+    pub(crate) owner_start: u64,
+    pub(crate) started: i64,
     /// Unix milliseconds after which the journal is restored.
-    pub deadline_ms: i64,
+    pub(crate) deadline_ms: i64,
     #[serde(flatten)]
-    pub phase: Phase,
+    pub(crate) phase: Phase,
     /// The value every touched setting had before the tune.
-    pub original: Change,
+    pub(crate) original: Change,
 }
 
 impl Journal {
-    pub fn expired(&self) -> bool {
+    pub(crate) fn expired(&self) -> bool {
         now_ms() > self.deadline_ms
     }
 
     /// True while the process that wrote it is still running.
-    pub fn owner_alive(&self) -> bool {
+    pub(crate) fn owner_alive(&self) -> bool {
         process_start(self.owner_pid) == Some(self.owner_start)
     }
 }
 
-pub fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
@@ -72,24 +72,24 @@ pub fn now_ms() -> i64 {
 }
 
 /// Field 22 of /proc/PID/stat: start time in clock ticks after boot.
-pub fn process_start(pid: u32) -> Option<u64> {
+pub(crate) fn process_start(pid: u32) -> Option<u64> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let rest = &s[s.rfind(')')? + 1..];
     rest.split_whitespace().nth(19)?.parse().ok()
 }
 
-pub fn dir(paths: &Paths) -> PathBuf {
+pub(crate) fn dir(paths: &Paths) -> PathBuf {
     paths.state_dir.join("tune")
 }
 
-pub fn journal_path(paths: &Paths, iface: &str) -> PathBuf {
+pub(crate) fn journal_path(paths: &Paths, iface: &str) -> PathBuf {
     dir(paths).join(format!("journal-{iface}.json"))
 }
 
 /// An exclusive lock on the tune directory, released on drop.
-pub struct Lock(#[allow(dead_code)] nix::fcntl::Flock<File>);
+pub(crate) struct Lock(#[allow(dead_code)] nix::fcntl::Flock<File>);
 
-pub fn lock(paths: &Paths) -> Result<Lock, TuneError> {
+pub(crate) fn lock(paths: &Paths) -> Result<Lock, TuneError> {
     let d = dir(paths);
     std::fs::create_dir_all(&d).map_err(|e| TuneError::io(&d, e))?;
     let p = d.join("lock");
@@ -104,7 +104,7 @@ pub fn lock(paths: &Paths) -> Result<Lock, TuneError> {
         .map_err(|(_, e)| TuneError::io(&p, std::io::Error::from(e)))
 }
 
-pub fn read(path: &Path) -> Result<Option<Journal>, TuneError> {
+pub(crate) fn read(path: &Path) -> Result<Option<Journal>, TuneError> {
     match std::fs::read_to_string(path) {
         Ok(t) => serde_json::from_str(&t)
             .map(Some)
@@ -121,7 +121,7 @@ fn write(path: &Path, j: &Journal) -> Result<(), TuneError> {
 }
 
 /// Every journal in the state directory.
-pub fn all(paths: &Paths) -> Vec<(PathBuf, Journal)> {
+pub(crate) fn all(paths: &Paths) -> Vec<(PathBuf, Journal)> {
     let Ok(rd) = std::fs::read_dir(dir(paths)) else {
         return Vec::new();
     };
@@ -140,17 +140,17 @@ pub fn all(paths: &Paths) -> Vec<(PathBuf, Journal)> {
 }
 
 /// The tuner's handle on its journal.
-pub struct Checkpoint {
+pub(crate) struct Checkpoint {
     paths: Paths,
     path: PathBuf,
-    pub journal: Journal,
+    pub(crate) journal: Journal,
     timeout: Duration,
 }
 
 impl Checkpoint {
     /// Start a journal for `iface`. Refused (Busy) while another live tune owns it;
     /// a stale journal (owner gone) must be restored first (`hlctl rollback`).
-    pub fn begin(
+    pub(crate) fn begin(
         paths: &Paths,
         iface: &str,
         mac: Option<String>,
@@ -208,7 +208,7 @@ impl Checkpoint {
 
     /// Journal `undo` (the values `candidate` will overwrite) and a fresh
     /// deadline, then run `apply` under the lock.
-    pub fn change<T>(
+    pub(crate) fn change<T>(
         &mut self,
         candidate: &str,
         undo: &Change,
@@ -225,14 +225,14 @@ impl Checkpoint {
     }
 
     /// Push the deadline out again (the tuner is alive and making progress).
-    pub fn renew(&mut self) -> Result<(), TuneError> {
+    pub(crate) fn renew(&mut self) -> Result<(), TuneError> {
         let _l = lock(&self.paths)?;
         self.journal.deadline_ms = now_ms() + self.timeout.as_millis() as i64;
         self.save()
     }
 
     /// Run `f` (an undo) under the lock, then mark the journal settled.
-    pub fn settle<T>(&mut self, f: impl FnOnce() -> T) -> Result<T, TuneError> {
+    pub(crate) fn settle<T>(&mut self, f: impl FnOnce() -> T) -> Result<T, TuneError> {
         let _l = lock(&self.paths)?;
         let r = f();
         self.journal.phase = Phase::Settled;
@@ -242,7 +242,7 @@ impl Checkpoint {
     }
 
     /// Kept changes now wait for confirmation until `timeout` from now.
-    pub fn await_confirm(&mut self, timeout: Duration) -> Result<(), TuneError> {
+    pub(crate) fn await_confirm(&mut self, timeout: Duration) -> Result<(), TuneError> {
         let _l = lock(&self.paths)?;
         self.journal.phase = Phase::AwaitingConfirm;
         self.journal.deadline_ms = now_ms() + timeout.as_millis() as i64;
@@ -250,14 +250,14 @@ impl Checkpoint {
     }
 
     /// Remove the journal (confirmed, or rolled back by the tuner itself).
-    pub fn finish(self) -> Result<(), TuneError> {
+    pub(crate) fn finish(self) -> Result<(), TuneError> {
         let _l = lock(&self.paths)?;
         self.check_ours()?;
         std::fs::remove_file(&self.path).map_err(|e| TuneError::io(&self.path, e))
     }
 
     /// Run `f` under the lock only if the journal is still ours.
-    pub fn locked<T>(&self, f: impl FnOnce() -> T) -> Result<T, TuneError> {
+    pub(crate) fn locked<T>(&self, f: impl FnOnce() -> T) -> Result<T, TuneError> {
         let _l = lock(&self.paths)?;
         self.check_ours()?;
         Ok(f())
@@ -266,13 +266,13 @@ impl Checkpoint {
 
 /// What restoring one journal did.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Restored {
-    pub interface: String,
-    pub tune_id: String,
-    pub why: String,
-    pub original: Change,
+pub(crate) struct Restored {
+    pub(crate) interface: String,
+    pub(crate) tune_id: String,
+    pub(crate) why: String,
+    pub(crate) original: Change,
     /// Empty when everything came back.
-    pub errors: Vec<String>,
+    pub(crate) errors: Vec<String>,
 }
 
 /// Restore journals chosen by `pick`, using `restore` to apply the original values.
@@ -304,7 +304,7 @@ fn restore_where(
 
 /// At daemon start (or `hlctl rollback`): restore every journal whose owner is
 /// gone (a crash mid-change). `restore` applies a journal's original values.
-pub fn restore_pending(
+pub(crate) fn restore_pending(
     paths: &Paths,
     restore: &mut dyn FnMut(&Journal) -> Vec<String>,
 ) -> Vec<Restored> {
@@ -316,7 +316,7 @@ pub fn restore_pending(
 }
 
 /// Restore every journal whose deadline passed.
-pub fn restore_expired(
+pub(crate) fn restore_expired(
     paths: &Paths,
     restore: &mut dyn FnMut(&Journal) -> Vec<String>,
 ) -> Vec<Restored> {
@@ -331,7 +331,7 @@ pub fn restore_expired(
 }
 
 /// Restore the journal of one interface, or all, whatever their state.
-pub fn restore_now(
+pub(crate) fn restore_now(
     paths: &Paths,
     iface: Option<&str>,
     restore: &mut dyn FnMut(&Journal) -> Vec<String>,
@@ -348,7 +348,7 @@ pub fn restore_now(
 }
 
 /// A thread that restores expired journals every `every`, until `stop` is cancelled.
-pub fn spawn_watchdog(
+pub(crate) fn spawn_watchdog(
     paths: Paths,
     every: Duration,
     stop: crate::bench::progress::Cancel,

@@ -18,17 +18,17 @@ use crate::path::measure::{Direction, Series, format_bps};
 
 /// One direction before and after a candidate.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct DirDelta {
-    pub direction: Direction,
-    pub before_bps: f64,
-    pub after_bps: f64,
-    pub change_percent: f64,
+pub(crate) struct DirDelta {
+    pub(crate) direction: Direction,
+    pub(crate) before_bps: f64,
+    pub(crate) after_bps: f64,
+    pub(crate) change_percent: f64,
     /// The gain it needed to count: max(min-gain, baseline spread).
-    pub threshold_percent: f64,
+    pub(crate) threshold_percent: f64,
 }
 
 impl DirDelta {
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         format!(
             "{} {} → {} ({}{:.1}%, needed {:.1}%)",
             self.direction,
@@ -46,7 +46,7 @@ impl DirDelta {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum Decision {
+pub(crate) enum Decision {
     Keep(String),
     Revert(String),
 }
@@ -55,12 +55,12 @@ pub enum Decision {
 /// (complete or so far), the baseline (for the run-to-run spread), the
 /// smallest gain asked for and the full number of runs per direction.
 #[derive(Clone, Copy)]
-pub struct Evidence<'a> {
-    pub reference: [&'a Series; 2],
-    pub trial: [&'a Series; 2],
-    pub baseline: [&'a Series; 2],
-    pub min_gain_percent: f64,
-    pub runs: u32,
+pub(crate) struct Evidence<'a> {
+    pub(crate) reference: [&'a Series; 2],
+    pub(crate) trial: [&'a Series; 2],
+    pub(crate) baseline: [&'a Series; 2],
+    pub(crate) min_gain_percent: f64,
+    pub(crate) runs: u32,
 }
 
 /// One direction's comparison.
@@ -186,7 +186,7 @@ fn deltas(dirs: &[DirEvidence]) -> Vec<DirDelta> {
 }
 
 /// The verdict on a complete trial.
-pub fn decide(ev: &Evidence) -> (Decision, Vec<DirDelta>) {
+pub(crate) fn decide(ev: &Evidence) -> (Decision, Vec<DirDelta>) {
     let dirs = all_dirs(ev);
     let lost: Vec<&DirEvidence> = dirs.iter().filter(|d| d.lost()).collect();
     let gained: Vec<&DirEvidence> = dirs.iter().filter(|d| d.gained()).collect();
@@ -203,7 +203,7 @@ pub fn decide(ev: &Evidence) -> (Decision, Vec<DirDelta>) {
 /// The verdict on the trial runs so far, when they already decide it; `None`
 /// while more runs are needed (and always once the budget is spent: then
 /// [`decide`] gives it).
-pub fn decide_early(ev: &Evidence) -> Option<(Decision, Vec<DirDelta>)> {
+pub(crate) fn decide_early(ev: &Evidence) -> Option<(Decision, Vec<DirDelta>)> {
     let taken = ev.trial[0].samples.len().min(ev.trial[1].samples.len());
     if taken == 0 || taken >= ev.runs as usize {
         return None;

@@ -15,10 +15,10 @@ use crate::nic::model::{Duplex, Interface, LinkModes};
 use crate::nic::shortfall::{renegotiate, shortfall};
 
 /// How long the carrier may stay away after renegotiating.
-pub const CARRIER_WAIT: Duration = Duration::from_secs(10);
+pub(crate) const CARRIER_WAIT: Duration = Duration::from_secs(10);
 
 /// The renegotiation candidate for `i`, when its link falls short.
-pub fn candidate(i: &Interface) -> Option<Candidate> {
+pub(crate) fn candidate(i: &Interface) -> Option<Candidate> {
     let s = shortfall(i)?;
     let link = i.link.as_ref()?;
     let set = renegotiate(link)?;
@@ -53,7 +53,7 @@ pub fn candidate(i: &Interface) -> Option<Candidate> {
 }
 
 /// `100 Mb/s full duplex`.
-pub fn forced(l: &LinkModes) -> String {
+pub(crate) fn forced(l: &LinkModes) -> String {
     format!(
         "{} {} duplex",
         l.speed_mbps
@@ -65,7 +65,7 @@ pub fn forced(l: &LinkModes) -> String {
 /// Wait (up to `timeout`) for the carrier to come back after renegotiating
 /// from `before`: done when the link is up and its carrier dropped or its
 /// speed/duplex changed; up but unchanged at the deadline counts as back.
-pub fn wait_for_carrier(
+pub(crate) fn wait_for_carrier(
     target: &mut dyn Target,
     before: Option<&LinkModes>,
     timeout: Duration,
@@ -111,7 +111,7 @@ fn better(before: &LinkModes, after: &LinkModes) -> bool {
 /// Keep the renegotiation when the link reports a higher speed or full
 /// duplex and throughput is not worse beyond the noise; the reason names the
 /// evidence that decided.
-pub fn decide_link(before: &LinkModes, after: &LinkModes, throughput: Decision) -> Decision {
+pub(crate) fn decide_link(before: &LinkModes, after: &LinkModes, throughput: Decision) -> Decision {
     let was = forced(before);
     let now = forced(after);
     if !better(before, after) {

@@ -11,30 +11,30 @@
 //! - [`persist`]: sysctl.d + NIC state, and the last tune for `hlctl rollback`;
 //! - [`rollback`]: undo the last tune or a pending journal.
 
-pub mod change;
-pub mod checkpoint;
-pub mod decide;
-pub mod link;
-pub mod params;
-pub mod persist;
-pub mod plan;
-pub mod report;
-pub mod rollback;
-pub mod run;
+pub(crate) mod change;
+pub(crate) mod checkpoint;
+pub(crate) mod decide;
+pub(crate) mod link;
+pub(crate) mod params;
+pub(crate) mod persist;
+pub(crate) mod plan;
+pub(crate) mod report;
+pub(crate) mod rollback;
+pub(crate) mod run;
 mod runs;
-pub mod session;
-pub mod status;
-pub mod target;
+pub(crate) mod session;
+pub(crate) mod status;
+pub(crate) mod target;
 mod trial;
 
 use std::path::Path;
 
-pub use change::Change;
-pub use report::TuneReport;
-pub use run::{Context, Options, run};
+pub(crate) use change::Change;
+pub(crate) use report::TuneReport;
+pub(crate) use run::{Context, run};
 
 #[derive(Debug, thiserror::Error)]
-pub enum TuneError {
+pub(crate) enum TuneError {
     #[error(transparent)]
     Nic(#[from] crate::nic::error::NicError),
     #[error("{0}")]
@@ -62,7 +62,7 @@ pub enum TuneError {
 }
 
 impl TuneError {
-    pub fn io(path: &Path, source: std::io::Error) -> Self {
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
         TuneError::Io {
             path: path.display().to_string(),
             source,

@@ -12,33 +12,33 @@ use crate::path::Peer;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct TuneParams {
-    pub interface: String,
+pub(crate) struct TuneParams {
+    pub(crate) interface: String,
     /// HOST, HOST:PORT or [IPv6]:PORT.
-    pub peer: String,
-    pub runs: Option<u32>,
-    pub time_s: Option<u32>,
-    pub min_gain_percent: Option<f64>,
-    pub confirm_timeout_s: Option<u64>,
+    pub(crate) peer: String,
+    pub(crate) runs: Option<u32>,
+    pub(crate) time_s: Option<u32>,
+    pub(crate) min_gain_percent: Option<f64>,
+    pub(crate) confirm_timeout_s: Option<u64>,
     #[serde(default)]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
     #[serde(default)]
-    pub no_persist: bool,
+    pub(crate) no_persist: bool,
     #[serde(default)]
-    pub no_mtu: bool,
+    pub(crate) no_mtu: bool,
     /// `--try` candidates.
     #[serde(default)]
-    pub tries: Vec<String>,
+    pub(crate) tries: Vec<String>,
 }
 
 impl TuneParams {
     /// Seconds per benchmark run (default 5).
-    pub fn time(&self) -> u32 {
+    pub(crate) fn time(&self) -> u32 {
         self.time_s.unwrap_or(5)
     }
 
     /// Check every field; the message names the flag and what is allowed.
-    pub fn options(&self, mac: Option<String>) -> Result<Options, String> {
+    pub(crate) fn options(&self, mac: Option<String>) -> Result<Options, String> {
         if self.interface.is_empty() || self.interface.len() > 15 || self.interface.contains('/') {
             return Err(format!(
                 "invalid interface {:?}: 1 to 15 characters, no '/'",

@@ -18,35 +18,35 @@ use crate::sysctl::persist as sysctl_persist;
 
 /// The NIC state file's entry for the interface before the tune.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct NicBefore {
+pub(crate) struct NicBefore {
     /// None: there was no entry.
-    pub entry: Option<ChangeSet>,
+    pub(crate) entry: Option<ChangeSet>,
     /// The entries of the other devices of its bridge/bond stack the tune changed.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub stack: BTreeMap<String, Option<ChangeSet>>,
+    pub(crate) stack: BTreeMap<String, Option<ChangeSet>>,
 }
 
 /// What `hlctl rollback` needs to undo a finished tune.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LastTune {
-    pub tune_id: String,
-    pub ts: i64,
-    pub interface: String,
-    pub mac: Option<String>,
+pub(crate) struct LastTune {
+    pub(crate) tune_id: String,
+    pub(crate) ts: i64,
+    pub(crate) interface: String,
+    pub(crate) mac: Option<String>,
     /// Live values before the tune, for every kept setting.
-    pub original: Change,
-    pub kept: Change,
+    pub(crate) original: Change,
+    pub(crate) kept: Change,
     /// 90-hlctl.conf before: key → its line's value (None: no line).
-    pub sysctl_file_before: Option<BTreeMap<String, Option<String>>>,
+    pub(crate) sysctl_file_before: Option<BTreeMap<String, Option<String>>>,
     /// The NIC state entry before (None: the NIC state file was not written).
-    pub nic_state_before: Option<NicBefore>,
+    pub(crate) nic_state_before: Option<NicBefore>,
 }
 
-pub fn last_path(paths: &Paths, iface: &str) -> PathBuf {
+pub(crate) fn last_path(paths: &Paths, iface: &str) -> PathBuf {
     checkpoint::dir(paths).join(format!("last-{iface}.json"))
 }
 
-pub fn load_last(paths: &Paths, iface: &str) -> Result<Option<LastTune>, TuneError> {
+pub(crate) fn load_last(paths: &Paths, iface: &str) -> Result<Option<LastTune>, TuneError> {
     let p = last_path(paths, iface);
     match std::fs::read_to_string(&p) {
         Ok(t) => serde_json::from_str(&t)
@@ -57,7 +57,7 @@ pub fn load_last(paths: &Paths, iface: &str) -> Result<Option<LastTune>, TuneErr
     }
 }
 
-pub fn save_last(paths: &Paths, last: &LastTune) -> Result<(), TuneError> {
+pub(crate) fn save_last(paths: &Paths, last: &LastTune) -> Result<(), TuneError> {
     let p = last_path(paths, &last.interface);
     let text = serde_json::to_string_pretty(last).unwrap_or_default() + "\n";
     crate::fsutil::write_atomic(&p, text.as_bytes(), 0o600).map_err(|e| TuneError::io(&p, e))
@@ -65,7 +65,7 @@ pub fn save_last(paths: &Paths, last: &LastTune) -> Result<(), TuneError> {
 
 /// Write the kept changes to sysctl.d and the NIC state file; returns where,
 /// and the files' previous values for [`LastTune`].
-pub fn persist(
+pub(crate) fn persist(
     paths: &Paths,
     iface: &str,
     mac: Option<&str>,
@@ -126,13 +126,13 @@ pub fn persist(
 
 /// The persisted files' state before a tune.
 #[derive(Clone, Debug, Default)]
-pub struct LastTuneFiles {
-    pub sysctl: Option<BTreeMap<String, Option<String>>>,
-    pub nic: Option<NicBefore>,
+pub(crate) struct LastTuneFiles {
+    pub(crate) sysctl: Option<BTreeMap<String, Option<String>>>,
+    pub(crate) nic: Option<NicBefore>,
 }
 
 /// Put the persisted files back as they were before the tune.
-pub fn unpersist(paths: &Paths, last: &LastTune) -> Result<Vec<String>, TuneError> {
+pub(crate) fn unpersist(paths: &Paths, last: &LastTune) -> Result<Vec<String>, TuneError> {
     let mut done = Vec::new();
     if let Some(before) = &last.sysctl_file_before {
         let path = sysctl_persist::update(paths, |text| restore_sysctl_text(text, before))

@@ -15,16 +15,16 @@ use crate::nic::model::{Interface, PauseSet, Rings, RingsSet};
 use crate::path::limit::buffer_for;
 use crate::units::bytes;
 
-pub use super::change::Candidate;
+pub(crate) use super::change::Candidate;
 
 /// Options for planning.
 #[derive(Clone, Debug, Default)]
-pub struct PlanOptions {
-    pub interface: String,
+pub(crate) struct PlanOptions {
+    pub(crate) interface: String,
     /// Try MTU 9000 (default true).
-    pub mtu: bool,
+    pub(crate) mtu: bool,
     /// `--try` texts, already parsed.
-    pub extra: Vec<Candidate>,
+    pub(crate) extra: Vec<Candidate>,
 }
 
 /// Kernel features the tuner turns back on (the doctor's "normally on" set).
@@ -48,7 +48,7 @@ fn triplet_with_max(current: Option<&str>, default: &str, max: u64) -> String {
 }
 
 /// Candidates in order, and notes on what was left out and why.
-pub fn plan(inp: &Inputs, opts: &PlanOptions) -> (Vec<Candidate>, Vec<String>) {
+pub(crate) fn plan(inp: &Inputs, opts: &PlanOptions) -> (Vec<Candidate>, Vec<String>) {
     let mut c = Vec::new();
     let mut notes = Vec::new();
     let name = opts.interface.as_str();
@@ -441,7 +441,7 @@ fn strip_own(lines: &[String], iface: &str, alone: bool) -> String {
 
 /// A `--try` candidate: `hlctl set` words (`feature gso off`, `ring rx 512`)
 /// or one sysctl assignment (`net.ipv4.tcp_wmem=4096 16384 65536`).
-pub fn user_candidate(n: usize, text: &str) -> Result<Candidate, String> {
+pub(crate) fn user_candidate(n: usize, text: &str) -> Result<Candidate, String> {
     let t = text.trim();
     let mut ch = Change::default();
     if t.starts_with("net.") {

@@ -6,16 +6,16 @@ use super::decide::DirDelta;
 use super::plan::Candidate;
 use crate::doctor::Finding;
 use crate::host::HostInfo;
-pub use crate::path::limit::LimitNote;
+pub(crate) use crate::path::limit::LimitNote;
 use crate::path::measure::Series;
 
 /// The median and spread of one direction's runs.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Summary {
-    pub median_bps: f64,
-    pub spread_percent: f64,
-    pub runs_bps: Vec<f64>,
-    pub rtt_loaded_ms: Option<f64>,
+pub(crate) struct Summary {
+    pub(crate) median_bps: f64,
+    pub(crate) spread_percent: f64,
+    pub(crate) runs_bps: Vec<f64>,
+    pub(crate) rtt_loaded_ms: Option<f64>,
 }
 
 impl From<&Series> for Summary {
@@ -30,14 +30,14 @@ impl From<&Series> for Summary {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Both {
-    pub upload: Summary,
-    pub download: Summary,
+pub(crate) struct Both {
+    pub(crate) upload: Summary,
+    pub(crate) download: Summary,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum StepStatus {
+pub(crate) enum StepStatus {
     Kept,
     Reverted,
     /// Could not be applied (validation or the kernel refused); nothing changed.
@@ -48,31 +48,31 @@ pub enum StepStatus {
 
 /// One setting of a step: before → after.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SettingRow {
-    pub setting: String,
-    pub before: String,
-    pub tried: String,
+pub(crate) struct SettingRow {
+    pub(crate) setting: String,
+    pub(crate) before: String,
+    pub(crate) tried: String,
 }
 
 /// One candidate as tried.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Step {
-    pub candidate: String,
-    pub title: String,
-    pub settings: Vec<SettingRow>,
-    pub status: StepStatus,
+pub(crate) struct Step {
+    pub(crate) candidate: String,
+    pub(crate) title: String,
+    pub(crate) settings: Vec<SettingRow>,
+    pub(crate) status: StepStatus,
     /// Why it was kept or reverted.
-    pub reason: String,
-    pub deltas: Vec<DirDelta>,
+    pub(crate) reason: String,
+    pub(crate) deltas: Vec<DirDelta>,
     /// Benchmark runs per direction the decision took (0: not measured);
     /// fewer than the report's `runs` when the first runs already decided it.
     #[serde(default)]
-    pub runs: u32,
+    pub(crate) runs: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// The plan only (`--dry-run`).
     DryRun,
     /// Finished; kept changes confirmed.
@@ -84,40 +84,40 @@ pub enum Outcome {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Persisted {
-    pub sysctl_file: Option<String>,
-    pub nic_state_file: Option<String>,
+pub(crate) struct Persisted {
+    pub(crate) sysctl_file: Option<String>,
+    pub(crate) nic_state_file: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TuneReport {
+pub(crate) struct TuneReport {
     #[serde(flatten)]
-    pub host: HostInfo,
-    pub timestamp: i64,
-    pub interface: String,
-    pub peer: String,
-    pub method: String,
-    pub runs: u32,
-    pub min_gain_percent: f64,
-    pub rtt_ms: Option<f64>,
-    pub findings: Vec<Finding>,
-    pub plan: Vec<Candidate>,
-    pub plan_notes: Vec<String>,
-    pub baseline: Option<Both>,
-    pub steps: Vec<Step>,
+    pub(crate) host: HostInfo,
+    pub(crate) timestamp: i64,
+    pub(crate) interface: String,
+    pub(crate) peer: String,
+    pub(crate) method: String,
+    pub(crate) runs: u32,
+    pub(crate) min_gain_percent: f64,
+    pub(crate) rtt_ms: Option<f64>,
+    pub(crate) findings: Vec<Finding>,
+    pub(crate) plan: Vec<Candidate>,
+    pub(crate) plan_notes: Vec<String>,
+    pub(crate) baseline: Option<Both>,
+    pub(crate) steps: Vec<Step>,
     /// After the kept changes (the last kept candidate's runs, else the baseline).
-    pub after: Option<Both>,
+    pub(crate) after: Option<Both>,
     /// What limits each direction at the end.
-    pub limits: Vec<LimitNote>,
+    pub(crate) limits: Vec<LimitNote>,
     /// The kept changes (what is persisted).
-    pub kept: super::change::Change,
-    pub persisted: Option<Persisted>,
-    pub outcome: Outcome,
-    pub notes: Vec<String>,
+    pub(crate) kept: super::change::Change,
+    pub(crate) persisted: Option<Persisted>,
+    pub(crate) outcome: Outcome,
+    pub(crate) notes: Vec<String>,
 }
 
 impl TuneReport {
-    pub fn kept_steps(&self) -> impl Iterator<Item = &Step> {
+    pub(crate) fn kept_steps(&self) -> impl Iterator<Item = &Step> {
         self.steps.iter().filter(|s| s.status == StepStatus::Kept)
     }
 }

@@ -12,23 +12,23 @@ use crate::nic::netlink::Netlink;
 use crate::paths::Paths;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct RollbackReport {
+pub(crate) struct RollbackReport {
     /// Journals of unfinished tunes that were restored.
-    pub pending_restored: Vec<Restored>,
+    pub(crate) pending_restored: Vec<Restored>,
     /// The last finished tune that was undone, per interface.
-    pub undone: Vec<Undone>,
+    pub(crate) undone: Vec<Undone>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Undone {
-    pub interface: String,
-    pub tune_id: String,
-    pub restored: super::Change,
-    pub files: Vec<String>,
+pub(crate) struct Undone {
+    pub(crate) interface: String,
+    pub(crate) tune_id: String,
+    pub(crate) restored: super::Change,
+    pub(crate) files: Vec<String>,
 }
 
 /// Apply a journal's original values for real.
-pub fn restore_journal(
+pub(crate) fn restore_journal(
     paths: &Paths,
 ) -> impl FnMut(&checkpoint::Journal) -> Vec<String> + Send + 'static {
     let paths = paths.clone();
@@ -42,7 +42,7 @@ pub fn restore_journal(
 }
 
 /// Roll back `iface` (or every interface).
-pub fn rollback(paths: &Paths, iface: Option<&str>) -> Result<RollbackReport, TuneError> {
+pub(crate) fn rollback(paths: &Paths, iface: Option<&str>) -> Result<RollbackReport, TuneError> {
     let mut restore = restore_journal(paths);
     let pending = checkpoint::restore_now(paths, iface, &mut restore);
     let mut undone = Vec::new();

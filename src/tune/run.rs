@@ -22,38 +22,38 @@ use crate::paths::Paths;
 
 /// What `hlctl tune` was asked.
 #[derive(Clone, Debug)]
-pub struct Options {
-    pub interface: String,
-    pub mac: Option<String>,
-    pub peer: Peer,
+pub(crate) struct Options {
+    pub(crate) interface: String,
+    pub(crate) mac: Option<String>,
+    pub(crate) peer: Peer,
     /// Benchmark runs per direction for the baseline, and the most a
     /// candidate gets (fewer when its first runs already decide it).
-    pub runs: u32,
-    pub min_gain_percent: f64,
+    pub(crate) runs: u32,
+    pub(crate) min_gain_percent: f64,
     /// How long kept changes wait for confirmation.
-    pub confirm_timeout: Duration,
+    pub(crate) confirm_timeout: Duration,
     /// How long a change being tried may live without the tuner renewing its
     /// deadline (at least one benchmark run with margin).
-    pub step_timeout: Duration,
-    pub dry_run: bool,
-    pub persist: bool,
-    pub mtu: bool,
+    pub(crate) step_timeout: Duration,
+    pub(crate) dry_run: bool,
+    pub(crate) persist: bool,
+    pub(crate) mtu: bool,
     /// `--try` candidates.
-    pub extra: Vec<Candidate>,
+    pub(crate) extra: Vec<Candidate>,
 }
 
 /// Everything the loop works with.
-pub struct Context<'a> {
-    pub paths: &'a Paths,
-    pub target: &'a mut dyn Target,
-    pub measure: &'a dyn Measure,
+pub(crate) struct Context<'a> {
+    pub(crate) paths: &'a Paths,
+    pub(crate) target: &'a mut dyn Target,
+    pub(crate) measure: &'a dyn Measure,
     /// The doctor's inputs, gathered just before.
-    pub inputs: &'a Inputs,
-    pub findings: Vec<Finding>,
-    pub progress: &'a dyn Progress,
-    pub cancel: &'a Cancel,
+    pub(crate) inputs: &'a Inputs,
+    pub(crate) findings: Vec<Finding>,
+    pub(crate) progress: &'a dyn Progress,
+    pub(crate) cancel: &'a Cancel,
     /// Called when the kept changes await confirmation: true confirms them.
-    pub confirm: &'a mut dyn FnMut(&TuneReport) -> bool,
+    pub(crate) confirm: &'a mut dyn FnMut(&TuneReport) -> bool,
 }
 
 fn both(p: &Pair) -> Both {
@@ -252,7 +252,7 @@ fn persist_kept(
     Ok(report)
 }
 
-pub fn run(opts: &Options, cx: Context) -> Result<TuneReport, TuneError> {
+pub(crate) fn run(opts: &Options, cx: Context) -> Result<TuneReport, TuneError> {
     let Context {
         paths,
         target,

@@ -25,25 +25,25 @@ pub(crate) fn say(p: &dyn Progress, fraction: f64, msg: String) {
 
 /// Where the runs go and who watches them.
 pub(crate) struct Bench<'a> {
-    pub measure: &'a dyn Measure,
-    pub progress: &'a dyn Progress,
-    pub cancel: &'a Cancel,
+    pub(crate) measure: &'a dyn Measure,
+    pub(crate) progress: &'a dyn Progress,
+    pub(crate) cancel: &'a Cancel,
 }
 
 /// What a span of runs is for, in the progress messages.
 pub(crate) struct Span<'a> {
-    pub label: &'a str,
+    pub(crate) label: &'a str,
     /// The runs to take now, of `of` in all.
-    pub runs: Range<u32>,
-    pub of: u32,
+    pub(crate) runs: Range<u32>,
+    pub(crate) of: u32,
     /// The progress fractions the whole budget of `of` runs spans.
-    pub frac: (f64, f64),
+    pub(crate) frac: (f64, f64),
 }
 
 impl Bench<'_> {
     /// Take the runs of `span` in both directions into `into`, renewing the
     /// checkpoint's deadline before each.
-    pub fn take(
+    pub(crate) fn take(
         &self,
         into: &mut Pair,
         span: &Span,

@@ -17,7 +17,7 @@ use crate::paths::Paths;
 
 /// Run the tune `p` asks for. `confirm` is called when kept changes await
 /// confirmation (true keeps them).
-pub fn tune(
+pub(crate) fn tune(
     p: &TuneParams,
     paths: &Paths,
     progress: &dyn Progress,

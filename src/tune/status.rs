@@ -10,22 +10,22 @@ use crate::paths::Paths;
 
 /// A tune's checkpoint that is applied and not yet confirmed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Pending {
+pub(crate) struct Pending {
     #[serde(flatten)]
-    pub journal: Journal,
+    pub(crate) journal: Journal,
     /// Seconds until the deadline (negative: passed).
-    pub seconds_left: f64,
-    pub owner_alive: bool,
+    pub(crate) seconds_left: f64,
+    pub(crate) owner_alive: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Status {
-    pub pending: Vec<Pending>,
-    pub last_tunes: Vec<LastTune>,
+pub(crate) struct Status {
+    pub(crate) pending: Vec<Pending>,
+    pub(crate) last_tunes: Vec<LastTune>,
 }
 
 /// The pending checkpoints and the last tunes under `paths`.
-pub fn status(paths: &Paths) -> Status {
+pub(crate) fn status(paths: &Paths) -> Status {
     let now = checkpoint::now_ms();
     let pending = checkpoint::all(paths)
         .into_iter()

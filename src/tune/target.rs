@@ -16,7 +16,7 @@ use crate::path::{pmtu, rtt};
 use crate::paths::Paths;
 use crate::sysctl::{self, procfs};
 
-pub trait Target {
+pub(crate) trait Target {
     fn interface(&self) -> &str;
     /// Validate a change against the device; expand short feature names.
     fn prepare(&mut self, change: &Change) -> Result<Change, String>;
@@ -32,7 +32,7 @@ pub trait Target {
     fn link(&mut self) -> Result<Option<LinkModes>, String>;
 }
 
-pub struct LiveTarget {
+pub(crate) struct LiveTarget {
     nl: Netlink,
     paths: Paths,
     iface: String,
@@ -41,7 +41,11 @@ pub struct LiveTarget {
 }
 
 impl LiveTarget {
-    pub fn new(paths: &Paths, iface: &str, peer: SocketAddr) -> Result<LiveTarget, TuneError> {
+    pub(crate) fn new(
+        paths: &Paths,
+        iface: &str,
+        peer: SocketAddr,
+    ) -> Result<LiveTarget, TuneError> {
         let nl =
             Netlink::new().map_err(|e| TuneError::Nic(crate::nic::error::NicError::Connect(e)))?;
         Ok(LiveTarget {
@@ -55,7 +59,11 @@ impl LiveTarget {
 }
 
 /// The values `iface` holds now for the settings named by `change`.
-pub fn current_of(iface: &crate::nic::model::Interface, paths: &Paths, change: &Change) -> Change {
+pub(crate) fn current_of(
+    iface: &crate::nic::model::Interface,
+    paths: &Paths,
+    change: &Change,
+) -> Change {
     let mut u = Change::default();
     let n = &change.nic;
     u.nic = registry::held(iface, n);
@@ -100,7 +108,12 @@ fn members_in_order(nl: &mut Netlink, iface: &str, c: &Change) -> Vec<String> {
 /// (each validated, read back, restored on failure; when a later device
 /// fails, the earlier ones are restored too: one change set), then sysctls
 /// (read back, restored on failure).
-pub fn apply_live(nl: &mut Netlink, paths: &Paths, iface: &str, c: &Change) -> Result<(), String> {
+pub(crate) fn apply_live(
+    nl: &mut Netlink,
+    paths: &Paths,
+    iface: &str,
+    c: &Change,
+) -> Result<(), String> {
     // Snapshot every device first: a bond's MTU reaches its slaves at once.
     let order = members_in_order(nl, iface, c);
     let nic_of = |m: &str| if m == iface { &c.nic } else { &c.stack[m] };

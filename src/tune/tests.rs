@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::report::{Outcome, StepStatus};
+use super::run::Options;
 use super::target::Target;
 use super::*;
 use crate::bench::progress::{Cancel, NoProgress};

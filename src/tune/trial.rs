@@ -72,28 +72,28 @@ struct Verdict {
 /// How much evidence a candidate may get, and what gain counts.
 pub(crate) struct Budget {
     /// Runs per direction at most.
-    pub runs: u32,
-    pub min_gain_percent: f64,
+    pub(crate) runs: u32,
+    pub(crate) min_gain_percent: f64,
 }
 
 /// The loop's state across candidates.
 pub(crate) struct Tuner<'a> {
-    pub budget: Budget,
-    pub target: &'a mut dyn Target,
-    pub bench: Bench<'a>,
-    pub cp: Checkpoint,
-    pub baseline: Pair,
+    pub(crate) budget: Budget,
+    pub(crate) target: &'a mut dyn Target,
+    pub(crate) bench: Bench<'a>,
+    pub(crate) cp: Checkpoint,
+    pub(crate) baseline: Pair,
     /// The current state's runs: the baseline, then the last kept
     /// candidate's. A reverted candidate leaves it as it is, so it serves
     /// the next candidate without being measured again.
-    pub reference: Pair,
+    pub(crate) reference: Pair,
     /// What was kept so far.
-    pub kept: Change,
+    pub(crate) kept: Change,
 }
 
 impl Tuner<'_> {
     /// Try `cand`; `frac` is its share of the progress bar.
-    pub fn try_candidate(&mut self, cand: &Candidate, frac: (f64, f64)) -> Tried {
+    pub(crate) fn try_candidate(&mut self, cand: &Candidate, frac: (f64, f64)) -> Tried {
         say(
             self.bench.progress,
             frac.0,

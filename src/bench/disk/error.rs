@@ -62,7 +62,7 @@ pub enum ErrorClass {
 }
 
 impl DiskError {
-    pub fn class(&self) -> ErrorClass {
+    pub(crate) fn class(&self) -> ErrorClass {
         let denied = |err: &std::io::Error| {
             matches!(
                 err.raw_os_error(),

@@ -12,32 +12,32 @@ use crate::bench::progress::Cancel;
 
 /// Everything one worker needs, borrowed for the run.
 pub(crate) struct JobSpec<'a> {
-    pub file: &'a BenchFile,
-    pub bs: u64,
-    pub iodepth: u32,
-    pub offsets: &'a OffsetGen,
-    pub runtime: Duration,
-    pub gate: &'a StartGate,
-    pub cancel: &'a Cancel,
-    pub live: &'a Live,
+    pub(crate) file: &'a BenchFile,
+    pub(crate) bs: u64,
+    pub(crate) iodepth: u32,
+    pub(crate) offsets: &'a OffsetGen,
+    pub(crate) runtime: Duration,
+    pub(crate) gate: &'a StartGate,
+    pub(crate) cancel: &'a Cancel,
+    pub(crate) live: &'a Live,
 }
 
 impl JobSpec<'_> {
     /// Say "set up", wait for every worker to be, and return the common start instant.
     /// `None` when the run was aborted before it started.
-    pub fn wait_start(&self) -> Option<Instant> {
+    pub(crate) fn wait_start(&self) -> Option<Instant> {
         self.gate.ready.fetch_add(1, Ordering::SeqCst);
         let start = *self.gate.start.wait();
         (!self.gate.aborted()).then_some(start)
     }
 
     /// Whether to stop issuing new I/O.
-    pub fn stopping(&self, deadline: Instant, now: Instant) -> bool {
+    pub(crate) fn stopping(&self, deadline: Instant, now: Instant) -> bool {
         now >= deadline || self.cancel.is_cancelled() || self.gate.aborted()
     }
 
     /// Tell the other workers to stop (this one failed).
-    pub fn abort_all(&self) {
+    pub(crate) fn abort_all(&self) {
         self.gate.abort.store(true, Ordering::SeqCst);
     }
 }
@@ -45,17 +45,17 @@ impl JobSpec<'_> {
 /// Starts every worker at the same instant, once all have set up.
 #[derive(Default)]
 pub(crate) struct StartGate {
-    pub ready: AtomicUsize,
-    pub start: OnceLock<Instant>,
-    pub abort: AtomicBool,
+    pub(crate) ready: AtomicUsize,
+    pub(crate) start: OnceLock<Instant>,
+    pub(crate) abort: AtomicBool,
 }
 
 impl StartGate {
-    pub fn aborted(&self) -> bool {
+    pub(crate) fn aborted(&self) -> bool {
         self.abort.load(Ordering::Relaxed)
     }
     /// Release the workers (with `abort` set first when they must not run).
-    pub fn open(&self, abort: bool) -> Instant {
+    pub(crate) fn open(&self, abort: bool) -> Instant {
         if abort {
             self.abort.store(true, Ordering::SeqCst);
         }
@@ -73,11 +73,11 @@ pub(crate) struct Live {
 }
 
 impl Live {
-    pub fn add(&self, ios: u64, bytes: u64) {
+    pub(crate) fn add(&self, ios: u64, bytes: u64) {
         self.ios.fetch_add(ios, Ordering::Relaxed);
         self.bytes.fetch_add(bytes, Ordering::Relaxed);
     }
-    pub fn get(&self) -> (u64, u64) {
+    pub(crate) fn get(&self) -> (u64, u64) {
         (
             self.ios.load(Ordering::Relaxed),
             self.bytes.load(Ordering::Relaxed),
@@ -92,18 +92,18 @@ pub(crate) fn new_histogram() -> Histogram<u64> {
 
 /// One worker's results.
 pub(crate) struct WorkerStats {
-    pub hist: Histogram<u64>,
-    pub read_ios: u64,
-    pub write_ios: u64,
-    pub read_bytes: u64,
-    pub write_bytes: u64,
-    pub short_ios: u64,
+    pub(crate) hist: Histogram<u64>,
+    pub(crate) read_ios: u64,
+    pub(crate) write_ios: u64,
+    pub(crate) read_bytes: u64,
+    pub(crate) write_bytes: u64,
+    pub(crate) short_ios: u64,
     /// When the last I/O completed (None: none did).
-    pub last_done: Option<Instant>,
+    pub(crate) last_done: Option<Instant>,
 }
 
 impl WorkerStats {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             hist: new_histogram(),
             read_ios: 0,
@@ -116,7 +116,14 @@ impl WorkerStats {
     }
 
     /// Count one completed I/O of `done` bytes out of `wanted`, which took `lat`.
-    pub fn record(&mut self, write: bool, done: u64, wanted: u64, lat: Duration, now: Instant) {
+    pub(crate) fn record(
+        &mut self,
+        write: bool,
+        done: u64,
+        wanted: u64,
+        lat: Duration,
+        now: Instant,
+    ) {
         self.hist.saturating_record(lat.as_nanos().max(1) as u64);
         if write {
             self.write_ios += 1;

@@ -17,14 +17,14 @@ use crate::bench::buffer::AlignedBuf;
 use crate::bench::progress::{Cancel, Progress, ProgressEvent};
 
 /// Prefix of every file the disk benchmark creates.
-pub const FILE_PREFIX: &str = ".hlctl-bench-";
+pub(crate) const FILE_PREFIX: &str = ".hlctl-bench-";
 
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
 /// A file this process created. Dropping it removes it — only if the path still names
 /// the very file we created (same device and inode), so nothing else is ever deleted.
 #[derive(Debug)]
-pub struct BenchFile {
+pub(crate) struct BenchFile {
     path: PathBuf,
     file: File,
     dev: u64,
@@ -33,7 +33,7 @@ pub struct BenchFile {
 
 impl BenchFile {
     /// Create `.hlctl-bench-<pid>-<n>` in `dir` with `O_CREAT|O_EXCL` (never reuses a file).
-    pub fn create(dir: &Path) -> Result<Self, DiskError> {
+    pub(crate) fn create(dir: &Path) -> Result<Self, DiskError> {
         loop {
             let n = NEXT.fetch_add(1, Ordering::Relaxed);
             let path = dir.join(format!("{FILE_PREFIX}{}-{n}", std::process::id()));
@@ -62,17 +62,17 @@ impl BenchFile {
         }
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
-    pub fn file(&self) -> &File {
+    pub(crate) fn file(&self) -> &File {
         &self.file
     }
 
     /// Open our file again, with or without O_DIRECT. Returns `false` when the
     /// filesystem refuses O_DIRECT (EINVAL); the old handle is kept then.
-    pub fn reopen(&mut self, direct: bool) -> Result<bool, DiskError> {
+    pub(crate) fn reopen(&mut self, direct: bool) -> Result<bool, DiskError> {
         let flags = if direct { libc::O_DIRECT } else { 0 };
         let opened = OpenOptions::new()
             .read(true)
@@ -117,7 +117,7 @@ impl Drop for BenchFile {
 }
 
 /// Write the file in full (incompressible data, 1 MiB buffered writes) and fsync it.
-pub fn write_full(
+pub(crate) fn write_full(
     file: &BenchFile,
     size: u64,
     progress: &dyn Progress,
@@ -153,7 +153,7 @@ pub fn write_full(
 }
 
 /// Reserve the file's blocks without writing them (fio's `fallocate=native`, `overwrite=0`).
-pub fn preallocate(file: &BenchFile, size: u64) -> Result<(), DiskError> {
+pub(crate) fn preallocate(file: &BenchFile, size: u64) -> Result<(), DiskError> {
     let err = |source| DiskError::Layout {
         path: file.path.clone(),
         source,
@@ -166,6 +166,6 @@ pub fn preallocate(file: &BenchFile, size: u64) -> Result<(), DiskError> {
 }
 
 /// Drop the file's pages from the page cache (fio's `invalidate=1`).
-pub fn drop_cache(file: &BenchFile) {
+pub(crate) fn drop_cache(file: &BenchFile) {
     let _ = posix_fadvise(&file.file, 0, 0, PosixFadviseAdvice::POSIX_FADV_DONTNEED);
 }

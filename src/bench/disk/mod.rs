@@ -17,13 +17,13 @@
 
 mod error;
 mod job;
-pub mod layout;
+pub(crate) mod layout;
 mod offsets;
 mod psync;
-pub mod report;
+pub(crate) mod report;
 mod run;
-pub mod seqdd;
-pub mod space;
+pub(crate) mod seqdd;
+pub(crate) mod space;
 mod uring;
 
 use std::path::PathBuf;
@@ -33,7 +33,7 @@ pub use error::{DiskError, ErrorClass};
 pub use report::{CpuUse, DirectionStats, DiskReport, LatencyUs};
 pub use run::run;
 pub use seqdd::{DdPhase, SeqDdConfig, SeqDdReport, run_seq_dd};
-pub use space::FsInfo;
+pub(crate) use space::FsInfo;
 
 /// The I/O pattern, named like fio's `--rw`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -52,7 +52,7 @@ pub enum RwMode {
 }
 
 impl RwMode {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             RwMode::Read => "read",
             RwMode::Write => "write",
@@ -61,15 +61,12 @@ impl RwMode {
             RwMode::RandRw => "randrw",
         }
     }
-    pub fn is_random(self) -> bool {
+    pub(crate) fn is_random(self) -> bool {
         matches!(self, RwMode::RandRead | RwMode::RandWrite | RwMode::RandRw)
     }
     /// Whether the job reads (then its file is laid out in full first, like fio).
-    pub fn reads(self) -> bool {
+    pub(crate) fn reads(self) -> bool {
         matches!(self, RwMode::Read | RwMode::RandRead | RwMode::RandRw)
-    }
-    pub fn writes(self) -> bool {
-        matches!(self, RwMode::Write | RwMode::RandWrite | RwMode::RandRw)
     }
 }
 
@@ -86,13 +83,13 @@ pub enum EngineChoice {
 }
 
 /// Most pread/pwrite threads one job starts in the psync engine.
-pub const MAX_PSYNC_THREADS: u32 = 64;
+pub(crate) const MAX_PSYNC_THREADS: u32 = 64;
 
 /// What to run. [`DiskConfig::new`] gives the CLI's defaults.
 #[derive(Clone, Debug)]
 pub struct DiskConfig {
     /// Directory to create the test files in (must exist).
-    pub dir: PathBuf,
+    pub(crate) dir: PathBuf,
     pub rw: RwMode,
     /// Block size in bytes (a multiple of 512 with O_DIRECT).
     pub bs: u64,
@@ -110,7 +107,7 @@ pub struct DiskConfig {
     pub direct: bool,
     pub engine: EngineChoice,
     /// Percent of reads in `randrw` (fio's `rwmixread`, default 50).
-    pub rwmix_read: u8,
+    pub(crate) rwmix_read: u8,
 }
 
 impl DiskConfig {
@@ -132,7 +129,7 @@ impl DiskConfig {
     }
 
     /// Check every field; the error names the field (= the CLI flag) and what is allowed.
-    pub fn validate(&self) -> Result<(), DiskError> {
+    pub(crate) fn validate(&self) -> Result<(), DiskError> {
         let bad =
             |field: &'static str, reason: String| Err(DiskError::InvalidConfig { field, reason });
         if self.bs == 0 || self.bs > 64 << 20 {

@@ -25,12 +25,12 @@ pub(crate) struct OffsetGen {
 /// One I/O to issue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Io {
-    pub offset: u64,
-    pub write: bool,
+    pub(crate) offset: u64,
+    pub(crate) write: bool,
 }
 
 impl OffsetGen {
-    pub fn new(
+    pub(crate) fn new(
         rw: RwMode,
         nblocks: u64,
         bs: u64,
@@ -52,7 +52,7 @@ impl OffsetGen {
     }
 
     /// The next I/O, or `None` when a one-pass job has covered its file.
-    pub fn next(&self) -> Option<Io> {
+    pub(crate) fn next(&self) -> Option<Io> {
         let i = self.next.fetch_add(1, Ordering::Relaxed);
         if self.one_pass && i >= self.nblocks {
             return None;

@@ -27,7 +27,7 @@ pub struct LatencyUs {
 
 impl LatencyUs {
     /// From a histogram of nanoseconds.
-    pub fn from_ns(h: &Histogram<u64>) -> Self {
+    pub(crate) fn from_ns(h: &Histogram<u64>) -> Self {
         if h.is_empty() {
             return Self::default();
         }
@@ -48,9 +48,9 @@ impl LatencyUs {
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct DirectionStats {
     pub ios: u64,
-    pub bytes: u64,
-    pub iops: f64,
-    pub bytes_per_second: f64,
+    pub(crate) bytes: u64,
+    pub(crate) iops: f64,
+    pub(crate) bytes_per_second: f64,
 }
 
 /// CPU time the whole process used during the measurement.
@@ -59,7 +59,7 @@ pub struct CpuUse {
     pub user_s: f64,
     pub system_s: f64,
     /// (user + system) / wall time × 100; 100 = one CPU fully busy.
-    pub percent: f64,
+    pub(crate) percent: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
@@ -88,9 +88,9 @@ pub struct DiskReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub write: Option<DirectionStats>,
     pub cpu: CpuUse,
-    pub dir: PathBuf,
-    pub size_bytes: u64,
-    pub time_based: bool,
+    pub(crate) dir: PathBuf,
+    pub(crate) size_bytes: u64,
+    pub(crate) time_based: bool,
     pub filesystem: String,
     pub memory_backed: bool,
     pub cancelled: bool,
@@ -99,13 +99,13 @@ pub struct DiskReport {
 
 /// What the report needs besides the workers' statistics.
 pub(crate) struct Context<'a> {
-    pub cfg: &'a DiskConfig,
-    pub engine: &'static str,
-    pub direct: bool,
-    pub fs: &'a FsInfo,
-    pub warnings: Vec<String>,
-    pub cancelled: bool,
-    pub cpu: CpuUse,
+    pub(crate) cfg: &'a DiskConfig,
+    pub(crate) engine: &'static str,
+    pub(crate) direct: bool,
+    pub(crate) fs: &'a FsInfo,
+    pub(crate) warnings: Vec<String>,
+    pub(crate) cancelled: bool,
+    pub(crate) cpu: CpuUse,
 }
 
 pub(crate) fn build(ctx: Context<'_>, start: Instant, workers: Vec<WorkerStats>) -> DiskReport {

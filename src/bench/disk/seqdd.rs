@@ -28,7 +28,7 @@ pub struct SeqDdConfig {
 }
 
 impl SeqDdConfig {
-    pub fn new(dir: impl Into<PathBuf>) -> Self {
+    pub(crate) fn new(dir: impl Into<PathBuf>) -> Self {
         Self {
             dir: dir.into(),
             size: 1 << 30,
@@ -40,32 +40,32 @@ impl SeqDdConfig {
 /// One direction of the dd test.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct DdPhase {
-    pub rw: &'static str,
+    pub(crate) rw: &'static str,
     pub bytes: u64,
     pub duration_s: f64,
     pub bytes_per_second: f64,
     /// SI megabytes per second, as dd prints.
     pub mb_per_s: f64,
-    pub mib_per_s: f64,
+    pub(crate) mib_per_s: f64,
     /// Time of the closing fdatasync (write phase only), included in `duration_s`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fdatasync_s: Option<f64>,
     /// Per write()/read() call.
-    pub latency_us: LatencyUs,
+    pub(crate) latency_us: LatencyUs,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SeqDdReport {
     /// Always `seq-dd`.
-    pub mode: &'static str,
-    pub bs_bytes: u64,
-    pub size_bytes: u64,
-    pub engine: &'static str,
-    pub direct: bool,
+    pub(crate) mode: &'static str,
+    pub(crate) bs_bytes: u64,
+    pub(crate) size_bytes: u64,
+    pub(crate) engine: &'static str,
+    pub(crate) direct: bool,
     pub write: DdPhase,
     pub read: DdPhase,
-    pub dir: PathBuf,
-    pub filesystem: String,
+    pub(crate) dir: PathBuf,
+    pub(crate) filesystem: String,
     pub memory_backed: bool,
     pub warnings: Vec<String>,
 }

@@ -6,24 +6,24 @@ use std::path::Path;
 use super::DiskError;
 
 /// Kept free on top of the test files, so a benchmark never fills a filesystem.
-pub const SAFETY_MARGIN: u64 = 64 << 20;
+pub(crate) const SAFETY_MARGIN: u64 = 64 << 20;
 
 /// The filesystem under a directory.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct FsInfo {
+pub(crate) struct FsInfo {
     /// The statfs `f_type` magic number.
-    pub magic: u64,
+    pub(crate) magic: u64,
     /// Its usual name (`ext4`, `tmpfs`, …) or `unknown (0x…)`.
-    pub name: String,
+    pub(crate) name: String,
     /// True for tmpfs, ramfs and the like: "disk" I/O there is memory I/O.
-    pub memory_backed: bool,
+    pub(crate) memory_backed: bool,
     /// Bytes an unprivileged writer may still use (`f_bavail × f_frsize`).
-    pub available: u64,
+    pub(crate) available: u64,
 }
 
 impl FsInfo {
     /// Warnings to put in the report.
-    pub fn warnings(&self) -> Vec<String> {
+    pub(crate) fn warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
         if self.memory_backed {
             w.push(format!(
@@ -65,7 +65,7 @@ const KNOWN: &[(u64, &str, bool)] = &[
 ];
 
 /// Name a statfs magic number, and say whether it is memory-backed.
-pub fn classify(magic: u64) -> (String, bool) {
+pub(crate) fn classify(magic: u64) -> (String, bool) {
     KNOWN
         .iter()
         .find(|(m, _, _)| *m == magic)
@@ -74,7 +74,7 @@ pub fn classify(magic: u64) -> (String, bool) {
 }
 
 /// Look at the filesystem under `dir` (which must be an existing directory).
-pub fn probe(dir: &Path) -> Result<FsInfo, DiskError> {
+pub(crate) fn probe(dir: &Path) -> Result<FsInfo, DiskError> {
     let meta = std::fs::metadata(dir).map_err(|source| DiskError::Dir {
         path: dir.to_path_buf(),
         source,
@@ -104,7 +104,7 @@ pub fn probe(dir: &Path) -> Result<FsInfo, DiskError> {
 }
 
 /// Refuse when the files (`needed` bytes) plus [`SAFETY_MARGIN`] do not fit.
-pub fn check_free(dir: &Path, fs: &FsInfo, needed: u64) -> Result<(), DiskError> {
+pub(crate) fn check_free(dir: &Path, fs: &FsInfo, needed: u64) -> Result<(), DiskError> {
     if needed.saturating_add(SAFETY_MARGIN) > fs.available {
         return Err(DiskError::NoSpace {
             path: dir.to_path_buf(),

@@ -21,9 +21,9 @@ use super::{tcp, udp};
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClientConfig {
     /// Server host name or address.
-    pub host: String,
+    pub(crate) host: String,
     /// Server port (iperf3's default is 5201).
-    pub port: u16,
+    pub(crate) port: u16,
     pub protocol: Protocol,
     /// `-t`: seconds to measure (after the omit period).
     pub time_s: u32,
@@ -33,11 +33,11 @@ pub struct ClientConfig {
     /// `-b`: per-stream target in bit/s; `None` = unlimited for TCP, 1 Mibit/s for UDP.
     pub bandwidth_bps: Option<u64>,
     /// `-l`: block size; `None` = 128 KiB for TCP, the control connection's MSS for UDP.
-    pub len: Option<u32>,
+    pub(crate) len: Option<u32>,
     /// `-w`: socket buffer size on both ends.
     pub window: Option<u32>,
     /// `-O`: seconds at the start not counted.
-    pub omit_s: u32,
+    pub(crate) omit_s: u32,
     /// `-i`: interval between progress reports; `None` = no interval reports.
     pub interval: Option<Duration>,
     /// How long to wait for the control connection and each data stream.
@@ -67,7 +67,7 @@ impl ClientConfig {
     }
 
     /// Check every setting against iperf3's limits.
-    pub fn validate(&self) -> Result<(), NetError> {
+    pub(crate) fn validate(&self) -> Result<(), NetError> {
         let bad = |m: String| Err(NetError::InvalidConfig(m));
         if self.host.is_empty() {
             return bad("the peer host is empty".into());
@@ -125,7 +125,7 @@ impl ClientConfig {
     }
 
     /// "host:port", with brackets around an IPv6 address.
-    pub fn peer_label(&self) -> String {
+    pub(crate) fn peer_label(&self) -> String {
         if self.host.contains(':') {
             format!("[{}]:{}", self.host, self.port)
         } else {

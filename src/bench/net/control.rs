@@ -10,17 +10,17 @@ use serde_json::Value;
 use super::error::NetError;
 
 /// Bytes in a cookie on the wire: 36 base32 characters and a NUL.
-pub const COOKIE_SIZE: usize = 37;
+pub(crate) const COOKIE_SIZE: usize = 37;
 
 /// Largest parameter block a server accepts (iperf3's `MAX_PARAMS_JSON_STRING`).
-pub const MAX_PARAMS_JSON: u32 = 8 * 1024;
+pub(crate) const MAX_PARAMS_JSON: u32 = 8 * 1024;
 
 /// Largest results block accepted from a peer.
-pub const MAX_RESULTS_JSON: u32 = 4 * 1024 * 1024;
+pub(crate) const MAX_RESULTS_JSON: u32 = 4 * 1024 * 1024;
 
 /// One state byte of the control protocol (a signed byte on the wire).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum State {
+pub(crate) enum State {
     TestStart,
     TestRunning,
     TestEnd,
@@ -36,7 +36,7 @@ pub enum State {
 }
 
 impl State {
-    pub fn byte(self) -> u8 {
+    pub(crate) fn byte(self) -> u8 {
         match self {
             State::TestStart => 1,
             State::TestRunning => 2,
@@ -53,7 +53,7 @@ impl State {
         }
     }
 
-    pub fn from_byte(b: u8) -> Option<State> {
+    pub(crate) fn from_byte(b: u8) -> Option<State> {
         Some(match b {
             1 => State::TestStart,
             2 => State::TestRunning,
@@ -72,7 +72,7 @@ impl State {
     }
 
     /// iperf3's name for this state, with its number, for error messages.
-    pub fn describe(self) -> String {
+    pub(crate) fn describe(self) -> String {
         let name = match self {
             State::TestStart => "TEST_START",
             State::TestRunning => "TEST_RUNNING",
@@ -92,7 +92,7 @@ impl State {
 }
 
 /// Describe a raw state byte for an error message.
-pub fn describe_byte(b: u8) -> String {
+pub(crate) fn describe_byte(b: u8) -> String {
     match State::from_byte(b) {
         Some(s) => s.describe(),
         None => format!("unknown state byte 0x{b:02x}"),
@@ -101,7 +101,7 @@ pub fn describe_byte(b: u8) -> String {
 
 /// The test cookie: 36 random lower-case base32 characters plus a NUL.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub struct Cookie([u8; COOKIE_SIZE]);
+pub(crate) struct Cookie([u8; COOKIE_SIZE]);
 
 impl std::fmt::Debug for Cookie {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -111,7 +111,7 @@ impl std::fmt::Debug for Cookie {
 
 impl Cookie {
     /// A fresh random cookie (from /dev/urandom).
-    pub fn generate() -> io::Result<Cookie> {
+    pub(crate) fn generate() -> io::Result<Cookie> {
         const ALPHABET: &[u8; 32] = b"abcdefghijklmnopqrstuvwxyz234567";
         let mut raw = [0u8; COOKIE_SIZE - 1];
         std::fs::File::open("/dev/urandom")?.read_exact(&mut raw)?;
@@ -122,11 +122,11 @@ impl Cookie {
         Ok(Cookie(bytes))
     }
 
-    pub fn from_bytes(bytes: [u8; COOKIE_SIZE]) -> Cookie {
+    pub(crate) fn from_bytes(bytes: [u8; COOKIE_SIZE]) -> Cookie {
         Cookie(bytes)
     }
 
-    pub fn bytes(&self) -> &[u8; COOKIE_SIZE] {
+    pub(crate) fn bytes(&self) -> &[u8; COOKIE_SIZE] {
         &self.0
     }
 
@@ -137,13 +137,13 @@ impl Cookie {
     }
 
     /// Compare as iperf3 does (C strings).
-    pub fn matches(&self, other: &Cookie) -> bool {
+    pub(crate) fn matches(&self, other: &Cookie) -> bool {
         self.c_str() == other.c_str()
     }
 }
 
 /// Read exactly `buf.len()` bytes before `deadline`.
-pub fn read_exact_by(
+pub(crate) fn read_exact_by(
     s: &TcpStream,
     buf: &mut [u8],
     deadline: Instant,
@@ -182,7 +182,7 @@ pub fn read_exact_by(
 
 /// Wait up to `d` (nanosecond precision, unlike SO_RCVTIMEO's jiffies) for
 /// `fd` to become readable; true if it is.
-pub fn wait_readable(fd: &impl std::os::fd::AsRawFd, d: Duration) -> bool {
+pub(crate) fn wait_readable(fd: &impl std::os::fd::AsRawFd, d: Duration) -> bool {
     let mut pfd = libc::pollfd {
         fd: fd.as_raw_fd(),
         events: libc::POLLIN,
@@ -198,7 +198,7 @@ pub fn wait_readable(fd: &impl std::os::fd::AsRawFd, d: Duration) -> bool {
 }
 
 /// True for the errors a socket timeout produces.
-pub fn is_timeout(e: &io::Error) -> bool {
+pub(crate) fn is_timeout(e: &io::Error) -> bool {
     matches!(
         e.kind(),
         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
@@ -206,7 +206,7 @@ pub fn is_timeout(e: &io::Error) -> bool {
 }
 
 /// True for the errors of a connection the peer tore down.
-pub fn is_reset(e: &io::Error) -> bool {
+pub(crate) fn is_reset(e: &io::Error) -> bool {
     matches!(
         e.kind(),
         io::ErrorKind::ConnectionReset
@@ -217,7 +217,7 @@ pub fn is_reset(e: &io::Error) -> bool {
 }
 
 /// Write all bytes, failing after `timeout`.
-pub fn write_all(
+pub(crate) fn write_all(
     s: &TcpStream,
     bytes: &[u8],
     timeout: Duration,
@@ -242,12 +242,12 @@ pub fn write_all(
 }
 
 /// Send one state byte.
-pub fn write_state(s: &TcpStream, state: State, timeout: Duration) -> Result<(), NetError> {
+pub(crate) fn write_state(s: &TcpStream, state: State, timeout: Duration) -> Result<(), NetError> {
     write_all(s, &[state.byte()], timeout, &state.describe())
 }
 
 /// Send SERVER_ERROR followed by iperf3's error number and errno (big-endian).
-pub fn write_server_error(
+pub(crate) fn write_server_error(
     s: &TcpStream,
     i_errno: i32,
     errno: i32,
@@ -261,7 +261,7 @@ pub fn write_server_error(
 }
 
 /// Read one state byte (client side): ACCESS_DENIED and SERVER_ERROR become errors.
-pub fn read_state(s: &TcpStream, deadline: Instant, what: &str) -> Result<u8, NetError> {
+pub(crate) fn read_state(s: &TcpStream, deadline: Instant, what: &str) -> Result<u8, NetError> {
     let mut b = [0u8; 1];
     read_exact_by(s, &mut b, deadline, what)?;
     check_peer_failure(s, b[0], deadline)?;
@@ -269,7 +269,7 @@ pub fn read_state(s: &TcpStream, deadline: Instant, what: &str) -> Result<u8, Ne
 }
 
 /// Turn ACCESS_DENIED, SERVER_ERROR and SERVER_TERMINATE into their errors.
-pub fn check_peer_failure(s: &TcpStream, b: u8, deadline: Instant) -> Result<(), NetError> {
+pub(crate) fn check_peer_failure(s: &TcpStream, b: u8, deadline: Instant) -> Result<(), NetError> {
     match State::from_byte(b) {
         Some(State::AccessDenied) => Err(NetError::ServerBusy),
         Some(State::ServerTerminate) => Err(NetError::ServerTerminated),
@@ -290,7 +290,7 @@ pub fn check_peer_failure(s: &TcpStream, b: u8, deadline: Instant) -> Result<(),
 }
 
 /// Read a state byte and require it to be `want`.
-pub fn expect_state(s: &TcpStream, want: State, deadline: Instant) -> Result<(), NetError> {
+pub(crate) fn expect_state(s: &TcpStream, want: State, deadline: Instant) -> Result<(), NetError> {
     let what = want.describe();
     let b = read_state(s, deadline, &what)?;
     if b == want.byte() {
@@ -304,7 +304,12 @@ pub fn expect_state(s: &TcpStream, want: State, deadline: Instant) -> Result<(),
 }
 
 /// Send a JSON object with its 4-byte big-endian length, in one write.
-pub fn write_json(s: &TcpStream, v: &Value, timeout: Duration, what: &str) -> Result<(), NetError> {
+pub(crate) fn write_json(
+    s: &TcpStream,
+    v: &Value,
+    timeout: Duration,
+    what: &str,
+) -> Result<(), NetError> {
     let body = serde_json::to_vec(v).map_err(|e| NetError::BadJson {
         what: what.to_string(),
         detail: e.to_string(),
@@ -322,7 +327,7 @@ pub fn write_json(s: &TcpStream, v: &Value, timeout: Duration, what: &str) -> Re
 
 /// Read a length-prefixed JSON object; lengths of 0 or above `limit` are refused
 /// before anything is allocated.
-pub fn read_json(
+pub(crate) fn read_json(
     s: &TcpStream,
     limit: u32,
     deadline: Instant,
@@ -354,7 +359,7 @@ pub fn read_json(
 }
 
 /// The first bytes of a block, printable, for error messages.
-pub fn preview(bytes: &[u8]) -> String {
+pub(crate) fn preview(bytes: &[u8]) -> String {
     let head: String = String::from_utf8_lossy(&bytes[..bytes.len().min(40)])
         .chars()
         .map(|c| if c.is_control() { '.' } else { c })
@@ -368,7 +373,7 @@ pub fn preview(bytes: &[u8]) -> String {
 
 /// An integer from iperf3's JSON. iperf3 3.12/3.13 print negative numbers as
 /// unsigned 64-bit values, so anything at or above 2^63 means −1.
-pub fn json_i64(v: &Value) -> Option<i64> {
+pub(crate) fn json_i64(v: &Value) -> Option<i64> {
     if let Some(i) = v.as_i64() {
         return Some(i);
     }
@@ -386,7 +391,7 @@ pub fn json_i64(v: &Value) -> Option<i64> {
 }
 
 /// A floating-point number from JSON (integers accepted).
-pub fn json_f64(v: &Value) -> Option<f64> {
+pub(crate) fn json_f64(v: &Value) -> Option<f64> {
     v.as_f64().filter(|f| f.is_finite())
 }
 

@@ -7,10 +7,10 @@ use std::time::Instant;
 
 /// CPU use over a test, in percent of one CPU.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
-pub struct CpuUtil {
-    pub total: f64,
-    pub user: f64,
-    pub system: f64,
+pub(crate) struct CpuUtil {
+    pub(crate) total: f64,
+    pub(crate) user: f64,
+    pub(crate) system: f64,
 }
 
 /// (user, system) CPU time of the calling thread, in microseconds.
@@ -28,24 +28,24 @@ fn thread_times_us() -> (u64, u64) {
 
 /// CPU time summed over the threads of one test.
 #[derive(Debug, Default)]
-pub struct CpuAccount {
+pub(crate) struct CpuAccount {
     user_us: AtomicU64,
     system_us: AtomicU64,
 }
 
 /// The CPU time of one thread since `start`; add it to an account with `finish`.
-pub struct ThreadCpu {
+pub(crate) struct ThreadCpu {
     user_us: u64,
     system_us: u64,
 }
 
 impl ThreadCpu {
-    pub fn start() -> ThreadCpu {
+    pub(crate) fn start() -> ThreadCpu {
         let (user_us, system_us) = thread_times_us();
         ThreadCpu { user_us, system_us }
     }
 
-    pub fn finish(self, account: &CpuAccount) {
+    pub(crate) fn finish(self, account: &CpuAccount) {
         let (u, s) = thread_times_us();
         account
             .user_us
@@ -58,7 +58,7 @@ impl ThreadCpu {
 
 impl CpuAccount {
     /// Utilisation over `wall_start..now` from the time accounted so far.
-    pub fn utilisation(&self, wall_start: Instant) -> CpuUtil {
+    pub(crate) fn utilisation(&self, wall_start: Instant) -> CpuUtil {
         let wall = wall_start.elapsed().as_secs_f64();
         if wall <= 0.0 {
             return CpuUtil::default();

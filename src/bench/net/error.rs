@@ -94,7 +94,7 @@ impl NetError {
     }
 
     /// The iperf3 error number a server sends back for this error, if any.
-    pub fn i_errno(&self) -> i32 {
+    pub(crate) fn i_errno(&self) -> i32 {
         match self {
             NetError::BadParams { i_errno, .. } => *i_errno,
             NetError::BadLength { .. } | NetError::BadJson { .. } => IERECVPARAMS,
@@ -105,24 +105,22 @@ impl NetError {
 }
 
 // iperf3 error numbers (src/iperf_api.h) that this implementation sends or explains.
-pub const IEDURATION: i32 = 5;
-pub const IENUMSTREAMS: i32 = 6;
-pub const IEBLOCKSIZE: i32 = 7;
-pub const IEBUFSIZE: i32 = 8;
-pub const IEMSS: i32 = 10;
-pub const IEOMIT: i32 = 12;
-pub const IEUNIMP: i32 = 13;
-pub const IEUDPBLOCKSIZE: i32 = 20;
-pub const IEREVERSEBIDIR: i32 = 25;
-pub const IEINITTEST: i32 = 101;
-pub const IERECVPARAMS: i32 = 114;
-pub const IEPROTOCOL: i32 = 131;
-pub const IENOMSG: i32 = 144;
-pub const IESTREAMLISTEN: i32 = 202;
-pub const IESTREAMACCEPT: i32 = 204;
+pub(crate) const IEDURATION: i32 = 5;
+pub(crate) const IENUMSTREAMS: i32 = 6;
+pub(crate) const IEBLOCKSIZE: i32 = 7;
+pub(crate) const IEBUFSIZE: i32 = 8;
+pub(crate) const IEMSS: i32 = 10;
+pub(crate) const IEOMIT: i32 = 12;
+pub(crate) const IEUDPBLOCKSIZE: i32 = 20;
+pub(crate) const IEREVERSEBIDIR: i32 = 25;
+pub(crate) const IEINITTEST: i32 = 101;
+pub(crate) const IERECVPARAMS: i32 = 114;
+pub(crate) const IEPROTOCOL: i32 = 131;
+pub(crate) const IENOMSG: i32 = 144;
+pub(crate) const IESTREAMLISTEN: i32 = 202;
 
 /// A short description of an iperf3 error number, as iperf3 words it.
-pub fn ierrno_message(i_errno: i32) -> &'static str {
+pub(crate) fn ierrno_message(i_errno: i32) -> &'static str {
     match i_errno {
         5 => "test duration too long",
         6 => "number of parallel streams too large",

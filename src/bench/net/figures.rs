@@ -8,14 +8,14 @@ use super::stream::Role;
 
 /// Which end of the test this is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Side {
+pub(crate) enum Side {
     Client,
     Server,
 }
 
 impl Side {
     /// The local role of streams carrying data from client to server.
-    pub fn role_client_to_server(self) -> Role {
+    pub(crate) fn role_client_to_server(self) -> Role {
         match self {
             Side::Client => Role::Send,
             Side::Server => Role::Recv,
@@ -23,7 +23,7 @@ impl Side {
     }
 
     /// The local role of the test's main direction (forward for bidir).
-    pub fn primary_role(self, d: Direction) -> Role {
+    pub(crate) fn primary_role(self, d: Direction) -> Role {
         let c2s = self.role_client_to_server();
         match d {
             Direction::Forward | Direction::Bidir => c2s,
@@ -32,7 +32,7 @@ impl Side {
     }
 }
 
-pub fn flip(r: Role) -> Role {
+pub(crate) fn flip(r: Role) -> Role {
     match r {
         Role::Send => Role::Recv,
         Role::Recv => Role::Send,
@@ -41,68 +41,68 @@ pub fn flip(r: Role) -> Role {
 
 /// A stream's final figures on this side (omit excluded).
 #[derive(Clone, Debug)]
-pub struct LocalStream {
-    pub id: u32,
-    pub role: Role,
-    pub bytes: u64,
-    pub duration_s: f64,
-    pub retransmits: Option<u64>,
-    pub rtt: Option<RttMs>,
-    pub max_snd_cwnd: Option<u64>,
+pub(crate) struct LocalStream {
+    pub(crate) id: u32,
+    pub(crate) role: Role,
+    pub(crate) bytes: u64,
+    pub(crate) duration_s: f64,
+    pub(crate) retransmits: Option<u64>,
+    pub(crate) rtt: Option<RttMs>,
+    pub(crate) max_snd_cwnd: Option<u64>,
     /// UDP: datagrams sent, or the highest sequence number received.
-    pub packets: Option<u64>,
-    pub lost: Option<i64>,
-    pub out_of_order: Option<u64>,
-    pub jitter_s: Option<f64>,
+    pub(crate) packets: Option<u64>,
+    pub(crate) lost: Option<i64>,
+    pub(crate) out_of_order: Option<u64>,
+    pub(crate) jitter_s: Option<f64>,
 }
 
 /// Round-trip time of the sending TCP streams, from TCP_INFO.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RttMs {
-    pub min: f64,
-    pub mean: f64,
-    pub max: f64,
+    pub(crate) min: f64,
+    pub(crate) mean: f64,
+    pub(crate) max: f64,
 }
 
 /// One reporting interval of the test's main direction, measured on this side.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct IntervalReport {
-    pub start_s: f64,
-    pub end_s: f64,
-    pub bps: f64,
+    pub(crate) start_s: f64,
+    pub(crate) end_s: f64,
+    pub(crate) bps: f64,
     /// TCP retransmits in the interval, when this side sends.
-    pub retransmits: Option<u64>,
-    pub bytes: u64,
+    pub(crate) retransmits: Option<u64>,
+    pub(crate) bytes: u64,
     /// `--bidir`: the other direction's rate in the same interval.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reverse_bps: Option<f64>,
+    pub(crate) reverse_bps: Option<f64>,
 }
 
 /// One stream's figures over one interval.
 #[derive(Clone, Debug)]
-pub struct StreamInterval {
-    pub id: u32,
-    pub role: Role,
-    pub bytes: u64,
-    pub bps: f64,
-    pub retransmits: Option<u64>,
-    pub snd_cwnd: Option<u64>,
+pub(crate) struct StreamInterval {
+    pub(crate) id: u32,
+    pub(crate) role: Role,
+    pub(crate) bytes: u64,
+    pub(crate) bps: f64,
+    pub(crate) retransmits: Option<u64>,
+    pub(crate) snd_cwnd: Option<u64>,
     /// UDP: datagrams in this interval (sent, or highest-seq advance when receiving).
-    pub packets: Option<u64>,
+    pub(crate) packets: Option<u64>,
     /// UDP receiver: lost in this interval.
-    pub lost: Option<i64>,
-    pub jitter_ms: Option<f64>,
+    pub(crate) lost: Option<i64>,
+    pub(crate) jitter_ms: Option<f64>,
 }
 
 /// All streams over one interval.
 #[derive(Clone, Debug)]
-pub struct IntervalSample {
-    pub start_s: f64,
-    pub end_s: f64,
-    pub omitted: bool,
-    pub streams: Vec<StreamInterval>,
+pub(crate) struct IntervalSample {
+    pub(crate) start_s: f64,
+    pub(crate) end_s: f64,
+    pub(crate) omitted: bool,
+    pub(crate) streams: Vec<StreamInterval>,
 }
 
 /// How the caller turns one interval sample into progress text (the engine
 /// reports samples; `text::interval_lines` formats them like iperf3).
-pub type IntervalText = fn(&IntervalSample, Side, Direction) -> String;
+pub(crate) type IntervalText = fn(&IntervalSample, Side, Direction) -> String;

@@ -12,24 +12,24 @@
 //! Each stream runs on its own thread with blocking sockets; the calling
 //! thread drives the control connection and samples intervals.
 
-pub mod client;
-pub mod control;
-pub mod cpu;
+pub(crate) mod client;
+pub(crate) mod control;
+pub(crate) mod cpu;
 pub(crate) mod engine;
-pub mod error;
-pub mod figures;
-pub mod params;
-pub mod report;
-pub mod results;
-pub mod server;
+pub(crate) mod error;
+pub(crate) mod figures;
+pub(crate) mod params;
+pub(crate) mod report;
+pub(crate) mod results;
+pub(crate) mod server;
 mod serving;
 mod session;
 pub(crate) mod stream;
 pub(crate) mod tcp;
-pub mod tcp_info;
-pub mod text;
+pub(crate) mod tcp_info;
+pub(crate) mod text;
 pub(crate) mod udp;
-pub mod udp_stats;
+pub(crate) mod udp_stats;
 
 pub use client::{ClientConfig, run_client, run_client_then};
 pub use error::NetError;

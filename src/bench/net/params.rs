@@ -6,27 +6,27 @@ use super::control::json_i64;
 use super::error::{self as e, NetError};
 
 /// Default TCP block (iperf3's `DEFAULT_TCP_BLKSIZE`).
-pub const DEFAULT_TCP_LEN: u32 = 128 * 1024;
+pub(crate) const DEFAULT_TCP_LEN: u32 = 128 * 1024;
 /// UDP block when the control connection's MSS is unknown.
-pub const DEFAULT_UDP_LEN: u32 = 1460;
+pub(crate) const DEFAULT_UDP_LEN: u32 = 1460;
 /// Smallest UDP block: timestamp (8) and a 64-bit counter (8).
-pub const MIN_UDP_LEN: u32 = 16;
+pub(crate) const MIN_UDP_LEN: u32 = 16;
 /// Largest UDP payload over IPv4.
-pub const MAX_UDP_LEN: u32 = 65507;
+pub(crate) const MAX_UDP_LEN: u32 = 65507;
 /// Largest TCP block (iperf3's `MAX_BLOCKSIZE`).
-pub const MAX_TCP_LEN: u32 = 1024 * 1024;
+pub(crate) const MAX_TCP_LEN: u32 = 1024 * 1024;
 /// Most parallel streams (iperf3's `MAX_STREAMS`).
-pub const MAX_STREAMS: u32 = 128;
+pub(crate) const MAX_STREAMS: u32 = 128;
 /// Longest test (iperf3's `MAX_TIME`).
-pub const MAX_TIME_S: u32 = 86_400;
+pub(crate) const MAX_TIME_S: u32 = 86_400;
 /// Longest omit period (iperf3's `MAX_OMIT_TIME`).
-pub const MAX_OMIT_S: u32 = 600;
+pub(crate) const MAX_OMIT_S: u32 = 600;
 /// Largest socket buffer (iperf3's `MAX_TCP_BUFFER`).
-pub const MAX_WINDOW: u32 = 512 * 1024 * 1024;
+pub(crate) const MAX_WINDOW: u32 = 512 * 1024 * 1024;
 /// Largest MSS (iperf3's `MAX_MSS`).
-pub const MAX_MSS: u32 = 9 * 1024;
+pub(crate) const MAX_MSS: u32 = 9 * 1024;
 /// iperf3's default UDP rate: 1 Mibit/s.
-pub const DEFAULT_UDP_RATE: u64 = 1024 * 1024;
+pub(crate) const DEFAULT_UDP_RATE: u64 = 1024 * 1024;
 
 /// Transport protocol of the data streams.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -50,33 +50,33 @@ pub enum Direction {
 
 /// The parameter block, as exchanged on the wire.
 #[derive(Clone, Debug, PartialEq)]
-pub struct TestParams {
-    pub protocol: Protocol,
-    pub omit_s: u32,
-    pub time_s: u32,
+pub(crate) struct TestParams {
+    pub(crate) protocol: Protocol,
+    pub(crate) omit_s: u32,
+    pub(crate) time_s: u32,
     /// `-n`: total bytes to send (0 = unused).
-    pub num_bytes: u64,
+    pub(crate) num_bytes: u64,
     /// `-k`: total blocks to send (0 = unused).
-    pub block_count: u64,
-    pub parallel: u32,
-    pub direction: Direction,
-    pub window: Option<u32>,
-    pub len: u32,
+    pub(crate) block_count: u64,
+    pub(crate) parallel: u32,
+    pub(crate) direction: Direction,
+    pub(crate) window: Option<u32>,
+    pub(crate) len: u32,
     /// Per-stream target rate in bit/s (0 = unlimited).
-    pub bandwidth_bps: u64,
-    pub mss: Option<u32>,
-    pub nodelay: bool,
-    pub udp_counters_64bit: bool,
-    pub congestion: Option<String>,
-    pub client_version: Option<String>,
+    pub(crate) bandwidth_bps: u64,
+    pub(crate) mss: Option<u32>,
+    pub(crate) nodelay: bool,
+    pub(crate) udp_counters_64bit: bool,
+    pub(crate) congestion: Option<String>,
+    pub(crate) client_version: Option<String>,
     /// Sent by hlctl clients (iperf3 ignores unknown keys): such a client
     /// counts received bytes until the server's streams close.
-    pub hlctl_version: Option<String>,
+    pub(crate) hlctl_version: Option<String>,
 }
 
 impl TestParams {
     /// Streams in the test: `parallel`, doubled for bidir.
-    pub fn total_streams(&self) -> u32 {
+    pub(crate) fn total_streams(&self) -> u32 {
         match self.direction {
             Direction::Bidir => self.parallel * 2,
             _ => self.parallel,
@@ -84,7 +84,7 @@ impl TestParams {
     }
 
     /// The JSON block a client sends.
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         let mut m = Map::new();
         match self.protocol {
             Protocol::Tcp => m.insert("tcp".into(), json!(true)),
@@ -136,7 +136,7 @@ impl TestParams {
 
     /// Parse and validate a client's block (server side). Boolean keys count
     /// by presence, as in iperf3; unknown keys are ignored.
-    pub fn from_json(v: &Value) -> Result<TestParams, NetError> {
+    pub(crate) fn from_json(v: &Value) -> Result<TestParams, NetError> {
         let obj = v
             .as_object()
             .ok_or_else(|| bad(e::IERECVPARAMS, "not a JSON object"))?;

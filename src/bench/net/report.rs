@@ -15,20 +15,20 @@ use super::stream::Role;
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CpuReport {
     pub local_percent: f64,
-    pub remote_percent: f64,
-    pub local_user_percent: f64,
-    pub local_system_percent: f64,
-    pub remote_user_percent: f64,
-    pub remote_system_percent: f64,
+    pub(crate) remote_percent: f64,
+    pub(crate) local_user_percent: f64,
+    pub(crate) local_system_percent: f64,
+    pub(crate) remote_user_percent: f64,
+    pub(crate) remote_system_percent: f64,
 }
 
 /// Totals of one direction (client → server or server → client).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DirectionSummary {
     /// Bytes × 8 / the sender's duration.
-    pub sent_bps: f64,
+    pub(crate) sent_bps: f64,
     /// Bytes × 8 / the receiver's duration.
-    pub received_bps: f64,
+    pub(crate) received_bps: f64,
     pub sent_bytes: u64,
     pub received_bytes: u64,
     /// TCP retransmits of the sender (null for UDP or when unknown).
@@ -39,22 +39,22 @@ pub struct DirectionSummary {
     pub lost_packets: Option<u64>,
     pub lost_percent: Option<f64>,
     /// UDP: datagrams the receiver accounted (highest sequence number).
-    pub packets: Option<u64>,
+    pub(crate) packets: Option<u64>,
     /// UDP: out-of-order datagrams (only when this side receives).
-    pub out_of_order: Option<u64>,
-    pub max_snd_cwnd_bytes: Option<u64>,
-    pub sender_duration_s: f64,
-    pub receiver_duration_s: f64,
+    pub(crate) out_of_order: Option<u64>,
+    pub(crate) max_snd_cwnd_bytes: Option<u64>,
+    pub(crate) sender_duration_s: f64,
+    pub(crate) receiver_duration_s: f64,
 }
 
 /// One stream of the test.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StreamReport {
-    pub id: u32,
+    pub(crate) id: u32,
     /// "client_to_server" or "server_to_client".
-    pub direction: String,
+    pub(crate) direction: String,
     #[serde(flatten)]
-    pub totals: DirectionSummary,
+    pub(crate) totals: DirectionSummary,
 }
 
 /// The result of one network test, the same shape on client and server.
@@ -69,33 +69,33 @@ pub struct NetReport {
     #[serde(flatten)]
     pub main: DirectionSummary,
     pub cpu: CpuReport,
-    pub intervals: Vec<IntervalReport>,
+    pub(crate) intervals: Vec<IntervalReport>,
     pub direction: Direction,
     /// "client" or "server": which side wrote this report.
     pub side: String,
     /// The other side's address.
-    pub peer: String,
+    pub(crate) peer: String,
     pub block_len: u32,
     /// Per-stream target rate in bit/s (`-b`), if any.
-    pub target_bps: Option<u64>,
-    pub congestion: Option<String>,
-    pub remote_congestion: Option<String>,
+    pub(crate) target_bps: Option<u64>,
+    pub(crate) congestion: Option<String>,
+    pub(crate) remote_congestion: Option<String>,
     /// `--bidir`: the server → client direction.
     pub reverse: Option<DirectionSummary>,
     pub per_stream: Vec<StreamReport>,
 }
 
 /// What `build` needs.
-pub struct BuildInput<'a> {
-    pub side: Side,
-    pub params: &'a TestParams,
-    pub peer: String,
-    pub local: &'a [LocalStream],
-    pub remote: &'a PeerResults,
-    pub cpu: CpuUtil,
-    pub intervals: Vec<IntervalReport>,
-    pub duration_s: f64,
-    pub congestion: Option<String>,
+pub(crate) struct BuildInput<'a> {
+    pub(crate) side: Side,
+    pub(crate) params: &'a TestParams,
+    pub(crate) peer: String,
+    pub(crate) local: &'a [LocalStream],
+    pub(crate) remote: &'a PeerResults,
+    pub(crate) cpu: CpuUtil,
+    pub(crate) intervals: Vec<IntervalReport>,
+    pub(crate) duration_s: f64,
+    pub(crate) congestion: Option<String>,
 }
 
 fn bps(bytes: u64, secs: f64) -> f64 {
@@ -205,7 +205,7 @@ fn sum(parts: &[&DirectionSummary]) -> DirectionSummary {
 }
 
 /// Combine this side's streams with the peer's results into a report.
-pub fn build(input: BuildInput<'_>) -> Result<NetReport, NetError> {
+pub(crate) fn build(input: BuildInput<'_>) -> Result<NetReport, NetError> {
     let p = input.params;
     let c2s_role = input.side.role_client_to_server();
     let remote_has_retr = input.remote.sender_has_retransmits == 1;
@@ -282,7 +282,7 @@ pub fn build(input: BuildInput<'_>) -> Result<NetReport, NetError> {
 }
 
 /// The results block this side sends to the peer.
-pub fn local_results(
+pub(crate) fn local_results(
     local: &[LocalStream],
     protocol: Protocol,
     cpu: CpuUtil,

@@ -7,37 +7,37 @@ use super::error::NetError;
 
 /// One stream's line in a results block.
 #[derive(Clone, Debug, PartialEq)]
-pub struct StreamResult {
+pub(crate) struct StreamResult {
     /// Stream id (1, 3, 4, 5 …), matching the two sides' streams.
-    pub id: u32,
+    pub(crate) id: u32,
     /// Sender: bytes sent (omit excluded); receiver: bytes received.
-    pub bytes: u64,
+    pub(crate) bytes: u64,
     /// Retransmits of a TCP sender, else −1.
-    pub retransmits: i64,
+    pub(crate) retransmits: i64,
     /// UDP receiver jitter in seconds.
-    pub jitter_s: f64,
+    pub(crate) jitter_s: f64,
     /// UDP receiver lost datagrams.
-    pub errors: i64,
+    pub(crate) errors: i64,
     /// UDP: receiver's highest sequence number, or the sender's count.
-    pub packets: i64,
-    pub start_time: f64,
-    pub end_time: f64,
+    pub(crate) packets: i64,
+    pub(crate) start_time: f64,
+    pub(crate) end_time: f64,
 }
 
 /// A whole results block.
 #[derive(Clone, Debug, PartialEq)]
-pub struct PeerResults {
-    pub cpu_util_total: f64,
-    pub cpu_util_user: f64,
-    pub cpu_util_system: f64,
+pub(crate) struct PeerResults {
+    pub(crate) cpu_util_total: f64,
+    pub(crate) cpu_util_user: f64,
+    pub(crate) cpu_util_system: f64,
     /// 1: TCP sender with TCP_INFO; 0: UDP sender; −1: receiver only.
-    pub sender_has_retransmits: i64,
-    pub congestion_used: Option<String>,
-    pub streams: Vec<StreamResult>,
+    pub(crate) sender_has_retransmits: i64,
+    pub(crate) congestion_used: Option<String>,
+    pub(crate) streams: Vec<StreamResult>,
 }
 
 impl PeerResults {
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         let mut m = Map::new();
         m.insert("cpu_util_total".into(), json!(self.cpu_util_total));
         m.insert("cpu_util_user".into(), json!(self.cpu_util_user));
@@ -70,7 +70,7 @@ impl PeerResults {
     }
 
     /// Parse a peer's block; accepts 3.12's unsigned −1.
-    pub fn from_json(v: &Value) -> Result<PeerResults, NetError> {
+    pub(crate) fn from_json(v: &Value) -> Result<PeerResults, NetError> {
         let what = "results from the peer";
         let missing = |k: &str| NetError::BadJson {
             what: what.into(),
@@ -126,7 +126,7 @@ impl PeerResults {
     }
 
     /// The stream with this id, if the peer reported it.
-    pub fn stream(&self, id: u32) -> Option<&StreamResult> {
+    pub(crate) fn stream(&self, id: u32) -> Option<&StreamResult> {
         self.streams.iter().find(|s| s.id == id)
     }
 }

@@ -22,7 +22,7 @@ use super::text;
 /// One finished (or failed) test.
 #[derive(Debug)]
 pub struct TestOutcome {
-    pub peer: SocketAddr,
+    pub(crate) peer: SocketAddr,
     pub result: Result<NetReport, NetError>,
 }
 
@@ -108,7 +108,10 @@ impl Server {
 
     /// Serve on a listening socket that was handed over (systemd socket
     /// activation); `cfg.bind` and `cfg.port` are not used.
-    pub fn from_listener(listener: TcpListener, cfg: ServerConfig) -> Result<Server, NetError> {
+    pub(crate) fn from_listener(
+        listener: TcpListener,
+        cfg: ServerConfig,
+    ) -> Result<Server, NetError> {
         let addr = listener
             .local_addr()
             .map_err(|e| NetError::io("the inherited socket", e))?;
@@ -122,12 +125,6 @@ impl Server {
     /// The address the server listens on (with the actual port).
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
-    }
-
-    /// Serve; progress messages are human-readable log lines (connections,
-    /// iperf3-style interval lines, summaries).
-    pub fn run(&self, progress: &dyn Progress, cancel: &Cancel) -> Result<ServeSummary, NetError> {
-        self.run_with(progress, cancel, &|_| {})
     }
 
     /// Like `run`, and calls `on_test` after every test.

@@ -15,7 +15,7 @@ pub struct ServerConfig {
     /// Address to bind; `None` = all addresses (IPv6 and IPv4).
     pub bind: Option<IpAddr>,
     /// TCP port (and UDP port for UDP tests); 0 = pick a free one.
-    pub port: u16,
+    pub(crate) port: u16,
     /// Serve one test, then return.
     pub one_off: bool,
     /// Return after this long without a test.
@@ -23,10 +23,10 @@ pub struct ServerConfig {
     /// Limit for each step of a client's setup (cookie, parameters, streams, results).
     pub setup_timeout: Duration,
     /// Drop a test whose receiving streams get nothing for this long (iperf3's `--rcv-timeout`).
-    pub stall_timeout: Duration,
+    pub(crate) stall_timeout: Duration,
     /// The host's measurement lock ([`crate::bench::exclusive`]): a test is
     /// served only while it can be taken (else the client is told busy).
-    pub exclusive: Option<std::path::PathBuf>,
+    pub(crate) exclusive: Option<std::path::PathBuf>,
 }
 
 impl ServerConfig {

@@ -66,11 +66,11 @@ fn server_role(d: Direction, i: usize, parallel: usize) -> Role {
 #[derive(Clone, Copy)]
 pub(super) struct Ctx<'a> {
     /// The server's listening address (UDP streams use the same port).
-    pub addr: SocketAddr,
-    pub cfg: &'a ServerConfig,
-    pub shared: &'a Shared,
-    pub progress: &'a dyn Progress,
-    pub cancel: &'a Cancel,
+    pub(crate) addr: SocketAddr,
+    pub(crate) cfg: &'a ServerConfig,
+    pub(crate) shared: &'a Shared,
+    pub(crate) progress: &'a dyn Progress,
+    pub(crate) cancel: &'a Cancel,
 }
 
 pub(super) fn serve_test(

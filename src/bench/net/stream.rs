@@ -13,39 +13,39 @@ use crate::bench::buffer::AlignedBuf;
 
 /// What this side does on a stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
+pub(crate) enum Role {
     Send,
     Recv,
 }
 
 /// The stream id iperf3 gives the `index`-th stream: 1, 3, 4, 5, …
-pub fn stream_id(index: usize) -> u32 {
+pub(crate) fn stream_id(index: usize) -> u32 {
     if index == 0 { 1 } else { index as u32 + 2 }
 }
 
 /// Flags every worker of one test watches.
 #[derive(Debug)]
-pub struct RunFlags {
+pub(crate) struct RunFlags {
     /// Senders stop after their current write.
-    pub stop_send: AtomicBool,
+    pub(crate) stop_send: AtomicBool,
     /// Receivers stop reading.
-    pub stop_recv: AtomicBool,
+    pub(crate) stop_recv: AtomicBool,
     /// Sent bytes count only while this is set (iperf3's TEST_RUNNING).
-    pub counting_send: AtomicBool,
+    pub(crate) counting_send: AtomicBool,
     /// Received bytes count only while this is set.
-    pub counting_recv: AtomicBool,
+    pub(crate) counting_recv: AtomicBool,
     /// Server at TEST_END: receivers count what is already queued, then stop.
-    pub final_drain: AtomicBool,
+    pub(crate) final_drain: AtomicBool,
     /// Bytes and blocks written by all senders (for `-n` / `-k`).
-    pub total_sent: AtomicU64,
-    pub blocks_sent: AtomicU64,
+    pub(crate) total_sent: AtomicU64,
+    pub(crate) blocks_sent: AtomicU64,
     /// 0 = no limit.
-    pub byte_limit: u64,
-    pub block_limit: u64,
+    pub(crate) byte_limit: u64,
+    pub(crate) block_limit: u64,
 }
 
 impl RunFlags {
-    pub fn new(byte_limit: u64, block_limit: u64) -> Self {
+    pub(crate) fn new(byte_limit: u64, block_limit: u64) -> Self {
         RunFlags {
             stop_send: AtomicBool::new(false),
             stop_recv: AtomicBool::new(false),
@@ -60,7 +60,7 @@ impl RunFlags {
     }
 
     /// True once a `-n`/`-k` limit has been reached.
-    pub fn limit_reached(&self) -> bool {
+    pub(crate) fn limit_reached(&self) -> bool {
         (self.byte_limit > 0 && self.total_sent.load(Ordering::Relaxed) >= self.byte_limit)
             || (self.block_limit > 0
                 && self.blocks_sent.load(Ordering::Relaxed) >= self.block_limit)
@@ -69,30 +69,30 @@ impl RunFlags {
 
 /// Counters one worker publishes (single writer, read by the driver).
 #[derive(Debug, Default)]
-pub struct StreamCounters {
+pub(crate) struct StreamCounters {
     /// Bytes counted (sent or received) while counting.
-    pub bytes: AtomicU64,
+    pub(crate) bytes: AtomicU64,
     /// UDP sender: datagrams sent while counting.
-    pub packets_sent: AtomicU64,
+    pub(crate) packets_sent: AtomicU64,
     /// UDP receiver: highest sequence number seen.
-    pub rx_highest: AtomicU64,
+    pub(crate) rx_highest: AtomicU64,
     /// UDP receiver: lost datagrams.
-    pub rx_lost: AtomicI64,
+    pub(crate) rx_lost: AtomicI64,
     /// UDP receiver: out-of-order datagrams.
-    pub rx_out_of_order: AtomicU64,
+    pub(crate) rx_out_of_order: AtomicU64,
     /// UDP receiver: jitter in seconds (f64 bits).
-    pub rx_jitter_bits: AtomicU64,
+    pub(crate) rx_jitter_bits: AtomicU64,
 }
 
 impl StreamCounters {
-    pub fn jitter_s(&self) -> f64 {
+    pub(crate) fn jitter_s(&self) -> f64 {
         f64::from_bits(self.rx_jitter_bits.load(Ordering::Relaxed))
     }
 }
 
 /// How a worker ended.
 #[derive(Debug)]
-pub enum WorkerEnd {
+pub(crate) enum WorkerEnd {
     /// Told to stop (or a byte/block limit was reached).
     Stopped,
     /// The peer closed the stream.
@@ -102,26 +102,26 @@ pub enum WorkerEnd {
 
 /// Everything a worker needs besides its socket.
 #[derive(Clone)]
-pub struct WorkerCtx {
-    pub flags: Arc<RunFlags>,
-    pub counters: Arc<StreamCounters>,
-    pub cpu: Arc<CpuAccount>,
+pub(crate) struct WorkerCtx {
+    pub(crate) flags: Arc<RunFlags>,
+    pub(crate) counters: Arc<StreamCounters>,
+    pub(crate) cpu: Arc<CpuAccount>,
     /// Block (TCP write size / UDP datagram size).
-    pub len: usize,
+    pub(crate) len: usize,
     /// Target rate of this stream in bit/s; 0 = as fast as possible.
-    pub rate_bps: u64,
-    pub udp_counters_64bit: bool,
+    pub(crate) rate_bps: u64,
+    pub(crate) udp_counters_64bit: bool,
     /// Server senders: the control connection (a duplicate descriptor). A
     /// byte waiting there means the client has ended the test, so counting
     /// stops at once, as in iperf3 where the sending loop also reads control.
-    pub end_signal: Option<Arc<TcpStream>>,
+    pub(crate) end_signal: Option<Arc<TcpStream>>,
 }
 
 impl WorkerCtx {
     /// Stop counting if the peer has sent anything on the control connection.
     /// Looks every `WATCH_EVERY` blocks (`n` counts blocks) to keep it cheap.
     #[inline]
-    pub fn watch_end(&self, n: u64) {
+    pub(crate) fn watch_end(&self, n: u64) {
         if !n.is_multiple_of(WATCH_EVERY) {
             return;
         }
@@ -147,22 +147,22 @@ impl WorkerCtx {
 }
 
 /// How long a receiver may drain its queue after TEST_END.
-pub const FINAL_DRAIN: Duration = Duration::from_millis(200);
+pub(crate) const FINAL_DRAIN: Duration = Duration::from_millis(200);
 
 /// A receiver's stop rule, shared by TCP and UDP: stop when told to; once the
 /// final drain begins, switch the socket to non-blocking and keep reading
 /// what is queued for at most [`FINAL_DRAIN`]. `Some(end)` means: return it.
-pub struct RecvStop {
+pub(crate) struct RecvStop {
     drain_until: Option<Instant>,
 }
 
 impl RecvStop {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self { drain_until: None }
     }
 
     /// Check before each read; `set_nonblocking` is called once when the drain starts.
-    pub fn check(
+    pub(crate) fn check(
         &mut self,
         flags: &RunFlags,
         set_nonblocking: impl FnOnce() -> io::Result<()>,
@@ -188,7 +188,7 @@ impl RecvStop {
 
 impl RecvStop {
     /// True once the final drain has begun (the socket is then non-blocking).
-    pub fn draining(&self) -> bool {
+    pub(crate) fn draining(&self) -> bool {
         self.drain_until.is_some()
     }
 }
@@ -204,14 +204,14 @@ const WATCH_EVERY: u64 = 8;
 
 /// Paces a sender to `rate_bps`: a block may go out once
 /// `elapsed ≥ bytes_sent · 8 / rate` (iperf3's rule, checked per block).
-pub struct Pacer {
+pub(crate) struct Pacer {
     start: Instant,
     rate_bps: u64,
     sent: u64,
 }
 
 impl Pacer {
-    pub fn new(rate_bps: u64) -> Self {
+    pub(crate) fn new(rate_bps: u64) -> Self {
         if rate_bps > 0 {
             // Sleep with microsecond precision rather than the default 50 µs slack.
             // SAFETY: prctl(PR_SET_TIMERSLACK) only changes this thread's timer slack.
@@ -226,12 +226,12 @@ impl Pacer {
         }
     }
 
-    pub fn sent(&mut self, bytes: usize) {
+    pub(crate) fn sent(&mut self, bytes: usize) {
         self.sent += bytes as u64;
     }
 
     /// How long to wait before the next block may be sent.
-    pub fn delay(&self) -> Option<Duration> {
+    pub(crate) fn delay(&self) -> Option<Duration> {
         if self.rate_bps == 0 {
             return None;
         }
@@ -243,7 +243,7 @@ impl Pacer {
 
     /// Sleep until the next block is due, waking at least every 50 ms to look
     /// at `stop`. Returns false if `stop` was set.
-    pub fn wait(&self, stop: &AtomicBool) -> bool {
+    pub(crate) fn wait(&self, stop: &AtomicBool) -> bool {
         while let Some(d) = self.delay() {
             if stop.load(Ordering::Relaxed) {
                 return false;
@@ -256,7 +256,7 @@ impl Pacer {
 
 /// A send buffer filled once with pseudo-random bytes (the payload is never
 /// checked), page-aligned like iperf3's mmap'ed stream buffer.
-pub fn send_buffer(len: usize) -> io::Result<AlignedBuf> {
+pub(crate) fn send_buffer(len: usize) -> io::Result<AlignedBuf> {
     let mut buf = AlignedBuf::new(len)?;
     buf.fill_random(0x9E37_79B9_7F4A_7C15 ^ (len as u64));
     Ok(buf)

@@ -15,10 +15,10 @@ use super::stream::{Pacer, RecvStop, WorkerCtx, WorkerEnd, send_buffer};
 use crate::bench::buffer::AlignedBuf;
 
 /// How long a blocked data-socket call waits before looking at the stop flags.
-pub const WORKER_POLL: Duration = Duration::from_millis(200);
+pub(crate) const WORKER_POLL: Duration = Duration::from_millis(200);
 
 /// Open one TCP data stream to the server and send the cookie.
-pub fn connect(
+pub(crate) fn connect(
     addr: SocketAddr,
     params: &TestParams,
     cookie: &Cookie,
@@ -45,7 +45,7 @@ pub fn connect(
 }
 
 /// Apply the client's socket options to a stream the server accepted.
-pub fn configure_accepted(s: &TcpStream, params: &TestParams) -> std::io::Result<()> {
+pub(crate) fn configure_accepted(s: &TcpStream, params: &TestParams) -> std::io::Result<()> {
     let sock = SockRef::from(s);
     if let Some(w) = params.window {
         sock.set_send_buffer_size(w as usize)?;
@@ -58,14 +58,14 @@ pub fn configure_accepted(s: &TcpStream, params: &TestParams) -> std::io::Result
 }
 
 /// The congestion control algorithm of a socket, e.g. "bbr".
-pub fn congestion(s: &TcpStream) -> Option<String> {
+pub(crate) fn congestion(s: &TcpStream) -> Option<String> {
     let name = SockRef::from(s).tcp_congestion().ok()?;
     let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
     Some(String::from_utf8_lossy(&name[..end]).into_owned())
 }
 
 /// Write blocks until told to stop; counts bytes while counting is on.
-pub fn send_loop(s: &TcpStream, ctx: &WorkerCtx) -> WorkerEnd {
+pub(crate) fn send_loop(s: &TcpStream, ctx: &WorkerCtx) -> WorkerEnd {
     if let Err(e) = s.set_write_timeout(Some(WORKER_POLL)) {
         return WorkerEnd::Failed(e);
     }
@@ -111,7 +111,7 @@ pub fn send_loop(s: &TcpStream, ctx: &WorkerCtx) -> WorkerEnd {
 /// Read until told to stop or the peer closes; counts bytes while counting
 /// is on. In the final drain (server, after TEST_END) it counts what is
 /// already queued, then stops.
-pub fn recv_loop(s: &TcpStream, ctx: &WorkerCtx) -> WorkerEnd {
+pub(crate) fn recv_loop(s: &TcpStream, ctx: &WorkerCtx) -> WorkerEnd {
     if let Err(e) = s.set_read_timeout(Some(WORKER_POLL)) {
         return WorkerEnd::Failed(e);
     }
@@ -148,7 +148,7 @@ pub fn recv_loop(s: &TcpStream, ctx: &WorkerCtx) -> WorkerEnd {
 }
 
 /// Bytes written but not yet acknowledged by the peer (SIOCOUTQ).
-pub fn unacked(s: &TcpStream) -> u64 {
+pub(crate) fn unacked(s: &TcpStream) -> u64 {
     let mut n: libc::c_int = 0;
     // SAFETY: TIOCOUTQ writes one int to the valid pointer.
     let rc = unsafe { libc::ioctl(s.as_raw_fd(), libc::TIOCOUTQ, &mut n) };

@@ -44,20 +44,20 @@ struct RawTcpInfo {
 
 /// What iperf3 records from TCP_INFO at each interval.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct TcpInfo {
+pub(crate) struct TcpInfo {
     /// Retransmitted segments since the connection started.
-    pub total_retrans: u32,
+    pub(crate) total_retrans: u32,
     /// Smoothed RTT in microseconds.
-    pub rtt_us: u32,
-    pub rttvar_us: u32,
+    pub(crate) rtt_us: u32,
+    pub(crate) rttvar_us: u32,
     /// Congestion window in bytes (`snd_cwnd × snd_mss`).
-    pub snd_cwnd_bytes: u64,
-    pub snd_mss: u32,
-    pub pmtu: u32,
+    pub(crate) snd_cwnd_bytes: u64,
+    pub(crate) snd_mss: u32,
+    pub(crate) pmtu: u32,
 }
 
 /// Read TCP_INFO from a connected TCP socket.
-pub fn read(sock: &impl AsRawFd) -> io::Result<TcpInfo> {
+pub(crate) fn read(sock: &impl AsRawFd) -> io::Result<TcpInfo> {
     let mut raw = RawTcpInfo::default();
     let mut len = size_of::<RawTcpInfo>() as libc::socklen_t;
     // SAFETY: `raw` is a plain-old-data buffer of `len` bytes that outlives the

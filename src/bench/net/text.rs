@@ -19,7 +19,7 @@ fn num(v: f64) -> String {
 }
 
 /// Bytes in base-2 units: "3.20 GBytes".
-pub fn bytes(b: u64) -> String {
+pub(crate) fn bytes(b: u64) -> String {
     let units = ["Bytes", "KBytes", "MBytes", "GBytes", "TBytes"];
     let mut v = b as f64;
     let mut i = 0;
@@ -35,7 +35,7 @@ pub fn bytes(b: u64) -> String {
 }
 
 /// Bit rate in base-10 units: "27.5 Gbits/sec".
-pub fn rate(bps: f64) -> String {
+pub(crate) fn rate(bps: f64) -> String {
     let units = [
         "bits/sec",
         "Kbits/sec",
@@ -67,7 +67,7 @@ fn tag(id: Option<u32>, role: Role, side: Side, bidir: bool) -> String {
 }
 
 /// The column header above interval lines.
-pub fn header(protocol: Protocol, local_sends: bool) -> String {
+pub(crate) fn header(protocol: Protocol, local_sends: bool) -> String {
     match (protocol, local_sends) {
         (Protocol::Tcp, true) => {
             "[ ID] Interval           Transfer     Bitrate         Retr  Cwnd".into()
@@ -232,7 +232,7 @@ fn summary_block(out: &mut String, r: &NetReport, d: &DirectionSummary, label: &
 }
 
 /// The end summary: sender and receiver lines, RTT, CPU.
-pub fn summary(r: &NetReport) -> String {
+pub(crate) fn summary(r: &NetReport) -> String {
     let mut out = String::new();
     out.push_str("- - - - - - - - - - - - - - - - - - - - - - - - -\n");
     out.push_str(&header(r.protocol, false));

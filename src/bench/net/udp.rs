@@ -16,16 +16,16 @@ use super::tcp::WORKER_POLL;
 use super::udp_stats::{HEADER_32, HEADER_64, Header, RecvAccounting, monotonic_now};
 
 /// Client → server, iperf3 ≥ 3.12 (0x36373839 written little-endian: "9876").
-pub const CONNECT_MSG: [u8; 4] = *b"9876";
+pub(crate) const CONNECT_MSG: [u8; 4] = *b"9876";
 /// Server → client, iperf3 ≥ 3.12 ("6789").
-pub const CONNECT_REPLY: [u8; 4] = *b"6789";
+pub(crate) const CONNECT_REPLY: [u8; 4] = *b"6789";
 /// Server → client, iperf3 ≤ 3.11: 987654321.
-pub const LEGACY_CONNECT_REPLY: [u8; 4] = 987_654_321u32.to_le_bytes();
+pub(crate) const LEGACY_CONNECT_REPLY: [u8; 4] = 987_654_321u32.to_le_bytes();
 
 /// Socket buffer a UDP receiver asks for, so that a scheduling hiccup of a few
 /// milliseconds does not overflow it at gigabit rates (iperf3 leaves the
 /// default of ~200 KiB, i.e. six 32 KiB datagrams).
-pub const UDP_RCVBUF: usize = 4 * 1024 * 1024;
+pub(crate) const UDP_RCVBUF: usize = 4 * 1024 * 1024;
 
 /// Size a UDP socket's buffers: `-w` if given, else make sure a few blocks fit.
 fn size_buffers(sock: &SockRef<'_>, params: &TestParams) -> io::Result<()> {
@@ -46,7 +46,7 @@ fn size_buffers(sock: &SockRef<'_>, params: &TestParams) -> io::Result<()> {
 }
 
 /// Client side: open a UDP stream to `server` and complete the handshake.
-pub fn connect(
+pub(crate) fn connect(
     server: SocketAddr,
     params: &TestParams,
     timeout: Duration,
@@ -111,7 +111,7 @@ pub fn connect(
 
 /// Server side: a UDP socket on the server's port that takes the next
 /// stream's connect datagram (SO_REUSEADDR so a new one can follow).
-pub fn listen(addr: SocketAddr) -> io::Result<UdpSocket> {
+pub(crate) fn listen(addr: SocketAddr) -> io::Result<UdpSocket> {
     let sock = Socket::new(Domain::for_address(addr), Type::DGRAM, None)?;
     sock.set_reuse_address(true)?;
     if addr.is_ipv6() && addr.ip().is_unspecified() {
@@ -123,7 +123,7 @@ pub fn listen(addr: SocketAddr) -> io::Result<UdpSocket> {
 
 /// Server side: wait for one stream's connect datagram on `listener`, connect
 /// that socket to the client, put a fresh listener in its place and reply.
-pub fn accept(
+pub(crate) fn accept(
     listener: &mut UdpSocket,
     addr: SocketAddr,
     params: &TestParams,
@@ -160,7 +160,7 @@ pub fn accept(
 }
 
 /// Send paced datagrams with the iperf3 header until told to stop.
-pub fn send_loop(s: &UdpSocket, ctx: &WorkerCtx) -> WorkerEnd {
+pub(crate) fn send_loop(s: &UdpSocket, ctx: &WorkerCtx) -> WorkerEnd {
     let min = if ctx.udp_counters_64bit {
         HEADER_64
     } else {
@@ -217,7 +217,7 @@ pub fn send_loop(s: &UdpSocket, ctx: &WorkerCtx) -> WorkerEnd {
 }
 
 /// Receive datagrams and account them until told to stop.
-pub fn recv_loop(s: &UdpSocket, ctx: &WorkerCtx) -> WorkerEnd {
+pub(crate) fn recv_loop(s: &UdpSocket, ctx: &WorkerCtx) -> WorkerEnd {
     if let Err(e) = s.set_read_timeout(Some(WORKER_POLL)) {
         return WorkerEnd::Failed(e);
     }

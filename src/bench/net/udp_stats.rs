@@ -2,20 +2,20 @@
 //! RFC 1889 jitter), exactly as iperf3 counts them.
 
 /// Bytes of header with a 32-bit counter; 16 with a 64-bit one.
-pub const HEADER_32: usize = 12;
-pub const HEADER_64: usize = 16;
+pub(crate) const HEADER_32: usize = 12;
+pub(crate) const HEADER_64: usize = 16;
 
 /// The header fields of one datagram.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Header {
-    pub sec: u32,
-    pub usec: u32,
-    pub seq: u64,
+pub(crate) struct Header {
+    pub(crate) sec: u32,
+    pub(crate) usec: u32,
+    pub(crate) seq: u64,
 }
 
 impl Header {
     /// Write into the start of `buf` (big-endian); `buf` must hold the header.
-    pub fn write(&self, buf: &mut [u8], counters_64bit: bool) {
+    pub(crate) fn write(&self, buf: &mut [u8], counters_64bit: bool) {
         buf[0..4].copy_from_slice(&self.sec.to_be_bytes());
         buf[4..8].copy_from_slice(&self.usec.to_be_bytes());
         if counters_64bit {
@@ -26,7 +26,7 @@ impl Header {
     }
 
     /// Read from a datagram; `None` if it is too short to hold a header.
-    pub fn read(buf: &[u8], counters_64bit: bool) -> Option<Header> {
+    pub(crate) fn read(buf: &[u8], counters_64bit: bool) -> Option<Header> {
         let be32 = |i: usize| -> Option<u32> {
             Some(u32::from_be_bytes(buf.get(i..i + 4)?.try_into().ok()?))
         };
@@ -40,13 +40,13 @@ impl Header {
         Some(Header { sec, usec, seq })
     }
 
-    pub fn sent_s(&self) -> f64 {
+    pub(crate) fn sent_s(&self) -> f64 {
         self.sec as f64 + self.usec as f64 / 1e6
     }
 }
 
 /// CLOCK_MONOTONIC now as (seconds, microseconds): iperf3 3.12's clock.
-pub fn monotonic_now() -> (u32, u32) {
+pub(crate) fn monotonic_now() -> (u32, u32) {
     // SAFETY: an all-zero timespec is valid; clock_gettime fills it in.
     let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
     // SAFETY: `ts` is a valid out-pointer.
@@ -56,21 +56,21 @@ pub fn monotonic_now() -> (u32, u32) {
 
 /// Receiver state of one UDP stream.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct RecvAccounting {
+pub(crate) struct RecvAccounting {
     /// Highest sequence number seen (iperf3's `packet_count`).
-    pub highest: u64,
+    pub(crate) highest: u64,
     /// Lost datagrams (iperf3's `cnt_error`).
-    pub lost: i64,
-    pub out_of_order: u64,
+    pub(crate) lost: i64,
+    pub(crate) out_of_order: u64,
     /// Jitter in seconds.
-    pub jitter_s: f64,
+    pub(crate) jitter_s: f64,
     prev_transit: Option<f64>,
 }
 
 impl RecvAccounting {
     /// Account one datagram with sequence `seq` whose transit time (arrival on
     /// our clock minus the sender's timestamp) is `transit_s`.
-    pub fn on_datagram(&mut self, seq: u64, transit_s: f64) {
+    pub(crate) fn on_datagram(&mut self, seq: u64, transit_s: f64) {
         if seq > self.highest {
             if seq > self.highest + 1 {
                 self.lost += (seq - 1 - self.highest) as i64;

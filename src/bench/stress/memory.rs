@@ -14,7 +14,7 @@ const CHUNK: usize = (1 << 20) / 8;
 
 /// The value of word `i` in pass `pass`.
 #[inline(always)]
-pub fn pattern(i: u64, pass: u64) -> u64 {
+pub(crate) fn pattern(i: u64, pass: u64) -> u64 {
     let base =
         i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (pass / 2).wrapping_mul(0xd6e8_feb8_6659_fd93);
     if pass % 2 == 1 { !base } else { base }
@@ -44,22 +44,22 @@ pub fn verify(buf: &[u64], first: u64, pass: u64) -> (u64, Option<(usize, u64, u
 
 /// A word that read back wrong.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct Mismatch {
-    pub worker: usize,
-    pub byte_offset: u64,
-    pub expected: u64,
-    pub found: u64,
+pub(crate) struct Mismatch {
+    pub(crate) worker: usize,
+    pub(crate) byte_offset: u64,
+    pub(crate) expected: u64,
+    pub(crate) found: u64,
 }
 
 /// What one memory worker did.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
-pub struct MemoryWorker {
-    pub bytes: u64,
-    pub passes: u64,
-    pub bytes_written: u64,
-    pub bytes_verified: u64,
-    pub mismatches: u64,
-    pub first_mismatch: Option<Mismatch>,
+pub(crate) struct MemoryWorker {
+    pub(crate) bytes: u64,
+    pub(crate) passes: u64,
+    pub(crate) bytes_written: u64,
+    pub(crate) bytes_verified: u64,
+    pub(crate) mismatches: u64,
+    pub(crate) first_mismatch: Option<Mismatch>,
 }
 
 /// Allocate `words` zeroed words, or `None` when the memory is not there (no abort).
@@ -82,7 +82,7 @@ fn alloc_words(words: usize) -> Option<Vec<u64>> {
 /// Run until `stop`; `progress` counts bytes written + verified. After a stop, the part
 /// written in the pass under way is still verified (a bounded amount), so a short run
 /// verifies something too. `Err(bytes)` when the buffer cannot be allocated.
-pub fn worker(
+pub(crate) fn worker(
     index: usize,
     bytes: u64,
     stop: &AtomicBool,

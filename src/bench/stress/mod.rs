@@ -17,8 +17,8 @@
 
 pub mod memory;
 mod report;
-pub mod sensors;
-pub mod verdict;
+pub(crate) mod sensors;
+pub(crate) mod verdict;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -26,11 +26,8 @@ use std::time::{Duration, Instant};
 
 use crate::bench::progress::{Cancel, Progress, ProgressEvent};
 
-pub use memory::MemoryWorker;
-pub use report::{
-    CpuLoad, FreqSummary, MemorySummary, Sample, SensorSummary, StressReport, TempSummary,
-};
-pub use sensors::{Inventory, Reading, ThrottleTotals};
+pub(crate) use report::StressReport;
+pub(crate) use sensors::Inventory;
 pub use verdict::Verdict;
 
 /// How much memory the memory workers use in total.
@@ -89,7 +86,7 @@ pub enum StressError {
 }
 
 /// Bytes of `MemAvailable` in /proc/meminfo.
-pub fn mem_available() -> Result<u64, StressError> {
+pub(crate) fn mem_available() -> Result<u64, StressError> {
     let text = std::fs::read_to_string("/proc/meminfo")
         .map_err(|e| StressError::MemInfo(e.to_string()))?;
     text.lines()

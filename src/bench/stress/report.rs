@@ -15,18 +15,18 @@ pub struct Sample {
     pub t_s: f64,
     pub max_temp_c: Option<f64>,
     pub max_freq_mhz: Option<f64>,
-    pub min_freq_mhz: Option<f64>,
+    pub(crate) min_freq_mhz: Option<f64>,
     /// Throttle counter increase (core + package counts) since the start.
     pub throttle_events: Option<u64>,
     /// Highest state of any CPU cooling device.
-    pub cooling_state: Option<u64>,
-    pub cpu_events_per_second: f64,
-    pub memory_mib_per_second: f64,
+    pub(crate) cooling_state: Option<u64>,
+    pub(crate) cpu_events_per_second: f64,
+    pub(crate) memory_mib_per_second: f64,
 }
 
 impl Sample {
     /// A one-line summary for the progress display.
-    pub fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         let mut s = format!(
             "{:.0} s: cpu {:.0} events/s, memory {:.0} MiB/s",
             self.t_s, self.cpu_events_per_second, self.memory_mib_per_second
@@ -56,7 +56,7 @@ fn max_f(v: impl Iterator<Item = f64>) -> Option<f64> {
 }
 
 impl<'a> Sampler<'a> {
-    pub fn new(inv: &'a Inventory, first: &'a Reading, start: Instant) -> Self {
+    pub(crate) fn new(inv: &'a Inventory, first: &'a Reading, start: Instant) -> Self {
         Self {
             inv,
             first,
@@ -67,7 +67,7 @@ impl<'a> Sampler<'a> {
         }
     }
 
-    pub fn take(&mut self, now: Instant, cpu_events: u64, mem_bytes: u64) -> &Sample {
+    pub(crate) fn take(&mut self, now: Instant, cpu_events: u64, mem_bytes: u64) -> &Sample {
         let r = self.inv.read();
         let dt = now.duration_since(self.last.0).as_secs_f64().max(1e-9);
         let throttle = match (self.first.throttle, r.throttle) {
@@ -95,7 +95,7 @@ impl<'a> Sampler<'a> {
         self.samples.last().expect("just pushed")
     }
 
-    pub fn finish(self) -> (Vec<Reading>, Vec<Sample>) {
+    pub(crate) fn finish(self) -> (Vec<Reading>, Vec<Sample>) {
         (self.readings, self.samples)
     }
 }
@@ -103,8 +103,8 @@ impl<'a> Sampler<'a> {
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct SensorSummary {
     pub temperatures: Vec<TempSensor>,
-    pub cooling_devices: Vec<CpuCooling>,
-    pub cpufreq_cpus: usize,
+    pub(crate) cooling_devices: Vec<CpuCooling>,
+    pub(crate) cpufreq_cpus: usize,
     pub thermal_throttle_cpus: usize,
 }
 
@@ -120,16 +120,16 @@ pub struct TempSummary {
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct FreqSummary {
     pub nominal: f64,
-    pub start: Option<f64>,
+    pub(crate) start: Option<f64>,
     pub min: Option<f64>,
     pub max: Option<f64>,
-    pub end: Option<f64>,
+    pub(crate) end: Option<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct CpuLoad {
     pub events: u64,
-    pub events_per_second: f64,
+    pub(crate) events_per_second: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
@@ -140,15 +140,15 @@ pub struct MemorySummary {
     pub mismatches: u64,
     /// True when something was verified and every word read back as written.
     pub verified: bool,
-    pub workers: Vec<MemoryWorker>,
+    pub(crate) workers: Vec<MemoryWorker>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct StressReport {
-    pub duration_s: f64,
-    pub cpu_workers: usize,
-    pub vm_workers: usize,
-    pub vm_bytes: u64,
+    pub(crate) duration_s: f64,
+    pub(crate) cpu_workers: usize,
+    pub(crate) vm_workers: usize,
+    pub(crate) vm_bytes: u64,
     pub verdict: Verdict,
     pub reasons: Vec<String>,
     pub sensors: SensorSummary,
@@ -162,18 +162,18 @@ pub struct StressReport {
 }
 
 pub(crate) struct Parts<'a> {
-    pub cfg: &'a StressConfig,
-    pub vm_bytes: u64,
-    pub elapsed: Duration,
-    pub inv: &'a Inventory,
-    pub first: &'a Reading,
-    pub readings: &'a [Reading],
-    pub samples: Vec<Sample>,
-    pub verdict: Verdict,
-    pub reasons: Vec<String>,
-    pub cpu_events: u64,
-    pub memory: Vec<MemoryWorker>,
-    pub cancelled: bool,
+    pub(crate) cfg: &'a StressConfig,
+    pub(crate) vm_bytes: u64,
+    pub(crate) elapsed: Duration,
+    pub(crate) inv: &'a Inventory,
+    pub(crate) first: &'a Reading,
+    pub(crate) readings: &'a [Reading],
+    pub(crate) samples: Vec<Sample>,
+    pub(crate) verdict: Verdict,
+    pub(crate) reasons: Vec<String>,
+    pub(crate) cpu_events: u64,
+    pub(crate) memory: Vec<MemoryWorker>,
+    pub(crate) cancelled: bool,
 }
 
 pub(crate) fn build(p: Parts<'_>) -> StressReport {

@@ -18,51 +18,51 @@ use serde::Serialize;
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct TempSensor {
     /// `hwmon:<name>/<label>` or `zone:<type>`.
-    pub name: String,
+    pub(crate) name: String,
     #[serde(skip)]
-    pub input: PathBuf,
+    pub(crate) input: PathBuf,
     /// The lowest of max/crit (hwmon) or passive/hot/critical trip points (zones).
     pub limit_c: Option<f64>,
 }
 
 /// A cooling device that throttles the CPU when its state is above 0.
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
-pub struct CpuCooling {
-    pub kind: String,
+pub(crate) struct CpuCooling {
+    pub(crate) kind: String,
     #[serde(skip)]
-    pub cur_state: PathBuf,
+    pub(crate) cur_state: PathBuf,
 }
 
 /// One CPU's cpufreq files.
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
-pub struct CpuFreq {
-    pub cpu: u32,
-    pub max_khz: u64,
+pub(crate) struct CpuFreq {
+    pub(crate) cpu: u32,
+    pub(crate) max_khz: u64,
     #[serde(skip)]
-    pub dir: PathBuf,
+    pub(crate) dir: PathBuf,
 }
 
 /// Everything found under the sysfs root at the start of a run.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
-pub struct Inventory {
-    pub temperatures: Vec<TempSensor>,
-    pub cooling_devices: Vec<CpuCooling>,
-    pub cpufreq: Vec<CpuFreq>,
+pub(crate) struct Inventory {
+    pub(crate) temperatures: Vec<TempSensor>,
+    pub(crate) cooling_devices: Vec<CpuCooling>,
+    pub(crate) cpufreq: Vec<CpuFreq>,
     /// `cpuN/thermal_throttle` directories; `bool` = counts the package counters.
     #[serde(skip)]
-    pub throttle_dirs: Vec<(PathBuf, bool)>,
-    pub thermal_throttle_cpus: usize,
+    pub(crate) throttle_dirs: Vec<(PathBuf, bool)>,
+    pub(crate) thermal_throttle_cpus: usize,
 }
 
 /// One reading of every sensor in an [`Inventory`], in the same order.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Reading {
-    pub temps_c: Vec<Option<f64>>,
-    pub cooling_states: Vec<Option<u64>>,
-    pub cur_khz: Vec<Option<u64>>,
-    pub scaling_max_khz: Vec<Option<u64>>,
+pub(crate) struct Reading {
+    pub(crate) temps_c: Vec<Option<f64>>,
+    pub(crate) cooling_states: Vec<Option<u64>>,
+    pub(crate) cur_khz: Vec<Option<u64>>,
+    pub(crate) scaling_max_khz: Vec<Option<u64>>,
     /// Sums of the throttle counters (None without thermal_throttle directories).
-    pub throttle: Option<ThrottleTotals>,
+    pub(crate) throttle: Option<ThrottleTotals>,
 }
 
 /// Throttle counters summed over CPUs (package counters once per package).
@@ -71,7 +71,7 @@ pub struct ThrottleTotals {
     pub core_count: u64,
     pub core_time_ms: u64,
     pub package_count: u64,
-    pub package_time_ms: u64,
+    pub(crate) package_time_ms: u64,
 }
 
 fn read_trim(p: &Path) -> Option<String> {
@@ -116,7 +116,7 @@ fn min_opt(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 impl Inventory {
     /// Look for every sensor under `root` (normally `/sys`). Only sensors that can be
     /// read right now are kept.
-    pub fn discover(root: &Path) -> Self {
+    pub(crate) fn discover(root: &Path) -> Self {
         let mut inv = Inventory::default();
         for (_, hw) in numbered(&root.join("class/hwmon"), "hwmon") {
             let chip = read_trim(&hw.join("name")).unwrap_or_else(|| "hwmon".into());
@@ -194,7 +194,7 @@ impl Inventory {
     }
 
     /// Whether anything at all can show throttling on this machine.
-    pub fn observable(&self) -> bool {
+    pub(crate) fn observable(&self) -> bool {
         !(self.temperatures.is_empty()
             && self.cooling_devices.is_empty()
             && self.cpufreq.is_empty()
@@ -202,7 +202,7 @@ impl Inventory {
     }
 
     /// Read every sensor now.
-    pub fn read(&self) -> Reading {
+    pub(crate) fn read(&self) -> Reading {
         let throttle = (!self.throttle_dirs.is_empty()).then(|| {
             let mut t = ThrottleTotals::default();
             for (dir, with_package) in &self.throttle_dirs {

@@ -26,7 +26,7 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Verdict::ThrottlingObserved => "throttling observed",
             Verdict::NoneObserved => "none observed",
@@ -42,12 +42,16 @@ impl std::fmt::Display for Verdict {
 }
 
 /// The highest current frequency over all CPUs in one reading (kHz).
-pub fn max_khz(r: &Reading) -> Option<u64> {
+pub(crate) fn max_khz(r: &Reading) -> Option<u64> {
     r.cur_khz.iter().flatten().copied().max()
 }
 
 /// Judge a run: `start` was read before the load began, `during` once per interval.
-pub fn judge(inv: &Inventory, start: &Reading, during: &[Reading]) -> (Verdict, Vec<String>) {
+pub(crate) fn judge(
+    inv: &Inventory,
+    start: &Reading,
+    during: &[Reading],
+) -> (Verdict, Vec<String>) {
     if !inv.observable() {
         let why = "this machine exposes no hwmon temperatures, thermal zones, CPU cooling devices, \
                    cpufreq or thermal_throttle counters (usual for VMs and containers)";

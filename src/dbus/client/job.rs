@@ -17,17 +17,17 @@ use crate::dbus::wire::{BUS_NAME, JOB_IFACE, next};
 
 /// How a job ended.
 #[derive(Clone, Debug, PartialEq)]
-pub struct JobEnd {
+pub(crate) struct JobEnd {
     /// `succeeded`, `failed` or `cancelled`.
-    pub state: JobStatus,
+    pub(crate) state: JobStatus,
     /// The job's result as sent in `Finished` (JSON; `{"error": ..., "class": ...}`
     /// when it failed).
-    pub result: String,
+    pub(crate) result: String,
 }
 
 /// Why following a job stopped before it ended.
 #[derive(Debug, thiserror::Error)]
-pub enum WaitError {
+pub(crate) enum WaitError {
     /// hlctld left the bus (stopped, crashed, restarted): its jobs are gone.
     #[error("hlctld left the bus (it stopped or crashed)")]
     DaemonGone,
@@ -40,18 +40,18 @@ pub enum WaitError {
 }
 
 /// What to do while following a job.
-pub struct Follow<'a> {
+pub(crate) struct Follow<'a> {
     /// Where progress goes.
-    pub progress: &'a dyn Progress,
+    pub(crate) progress: &'a dyn Progress,
     /// Call `Job.Confirm` when the job is `awaiting-confirmation` (commit-confirm:
     /// we are alive and still talk to the daemon).
-    pub confirm: bool,
+    pub(crate) confirm: bool,
     /// The progress message shown once Ctrl-C asked the job to stop.
-    pub cancelling: &'a str,
+    pub(crate) cancelling: &'a str,
 }
 
 /// The signal subscriptions a job's client needs, made before the job starts.
-pub struct JobClient {
+pub(crate) struct JobClient {
     conn: Connection,
     finished: MessageStream,
     changes: MessageStream,
@@ -107,7 +107,7 @@ fn signals(iface: &'static str, member: &'static str) -> zbus::Result<MatchRule<
 impl JobClient {
     /// Subscribe to the job signals and to hlctld's bus name; call before
     /// starting the job.
-    pub async fn subscribe(conn: &Connection) -> zbus::Result<JobClient> {
+    pub(crate) async fn subscribe(conn: &Connection) -> zbus::Result<JobClient> {
         let finished = signals(JOB_IFACE, "Finished")?;
         let changes = signals("org.freedesktop.DBus.Properties", "PropertiesChanged")?;
         let gone = MatchRule::builder()
@@ -125,7 +125,7 @@ impl JobClient {
     }
 
     /// Follow job `path` until it ends.
-    pub async fn wait(
+    pub(crate) async fn wait(
         &mut self,
         path: &ObjectPath<'_>,
         follow: Follow<'_>,

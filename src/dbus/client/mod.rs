@@ -1,5 +1,5 @@
 //! hlctl's side of `org.hlctl.Daemon1`: [`proxy`] (typed proxies of the
 //! Manager, Link and Job interfaces) and [`job`] (following a job to its end).
 
-pub mod job;
-pub mod proxy;
+pub(crate) mod job;
+pub(crate) mod proxy;

@@ -11,7 +11,7 @@ use crate::dbus::wire::set_rows::Row;
     default_service = "org.hlctl.Daemon1",
     default_path = "/org/hlctl/Daemon1"
 )]
-pub trait Manager {
+pub(crate) trait Manager {
     #[zbus(property)]
     fn version(&self) -> zbus::Result<String>;
     #[zbus(property)]
@@ -68,7 +68,7 @@ pub trait Manager {
     interface = "org.hlctl.Daemon1.Link",
     default_service = "org.hlctl.Daemon1"
 )]
-pub trait Link {
+pub(crate) trait Link {
     #[zbus(property)]
     fn name(&self) -> zbus::Result<String>;
     #[zbus(property)]
@@ -89,7 +89,7 @@ pub trait Link {
     interface = "org.hlctl.Daemon1.Job",
     default_service = "org.hlctl.Daemon1"
 )]
-pub trait Job {
+pub(crate) trait Job {
     #[zbus(property)]
     fn kind(&self) -> zbus::Result<String>;
     #[zbus(property)]

@@ -26,36 +26,36 @@ use crate::paths::Paths;
 pub struct DaemonArgs {
     /// Serve on the bus at ADDRESS (e.g. unix:path=/tmp/test-bus) instead of the system bus.
     #[arg(long, value_name = "ADDRESS", conflicts_with = "session")]
-    pub bus: Option<String>,
+    pub(crate) bus: Option<String>,
 
     /// Serve on the session bus (development only; polkit still decides).
     #[arg(long)]
-    pub session: bool,
+    pub(crate) session: bool,
 
     /// Treat DIR as the root for hlctl's files (state directory, sysctl.d).
     #[arg(long, value_name = "DIR", default_value = "/")]
-    pub root: PathBuf,
+    pub(crate) root: PathBuf,
 
     /// Directory of persisted state [default: ROOT/var/lib/hlctl].
     #[arg(long, value_name = "DIR")]
-    pub state_dir: Option<PathBuf>,
+    pub(crate) state_dir: Option<PathBuf>,
 
     /// sysctl.d directory that receives 90-hlctl.conf [default: ROOT/etc/sysctl.d].
     #[arg(long, value_name = "DIR")]
-    pub sysctl_dir: Option<PathBuf>,
+    pub(crate) sysctl_dir: Option<PathBuf>,
 
     /// The configuration file [default: ROOT/etc/hlctl/hlctl.toml]: the
     /// Prometheus textfile directory ([metrics]) is taken from it.
     #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
 
     /// Seconds a finished job stays on the bus so its result can be read.
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
-    pub job_linger: u64,
+    pub(crate) job_linger: u64,
 
     /// Testing aid: hold every change this many milliseconds before applying it.
     #[arg(long, value_name = "MS", default_value_t = 0, hide = true)]
-    pub test_hold_ms: u64,
+    pub(crate) test_hold_ms: u64,
 
     /// Log debug messages too.
     #[arg(short, long)]
@@ -73,7 +73,7 @@ impl DaemonArgs {
     }
 
     /// File locations after applying `--root`, `--state-dir` and `--sysctl-dir`.
-    pub fn paths(&self) -> Paths {
+    pub(crate) fn paths(&self) -> Paths {
         let mut paths = Paths::under(&self.root);
         if let Some(d) = &self.state_dir {
             paths.state_dir = d.clone();

@@ -63,20 +63,20 @@ impl Action {
 
 /// Who called: the unique bus name and, when the bus tells, the Unix uid.
 #[derive(Clone, Debug)]
-pub struct Caller {
-    pub sender: String,
-    pub uid: Option<u32>,
+pub(crate) struct Caller {
+    pub(crate) sender: String,
+    pub(crate) uid: Option<u32>,
 }
 
 impl Caller {
     /// `uid 1000` or `uid ?` for logs.
-    pub fn uid_text(&self) -> String {
+    pub(crate) fn uid_text(&self) -> String {
         self.uid.map_or("?".into(), |u| u.to_string())
     }
 }
 
 /// The caller of the method whose header is `hdr`.
-pub async fn caller(conn: &Connection, hdr: &Header<'_>) -> Result<Caller> {
+pub(crate) async fn caller(conn: &Connection, hdr: &Header<'_>) -> Result<Caller> {
     let sender = hdr
         .sender()
         .ok_or_else(|| Error::NotAuthorized("the message has no sender".into()))?;
@@ -95,7 +95,7 @@ pub async fn caller(conn: &Connection, hdr: &Header<'_>) -> Result<Caller> {
 
 /// Ask polkit whether the caller of `hdr` may perform every one of `actions`.
 /// Refusal → [`Error::NotAuthorized`], logged with the caller's uid.
-pub async fn authorize(
+pub(crate) async fn authorize(
     conn: &Connection,
     hdr: &Header<'_>,
     actions: &[Action],

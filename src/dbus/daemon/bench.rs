@@ -19,7 +19,7 @@ use crate::dbus::wire::error::{Error, Result};
 use crate::dbus::wire::params as wire_params;
 
 /// `StartBenchmark`'s parameters (`a{sv}`).
-pub type Params = HashMap<String, OwnedVariant>;
+pub(crate) type Params = HashMap<String, OwnedVariant>;
 
 fn parse<T: DeserializeOwned>(kind: &str, params: &Params) -> Result<T> {
     wire_params::decode(kind, params).map_err(Error::InvalidArgument)
@@ -43,7 +43,7 @@ fn to_json<T: Serialize>(v: T) -> std::result::Result<serde_json::Value, Failure
 }
 
 /// Decode `params` for `kind` and return the work to run.
-pub fn prepare(kind: &str, params: &Params) -> Result<Work> {
+pub(crate) fn prepare(kind: &str, params: &Params) -> Result<Work> {
     match kind {
         "net" => {
             let p: NetParams = parse(kind, params)?;

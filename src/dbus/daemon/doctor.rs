@@ -15,7 +15,7 @@ use crate::path::Peer;
 use crate::paths::Paths;
 
 /// The work of a doctor job for `p` (already decoded and checked).
-pub fn prepare(p: DoctorParams, paths: Paths) -> Work {
+pub(crate) fn prepare(p: DoctorParams, paths: Paths) -> Work {
     Box::new(move |progress, cancel| {
         let peer = p
             .peer

@@ -19,14 +19,14 @@ use zbus::{Connection, OwnedObjectPath, OwnedVariant, interface};
 
 use super::auth::{self, Action, Caller};
 use super::state::{Claim, Confirmation, Daemon, JobInner, lock};
-pub use super::state::{JobState, JobStatus};
+pub(crate) use super::state::{JobState, JobStatus};
 use crate::bench::progress::{Cancel, Progress, ProgressEvent};
 use crate::dbus::wire::error::{Error, Result};
 use crate::dbus::wire::headline;
 use crate::dbus::wire::job::job_path;
 
 /// The object path of job `id`.
-pub fn path(id: u64) -> OwnedObjectPath {
+pub(crate) fn path(id: u64) -> OwnedObjectPath {
     OwnedObjectPath::try_from(job_path(id)).unwrap_or_else(|_| {
         OwnedObjectPath::try_from(crate::dbus::wire::PATH).expect("static path")
     })
@@ -49,9 +49,9 @@ impl Progress for Sink {
 /// Why a job's work failed: the message and how a client should treat it
 /// (`invalid`, `not_permitted` or `failed`, as exit codes 2, 3 and 1).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Failure {
-    pub message: String,
-    pub class: &'static str,
+pub(crate) struct Failure {
+    pub(crate) message: String,
+    pub(crate) class: &'static str,
 }
 
 impl From<String> for Failure {
@@ -65,13 +65,13 @@ impl From<String> for Failure {
 
 /// The work of a job: runs on a thread of its own, reports progress, checks
 /// the token, returns a JSON result or a [`Failure`].
-pub type Work = Box<
+pub(crate) type Work = Box<
     dyn FnOnce(&dyn Progress, &Cancel) -> std::result::Result<serde_json::Value, Failure> + Send,
 >;
 
 /// The D-Bus object of one job.
-pub struct JobObject {
-    pub job: Arc<JobState>,
+pub(crate) struct JobObject {
+    pub(crate) job: Arc<JobState>,
 }
 
 #[interface(name = "org.hlctl.Daemon1.Job")]
@@ -213,20 +213,20 @@ impl JobObject {
 }
 
 /// A job about to start: what it is, whose it is and what it holds.
-pub struct NewJob {
+pub(crate) struct NewJob {
     /// `benchmark:cpu`, `tune:eth0`, ...
-    pub kind: String,
-    pub owner: Caller,
+    pub(crate) kind: String,
+    pub(crate) owner: Caller,
     /// Keeps running when its owner leaves the bus.
-    pub detached: bool,
+    pub(crate) detached: bool,
     /// A held link, released when the work ends.
-    pub claim: Option<Claim>,
+    pub(crate) claim: Option<Claim>,
     /// A tune's commit-confirm handshake (`Job.Confirm`).
-    pub confirm: Option<Arc<Confirmation>>,
+    pub(crate) confirm: Option<Arc<Confirmation>>,
 }
 
 /// Register a job object and start `work` on a blocking thread.
-pub async fn start(
+pub(crate) async fn start(
     conn: &Connection,
     d: &Arc<Daemon>,
     new: NewJob,
@@ -369,7 +369,7 @@ async fn drive(
 }
 
 /// The caller `name` left the bus: cancel its running, attached jobs.
-pub fn owner_left(d: &Daemon, name: &str) {
+pub(crate) fn owner_left(d: &Daemon, name: &str) {
     for job in lock(&d.jobs).values() {
         if job.owner.sender == name && !job.detached && job.status().is_active() {
             info!(

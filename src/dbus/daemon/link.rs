@@ -27,16 +27,16 @@ use crate::nic::model::Interface;
 use crate::nic::set::{SetReply, apply_and_persist};
 
 /// The object path of the link with `ifindex`.
-pub fn path(ifindex: u32) -> OwnedObjectPath {
+pub(crate) fn path(ifindex: u32) -> OwnedObjectPath {
     OwnedObjectPath::try_from(format!("{}/link/{ifindex}", crate::dbus::wire::PATH)).unwrap_or_else(
         |_| OwnedObjectPath::try_from(crate::dbus::wire::PATH).expect("static path"),
     )
 }
 
 /// The D-Bus object of one link.
-pub struct LinkObject {
-    pub daemon: Arc<Daemon>,
-    pub link: Arc<LinkState>,
+pub(crate) struct LinkObject {
+    pub(crate) daemon: Arc<Daemon>,
+    pub(crate) link: Arc<LinkState>,
 }
 
 #[interface(name = "org.hlctl.Daemon1.Link")]
@@ -296,7 +296,7 @@ fn log_reply(caller: &auth::Caller, reply: &SetReply) {
 }
 
 /// Re-read one link, store the model and announce what changed.
-pub async fn refresh(conn: &Connection, d: &Arc<Daemon>, link: &Arc<LinkState>) {
+pub(crate) async fn refresh(conn: &Connection, d: &Arc<Daemon>, link: &Arc<LinkState>) {
     let (dd, name) = (d.clone(), link.model().name);
     match tokio::task::spawn_blocking(move || dd.read_one(&name)).await {
         Ok(Ok(iface)) if iface.ifindex == link.ifindex => publish(conn, link, iface).await,
@@ -306,7 +306,7 @@ pub async fn refresh(conn: &Connection, d: &Arc<Daemon>, link: &Arc<LinkState>) 
 }
 
 /// Store a freshly read model and emit `PropertiesChanged` for what differs.
-pub async fn publish(conn: &Connection, link: &LinkState, new: Interface) {
+pub(crate) async fn publish(conn: &Connection, link: &LinkState, new: Interface) {
     let old = link.set_model(new.clone());
     if settings_only(&old) == settings_only(&new) {
         return;

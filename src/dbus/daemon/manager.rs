@@ -21,8 +21,8 @@ use crate::problem::Problem;
 use crate::sysctl::{self, SysctlError};
 
 /// The manager object.
-pub struct Manager {
-    pub daemon: Arc<Daemon>,
+pub(crate) struct Manager {
+    pub(crate) daemon: Arc<Daemon>,
 }
 
 fn check_strings<'a>(what: &str, items: impl Iterator<Item = &'a str>) -> Result<()> {
@@ -466,7 +466,7 @@ impl Manager {
 
     /// A link appeared (hot-plug, new virtual device).
     #[zbus(signal)]
-    pub async fn link_added(
+    pub(crate) async fn link_added(
         emitter: &SignalEmitter<'_>,
         path: ObjectPath<'_>,
         name: &str,
@@ -474,7 +474,7 @@ impl Manager {
 
     /// A link disappeared.
     #[zbus(signal)]
-    pub async fn link_removed(
+    pub(crate) async fn link_removed(
         emitter: &SignalEmitter<'_>,
         path: ObjectPath<'_>,
         name: &str,

@@ -12,7 +12,7 @@
 //!   goes back to the kernel (`malloc_trim`).
 
 /// Keep every thread on glibc's main arena. Call before any thread is started.
-pub fn one_arena() {
+pub(crate) fn one_arena() {
     #[cfg(target_env = "gnu")]
     // SAFETY: mallopt only changes a malloc tunable; it is called before the
     // daemon starts its threads.
@@ -22,7 +22,7 @@ pub fn one_arena() {
 }
 
 /// Return the heap's free pages to the kernel.
-pub fn trim() {
+pub(crate) fn trim() {
     #[cfg(target_env = "gnu")]
     // SAFETY: malloc_trim only releases free memory of the allocator.
     unsafe {

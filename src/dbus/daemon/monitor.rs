@@ -22,7 +22,7 @@ use crate::nic::read;
 const DEBOUNCE: Duration = Duration::from_millis(20);
 
 /// Subscribe (in the daemon's network namespace) and start following changes.
-pub fn spawn(conn: &Connection, d: &Arc<Daemon>) -> std::io::Result<()> {
+pub(crate) fn spawn(conn: &Connection, d: &Arc<Daemon>) -> std::io::Result<()> {
     let receivers = monitor::subscribe()?;
     if receivers.len() < 2 {
         warn!(
@@ -86,7 +86,12 @@ async fn run(
 }
 
 /// Compare the kernel's links with our objects: add, remove, refresh.
-pub async fn reconcile(conn: &Connection, d: &Arc<Daemon>, touched: BTreeSet<u32>, all: bool) {
+pub(crate) async fn reconcile(
+    conn: &Connection,
+    d: &Arc<Daemon>,
+    touched: BTreeSet<u32>,
+    all: bool,
+) {
     let known: BTreeMap<u32, String> = d
         .all_links()
         .iter()
@@ -151,7 +156,11 @@ pub async fn reconcile(conn: &Connection, d: &Arc<Daemon>, touched: BTreeSet<u32
 }
 
 /// Register a new link object and announce it.
-pub async fn add(conn: &Connection, d: &Arc<Daemon>, iface: Interface) -> Option<Arc<LinkState>> {
+pub(crate) async fn add(
+    conn: &Connection,
+    d: &Arc<Daemon>,
+    iface: Interface,
+) -> Option<Arc<LinkState>> {
     let name = iface.name.clone();
     let state = Arc::new(LinkState::new(iface));
     let p = link::path(state.ifindex);

@@ -5,7 +5,7 @@ use std::os::unix::net::{SocketAddr, UnixDatagram};
 
 /// Send `state` (e.g. `READY=1`) to the service manager. Without
 /// `NOTIFY_SOCKET` (no systemd, or not `Type=notify`) this does nothing.
-pub fn notify(state: &str) -> io::Result<bool> {
+pub(crate) fn notify(state: &str) -> io::Result<bool> {
     let Some(target) = std::env::var_os("NOTIFY_SOCKET") else {
         return Ok(false);
     };

@@ -13,7 +13,7 @@ use crate::nic::apply;
 use crate::nic::persist::State;
 
 /// Re-apply the persisted settings of one link, if it has any; log each setting.
-pub async fn reapply(conn: &Connection, d: &Arc<Daemon>, l: &Arc<LinkState>, why: &str) {
+pub(crate) async fn reapply(conn: &Connection, d: &Arc<Daemon>, l: &Arc<LinkState>, why: &str) {
     let model = l.model();
     let path = d.paths().nic_state_file();
     let state = match tokio::task::spawn_blocking(move || State::load(&path)).await {

@@ -31,7 +31,7 @@ fn open(paths: &Paths) -> Result<History> {
     Ok(History::open(&paths.state_dir)?)
 }
 
-pub async fn list_history(d: &Daemon, filter: &OwnedDict) -> Result<Vec<Dict>> {
+pub(crate) async fn list_history(d: &Daemon, filter: &OwnedDict) -> Result<Vec<Dict>> {
     let f = HistoryFilter::decode(filter)?;
     blocking(d, move |p| {
         let rows = open(p)?.list(f.kind, f.since, f.limit)?;
@@ -40,7 +40,7 @@ pub async fn list_history(d: &Daemon, filter: &OwnedDict) -> Result<Vec<Dict>> {
     .await
 }
 
-pub async fn list_baselines(d: &Daemon) -> Result<Vec<Dict>> {
+pub(crate) async fn list_baselines(d: &Daemon) -> Result<Vec<Dict>> {
     blocking(d, |p| {
         let b = open(p)?.baselines()?;
         Ok(b.iter().map(records::encode_baseline).collect())
@@ -48,7 +48,7 @@ pub async fn list_baselines(d: &Daemon) -> Result<Vec<Dict>> {
     .await
 }
 
-pub async fn compare(d: &Daemon, name: &str, options: &OwnedDict) -> Result<Dict> {
+pub(crate) async fn compare(d: &Daemon, name: &str, options: &OwnedDict) -> Result<Dict> {
     let threshold = records::compare_threshold(options)?;
     let name = (!name.is_empty()).then(|| name.to_string());
     blocking(d, move |p| {
@@ -58,7 +58,7 @@ pub async fn compare(d: &Daemon, name: &str, options: &OwnedDict) -> Result<Dict
     .await
 }
 
-pub async fn save_baseline(
+pub(crate) async fn save_baseline(
     d: &Daemon,
     conn: &Connection,
     hdr: &Header<'_>,
@@ -75,14 +75,14 @@ pub async fn save_baseline(
     Ok(saved as u32)
 }
 
-pub async fn tune_status(d: &Daemon) -> Result<Dict> {
+pub(crate) async fn tune_status(d: &Daemon) -> Result<Dict> {
     blocking(d, |p| {
         Ok(records::encode_status(&crate::tune::status::status(p)))
     })
     .await
 }
 
-pub async fn rollback(
+pub(crate) async fn rollback(
     d: &Daemon,
     conn: &Connection,
     hdr: &Header<'_>,

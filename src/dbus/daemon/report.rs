@@ -12,7 +12,7 @@ use crate::path::Peer;
 use crate::paths::Paths;
 
 /// The work of a report job for `p` (already decoded and checked).
-pub fn prepare(p: ReportParams, paths: Paths) -> Work {
+pub(crate) fn prepare(p: ReportParams, paths: Paths) -> Work {
     Box::new(move |progress, cancel| {
         let peers = p
             .peers

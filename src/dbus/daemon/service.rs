@@ -43,7 +43,7 @@ pub enum ServiceError {
 }
 
 /// Build a connection builder for `bus`.
-pub fn builder(bus: &Bus) -> zbus::connection::Builder<'static> {
+pub(crate) fn builder(bus: &Bus) -> zbus::connection::Builder<'static> {
     match bus {
         Bus::System => zbus::connection::Builder::system(),
         Bus::Session => zbus::connection::Builder::session(),

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
 use crate::bench::progress::Cancel;
-pub use crate::dbus::wire::job::JobStatus;
+pub(crate) use crate::dbus::wire::job::JobStatus;
 use crate::nic::error::NicError;
 use crate::nic::model::Interface;
 use crate::nic::netlink::Netlink;
@@ -22,23 +22,23 @@ use super::auth::Caller;
 use crate::dbus::wire::error::Error;
 
 /// Counters older than this are re-read when a client reads `Settings`.
-pub const COUNTERS_MAX_AGE: Duration = Duration::from_millis(500);
+pub(crate) const COUNTERS_MAX_AGE: Duration = Duration::from_millis(500);
 
 /// Lock a std mutex, ignoring poisoning (a panicked holder left consistent data:
 /// every critical section here is a plain assignment).
-pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// One link's cached model and change lock.
-pub struct LinkState {
-    pub ifindex: u32,
+pub(crate) struct LinkState {
+    pub(crate) ifindex: u32,
     model: RwLock<(Interface, Instant)>,
     holder: Mutex<Option<String>>,
 }
 
 impl LinkState {
-    pub fn new(iface: Interface) -> Self {
+    pub(crate) fn new(iface: Interface) -> Self {
         Self {
             ifindex: iface.ifindex,
             model: RwLock::new((iface, Instant::now())),
@@ -47,7 +47,7 @@ impl LinkState {
     }
 
     /// The cached model.
-    pub fn model(&self) -> Interface {
+    pub(crate) fn model(&self) -> Interface {
         self.model
             .read()
             .unwrap_or_else(|p| p.into_inner())
@@ -55,7 +55,7 @@ impl LinkState {
             .clone()
     }
 
-    pub fn age(&self) -> Duration {
+    pub(crate) fn age(&self) -> Duration {
         self.model
             .read()
             .unwrap_or_else(|p| p.into_inner())
@@ -64,13 +64,13 @@ impl LinkState {
     }
 
     /// Replace the cached model; returns the previous one.
-    pub fn set_model(&self, iface: Interface) -> Interface {
+    pub(crate) fn set_model(&self, iface: Interface) -> Interface {
         let mut m = self.model.write().unwrap_or_else(|p| p.into_inner());
         std::mem::replace(&mut *m, (iface, Instant::now())).0
     }
 
     /// Take the link for a change or a benchmark, or say who holds it.
-    pub fn claim(self: &Arc<Self>, what: impl Into<String>) -> Result<Claim, Error> {
+    pub(crate) fn claim(self: &Arc<Self>, what: impl Into<String>) -> Result<Claim, Error> {
         let mut h = lock(&self.holder);
         if let Some(by) = &*h {
             let name = self.model().name;
@@ -83,13 +83,13 @@ impl LinkState {
     }
 
     /// What holds the link now, if anything.
-    pub fn holder(&self) -> Option<String> {
+    pub(crate) fn holder(&self) -> Option<String> {
         lock(&self.holder).clone()
     }
 }
 
 /// A held link; dropping it releases the link.
-pub struct Claim(Arc<LinkState>);
+pub(crate) struct Claim(Arc<LinkState>);
 
 impl Drop for Claim {
     fn drop(&mut self) {
@@ -100,27 +100,27 @@ impl Drop for Claim {
 /// Settings of the daemon given on its command line.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
-    pub paths: Paths,
+    pub(crate) paths: Paths,
     /// Testing aid: hold each change this long before applying it.
-    pub hold: Duration,
+    pub(crate) hold: Duration,
     /// How long a finished job object stays on the bus for its result to be read.
-    pub job_linger: Duration,
+    pub(crate) job_linger: Duration,
 }
 
 /// Everything the D-Bus objects share.
-pub struct Daemon {
-    pub opts: Options,
-    pub links: RwLock<BTreeMap<u32, Arc<LinkState>>>,
+pub(crate) struct Daemon {
+    pub(crate) opts: Options,
+    pub(crate) links: RwLock<BTreeMap<u32, Arc<LinkState>>>,
     /// Used by reads and refreshes only.
-    pub reader: Mutex<Netlink>,
+    pub(crate) reader: Mutex<Netlink>,
     /// Used by changes only.
-    pub writer: Mutex<Netlink>,
-    pub jobs: Mutex<BTreeMap<u64, Arc<JobState>>>,
+    pub(crate) writer: Mutex<Netlink>,
+    pub(crate) jobs: Mutex<BTreeMap<u64, Arc<JobState>>>,
     next_job: AtomicU64,
 }
 
 impl Daemon {
-    pub fn new(opts: Options) -> Result<Arc<Self>, NicError> {
+    pub(crate) fn new(opts: Options) -> Result<Arc<Self>, NicError> {
         let reader = Netlink::new().map_err(NicError::Connect)?;
         let writer = Netlink::new().map_err(NicError::Connect)?;
         Ok(Arc::new(Self {
@@ -133,11 +133,11 @@ impl Daemon {
         }))
     }
 
-    pub fn paths(&self) -> &Paths {
+    pub(crate) fn paths(&self) -> &Paths {
         &self.opts.paths
     }
 
-    pub fn link(&self, ifindex: u32) -> Option<Arc<LinkState>> {
+    pub(crate) fn link(&self, ifindex: u32) -> Option<Arc<LinkState>> {
         self.links
             .read()
             .unwrap_or_else(|p| p.into_inner())
@@ -145,7 +145,7 @@ impl Daemon {
             .cloned()
     }
 
-    pub fn link_by_name(&self, name: &str) -> Option<Arc<LinkState>> {
+    pub(crate) fn link_by_name(&self, name: &str) -> Option<Arc<LinkState>> {
         self.links
             .read()
             .unwrap_or_else(|p| p.into_inner())
@@ -154,7 +154,7 @@ impl Daemon {
             .cloned()
     }
 
-    pub fn all_links(&self) -> Vec<Arc<LinkState>> {
+    pub(crate) fn all_links(&self) -> Vec<Arc<LinkState>> {
         self.links
             .read()
             .unwrap_or_else(|p| p.into_inner())
@@ -163,12 +163,12 @@ impl Daemon {
             .collect()
     }
 
-    pub fn next_job_id(&self) -> u64 {
+    pub(crate) fn next_job_id(&self) -> u64 {
         self.next_job.fetch_add(1, Ordering::SeqCst)
     }
 
     /// Read every link (including `lo`) through the reader connection. Blocking.
-    pub fn read_all(&self) -> Result<Vec<Interface>, NicError> {
+    pub(crate) fn read_all(&self) -> Result<Vec<Interface>, NicError> {
         let mut nl = lock(&self.reader);
         let links = nl.links().map_err(NicError::Connect)?;
         let mut out = Vec::with_capacity(links.len());
@@ -184,14 +184,14 @@ impl Daemon {
     }
 
     /// Re-read one link by name through the reader connection. Blocking.
-    pub fn read_one(&self, name: &str) -> Result<Interface, NicError> {
+    pub(crate) fn read_one(&self, name: &str) -> Result<Interface, NicError> {
         read::interface(&mut lock(&self.reader), name)
     }
 }
 
 /// The parts of a model that are settings, not live counters: what
 /// `PropertiesChanged` is about.
-pub fn settings_only(i: &Interface) -> Interface {
+pub(crate) fn settings_only(i: &Interface) -> Interface {
     Interface {
         counters: Default::default(),
         driver_stats: None,
@@ -203,27 +203,27 @@ pub fn settings_only(i: &Interface) -> Interface {
 /// A tune's commit-confirm handshake: the work says it waits (the job's state
 /// becomes `awaiting-confirmation`), `Job.Confirm` sets the flag.
 #[derive(Debug, Default)]
-pub struct Confirmation {
+pub(crate) struct Confirmation {
     awaiting: AtomicBool,
     confirmed: AtomicBool,
 }
 
 impl Confirmation {
     /// The work starts or stops waiting for `Job.Confirm`.
-    pub fn set_awaiting(&self, on: bool) {
+    pub(crate) fn set_awaiting(&self, on: bool) {
         self.awaiting.store(on, Ordering::SeqCst);
     }
 
-    pub fn is_awaiting(&self) -> bool {
+    pub(crate) fn is_awaiting(&self) -> bool {
         self.awaiting.load(Ordering::SeqCst)
     }
 
     /// `Job.Confirm` came.
-    pub fn confirm(&self) {
+    pub(crate) fn confirm(&self) {
         self.confirmed.store(true, Ordering::SeqCst);
     }
 
-    pub fn is_confirmed(&self) -> bool {
+    pub(crate) fn is_confirmed(&self) -> bool {
         self.confirmed.load(Ordering::SeqCst)
     }
 }
@@ -237,15 +237,15 @@ pub(super) struct JobInner {
 }
 
 /// A job as the daemon tracks it.
-pub struct JobState {
-    pub id: u64,
-    pub kind: String,
-    pub owner: Caller,
-    pub detached: bool,
-    pub cancel: Cancel,
+pub(crate) struct JobState {
+    pub(crate) id: u64,
+    pub(crate) kind: String,
+    pub(crate) owner: Caller,
+    pub(crate) detached: bool,
+    pub(crate) cancel: Cancel,
     /// A tune's commit-confirm handshake; `None` for a job with nothing to
     /// confirm.
-    pub confirm: Option<Arc<Confirmation>>,
+    pub(crate) confirm: Option<Arc<Confirmation>>,
     pub(super) inner: Mutex<JobInner>,
     pub(super) changed: tokio::sync::Notify,
 }
@@ -253,7 +253,7 @@ pub struct JobState {
 impl JobState {
     /// The job's state; a running job whose work waits for `Job.Confirm` is
     /// `awaiting-confirmation`.
-    pub fn status(&self) -> JobStatus {
+    pub(crate) fn status(&self) -> JobStatus {
         let s = lock(&self.inner).status;
         let awaiting = self.confirm.as_ref().is_some_and(|c| c.is_awaiting());
         if s == JobStatus::Running && awaiting {

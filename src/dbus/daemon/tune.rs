@@ -20,7 +20,7 @@ use crate::tune::params::TuneParams;
 use crate::tune::rollback::restore_journal;
 
 /// Decode the `params` option and check it before anything starts.
-pub fn parse(params: &str) -> Result<TuneParams> {
+pub(crate) fn parse(params: &str) -> Result<TuneParams> {
     let p: TuneParams = serde_json::from_str(params)
         .map_err(|e| Error::InvalidArgument(format!("tune: params: {e}")))?;
     p.options(None).map_err(Error::InvalidArgument)?;
@@ -28,7 +28,7 @@ pub fn parse(params: &str) -> Result<TuneParams> {
 }
 
 /// The job's work, and its commit-confirm handshake (`Job.Confirm`).
-pub fn prepare(p: TuneParams, paths: Paths) -> (Work, Arc<Confirmation>) {
+pub(crate) fn prepare(p: TuneParams, paths: Paths) -> (Work, Arc<Confirmation>) {
     let flag = Arc::new(Confirmation::default());
     let f = flag.clone();
     let work: Work = Box::new(move |progress, cancel| {
@@ -77,7 +77,7 @@ pub fn prepare(p: TuneParams, paths: Paths) -> (Work, Arc<Confirmation>) {
 }
 
 /// At daemon start: restore journals left by a crash, then watch deadlines.
-pub fn on_start(paths: &Paths) {
+pub(crate) fn on_start(paths: &Paths) {
     let mut restore = restore_journal(paths);
     for r in checkpoint::restore_pending(paths, &mut restore) {
         if r.errors.is_empty() {

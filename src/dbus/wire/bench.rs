@@ -20,7 +20,7 @@ use crate::bench::stress::{MemAmount, StressConfig};
 use crate::path::peer::DEFAULT_PORT;
 
 /// The benchmark kinds this daemon runs.
-pub const KINDS: &[&str] = &["net", "cpu", "disk", "stress"];
+pub(crate) const KINDS: &[&str] = &["net", "cpu", "disk", "stress"];
 
 fn seconds(flag: &str, s: f64) -> Result<Duration, String> {
     if s > 0.0 && s <= 86_400.0 {
@@ -35,27 +35,27 @@ fn seconds(flag: &str, s: f64) -> Result<Duration, String> {
 /// `hlctl bench net` parameters (the client's flags).
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct NetParams {
-    pub host: String,
+pub(crate) struct NetParams {
+    pub(crate) host: String,
     /// The server's port; [`DEFAULT_PORT`] (iperf3's) when left out.
-    pub port: Option<u16>,
+    pub(crate) port: Option<u16>,
     #[serde(default)]
-    pub udp: bool,
-    pub time_s: Option<u32>,
-    pub parallel: Option<u32>,
+    pub(crate) udp: bool,
+    pub(crate) time_s: Option<u32>,
+    pub(crate) parallel: Option<u32>,
     /// `forward` (default), `reverse` or `bidir`.
-    pub direction: Option<String>,
-    pub bitrate_bps: Option<u64>,
-    pub length: Option<u32>,
-    pub window: Option<u32>,
-    pub omit_s: Option<u32>,
+    pub(crate) direction: Option<String>,
+    pub(crate) bitrate_bps: Option<u64>,
+    pub(crate) length: Option<u32>,
+    pub(crate) window: Option<u32>,
+    pub(crate) omit_s: Option<u32>,
     /// Seconds between interval reports; 0 turns them off.
-    pub interval_s: Option<f64>,
+    pub(crate) interval_s: Option<f64>,
 }
 
 impl NetParams {
     /// The client configuration, validated like the CLI validates its flags.
-    pub fn config(&self) -> Result<ClientConfig, String> {
+    pub(crate) fn config(&self) -> Result<ClientConfig, String> {
         let mut c = ClientConfig::new(self.host.clone(), self.port.unwrap_or(DEFAULT_PORT));
         c.protocol = if self.udp {
             Protocol::Udp
@@ -94,7 +94,7 @@ impl NetParams {
 }
 
 /// How a network benchmark error is classed for the client's exit code.
-pub fn net_class(e: &NetError) -> &'static str {
+pub(crate) fn net_class(e: &NetError) -> &'static str {
     match e {
         NetError::InvalidConfig(_) => "invalid",
         NetError::Connect { source, .. }
@@ -109,17 +109,17 @@ pub fn net_class(e: &NetError) -> &'static str {
 /// `hlctl bench cpu` parameters.
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct CpuParams {
-    pub threads: Option<u32>,
-    pub time_s: Option<f64>,
-    pub max_prime: Option<u32>,
+pub(crate) struct CpuParams {
+    pub(crate) threads: Option<u32>,
+    pub(crate) time_s: Option<f64>,
+    pub(crate) max_prime: Option<u32>,
     #[serde(default)]
-    pub no_single: bool,
+    pub(crate) no_single: bool,
 }
 
 impl CpuParams {
     /// The engine configuration, checked like the CLI checks its flags.
-    pub fn config(&self) -> Result<CpuConfig, String> {
+    pub(crate) fn config(&self) -> Result<CpuConfig, String> {
         let mut cfg = CpuConfig::new();
         if let Some(t) = self.threads {
             if !(1..=4096).contains(&t) {
@@ -148,26 +148,26 @@ impl CpuParams {
 /// `hlctl bench disk` parameters (not `--seq-dd`).
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct DiskParams {
+pub(crate) struct DiskParams {
     /// Absolute directory for the test files.
-    pub dir: String,
+    pub(crate) dir: String,
     /// `read`, `write`, `randread`, `randwrite`, `randrw`.
-    pub rw: Option<String>,
-    pub bs: Option<u64>,
-    pub size: Option<u64>,
-    pub iodepth: Option<u32>,
-    pub jobs: Option<u32>,
-    pub runtime_s: Option<f64>,
-    pub time_based: Option<bool>,
-    pub direct: Option<bool>,
+    pub(crate) rw: Option<String>,
+    pub(crate) bs: Option<u64>,
+    pub(crate) size: Option<u64>,
+    pub(crate) iodepth: Option<u32>,
+    pub(crate) jobs: Option<u32>,
+    pub(crate) runtime_s: Option<f64>,
+    pub(crate) time_based: Option<bool>,
+    pub(crate) direct: Option<bool>,
     /// `auto`, `io_uring`, `psync`.
-    pub engine: Option<String>,
-    pub rwmix_read: Option<u8>,
+    pub(crate) engine: Option<String>,
+    pub(crate) rwmix_read: Option<u8>,
 }
 
 impl DiskParams {
     /// The engine configuration, fully validated.
-    pub fn config(&self) -> Result<DiskConfig, String> {
+    pub(crate) fn config(&self) -> Result<DiskConfig, String> {
         if !self.dir.starts_with('/') {
             return Err(format!(
                 "invalid --dir {:?}: give an absolute path",
@@ -219,19 +219,19 @@ impl DiskParams {
 /// `hlctl bench stress` parameters.
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct StressParams {
-    pub time_s: Option<f64>,
-    pub cpu: Option<u32>,
-    pub vm: Option<u32>,
+pub(crate) struct StressParams {
+    pub(crate) time_s: Option<f64>,
+    pub(crate) cpu: Option<u32>,
+    pub(crate) vm: Option<u32>,
     /// Memory per worker in bytes...
-    pub vm_bytes: Option<u64>,
+    pub(crate) vm_bytes: Option<u64>,
     /// ...or in percent of the available memory.
-    pub vm_percent: Option<f64>,
-    pub interval_s: Option<f64>,
+    pub(crate) vm_percent: Option<f64>,
+    pub(crate) interval_s: Option<f64>,
 }
 
 impl StressParams {
-    pub fn config(&self) -> Result<StressConfig, String> {
+    pub(crate) fn config(&self) -> Result<StressConfig, String> {
         let mut cfg = StressConfig::new();
         if let Some(s) = self.time_s {
             cfg.time = seconds("time", s)?;
@@ -258,7 +258,7 @@ impl StressParams {
 }
 
 /// How a disk error is classed for the client's exit code.
-pub fn disk_class(c: ErrorClass) -> &'static str {
+pub(crate) fn disk_class(c: ErrorClass) -> &'static str {
     match c {
         ErrorClass::Invalid => "invalid",
         ErrorClass::NotPermitted => "not_permitted",

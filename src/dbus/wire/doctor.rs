@@ -14,15 +14,15 @@ use crate::problem::{Problem, join};
 
 /// What `hlctl doctor` asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DoctorParams {
-    pub interfaces: Vec<String>,
-    pub peer: Option<String>,
-    pub dirs: Vec<String>,
-    pub runs: u32,
-    pub stress_s: u32,
-    pub disk_size_mib: u32,
-    pub time_s: u32,
-    pub detached: bool,
+pub(crate) struct DoctorParams {
+    pub(crate) interfaces: Vec<String>,
+    pub(crate) peer: Option<String>,
+    pub(crate) dirs: Vec<String>,
+    pub(crate) runs: u32,
+    pub(crate) stress_s: u32,
+    pub(crate) disk_size_mib: u32,
+    pub(crate) time_s: u32,
+    pub(crate) detached: bool,
 }
 
 impl Default for DoctorParams {
@@ -41,7 +41,7 @@ impl Default for DoctorParams {
 }
 
 impl DoctorParams {
-    pub fn encode(&self) -> Dict {
+    pub(crate) fn encode(&self) -> Dict {
         let mut m = Dict::new();
         m.insert("interfaces".into(), Variant::from(self.interfaces.clone()));
         if let Some(p) = &self.peer {
@@ -58,7 +58,7 @@ impl DoctorParams {
 
     /// Decode strictly; every problem is reported at once, naming the option
     /// and what is allowed.
-    pub fn decode(m: &OwnedDict) -> Result<DoctorParams> {
+    pub(crate) fn decode(m: &OwnedDict) -> Result<DoctorParams> {
         let mut p = DoctorParams::default();
         let mut problems = Vec::new();
         for (k, v) in m {
@@ -102,7 +102,7 @@ impl DoctorParams {
     }
 
     /// Whether it writes into directories (the disk measurement).
-    pub fn writes_files(&self) -> bool {
+    pub(crate) fn writes_files(&self) -> bool {
         !self.dirs.is_empty() && self.disk_size_mib > 0
     }
 }

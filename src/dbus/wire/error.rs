@@ -10,12 +10,12 @@ use crate::nic::error::NicError;
 use crate::sysctl::SysctlError;
 
 /// The prefix of every error name.
-pub const PREFIX: &str = "org.hlctl.Daemon1.Error";
+pub(crate) const PREFIX: &str = "org.hlctl.Daemon1.Error";
 
 /// Every error a method of `org.hlctl.Daemon1` can return.
 #[derive(Debug, DBusError)]
 #[zbus(prefix = "org.hlctl.Daemon1.Error")]
-pub enum Error {
+pub(crate) enum Error {
     /// Transport-level failure (never sent by hlctld on purpose).
     #[zbus(error)]
     ZBus(zbus::Error),
@@ -33,7 +33,7 @@ pub enum Error {
     Failed(String),
 }
 
-pub type Result<T> = std::result::Result<T, Error>;
+pub(crate) type Result<T> = std::result::Result<T, Error>;
 
 impl From<NicError> for Error {
     fn from(e: NicError) -> Self {
@@ -66,7 +66,7 @@ impl From<HistoryError> for Error {
 }
 
 /// The short name (`Busy`, `NotAuthorized`, ...) of an `org.hlctl.Daemon1.Error.*` name.
-pub fn short_name(full: &str) -> Option<&str> {
+pub(crate) fn short_name(full: &str) -> Option<&str> {
     full.strip_prefix(PREFIX)?.strip_prefix('.')
 }
 

@@ -15,7 +15,7 @@ use super::typed::owned;
 
 /// The headline keys of each job kind (`tune` for `tune:IFACE`, `failure`
 /// for a job that ended without a report), with their D-Bus types.
-pub const KEYS: &[(&str, &[(&str, &str)])] = &[
+pub(crate) const KEYS: &[(&str, &[(&str, &str)])] = &[
     (
         "benchmark:net",
         &[
@@ -181,7 +181,7 @@ fn steps(v: &Value, status: &str) -> u32 {
 
 /// Which entry of [`KEYS`] a job's result falls under ("" for a kind
 /// without headline figures: its `Result` is empty, `ResultJson` has all).
-pub fn section(kind: &str, result: &Value) -> &'static str {
+pub(crate) fn section(kind: &str, result: &Value) -> &'static str {
     let failed = result.get("error").is_some();
     let base = if kind.starts_with("tune:") {
         "tune"
@@ -198,7 +198,7 @@ pub fn section(kind: &str, result: &Value) -> &'static str {
 }
 
 /// The typed headline of a finished job of `kind` whose report is `result`.
-pub fn headline(kind: &str, result: &Value) -> HashMap<String, OwnedVariant> {
+pub(crate) fn headline(kind: &str, result: &Value) -> HashMap<String, OwnedVariant> {
     let v = result;
     let pairs: Vec<(&str, OwnedVariant)> = match section(kind, v) {
         "benchmark:net" => vec![

@@ -7,10 +7,10 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 /// Every job object is under this path: `/org/hlctl/Daemon1/job/<n>`.
-pub const JOBS_PATH: &str = "/org/hlctl/Daemon1/job";
+pub(crate) const JOBS_PATH: &str = "/org/hlctl/Daemon1/job";
 
 /// The object path of job `id`.
-pub fn job_path(id: u64) -> String {
+pub(crate) fn job_path(id: u64) -> String {
     format!("{JOBS_PATH}/{id}")
 }
 
@@ -18,7 +18,7 @@ pub fn job_path(id: u64) -> String {
 /// `succeeded` | `failed` | `cancelled`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum JobStatus {
+pub(crate) enum JobStatus {
     Running,
     /// A tune's kept changes wait for `Job.Confirm` (commit-confirm); without
     /// it before the deadline they are rolled back.
@@ -29,7 +29,7 @@ pub enum JobStatus {
 }
 
 impl JobStatus {
-    pub const ALL: [JobStatus; 5] = [
+    pub(crate) const ALL: [JobStatus; 5] = [
         JobStatus::Running,
         JobStatus::AwaitingConfirmation,
         JobStatus::Succeeded,
@@ -37,7 +37,7 @@ impl JobStatus {
         JobStatus::Cancelled,
     ];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             JobStatus::Running => "running",
             JobStatus::AwaitingConfirmation => "awaiting-confirmation",
@@ -48,12 +48,12 @@ impl JobStatus {
     }
 
     /// The state named `s`; `None` for a name this hlctl does not know.
-    pub fn parse(s: &str) -> Option<JobStatus> {
+    pub(crate) fn parse(s: &str) -> Option<JobStatus> {
         JobStatus::ALL.into_iter().find(|j| j.as_str() == s)
     }
 
     /// Still working (running or waiting for confirmation): it can be cancelled.
-    pub fn is_active(self) -> bool {
+    pub(crate) fn is_active(self) -> bool {
         matches!(self, JobStatus::Running | JobStatus::AwaitingConfirmation)
     }
 }

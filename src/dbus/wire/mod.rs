@@ -7,26 +7,24 @@
 //! [`headline`] (a job's typed result), [`sysctl`] (`ShowSysctl` and
 //! `SetSysctl` rows).
 
-pub mod bench;
-pub mod doctor;
-pub mod error;
-pub mod headline;
-pub mod job;
+pub(crate) mod bench;
+pub(crate) mod doctor;
+pub(crate) mod error;
+pub(crate) mod headline;
+pub(crate) mod job;
 pub mod params;
-pub mod records;
-pub mod report;
+pub(crate) mod records;
+pub(crate) mod report;
 pub mod set_rows;
-pub mod settings;
+pub(crate) mod settings;
 pub mod sysctl;
-pub mod typed;
+pub(crate) mod typed;
 
 /// The well-known bus name; the version is in the name.
-pub const BUS_NAME: &str = "org.hlctl.Daemon1";
+pub(crate) const BUS_NAME: &str = "org.hlctl.Daemon1";
 /// The root object path (the Manager).
-pub const PATH: &str = "/org/hlctl/Daemon1";
-pub const MANAGER_IFACE: &str = "org.hlctl.Daemon1.Manager";
-pub const LINK_IFACE: &str = "org.hlctl.Daemon1.Link";
-pub const JOB_IFACE: &str = "org.hlctl.Daemon1.Job";
+pub(crate) const PATH: &str = "/org/hlctl/Daemon1";
+pub(crate) const JOB_IFACE: &str = "org.hlctl.Daemon1.Job";
 
 /// Poll a stream for its next item (no extra stream-combinator crate needed).
 pub async fn next<S: futures_core::Stream + Unpin>(s: &mut S) -> Option<S::Item> {

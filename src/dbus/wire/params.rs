@@ -47,7 +47,7 @@ fn one(key: &str, v: &Variant<'_>) -> Result<Value, String> {
 }
 
 /// Decode `params` into the parameters of benchmark `kind`.
-pub fn decode<T: DeserializeOwned>(
+pub(crate) fn decode<T: DeserializeOwned>(
     kind: &str,
     params: &HashMap<String, OwnedVariant>,
 ) -> Result<T, String> {

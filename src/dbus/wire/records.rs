@@ -20,25 +20,25 @@ use crate::tune::rollback::RollbackReport;
 use crate::tune::status::Status;
 
 /// A dictionary as the daemon sends it.
-pub type Dict = HashMap<String, Variant<'static>>;
+pub(crate) type Dict = HashMap<String, Variant<'static>>;
 /// A dictionary as the client receives it.
-pub type OwnedDict = HashMap<String, OwnedVariant>;
+pub(crate) type OwnedDict = HashMap<String, OwnedVariant>;
 
 /// Rows `ListHistory` returns when the filter sets no `limit`.
-pub const DEFAULT_LIMIT: u32 = 50;
+pub(crate) const DEFAULT_LIMIT: u32 = 50;
 /// Most rows one `ListHistory` returns.
-pub const MAX_LIMIT: u32 = 10_000;
+pub(crate) const MAX_LIMIT: u32 = 10_000;
 
 /// `ListHistory`'s filter: `kind` (s), `since` (x, Unix seconds), `limit` (u).
 #[derive(Clone, Debug, PartialEq)]
-pub struct HistoryFilter {
-    pub kind: Option<Kind>,
-    pub since: Option<i64>,
-    pub limit: u32,
+pub(crate) struct HistoryFilter {
+    pub(crate) kind: Option<Kind>,
+    pub(crate) since: Option<i64>,
+    pub(crate) limit: u32,
 }
 
 impl HistoryFilter {
-    pub fn encode(&self) -> Dict {
+    pub(crate) fn encode(&self) -> Dict {
         let mut m = Dict::new();
         if let Some(k) = self.kind {
             m.insert("kind".into(), Variant::from(k.as_str().to_string()));
@@ -52,7 +52,7 @@ impl HistoryFilter {
 
     /// Decode strictly: unknown keys, wrong types and bad values are errors
     /// naming the key and what is allowed.
-    pub fn decode(m: &OwnedDict) -> Result<HistoryFilter> {
+    pub(crate) fn decode(m: &OwnedDict) -> Result<HistoryFilter> {
         let mut f = HistoryFilter {
             kind: None,
             since: None,
@@ -103,7 +103,7 @@ fn json<T: serde::Serialize>(v: &T) -> Variant<'static> {
 /// `kernel` s, `interface` s and `peer` s (when there is one), `metrics`
 /// a(sssdb) (name, subject, value, unit, higher is better), `settings` a{ss}
 /// (the snapshot of the time), `result_json` s (the whole report).
-pub fn encode_row(r: &StoredResult) -> Dict {
+pub(crate) fn encode_row(r: &StoredResult) -> Dict {
     let mut m = Dict::new();
     m.insert("id".into(), Variant::I64(r.id));
     m.insert("ts".into(), Variant::I64(r.ts));
@@ -161,7 +161,7 @@ fn take_json<T: DeserializeOwned>(m: &OwnedDict, key: &str) -> Result<T> {
 }
 
 /// The row [`encode_row`] made.
-pub fn decode_row(m: &OwnedDict) -> Result<StoredResult> {
+pub(crate) fn decode_row(m: &OwnedDict) -> Result<StoredResult> {
     let metrics: Vec<(String, String, f64, String, bool)> = {
         let v = m
             .get("metrics")
@@ -208,7 +208,7 @@ pub fn decode_row(m: &OwnedDict) -> Result<StoredResult> {
 }
 
 /// One baseline: `name` s, `ts` x, `host` s, `metrics` u (how many).
-pub fn encode_baseline(b: &BaselineInfo) -> Dict {
+pub(crate) fn encode_baseline(b: &BaselineInfo) -> Dict {
     let mut m = Dict::new();
     m.insert("name".into(), s(&b.name));
     m.insert("ts".into(), Variant::I64(b.ts));
@@ -217,7 +217,7 @@ pub fn encode_baseline(b: &BaselineInfo) -> Dict {
     m
 }
 
-pub fn decode_baseline(m: &OwnedDict) -> Result<BaselineInfo> {
+pub(crate) fn decode_baseline(m: &OwnedDict) -> Result<BaselineInfo> {
     Ok(BaselineInfo {
         name: take_str(m, "name")?,
         ts: take(m, "ts")?,
@@ -229,7 +229,7 @@ pub fn decode_baseline(m: &OwnedDict) -> Result<BaselineInfo> {
 /// A comparison: `baseline` s, `baseline_ts` x, `threshold_percent` d,
 /// `regressions` u, `verdicts` a(ssss) (metric, subject, verdict, line of
 /// text), `json` s (the whole comparison).
-pub fn encode_comparison(c: &Comparison) -> Dict {
+pub(crate) fn encode_comparison(c: &Comparison) -> Dict {
     let mut m = Dict::new();
     m.insert("baseline".into(), s(&c.baseline));
     m.insert("baseline_ts".into(), Variant::I64(c.baseline_ts));
@@ -255,14 +255,14 @@ pub fn encode_comparison(c: &Comparison) -> Dict {
     m
 }
 
-pub fn decode_comparison(m: &OwnedDict) -> Result<Comparison> {
+pub(crate) fn decode_comparison(m: &OwnedDict) -> Result<Comparison> {
     take_json(m, "json")
 }
 
 /// The tune status: `pending` u and `last_tunes` u (how many of each),
 /// `deadlines` a(ssx) (interface, tune id, deadline in Unix milliseconds of
 /// every pending checkpoint), `json` s (the whole status).
-pub fn encode_status(st: &Status) -> Dict {
+pub(crate) fn encode_status(st: &Status) -> Dict {
     let mut m = Dict::new();
     m.insert("pending".into(), Variant::U32(st.pending.len() as u32));
     m.insert(
@@ -285,14 +285,14 @@ pub fn encode_status(st: &Status) -> Dict {
     m
 }
 
-pub fn decode_status(m: &OwnedDict) -> Result<Status> {
+pub(crate) fn decode_status(m: &OwnedDict) -> Result<Status> {
     take_json(m, "json")
 }
 
 /// A rollback: `pending_restored` u (unfinished tunes restored), `undone` u
 /// (finished tunes undone), `failed` b (a restore failed), `json` s (the
 /// whole report).
-pub fn encode_rollback(r: &RollbackReport) -> Dict {
+pub(crate) fn encode_rollback(r: &RollbackReport) -> Dict {
     let mut m = Dict::new();
     m.insert(
         "pending_restored".into(),
@@ -305,12 +305,12 @@ pub fn encode_rollback(r: &RollbackReport) -> Dict {
     m
 }
 
-pub fn decode_rollback(m: &OwnedDict) -> Result<RollbackReport> {
+pub(crate) fn decode_rollback(m: &OwnedDict) -> Result<RollbackReport> {
     take_json(m, "json")
 }
 
 /// The compare options: `threshold` d (percent, 0..=1000).
-pub fn compare_threshold(m: &OwnedDict) -> Result<f64> {
+pub(crate) fn compare_threshold(m: &OwnedDict) -> Result<f64> {
     let mut t = compare::DEFAULT_THRESHOLD;
     for (k, v) in m {
         match k.as_str() {

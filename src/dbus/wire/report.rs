@@ -14,13 +14,13 @@ use crate::problem::{Problem, join};
 
 /// What `hlctl report` asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ReportParams {
-    pub peers: Vec<String>,
-    pub dirs: Vec<String>,
-    pub time_s: u32,
-    pub disk_size_mib: u32,
-    pub bench_time_s: u32,
-    pub detached: bool,
+pub(crate) struct ReportParams {
+    pub(crate) peers: Vec<String>,
+    pub(crate) dirs: Vec<String>,
+    pub(crate) time_s: u32,
+    pub(crate) disk_size_mib: u32,
+    pub(crate) bench_time_s: u32,
+    pub(crate) detached: bool,
 }
 
 impl Default for ReportParams {
@@ -37,7 +37,7 @@ impl Default for ReportParams {
 }
 
 impl ReportParams {
-    pub fn encode(&self) -> Dict {
+    pub(crate) fn encode(&self) -> Dict {
         let mut m = Dict::new();
         m.insert("peers".into(), Variant::from(self.peers.clone()));
         m.insert("dirs".into(), Variant::from(self.dirs.clone()));
@@ -50,7 +50,7 @@ impl ReportParams {
 
     /// Decode strictly; every problem is reported at once, naming the option
     /// and what is allowed.
-    pub fn decode(m: &OwnedDict) -> Result<ReportParams> {
+    pub(crate) fn decode(m: &OwnedDict) -> Result<ReportParams> {
         let mut p = ReportParams::default();
         let mut problems = Vec::new();
         for (k, v) in m {

@@ -22,7 +22,8 @@ use crate::nic::set::SetReply;
 pub type Row = (String, String, String, String, String, String);
 
 /// The summary's keys with their D-Bus types (all always present).
-pub const SUMMARY_KEYS: &[(&str, &str)] = &[
+#[cfg_attr(not(test), expect(dead_code, reason = "only the unit tests use it"))]
+pub(crate) const SUMMARY_KEYS: &[(&str, &str)] = &[
     ("interface", "s"),
     ("dry_run", "b"),
     ("changed", "u"),
@@ -36,13 +37,13 @@ pub const SUMMARY_KEYS: &[(&str, &str)] = &[
 ];
 
 /// A setting value as row text (the registry's one spelling).
-pub fn text(v: &Value) -> String {
+pub(crate) fn text(v: &Value) -> String {
     registry::value_text(v)
 }
 
 /// Row text back into the value of `setting`, by the setting's kind in the
 /// registry (a feature or an unknown name stays text).
-pub fn value(setting: &str, t: &str) -> Value {
+pub(crate) fn value(setting: &str, t: &str) -> Value {
     if t.is_empty() {
         return Value::Null;
     }
@@ -67,7 +68,7 @@ fn u32_of(n: usize) -> u32 {
 }
 
 /// Encode a reply: the rows and the summary.
-pub fn encode(r: &SetReply) -> (Vec<Row>, HashMap<String, OwnedVariant>) {
+pub(crate) fn encode(r: &SetReply) -> (Vec<Row>, HashMap<String, OwnedVariant>) {
     let o = &r.outcome;
     let rows = o
         .settings
@@ -132,7 +133,10 @@ fn some(s: String) -> Option<String> {
 }
 
 /// Decode the rows and summary back into the reply they encode.
-pub fn decode(rows: Vec<Row>, m: &HashMap<String, OwnedVariant>) -> Result<SetReply, String> {
+pub(crate) fn decode(
+    rows: Vec<Row>,
+    m: &HashMap<String, OwnedVariant>,
+) -> Result<SetReply, String> {
     let dry_run: bool = get(m, "dry_run")?;
     let status = |s: &str| -> Result<Status, String> {
         serde_json::from_value(Value::String(s.into())).map_err(|_| format!("unknown status `{s}`"))

@@ -20,9 +20,9 @@ use crate::nic::registry::{self, Kind, Setting, SettingValue};
 use crate::problem::Problem;
 
 /// Longest key or string value accepted (feature names are under 40 bytes).
-pub const MAX_STR: usize = 256;
+pub(crate) const MAX_STR: usize = 256;
 /// Most entries accepted in one dictionary.
-pub const MAX_ENTRIES: usize = 512;
+pub(crate) const MAX_ENTRIES: usize = 512;
 
 const U32_ALLOWED: &str = "expected a whole number 0..=4294967295 (D-Bus type u)";
 
@@ -30,7 +30,7 @@ const U32_ALLOWED: &str = "expected a whole number 0..=4294967295 (D-Bus type u)
 const FEATURE_KEY: (&str, &str) = ("feature.<name>", "b");
 
 /// Every key with its D-Bus type (from the settings table), for error messages and docs.
-pub fn keys() -> Vec<(String, &'static str)> {
+pub(crate) fn keys() -> Vec<(String, &'static str)> {
     registry::SETTINGS
         .iter()
         .map(|s| (s.dbus_key(), s.kind.dbus_type()))
@@ -60,7 +60,7 @@ fn variant_type(v: &Variant<'_>) -> String {
 }
 
 /// Any integer variant as u32, or a problem.
-pub fn as_u32(key: &str, v: &Variant<'_>) -> Result<u32, Problem> {
+pub(crate) fn as_u32(key: &str, v: &Variant<'_>) -> Result<u32, Problem> {
     let n: i128 = match v {
         Variant::U8(n) => (*n).into(),
         Variant::U16(n) => (*n).into(),
@@ -88,7 +88,7 @@ pub fn as_u32(key: &str, v: &Variant<'_>) -> Result<u32, Problem> {
 }
 
 /// A boolean variant, or a problem.
-pub fn as_bool(key: &str, v: &Variant<'_>) -> Result<bool, Problem> {
+pub(crate) fn as_bool(key: &str, v: &Variant<'_>) -> Result<bool, Problem> {
     match v {
         Variant::Bool(b) => Ok(*b),
         other => Err(Problem::new(
@@ -103,7 +103,7 @@ pub fn as_bool(key: &str, v: &Variant<'_>) -> Result<bool, Problem> {
 }
 
 /// A string variant of at most [`MAX_STR`] bytes, or a problem.
-pub fn as_str(key: &str, v: &Variant<'_>) -> Result<String, Problem> {
+pub(crate) fn as_str(key: &str, v: &Variant<'_>) -> Result<String, Problem> {
     match v {
         Variant::Str(s) if s.len() <= MAX_STR => Ok(s.as_str().to_string()),
         Variant::Str(s) => Err(Problem::new(
@@ -158,7 +158,9 @@ fn feature_name_ok(name: &str) -> bool {
 }
 
 /// Decode `ApplyChanges` settings. Every problem is collected.
-pub fn decode_changes(map: &HashMap<String, OwnedVariant>) -> Result<ChangeSet, Vec<Problem>> {
+pub(crate) fn decode_changes(
+    map: &HashMap<String, OwnedVariant>,
+) -> Result<ChangeSet, Vec<Problem>> {
     let mut cs = ChangeSet::default();
     let mut p = size_problems(map);
     if map.len() > MAX_ENTRIES {
@@ -247,7 +249,7 @@ fn decode_feature(key: &str, v: &Variant<'_>) -> Result<(String, bool), Problem>
 }
 
 /// Encode a change set for `ApplyChanges`.
-pub fn encode_changes(cs: &ChangeSet) -> HashMap<String, Variant<'static>> {
+pub(crate) fn encode_changes(cs: &ChangeSet) -> HashMap<String, Variant<'static>> {
     let mut m: HashMap<String, Variant<'static>> = HashMap::new();
     for s in registry::SETTINGS {
         let Some(v) = (s.get)(cs) else { continue };
@@ -269,7 +271,7 @@ pub fn encode_changes(cs: &ChangeSet) -> HashMap<String, Variant<'static>> {
 
 /// Boolean options of a method (`dry_run`, `persist`, `detached`): unknown
 /// keys and wrong types are problems.
-pub fn decode_flags(
+pub(crate) fn decode_flags(
     map: &HashMap<String, OwnedVariant>,
     allowed: &[&str],
 ) -> Result<HashMap<String, bool>, Vec<Problem>> {
@@ -298,7 +300,7 @@ pub fn decode_flags(
 }
 
 /// A `u` option that must lie in `lo..=hi`.
-pub fn as_u32_in(key: &str, v: &Variant<'_>, lo: u32, hi: u32) -> Result<u32, Problem> {
+pub(crate) fn as_u32_in(key: &str, v: &Variant<'_>, lo: u32, hi: u32) -> Result<u32, Problem> {
     let n = as_u32(key, v)?;
     if (lo..=hi).contains(&n) {
         Ok(n)
@@ -312,7 +314,7 @@ pub fn as_u32_in(key: &str, v: &Variant<'_>, lo: u32, hi: u32) -> Result<u32, Pr
 }
 
 /// An `as` option of bounded size.
-pub fn as_string_list(key: &str, v: &Variant<'_>) -> Result<Vec<String>, Problem> {
+pub(crate) fn as_string_list(key: &str, v: &Variant<'_>) -> Result<Vec<String>, Problem> {
     let list = <Vec<String>>::try_from(
         v.try_clone()
             .map_err(|e| Problem::new(format!("option {key}"), None, e.to_string()))?,

@@ -24,10 +24,11 @@ pub type ShowRow = (String, bool, String);
 pub type SetRow = (String, String, String, String);
 
 /// One override: key, the file that sets it after ours at boot, its value.
-pub type OverrideRow = (String, String, String);
+pub(crate) type OverrideRow = (String, String, String);
 
 /// The `SetSysctl` summary's keys with their D-Bus types (all always present).
-pub const SUMMARY_KEYS: &[(&str, &str)] = &[
+#[cfg_attr(not(test), expect(dead_code, reason = "only the unit tests use it"))]
+pub(crate) const SUMMARY_KEYS: &[(&str, &str)] = &[
     ("dry_run", "b"),
     ("failed", "s"),
     ("restore_errors", "a{ss}"),
@@ -37,7 +38,7 @@ pub const SUMMARY_KEYS: &[(&str, &str)] = &[
 ];
 
 /// Encode `ShowSysctl`'s entries.
-pub fn encode_show(entries: &[Entry]) -> Vec<ShowRow> {
+pub(crate) fn encode_show(entries: &[Entry]) -> Vec<ShowRow> {
     entries
         .iter()
         .map(|e| {
@@ -51,7 +52,7 @@ pub fn encode_show(entries: &[Entry]) -> Vec<ShowRow> {
 }
 
 /// Decode `ShowSysctl`'s rows (the description comes from this hlctl's table).
-pub fn decode_show(rows: Vec<ShowRow>) -> Vec<Entry> {
+pub(crate) fn decode_show(rows: Vec<ShowRow>) -> Vec<Entry> {
     rows.into_iter()
         .map(|(key, exists, value)| Entry {
             about: keys::lookup(&key).map(|k| k.about),
@@ -62,7 +63,7 @@ pub fn decode_show(rows: Vec<ShowRow>) -> Vec<Entry> {
 }
 
 /// Encode `SetSysctl`'s reply: the rows and the summary.
-pub fn encode_set(r: &SetReply) -> (Vec<SetRow>, HashMap<String, OwnedVariant>) {
+pub(crate) fn encode_set(r: &SetReply) -> (Vec<SetRow>, HashMap<String, OwnedVariant>) {
     let rows = r
         .changes
         .iter()
@@ -113,7 +114,7 @@ fn some(s: String) -> Option<String> {
 }
 
 /// Decode `SetSysctl`'s rows and summary back into the reply they encode.
-pub fn decode_set(
+pub(crate) fn decode_set(
     rows: Vec<SetRow>,
     m: &HashMap<String, OwnedVariant>,
 ) -> Result<SetReply, String> {

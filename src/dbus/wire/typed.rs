@@ -14,17 +14,17 @@ use zbus::{OwnedVariant, Variant};
 use crate::nic::model::{Channels, Coalesce, Counters, Feature, Interface, LinkModes, Rings};
 
 /// Any value as an owned variant (the values here hold no file descriptors).
-pub fn owned<'a>(v: impl Into<Variant<'a>>) -> OwnedVariant {
+pub(crate) fn owned<'a>(v: impl Into<Variant<'a>>) -> OwnedVariant {
     v.into()
         .try_into_owned()
         .expect("a variant without file descriptors")
 }
 
 /// A dictionary key and how to read its value from a model group.
-pub type Key<G, V> = (&'static str, fn(&G) -> V);
+pub(crate) type Key<G, V> = (&'static str, fn(&G) -> V);
 
 /// `Rings a{su}` keys, each with how to read it.
-pub const RING_KEYS: &[Key<Rings, Option<u32>>] = &[
+pub(crate) const RING_KEYS: &[Key<Rings, Option<u32>>] = &[
     ("rx", |r| r.rx),
     ("tx", |r| r.tx),
     ("rx_mini", |r| r.rx_mini),
@@ -36,7 +36,7 @@ pub const RING_KEYS: &[Key<Rings, Option<u32>>] = &[
 ];
 
 /// `Channels a{su}` keys.
-pub const CHANNEL_KEYS: &[Key<Channels, Option<u32>>] = &[
+pub(crate) const CHANNEL_KEYS: &[Key<Channels, Option<u32>>] = &[
     ("rx", |c| c.rx),
     ("tx", |c| c.tx),
     ("other", |c| c.other),
@@ -48,7 +48,7 @@ pub const CHANNEL_KEYS: &[Key<Channels, Option<u32>>] = &[
 ];
 
 /// `Coalesce a{sv}` keys: `u` ones...
-pub const COALESCE_U32_KEYS: &[Key<Coalesce, Option<u32>>] = &[
+pub(crate) const COALESCE_U32_KEYS: &[Key<Coalesce, Option<u32>>] = &[
     ("rx_usecs", |c| c.rx_usecs),
     ("tx_usecs", |c| c.tx_usecs),
     ("rx_frames", |c| c.rx_frames),
@@ -56,13 +56,13 @@ pub const COALESCE_U32_KEYS: &[Key<Coalesce, Option<u32>>] = &[
 ];
 
 /// ...and `b` ones.
-pub const COALESCE_BOOL_KEYS: &[Key<Coalesce, Option<bool>>] = &[
+pub(crate) const COALESCE_BOOL_KEYS: &[Key<Coalesce, Option<bool>>] = &[
     ("adaptive_rx", |c| c.adaptive_rx),
     ("adaptive_tx", |c| c.adaptive_tx),
 ];
 
 /// `Counters a{st}` keys.
-pub const COUNTER_KEYS: &[Key<Counters, u64>] = &[
+pub(crate) const COUNTER_KEYS: &[Key<Counters, u64>] = &[
     ("rx_packets", |c| c.rx_packets),
     ("tx_packets", |c| c.tx_packets),
     ("rx_bytes", |c| c.rx_bytes),
@@ -81,20 +81,6 @@ pub const COUNTER_KEYS: &[Key<Counters, u64>] = &[
     ("collisions", |c| c.collisions),
 ];
 
-/// `LinkModes a{sv}` keys with their D-Bus types, in the order documented.
-pub const LINK_MODE_KEYS: &[(&str, &str)] = &[
-    ("speed", "u"),
-    ("duplex", "s"),
-    ("autoneg", "b"),
-    ("port", "s"),
-    ("lanes", "u"),
-    ("supported", "as"),
-    ("advertised", "as"),
-    ("partner", "as"),
-    ("capabilities", "as"),
-    ("detected", "b"),
-];
-
 fn present<T, V>(group: Option<&T>, keys: &[Key<T, Option<V>>]) -> HashMap<String, V> {
     let Some(g) = group else {
         return HashMap::new();
@@ -105,23 +91,23 @@ fn present<T, V>(group: Option<&T>, keys: &[Key<T, Option<V>>]) -> HashMap<Strin
 }
 
 /// `Rings`: current sizes and pre-set maxima the driver reports.
-pub fn rings(i: &Interface) -> HashMap<String, u32> {
+pub(crate) fn rings(i: &Interface) -> HashMap<String, u32> {
     present(i.rings.as_ref(), RING_KEYS)
 }
 
 /// `Channels`: queue counts and maxima the driver reports.
-pub fn channels(i: &Interface) -> HashMap<String, u32> {
+pub(crate) fn channels(i: &Interface) -> HashMap<String, u32> {
     present(i.channels.as_ref(), CHANNEL_KEYS)
 }
 
 /// `Pause`: (autoneg, rx, tx); all false when the driver has no pause settings.
-pub fn pause(i: &Interface) -> (bool, bool, bool) {
+pub(crate) fn pause(i: &Interface) -> (bool, bool, bool) {
     i.pause
         .map_or((false, false, false), |p| (p.autoneg, p.rx, p.tx))
 }
 
 /// `Features`: kernel name → (active, requested, fixed).
-pub fn features(i: &Interface) -> HashMap<String, (bool, bool, bool)> {
+pub(crate) fn features(i: &Interface) -> HashMap<String, (bool, bool, bool)> {
     i.features
         .iter()
         .flatten()
@@ -130,7 +116,7 @@ pub fn features(i: &Interface) -> HashMap<String, (bool, bool, bool)> {
 }
 
 /// `Coalesce`: the values the driver reports.
-pub fn coalesce(i: &Interface) -> HashMap<String, OwnedVariant> {
+pub(crate) fn coalesce(i: &Interface) -> HashMap<String, OwnedVariant> {
     let mut m: HashMap<String, OwnedVariant> = present(i.coalesce.as_ref(), COALESCE_U32_KEYS)
         .into_iter()
         .map(|(k, v)| (k, owned(v)))
@@ -144,7 +130,7 @@ pub fn coalesce(i: &Interface) -> HashMap<String, OwnedVariant> {
 }
 
 /// `Counters`: every counter of the model.
-pub fn counters(i: &Interface) -> HashMap<String, u64> {
+pub(crate) fn counters(i: &Interface) -> HashMap<String, u64> {
     COUNTER_KEYS
         .iter()
         .map(|(k, get)| (k.to_string(), get(&i.counters)))
@@ -153,7 +139,7 @@ pub fn counters(i: &Interface) -> HashMap<String, u64> {
 
 /// `LinkModes`: speed, duplex and the mode lists; keys the driver does not
 /// report (speed without a link, lanes, port) are left out.
-pub fn link_modes(i: &Interface) -> HashMap<String, OwnedVariant> {
+pub(crate) fn link_modes(i: &Interface) -> HashMap<String, OwnedVariant> {
     let Some(l): Option<&LinkModes> = i.link.as_ref() else {
         return HashMap::new();
     };

@@ -6,22 +6,22 @@
 //! [`AttrError`].
 
 /// Set on the type of an attribute whose payload is itself attributes.
-pub const NLA_F_NESTED: u16 = 1 << 15;
+pub(crate) const NLA_F_NESTED: u16 = 1 << 15;
 /// Set on the type of an attribute whose payload is in network byte order.
-pub const NLA_F_NET_BYTEORDER: u16 = 1 << 14;
+pub(crate) const NLA_F_NET_BYTEORDER: u16 = 1 << 14;
 /// The bits of `nla_type` that are the type proper.
-pub const NLA_TYPE_MASK: u16 = !(NLA_F_NESTED | NLA_F_NET_BYTEORDER);
+pub(crate) const NLA_TYPE_MASK: u16 = !(NLA_F_NESTED | NLA_F_NET_BYTEORDER);
 /// Size of `struct nlattr`.
-pub const NLA_HDRLEN: usize = 4;
+pub(crate) const NLA_HDRLEN: usize = 4;
 
 /// Round `len` up to netlink's 4-byte alignment.
-pub const fn align(len: usize) -> usize {
+pub(crate) const fn align(len: usize) -> usize {
     (len + 3) & !3
 }
 
 /// Why attribute bytes could not be encoded or decoded.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum AttrError {
+pub(crate) enum AttrError {
     #[error("attribute header truncated: {left} byte(s) left")]
     TruncatedHeader { left: usize },
     #[error("attribute type {kind} claims length {len}, but {left} byte(s) are left")]
@@ -42,12 +42,12 @@ pub enum AttrError {
 
 /// One decoded attribute, borrowing its payload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Attr<'a> {
+pub(crate) struct Attr<'a> {
     /// The type without the `NLA_F_*` flag bits.
-    pub kind: u16,
+    pub(crate) kind: u16,
     /// `NLA_F_NESTED` was set.
-    pub nested: bool,
-    pub payload: &'a [u8],
+    pub(crate) nested: bool,
+    pub(crate) payload: &'a [u8],
 }
 
 impl<'a> Attr<'a> {
@@ -58,21 +58,21 @@ impl<'a> Attr<'a> {
             got: self.payload.len(),
         })
     }
-    pub fn u8(&self) -> Result<u8, AttrError> {
+    pub(crate) fn u8(&self) -> Result<u8, AttrError> {
         Ok(self.exact::<1>()?[0])
     }
-    pub fn u16(&self) -> Result<u16, AttrError> {
+    pub(crate) fn u16(&self) -> Result<u16, AttrError> {
         Ok(u16::from_ne_bytes(self.exact()?))
     }
-    pub fn u32(&self) -> Result<u32, AttrError> {
+    pub(crate) fn u32(&self) -> Result<u32, AttrError> {
         Ok(u32::from_ne_bytes(self.exact()?))
     }
-    pub fn u64(&self) -> Result<u64, AttrError> {
+    pub(crate) fn u64(&self) -> Result<u64, AttrError> {
         Ok(u64::from_ne_bytes(self.exact()?))
     }
     /// A NUL-terminated string (the terminator and anything after it are dropped;
     /// invalid UTF-8 is replaced, never an error).
-    pub fn string(&self) -> String {
+    pub(crate) fn string(&self) -> String {
         let end = self
             .payload
             .iter()
@@ -81,7 +81,7 @@ impl<'a> Attr<'a> {
         String::from_utf8_lossy(&self.payload[..end]).into_owned()
     }
     /// The payload read as attributes.
-    pub fn nested(&self) -> Attrs<'a> {
+    pub(crate) fn nested(&self) -> Attrs<'a> {
         Attrs::new(self.payload)
     }
 }
@@ -89,13 +89,13 @@ impl<'a> Attr<'a> {
 /// An iterator over the attributes in a buffer. After the first error it yields
 /// that error and then stops.
 #[derive(Clone, Debug)]
-pub struct Attrs<'a> {
+pub(crate) struct Attrs<'a> {
     buf: &'a [u8],
     failed: bool,
 }
 
 impl<'a> Attrs<'a> {
-    pub fn new(buf: &'a [u8]) -> Self {
+    pub(crate) fn new(buf: &'a [u8]) -> Self {
         Attrs { buf, failed: false }
     }
 }
@@ -132,43 +132,41 @@ impl<'a> Iterator for Attrs<'a> {
 
 /// All attributes of one level, looked up by type (the last of a repeated type wins).
 #[derive(Clone, Debug, Default)]
-pub struct AttrTable<'a> {
+pub(crate) struct AttrTable<'a> {
     attrs: Vec<Attr<'a>>,
 }
 
 impl<'a> AttrTable<'a> {
-    pub fn parse(buf: &'a [u8]) -> Result<Self, AttrError> {
+    pub(crate) fn parse(buf: &'a [u8]) -> Result<Self, AttrError> {
         Ok(AttrTable {
             attrs: Attrs::new(buf).collect::<Result<_, _>>()?,
         })
     }
-    pub fn get(&self, kind: u16) -> Option<Attr<'a>> {
+    pub(crate) fn get(&self, kind: u16) -> Option<Attr<'a>> {
         self.attrs.iter().rev().find(|a| a.kind == kind).copied()
     }
-    pub fn require(&self, kind: u16) -> Result<Attr<'a>, AttrError> {
+    pub(crate) fn require(&self, kind: u16) -> Result<Attr<'a>, AttrError> {
         self.get(kind).ok_or(AttrError::Missing { kind })
     }
-    pub fn has(&self, kind: u16) -> bool {
+    pub(crate) fn has(&self, kind: u16) -> bool {
         self.get(kind).is_some()
     }
-    pub fn u8(&self, kind: u16) -> Result<Option<u8>, AttrError> {
+    pub(crate) fn u8(&self, kind: u16) -> Result<Option<u8>, AttrError> {
         self.get(kind).map(|a| a.u8()).transpose()
     }
-    pub fn u32(&self, kind: u16) -> Result<Option<u32>, AttrError> {
+    pub(crate) fn u32(&self, kind: u16) -> Result<Option<u32>, AttrError> {
         self.get(kind).map(|a| a.u32()).transpose()
     }
-    pub fn u64(&self, kind: u16) -> Result<Option<u64>, AttrError> {
+    #[cfg_attr(not(test), expect(dead_code, reason = "only the unit tests use it"))]
+    pub(crate) fn u64(&self, kind: u16) -> Result<Option<u64>, AttrError> {
         self.get(kind).map(|a| a.u64()).transpose()
     }
     /// A u8 used as a boolean (any non-zero value is true).
-    pub fn bool(&self, kind: u16) -> Result<Option<bool>, AttrError> {
+    pub(crate) fn bool(&self, kind: u16) -> Result<Option<bool>, AttrError> {
         Ok(self.u8(kind)?.map(|v| v != 0))
     }
-    pub fn string(&self, kind: u16) -> Option<String> {
+    pub(crate) fn string(&self, kind: u16) -> Option<String> {
         self.get(kind).map(|a| a.string())
-    }
-    pub fn iter(&self) -> impl Iterator<Item = &Attr<'a>> {
-        self.attrs.iter()
     }
 }
 
@@ -177,21 +175,22 @@ impl<'a> AttrTable<'a> {
 ///
 /// Errors are sticky: the first one is returned by [`Builder::finish`].
 #[derive(Debug, Default)]
-pub struct Builder {
+pub(crate) struct Builder {
     buf: Vec<u8>,
     error: Option<AttrError>,
 }
 
 /// Where an open nested attribute starts; close it with [`Builder::end_nested`].
 #[must_use]
-pub struct Nest(usize);
+pub(crate) struct Nest(usize);
 
 impl Builder {
-    pub fn new() -> Self {
+    #[cfg_attr(not(test), expect(dead_code, reason = "only the unit tests use it"))]
+    pub(crate) fn new() -> Self {
         Self::default()
     }
     /// Continue after `head` (a fixed header); it is padded to 4 bytes.
-    pub fn with_header(head: &[u8]) -> Self {
+    pub(crate) fn with_header(head: &[u8]) -> Self {
         let mut buf = head.to_vec();
         buf.resize(align(buf.len()), 0);
         Builder { buf, error: None }
@@ -216,29 +215,31 @@ impl Builder {
     }
 
     /// An attribute with a raw payload.
-    pub fn put(&mut self, kind: u16, payload: &[u8]) -> &mut Self {
+    pub(crate) fn put(&mut self, kind: u16, payload: &[u8]) -> &mut Self {
         self.header(kind & NLA_TYPE_MASK, payload.len());
         self.buf.extend_from_slice(payload);
         self.pad();
         self
     }
-    pub fn put_u8(&mut self, kind: u16, v: u8) -> &mut Self {
+    pub(crate) fn put_u8(&mut self, kind: u16, v: u8) -> &mut Self {
         self.put(kind, &[v])
     }
-    pub fn put_u16(&mut self, kind: u16, v: u16) -> &mut Self {
+    #[cfg_attr(not(test), expect(dead_code, reason = "only the unit tests use it"))]
+    pub(crate) fn put_u16(&mut self, kind: u16, v: u16) -> &mut Self {
         self.put(kind, &v.to_ne_bytes())
     }
-    pub fn put_u32(&mut self, kind: u16, v: u32) -> &mut Self {
+    pub(crate) fn put_u32(&mut self, kind: u16, v: u32) -> &mut Self {
         self.put(kind, &v.to_ne_bytes())
     }
-    pub fn put_u64(&mut self, kind: u16, v: u64) -> &mut Self {
+    #[cfg_attr(not(test), expect(dead_code, reason = "only the unit tests use it"))]
+    pub(crate) fn put_u64(&mut self, kind: u16, v: u64) -> &mut Self {
         self.put(kind, &v.to_ne_bytes())
     }
-    pub fn put_bool(&mut self, kind: u16, v: bool) -> &mut Self {
+    pub(crate) fn put_bool(&mut self, kind: u16, v: bool) -> &mut Self {
         self.put_u8(kind, u8::from(v))
     }
     /// A NUL-terminated string. A string containing NUL is an error.
-    pub fn put_str(&mut self, kind: u16, s: &str) -> &mut Self {
+    pub(crate) fn put_str(&mut self, kind: u16, s: &str) -> &mut Self {
         if s.as_bytes().contains(&0) {
             self.error
                 .get_or_insert(AttrError::Invalid(format!("string {s:?} contains NUL")));
@@ -249,12 +250,12 @@ impl Builder {
         self.put(kind, &v)
     }
     /// A flag: an attribute with no payload, true by its presence.
-    pub fn put_flag(&mut self, kind: u16) -> &mut Self {
+    pub(crate) fn put_flag(&mut self, kind: u16) -> &mut Self {
         self.put(kind, &[])
     }
 
     /// Open a nested attribute (`NLA_F_NESTED` is set, as ethtool does).
-    pub fn begin_nested(&mut self, kind: u16) -> Nest {
+    pub(crate) fn begin_nested(&mut self, kind: u16) -> Nest {
         let at = self.buf.len();
         self.buf.extend_from_slice(&0u16.to_ne_bytes());
         self.buf
@@ -262,7 +263,7 @@ impl Builder {
         Nest(at)
     }
     /// Close a nested attribute: write its final length.
-    pub fn end_nested(&mut self, nest: Nest) -> &mut Self {
+    pub(crate) fn end_nested(&mut self, nest: Nest) -> &mut Self {
         let len = self.buf.len() - nest.0;
         match u16::try_from(len) {
             Ok(l) => self.buf[nest.0..nest.0 + 2].copy_from_slice(&l.to_ne_bytes()),
@@ -273,13 +274,13 @@ impl Builder {
         self
     }
     /// A nested attribute whose content `f` writes.
-    pub fn nested(&mut self, kind: u16, f: impl FnOnce(&mut Builder)) -> &mut Self {
+    pub(crate) fn nested(&mut self, kind: u16, f: impl FnOnce(&mut Builder)) -> &mut Self {
         let n = self.begin_nested(kind);
         f(self);
         self.end_nested(n)
     }
 
-    pub fn finish(self) -> Result<Vec<u8>, AttrError> {
+    pub(crate) fn finish(self) -> Result<Vec<u8>, AttrError> {
         match self.error {
             Some(e) => Err(e),
             None => Ok(self.buf),

@@ -11,10 +11,11 @@
 //! `0x73` after "rx-gro\0" in features_set.hex); the kernel never reads them.
 
 use super::attr::{NLA_F_NESTED, NLA_HDRLEN, align};
-use super::socket::{NLMSG_HDRLEN, REQUEST_FLAGS, encode_message};
+use super::message::NLMSG_HDRLEN;
+use super::socket::{REQUEST_FLAGS, encode_message};
 
 /// The bytes of `tests/fixtures/<rel>.hex` (hex pairs; `#` starts a comment line).
-pub fn load(rel: &str) -> Vec<u8> {
+pub(crate) fn load(rel: &str) -> Vec<u8> {
     let path = format!("{}/tests/fixtures/{rel}.hex", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     text.lines()
@@ -25,7 +26,7 @@ pub fn load(rel: &str) -> Vec<u8> {
 }
 
 /// Zero the padding after every attribute in `buf`, recursing into nests.
-pub fn zero_padding(buf: &mut [u8]) {
+pub(crate) fn zero_padding(buf: &mut [u8]) {
     let mut at = 0;
     while at + NLA_HDRLEN <= buf.len() {
         let len = u16::from_ne_bytes([buf[at], buf[at + 1]]) as usize;
@@ -57,7 +58,7 @@ fn hex(b: &[u8]) -> String {
 /// Assert that `ours` (the payload after the nlmsghdr, whose first `fixed`
 /// bytes are the family header) is byte for byte the request in fixture `rel`,
 /// nlmsghdr included.
-pub fn assert_matches(rel: &str, fixed: usize, ours: &[u8]) {
+pub(crate) fn assert_matches(rel: &str, fixed: usize, ours: &[u8]) {
     let msg = load(rel);
     assert!(msg.len() >= NLMSG_HDRLEN + fixed, "{rel}: too short");
     let kind = u16::from_ne_bytes([msg[4], msg[5]]);
@@ -74,11 +75,11 @@ pub fn assert_matches(rel: &str, fixed: usize, ours: &[u8]) {
 }
 
 /// Assert that `ours` (genetlink header onward) equals ethtool's request `name`.
-pub fn assert_matches_ethtool(name: &str, ours: &[u8]) {
+pub(crate) fn assert_matches_ethtool(name: &str, ours: &[u8]) {
     assert_matches(&format!("ethtool/{name}"), 4, ours);
 }
 
 /// The attributes of one of our encoded genetlink requests.
-pub fn parse_request(ours: &[u8]) -> Vec<u8> {
+pub(crate) fn parse_request(ours: &[u8]) -> Vec<u8> {
     ours[4..].to_vec()
 }

@@ -8,8 +8,8 @@ use super::attr::{AttrTable, Builder};
 use super::socket::{Message, Nack, Socket};
 
 /// The controller family's fixed id.
-pub const GENL_ID_CTRL: u16 = 0x10;
-pub const GENL_HDRLEN: usize = 4;
+pub(crate) const GENL_ID_CTRL: u16 = 0x10;
+pub(crate) const GENL_HDRLEN: usize = 4;
 
 const CTRL_CMD_GETFAMILY: u8 = 3;
 const CTRL_VERSION: u8 = 1;
@@ -21,17 +21,17 @@ const CTRL_ATTR_MCAST_GRP_NAME: u16 = 1;
 const CTRL_ATTR_MCAST_GRP_ID: u16 = 2;
 
 /// `struct genlmsghdr`: command, version, two reserved bytes.
-pub fn header(cmd: u8, version: u8) -> [u8; GENL_HDRLEN] {
+pub(crate) fn header(cmd: u8, version: u8) -> [u8; GENL_HDRLEN] {
     [cmd, version, 0, 0]
 }
 
 /// A builder positioned after a genetlink header.
-pub fn builder(cmd: u8, version: u8) -> Builder {
+pub(crate) fn builder(cmd: u8, version: u8) -> Builder {
     Builder::with_header(&header(cmd, version))
 }
 
 /// Split a genetlink message payload into (command, attribute bytes).
-pub fn split(payload: &[u8]) -> Result<(u8, &[u8]), Nack> {
+pub(crate) fn split(payload: &[u8]) -> Result<(u8, &[u8]), Nack> {
     if payload.len() < GENL_HDRLEN {
         return Err(Nack::malformed("genetlink message shorter than its header"));
     }
@@ -41,14 +41,14 @@ pub fn split(payload: &[u8]) -> Result<(u8, &[u8]), Nack> {
 /// A resolved generic netlink family.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Family {
-    pub id: u16,
-    pub version: u32,
+    pub(crate) id: u16,
+    pub(crate) version: u32,
     /// Multicast group name → group id (for `Socket::add_membership`).
     pub mcast_groups: BTreeMap<String, u32>,
 }
 
 /// The `CTRL_CMD_GETFAMILY` request for `name` (genetlink header onward).
-pub fn encode_get_family(name: &str) -> Result<Vec<u8>, Nack> {
+pub(crate) fn encode_get_family(name: &str) -> Result<Vec<u8>, Nack> {
     let mut b = builder(CTRL_CMD_GETFAMILY, CTRL_VERSION);
     b.put_str(CTRL_ATTR_FAMILY_NAME, name);
     b.finish().map_err(|e| Nack {
@@ -58,7 +58,7 @@ pub fn encode_get_family(name: &str) -> Result<Vec<u8>, Nack> {
 }
 
 /// Decode the controller's reply.
-pub fn parse_family(msgs: &[Message]) -> Result<Family, Nack> {
+pub(crate) fn parse_family(msgs: &[Message]) -> Result<Family, Nack> {
     let m = msgs
         .first()
         .ok_or_else(|| Nack::malformed("no reply to CTRL_CMD_GETFAMILY"))?;
@@ -93,7 +93,7 @@ pub fn parse_family(msgs: &[Message]) -> Result<Family, Nack> {
 }
 
 /// Ask the controller for family `name` (ENOENT when the kernel has no such family).
-pub fn resolve_family(sock: &mut Socket, name: &str) -> Result<Family, Nack> {
+pub(crate) fn resolve_family(sock: &mut Socket, name: &str) -> Result<Family, Nack> {
     let req = encode_get_family(name)?;
     let msgs = sock.request(GENL_ID_CTRL, 0, &req)?;
     parse_family(&msgs)

@@ -6,19 +6,20 @@ use std::io;
 
 use super::attr::{AttrTable, align};
 
-pub const NLMSG_HDRLEN: usize = 16;
-pub const NLMSG_NOOP: u16 = 1;
-pub const NLMSG_ERROR: u16 = 2;
-pub const NLMSG_DONE: u16 = 3;
-pub const NLMSG_OVERRUN: u16 = 4;
+pub(crate) const NLMSG_HDRLEN: usize = 16;
+pub(crate) const NLMSG_NOOP: u16 = 1;
+pub(crate) const NLMSG_ERROR: u16 = 2;
+pub(crate) const NLMSG_DONE: u16 = 3;
+pub(crate) const NLMSG_OVERRUN: u16 = 4;
 
-pub const NLM_F_REQUEST: u16 = 0x01;
-pub const NLM_F_MULTI: u16 = 0x02;
-pub const NLM_F_ACK: u16 = 0x04;
-pub const NLM_F_DUMP_INTR: u16 = 0x10;
-pub const NLM_F_DUMP: u16 = 0x300;
+pub(crate) const NLM_F_REQUEST: u16 = 0x01;
+#[cfg_attr(not(test), expect(dead_code, reason = "only the unit tests use it"))]
+pub(crate) const NLM_F_MULTI: u16 = 0x02;
+pub(crate) const NLM_F_ACK: u16 = 0x04;
+pub(crate) const NLM_F_DUMP_INTR: u16 = 0x10;
+pub(crate) const NLM_F_DUMP: u16 = 0x300;
 /// The header flags of every non-dump request we send (what ethtool and ip send).
-pub const REQUEST_FLAGS: u16 = NLM_F_REQUEST | NLM_F_ACK;
+pub(crate) const REQUEST_FLAGS: u16 = NLM_F_REQUEST | NLM_F_ACK;
 /// In an error message: the original request's payload was left out.
 const NLM_F_CAPPED: u16 = 0x100;
 /// In an error message: extended-ACK attributes follow.
@@ -30,20 +31,20 @@ const NLMSGERR_ATTR_OFFS: u16 = 2;
 /// The kernel refused a request (or the reply could not be understood):
 /// errno plus the extended-ACK message when there was one.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Nack {
-    pub errno: i32,
-    pub extack: Option<String>,
+pub(crate) struct Nack {
+    pub(crate) errno: i32,
+    pub(crate) extack: Option<String>,
 }
 
 impl Nack {
-    pub fn errno(errno: i32) -> Self {
+    pub(crate) fn errno(errno: i32) -> Self {
         Nack {
             errno,
             extack: None,
         }
     }
     /// A reply we could not parse (errno EPROTO, our description as message).
-    pub fn malformed(what: impl std::fmt::Display) -> Self {
+    pub(crate) fn malformed(what: impl std::fmt::Display) -> Self {
         Nack {
             errno: libc::EPROTO,
             extack: Some(format!("malformed reply from the kernel: {what}")),
@@ -59,17 +60,22 @@ impl From<io::Error> for Nack {
 
 /// One netlink message as received.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Message {
-    pub kind: u16,
-    pub flags: u16,
-    pub seq: u32,
-    pub pid: u32,
+pub(crate) struct Message {
+    pub(crate) kind: u16,
+    pub(crate) flags: u16,
+    pub(crate) seq: u32,
+    pub(crate) pid: u32,
     /// Everything after `struct nlmsghdr`.
-    pub payload: Vec<u8>,
+    pub(crate) payload: Vec<u8>,
 }
 
 /// `struct nlmsghdr` followed by `payload`.
-pub fn encode_message(kind: u16, flags: u16, seq: u32, payload: &[u8]) -> Result<Vec<u8>, Nack> {
+pub(crate) fn encode_message(
+    kind: u16,
+    flags: u16,
+    seq: u32,
+    payload: &[u8],
+) -> Result<Vec<u8>, Nack> {
     let len =
         u32::try_from(NLMSG_HDRLEN + payload.len()).map_err(|_| Nack::errno(libc::EMSGSIZE))?;
     let mut m = Vec::with_capacity(align(len as usize));
@@ -83,7 +89,7 @@ pub fn encode_message(kind: u16, flags: u16, seq: u32, payload: &[u8]) -> Result
 }
 
 /// Split a datagram into messages.
-pub fn parse_messages(mut buf: &[u8]) -> Result<Vec<Message>, Nack> {
+pub(crate) fn parse_messages(mut buf: &[u8]) -> Result<Vec<Message>, Nack> {
     let mut out = Vec::new();
     while buf.len() >= NLMSG_HDRLEN {
         let u32_at = |i: usize| u32::from_ne_bytes([buf[i], buf[i + 1], buf[i + 2], buf[i + 3]]);
@@ -110,7 +116,7 @@ pub fn parse_messages(mut buf: &[u8]) -> Result<Vec<Message>, Nack> {
 }
 
 /// Decode an `NLMSG_ERROR` payload: `Ok(())` for an ACK (error 0).
-pub fn parse_error(flags: u16, payload: &[u8]) -> Result<(), Nack> {
+pub(crate) fn parse_error(flags: u16, payload: &[u8]) -> Result<(), Nack> {
     if payload.len() < 4 + NLMSG_HDRLEN {
         return Err(Nack::malformed("short NLMSG_ERROR"));
     }

@@ -13,17 +13,17 @@
 //! - [`rtnl`]: RTM_GETLINK / RTM_NEWLINK;
 //! - [`ethtool`]: one file per ethtool message kind.
 
-pub mod attr;
-pub mod ethtool;
-pub mod genl;
-pub mod message;
-pub mod rtnl;
-pub mod socket;
+pub(crate) mod attr;
+pub(crate) mod ethtool;
+pub(crate) mod genl;
+pub(crate) mod message;
+pub(crate) mod rtnl;
+pub(crate) mod socket;
 
 #[cfg(test)]
 mod fixtures;
 
-pub mod monitor;
+pub(crate) mod monitor;
 
 use std::collections::BTreeMap;
 
@@ -70,10 +70,10 @@ impl NetlinkError {
     }
 }
 
-pub type Result<T> = std::result::Result<T, NetlinkError>;
+pub(crate) type Result<T> = std::result::Result<T, NetlinkError>;
 
 /// The C library's text for `errno` ("Operation not supported").
-pub fn errno_text(errno: i32) -> String {
+pub(crate) fn errno_text(errno: i32) -> String {
     let mut buf = [0 as libc::c_char; 128];
     // SAFETY: the buffer is writable for its length; strerror_r (XSI) NUL-terminates.
     let r = unsafe { libc::strerror_r(errno, buf.as_mut_ptr(), buf.len()) };
@@ -103,11 +103,11 @@ pub struct RtLink {
     pub mtu_max: Option<u32>,
     pub txqueuelen: u32,
     /// IFLA_GSO_MAX_SIZE and IFLA_TSO_MAX_SIZE (absent on old kernels).
-    pub gso_max_size: Option<u32>,
-    pub tso_max_size: Option<u32>,
+    pub(crate) gso_max_size: Option<u32>,
+    pub(crate) tso_max_size: Option<u32>,
     pub counters: Counters,
     /// Where this link sits in a bridge/bond stack (IFLA_MASTER, IFLA_LINKINFO).
-    pub relations: rtnl::Relations,
+    pub(crate) relations: rtnl::Relations,
 }
 
 /// The process's netlink connection (one rtnetlink and one genetlink socket).
@@ -187,7 +187,7 @@ impl Netlink {
         self.set_link("RTM_NEWLINK txqueuelen", ifindex, rtnl::IFLA_TXQLEN, len)
     }
     /// `ip link set dev X gso_max_size N`.
-    pub fn set_gso_max_size(&mut self, ifindex: u32, size: u32) -> Result<()> {
+    pub(crate) fn set_gso_max_size(&mut self, ifindex: u32, size: u32) -> Result<()> {
         self.set_link(
             "RTM_NEWLINK gso_max_size",
             ifindex,

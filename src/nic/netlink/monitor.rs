@@ -22,7 +22,7 @@ const ETHTOOL_A_HEADER_DEV_NAME: u16 = 2;
 
 /// One notification.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Event {
+pub(crate) enum Event {
     /// RTM_NEWLINK (new, renamed or changed link) or RTM_DELLINK.
     Link {
         ifindex: u32,
@@ -40,7 +40,7 @@ pub enum Event {
 }
 
 /// Decode an rtnetlink link message (`struct ifinfomsg` + attributes).
-pub fn parse_link(kind: u16, payload: &[u8]) -> Option<Event> {
+pub(crate) fn parse_link(kind: u16, payload: &[u8]) -> Option<Event> {
     if kind != RTM_NEWLINK && kind != RTM_DELLINK {
         return None;
     }
@@ -59,7 +59,7 @@ pub fn parse_link(kind: u16, payload: &[u8]) -> Option<Event> {
 }
 
 /// Decode an ethtool notification (`genlmsghdr` + attributes).
-pub fn parse_ethtool(payload: &[u8]) -> Option<Event> {
+pub(crate) fn parse_ethtool(payload: &[u8]) -> Option<Event> {
     let (cmd, attrs) = genl::split(payload).ok()?;
     let mut ifindex = None;
     let mut name = None;
@@ -79,7 +79,7 @@ pub fn parse_ethtool(payload: &[u8]) -> Option<Event> {
 }
 
 /// One subscribed socket; give each a thread of its own.
-pub struct Receiver {
+pub(crate) struct Receiver {
     sock: Socket,
     route: bool,
 }
@@ -87,7 +87,7 @@ pub struct Receiver {
 impl Receiver {
     /// Wait for the next datagram (at most the socket's receive timeout) and
     /// decode it; empty when the wait timed out.
-    pub fn wait(&mut self) -> io::Result<Vec<Event>> {
+    pub(crate) fn wait(&mut self) -> io::Result<Vec<Event>> {
         let msgs = match self.sock.recv_messages() {
             Ok(m) => m,
             // The socket's receive timeout only means "nothing happened".
@@ -114,7 +114,7 @@ impl Receiver {
 /// Subscribe to link and ethtool notifications in the calling thread's
 /// network namespace. A kernel without ethtool netlink gives link events only
 /// (one receiver instead of two).
-pub fn subscribe() -> io::Result<Vec<Receiver>> {
+pub(crate) fn subscribe() -> io::Result<Vec<Receiver>> {
     let route = Socket::open(NETLINK_ROUTE)?;
     route.add_membership(RTNLGRP_LINK)?;
     let mut out = vec![Receiver {

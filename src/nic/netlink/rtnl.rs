@@ -7,11 +7,8 @@ use super::attr::{AttrTable, Builder};
 use super::socket::Nack;
 use crate::nic::model::Counters;
 
-pub const RTM_NEWLINK: u16 = 16;
-pub const RTM_DELLINK: u16 = 17;
-/// Multicast group of link changes (for `Socket::add_membership`).
-pub const RTNLGRP_LINK: u32 = 1;
-pub const RTM_GETLINK: u16 = 18;
+pub(crate) const RTM_NEWLINK: u16 = 16;
+pub(crate) const RTM_GETLINK: u16 = 18;
 
 const IFINFOMSG_LEN: usize = 16;
 const IFF_UP: u32 = 0x1;
@@ -42,17 +39,17 @@ const IFLA_BRPORT_STATE: u16 = 1;
 /// A link's place in a stack: its master (bridge, bond) and, for a bond or
 /// a port, what `IFLA_LINKINFO` says about it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Relations {
+pub(crate) struct Relations {
     /// IFLA_MASTER: the bridge or bond this link is a port or slave of.
-    pub master: Option<u32>,
+    pub(crate) master: Option<u32>,
     /// A bond's mode (IFLA_BOND_MODE: 0 balance-rr, 1 active-backup, ...).
-    pub bond_mode: Option<u8>,
+    pub(crate) bond_mode: Option<u8>,
     /// A bond's active slave (IFLA_BOND_ACTIVE_SLAVE).
-    pub active_slave: Option<u32>,
+    pub(crate) active_slave: Option<u32>,
     /// IFLA_INFO_SLAVE_KIND: `bridge` or `bond` when this link is a port/slave.
-    pub slave_kind: Option<String>,
+    pub(crate) slave_kind: Option<String>,
     /// Bond slave state (0 active, 1 backup) or bridge port state (STP, 0..4).
-    pub slave_state: Option<u8>,
+    pub(crate) slave_state: Option<u8>,
 }
 
 /// Decode IFLA_MASTER and the bond/port parts of IFLA_LINKINFO.
@@ -88,7 +85,7 @@ fn relations(t: &AttrTable, linkinfo: Option<&AttrTable>) -> Result<Relations, N
 }
 
 /// Longest interface name the kernel accepts (IFNAMSIZ - 1).
-pub const IFNAME_MAX: usize = 15;
+pub(crate) const IFNAME_MAX: usize = 15;
 
 /// `struct ifinfomsg` with family AF_UNSPEC.
 fn ifinfomsg(index: u32) -> [u8; IFINFOMSG_LEN] {
@@ -98,12 +95,12 @@ fn ifinfomsg(index: u32) -> [u8; IFINFOMSG_LEN] {
 }
 
 /// RTM_GETLINK dump request payload.
-pub fn encode_dump() -> Vec<u8> {
+pub(crate) fn encode_dump() -> Vec<u8> {
     ifinfomsg(0).to_vec()
 }
 
 /// RTM_GETLINK request payload for one link by name.
-pub fn encode_get_by_name(name: &str) -> Result<Vec<u8>, Nack> {
+pub(crate) fn encode_get_by_name(name: &str) -> Result<Vec<u8>, Nack> {
     let mut b = Builder::with_header(&ifinfomsg(0));
     b.put_str(IFLA_IFNAME, name);
     b.finish().map_err(|e| Nack {
@@ -114,7 +111,7 @@ pub fn encode_get_by_name(name: &str) -> Result<Vec<u8>, Nack> {
 
 /// RTM_NEWLINK request payload setting one u32 attribute of `ifindex`
 /// (IFLA_MTU, IFLA_TXQLEN, IFLA_GSO_MAX_SIZE).
-pub fn encode_set(ifindex: u32, attr: u16, value: u32) -> Vec<u8> {
+pub(crate) fn encode_set(ifindex: u32, attr: u16, value: u32) -> Vec<u8> {
     let mut b = Builder::with_header(&ifinfomsg(ifindex));
     b.put_u32(attr, value);
     // Only u32 attributes: encoding cannot fail.
@@ -176,7 +173,7 @@ fn counters(stats: &[u8]) -> Counters {
 }
 
 /// Decode one RTM_NEWLINK message (the reply to RTM_GETLINK).
-pub fn parse_link(payload: &[u8]) -> Result<RtLink, Nack> {
+pub(crate) fn parse_link(payload: &[u8]) -> Result<RtLink, Nack> {
     let head = payload
         .get(..IFINFOMSG_LEN)
         .ok_or_else(|| Nack::malformed("RTM_NEWLINK shorter than struct ifinfomsg"))?;

@@ -20,14 +20,13 @@ use std::mem::size_of;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::Duration;
 
-pub use super::message::{
-    Message, NLM_F_ACK, NLM_F_DUMP, NLM_F_DUMP_INTR, NLM_F_MULTI, NLM_F_REQUEST, NLMSG_DONE,
-    NLMSG_ERROR, NLMSG_HDRLEN, NLMSG_NOOP, NLMSG_OVERRUN, Nack, REQUEST_FLAGS, encode_message,
-    parse_error, parse_messages,
+pub(crate) use super::message::{
+    Message, NLM_F_DUMP, NLM_F_DUMP_INTR, NLM_F_REQUEST, NLMSG_DONE, NLMSG_ERROR, NLMSG_NOOP,
+    NLMSG_OVERRUN, Nack, REQUEST_FLAGS, encode_message, parse_error, parse_messages,
 };
 
-pub const NETLINK_ROUTE: i32 = 0;
-pub const NETLINK_GENERIC: i32 = 16;
+pub(crate) const NETLINK_ROUTE: i32 = 0;
+pub(crate) const NETLINK_GENERIC: i32 = 16;
 
 const SOL_NETLINK: i32 = 270;
 const NETLINK_ADD_MEMBERSHIP: i32 = 1;
@@ -47,7 +46,7 @@ const DUMP_RETRIES: usize = 5;
 
 /// One AF_NETLINK socket, bound, with its own sequence numbers.
 #[derive(Debug)]
-pub struct Socket {
+pub(crate) struct Socket {
     fd: OwnedFd,
     port: u32,
     seq: u32,
@@ -81,7 +80,7 @@ fn kernel_addr() -> libc::sockaddr_nl {
 impl Socket {
     /// Open and bind a netlink socket of `protocol` ([`NETLINK_ROUTE`], [`NETLINK_GENERIC`])
     /// in the calling thread's network namespace.
-    pub fn open(protocol: i32) -> io::Result<Self> {
+    pub(crate) fn open(protocol: i32) -> io::Result<Self> {
         // SAFETY: plain syscall; the result is checked before use.
         let raw = unsafe {
             libc::socket(
@@ -149,7 +148,7 @@ impl Socket {
     }
 
     /// Receive the multicast group `group` (e.g. RTNLGRP_LINK = 1, or a genetlink group id).
-    pub fn add_membership(&self, group: u32) -> io::Result<()> {
+    pub(crate) fn add_membership(&self, group: u32) -> io::Result<()> {
         setsockopt_int(&self.fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, group as i32)
     }
 
@@ -204,7 +203,7 @@ impl Socket {
     }
 
     /// Receive one datagram (blocking, with a timeout) and split it into messages.
-    pub fn recv_messages(&mut self) -> Result<Vec<Message>, Nack> {
+    pub(crate) fn recv_messages(&mut self) -> Result<Vec<Message>, Nack> {
         let need = self
             .recv_into_buf(libc::MSG_PEEK | libc::MSG_TRUNC)
             .map_err(recv_err)?;
@@ -217,7 +216,7 @@ impl Socket {
 
     /// Send a request (`NLM_F_REQUEST | NLM_F_ACK | extra_flags`) and return its
     /// reply messages, read up to the ACK. An error reply becomes `Err`.
-    pub fn request(
+    pub(crate) fn request(
         &mut self,
         kind: u16,
         extra_flags: u16,
@@ -248,7 +247,7 @@ impl Socket {
     /// Send a dump request (`NLM_F_REQUEST | NLM_F_DUMP`) and return every reply
     /// message up to `NLMSG_DONE`. Retried when the kernel says the dump was
     /// interrupted by a concurrent change.
-    pub fn dump(&mut self, kind: u16, payload: &[u8]) -> Result<Vec<Message>, Nack> {
+    pub(crate) fn dump(&mut self, kind: u16, payload: &[u8]) -> Result<Vec<Message>, Nack> {
         let mut tries = 0;
         loop {
             let (msgs, interrupted) = self.dump_once(kind, payload)?;

@@ -15,15 +15,15 @@ use super::super::stream::{Role, WorkerEnd};
 use super::{Engine, RTT_POLL, SAMPLE_EVERY};
 
 /// How the driver waits for the end of the test.
-pub struct DriveSpec {
-    pub side: Side,
+pub(crate) struct DriveSpec {
+    pub(crate) side: Side,
     /// Interval progress every `tick`, as `lines` formats it; `None`: none.
-    pub tick: Option<Duration>,
-    pub lines: IntervalText,
+    pub(crate) tick: Option<Duration>,
+    pub(crate) lines: IntervalText,
     /// Server: drop the test if TEST_END has not come by then.
-    pub safety: Option<Duration>,
+    pub(crate) safety: Option<Duration>,
     /// Server: drop the test if nothing arrives on the receiving streams for this long.
-    pub stall: Option<Duration>,
+    pub(crate) stall: Option<Duration>,
 }
 
 impl Engine {
@@ -60,7 +60,7 @@ impl Engine {
     /// Run until the end of the test: the client's timer (omit + time), or the
     /// server's TEST_END. Reports intervals on the way; watches the control
     /// connection for the peer's messages.
-    pub fn drive(
+    pub(crate) fn drive(
         &mut self,
         ctrl: &TcpStream,
         spec: &DriveSpec,

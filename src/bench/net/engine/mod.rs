@@ -20,20 +20,20 @@ use super::params::{Protocol, TestParams};
 use super::stream::{Role, RunFlags, StreamCounters, WorkerCtx, WorkerEnd};
 use super::{tcp, udp};
 
-pub use drive::DriveSpec;
+pub(crate) use drive::DriveSpec;
 use sample::{RttAcc, Snap};
 
 /// A connected data socket.
-pub enum DataSock {
+pub(crate) enum DataSock {
     Tcp(TcpStream),
     Udp(UdpSocket),
 }
 
 /// A stream handed to the engine.
-pub struct StreamSpec {
-    pub id: u32,
-    pub role: Role,
-    pub sock: DataSock,
+pub(crate) struct StreamSpec {
+    pub(crate) id: u32,
+    pub(crate) role: Role,
+    pub(crate) sock: DataSock,
 }
 
 struct Tracked {
@@ -59,7 +59,7 @@ fn unacked(t: &Tracked) -> u64 {
 }
 
 /// The running data phase of a test.
-pub struct Engine {
+pub(crate) struct Engine {
     params: TestParams,
     side: Side,
     flags: Arc<RunFlags>,
@@ -86,7 +86,7 @@ pub(super) const RTT_POLL: Duration = Duration::from_millis(100);
 impl Engine {
     /// Start one worker thread per stream; timing starts now.
     /// `end_signal` (server): the control connection, watched by senders.
-    pub fn start(
+    pub(crate) fn start(
         specs: Vec<StreamSpec>,
         params: &TestParams,
         side: Side,
@@ -204,7 +204,7 @@ impl Engine {
     /// counts), and we wait (at most 250 ms) until what they wrote has reached
     /// the server, so that its count can match ours. Receivers keep counting
     /// until [`Engine::finish_receiving`]. Emits the last interval.
-    pub fn end_client(&mut self, progress: &dyn Progress) {
+    pub(crate) fn end_client(&mut self, progress: &dyn Progress) {
         let end = self.stop_senders();
         let limit = Instant::now() + Duration::from_millis(250);
         while self.streams.iter().map(unacked).sum::<u64>() > 0 && Instant::now() < limit {
@@ -215,7 +215,7 @@ impl Engine {
 
     /// Client, once the server has answered TEST_END (it has stopped sending
     /// and closed its streams): count what is still queued, then stop.
-    pub fn finish_receiving(&mut self) {
+    pub(crate) fn finish_receiving(&mut self) {
         self.flags.final_drain.store(true, Ordering::SeqCst);
         self.ended_recv = Some(Instant::now());
         self.join_receivers();
@@ -226,7 +226,7 @@ impl Engine {
     /// queued, then stop. With `subtract_unacked` (clients that stop counting
     /// at their deadline, like iperf3), bytes our senders wrote that the client
     /// has not acknowledged are not counted as sent. Emits the last interval.
-    pub fn end_server(&mut self, progress: &dyn Progress, subtract_unacked: bool) {
+    pub(crate) fn end_server(&mut self, progress: &dyn Progress, subtract_unacked: bool) {
         let end = self.stop_senders();
         self.ended_recv = Some(end);
         self.flags.final_drain.store(true, Ordering::SeqCst);
@@ -287,7 +287,7 @@ impl Engine {
     }
 
     /// Stop every worker (receivers included), unblock and join them.
-    pub fn stop_all(&mut self) {
+    pub(crate) fn stop_all(&mut self) {
         self.flags.counting_send.store(false, Ordering::SeqCst);
         self.flags.counting_recv.store(false, Ordering::SeqCst);
         self.flags.stop_send.store(true, Ordering::SeqCst);
@@ -305,7 +305,7 @@ impl Engine {
     }
 
     /// CPU use of this test's threads since it started (call after `stop_all`).
-    pub fn cpu_util(&mut self) -> CpuUtil {
+    pub(crate) fn cpu_util(&mut self) -> CpuUtil {
         if let Some(t) = self.ctl_cpu.take() {
             t.finish(&self.cpu);
         }
@@ -313,7 +313,7 @@ impl Engine {
     }
 
     /// Congestion control algorithm of the first TCP stream.
-    pub fn congestion(&self) -> Option<String> {
+    pub(crate) fn congestion(&self) -> Option<String> {
         self.streams.iter().find_map(|t| match &*t.sock {
             DataSock::Tcp(s) => tcp::congestion(s),
             DataSock::Udp(_) => None,
@@ -321,12 +321,12 @@ impl Engine {
     }
 
     /// Per-interval sums of the main direction (omitted intervals excluded).
-    pub fn intervals(&self) -> &[IntervalReport] {
+    pub(crate) fn intervals(&self) -> &[IntervalReport] {
         &self.intervals
     }
 
     /// Seconds counted (after omit) up to the end of the test.
-    pub fn duration_s(&self) -> f64 {
+    pub(crate) fn duration_s(&self) -> f64 {
         let end = self.ended.unwrap_or_else(Instant::now);
         end.saturating_duration_since(self.period_start)
             .as_secs_f64()
@@ -344,7 +344,7 @@ impl Engine {
     }
 
     /// Each stream's final figures (after `end_client`/`finish_receiving` or `end_server`).
-    pub fn local_streams(&self) -> Vec<LocalStream> {
+    pub(crate) fn local_streams(&self) -> Vec<LocalStream> {
         let (send_s, recv_s) = (self.duration_s(), self.recv_duration_s());
         let udp = self.params.protocol == Protocol::Udp;
         self.streams

@@ -10,30 +10,30 @@ use std::collections::BTreeSet;
 
 use super::super::attr::{AttrError, AttrTable, Builder};
 
-pub const A_BITSET_NOMASK: u16 = 1;
-pub const A_BITSET_SIZE: u16 = 2;
-pub const A_BITSET_BITS: u16 = 3;
-pub const A_BITSET_VALUE: u16 = 4;
-pub const A_BITSET_MASK: u16 = 5;
-pub const A_BITSET_BITS_BIT: u16 = 1;
-pub const A_BITSET_BIT_INDEX: u16 = 1;
-pub const A_BITSET_BIT_NAME: u16 = 2;
-pub const A_BITSET_BIT_VALUE: u16 = 3;
+pub(crate) const A_BITSET_NOMASK: u16 = 1;
+pub(crate) const A_BITSET_SIZE: u16 = 2;
+pub(crate) const A_BITSET_BITS: u16 = 3;
+pub(crate) const A_BITSET_VALUE: u16 = 4;
+pub(crate) const A_BITSET_MASK: u16 = 5;
+pub(crate) const A_BITSET_BITS_BIT: u16 = 1;
+pub(crate) const A_BITSET_BIT_INDEX: u16 = 1;
+pub(crate) const A_BITSET_BIT_NAME: u16 = 2;
+pub(crate) const A_BITSET_BIT_VALUE: u16 = 3;
 
 /// One bit of a bitset.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Bit {
-    pub index: Option<u32>,
-    pub name: Option<String>,
-    pub value: bool,
+pub(crate) struct Bit {
+    pub(crate) index: Option<u32>,
+    pub(crate) name: Option<String>,
+    pub(crate) value: bool,
 }
 
 /// A decoded bitset: the bits in its mask (or, for a `NOMASK` list, the set bits).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Bitset {
-    pub nomask: bool,
-    pub size: Option<u32>,
-    pub bits: Vec<Bit>,
+pub(crate) struct Bitset {
+    pub(crate) nomask: bool,
+    pub(crate) size: Option<u32>,
+    pub(crate) bits: Vec<Bit>,
 }
 
 fn word_bit(words: &[u8], idx: u32) -> bool {
@@ -46,7 +46,7 @@ fn word_bit(words: &[u8], idx: u32) -> bool {
 
 impl Bitset {
     /// Decode a bitset attribute's payload, compact or verbose.
-    pub fn parse(payload: &[u8]) -> Result<Self, AttrError> {
+    pub(crate) fn parse(payload: &[u8]) -> Result<Self, AttrError> {
         let t = AttrTable::parse(payload)?;
         let nomask = t.has(A_BITSET_NOMASK);
         let size = t.u32(A_BITSET_SIZE)?;
@@ -107,7 +107,7 @@ impl Bitset {
     }
 
     /// Indices of the bits whose value is set.
-    pub fn set_indices(&self) -> BTreeSet<u32> {
+    pub(crate) fn set_indices(&self) -> BTreeSet<u32> {
         self.bits
             .iter()
             .filter(|b| b.value)
@@ -123,7 +123,7 @@ impl Bitset {
     }
 
     /// Names of the bits whose value is set (from the bit itself, else `table[index]`).
-    pub fn set_names(&self, table: Option<&[String]>) -> Vec<String> {
+    pub(crate) fn set_names(&self, table: Option<&[String]>) -> Vec<String> {
         self.bits
             .iter()
             .filter(|b| b.value)
@@ -132,7 +132,7 @@ impl Bitset {
     }
 
     /// Names of every bit in the mask (for link modes: the supported modes).
-    pub fn mask_names(&self, table: Option<&[String]>) -> Vec<String> {
+    pub(crate) fn mask_names(&self, table: Option<&[String]>) -> Vec<String> {
         self.bits
             .iter()
             .filter_map(|b| Self::name_of(b, table))
@@ -141,7 +141,7 @@ impl Bitset {
 }
 
 /// Write a verbose bitset that changes only the named bits: `(name, on)`.
-pub fn put_named(b: &mut Builder, kind: u16, bits: &[(&str, bool)]) {
+pub(crate) fn put_named(b: &mut Builder, kind: u16, bits: &[(&str, bool)]) {
     b.nested(kind, |b| {
         b.nested(A_BITSET_BITS, |b| {
             for (name, on) in bits {
@@ -157,7 +157,14 @@ pub fn put_named(b: &mut Builder, kind: u16, bits: &[(&str, bool)]) {
 }
 
 /// Write a compact bitset (`mask` `None` makes it a `NOMASK` list).
-pub fn put_compact(b: &mut Builder, kind: u16, size: u32, value: &[u32], mask: Option<&[u32]>) {
+#[cfg_attr(not(test), expect(dead_code, reason = "only the unit tests use it"))]
+pub(crate) fn put_compact(
+    b: &mut Builder,
+    kind: u16,
+    size: u32,
+    value: &[u32],
+    mask: Option<&[u32]>,
+) {
     let bytes = |w: &[u32]| w.iter().flat_map(|x| x.to_ne_bytes()).collect::<Vec<u8>>();
     b.nested(kind, |b| {
         if mask.is_none() {

@@ -16,7 +16,7 @@ const A_COMBINED_COUNT: u16 = 9;
 
 /// Decode a CHANNELS_GET reply. Like `ethtool -l` ("n/a"), a kind of channel
 /// whose maximum is 0 is reported as absent.
-pub fn parse(attrs: &[u8]) -> Result<Channels, AttrError> {
+pub(crate) fn parse(attrs: &[u8]) -> Result<Channels, AttrError> {
     let t = AttrTable::parse(attrs)?;
     let pair = |count: u16, max: u16| -> Result<(Option<u32>, Option<u32>), AttrError> {
         match t.u32(max)? {
@@ -41,7 +41,7 @@ pub fn parse(attrs: &[u8]) -> Result<Channels, AttrError> {
 }
 
 /// CHANNELS_SET, genetlink header onward: rx, tx, other, combined.
-pub fn encode_set(ifname: &str, set: &ChannelsSet) -> Result<Vec<u8>, AttrError> {
+pub(crate) fn encode_set(ifname: &str, set: &ChannelsSet) -> Result<Vec<u8>, AttrError> {
     let mut b = header::request(msg::CHANNELS_SET, ifname, 0);
     for (kind, v) in [
         (A_RX_COUNT, set.rx),
@@ -56,11 +56,11 @@ pub fn encode_set(ifname: &str, set: &ChannelsSet) -> Result<Vec<u8>, AttrError>
     b.finish()
 }
 
-pub fn get(e: &mut Ethtool, ifname: &str) -> Result<Option<Channels>, NetlinkError> {
+pub(crate) fn get(e: &mut Ethtool, ifname: &str) -> Result<Option<Channels>, NetlinkError> {
     e.get(msg::CHANNELS_GET, "CHANNELS_GET", ifname, 0, parse)
 }
 
-pub fn set(e: &mut Ethtool, ifname: &str, set: &ChannelsSet) -> Result<(), NetlinkError> {
+pub(crate) fn set(e: &mut Ethtool, ifname: &str, set: &ChannelsSet) -> Result<(), NetlinkError> {
     if *set == ChannelsSet::default() {
         return Ok(());
     }

@@ -14,7 +14,7 @@ const A_USE_ADAPTIVE_TX: u16 = 12;
 
 /// Decode a COALESCE_GET reply; the kernel leaves out parameters the driver
 /// does not support (when they are 0).
-pub fn parse(attrs: &[u8]) -> Result<Coalesce, AttrError> {
+pub(crate) fn parse(attrs: &[u8]) -> Result<Coalesce, AttrError> {
     let t = AttrTable::parse(attrs)?;
     Ok(Coalesce {
         rx_usecs: t.u32(A_RX_USECS)?,
@@ -28,7 +28,7 @@ pub fn parse(attrs: &[u8]) -> Result<Coalesce, AttrError> {
 
 /// COALESCE_SET, genetlink header onward, in attribute order: rx-usecs,
 /// rx-frames, tx-usecs, tx-frames, adaptive-rx, adaptive-tx.
-pub fn encode_set(ifname: &str, set: &CoalesceSet) -> Result<Vec<u8>, AttrError> {
+pub(crate) fn encode_set(ifname: &str, set: &CoalesceSet) -> Result<Vec<u8>, AttrError> {
     let mut b = header::request(msg::COALESCE_SET, ifname, 0);
     for (kind, v) in [
         (A_RX_USECS, set.rx_usecs),
@@ -51,11 +51,11 @@ pub fn encode_set(ifname: &str, set: &CoalesceSet) -> Result<Vec<u8>, AttrError>
     b.finish()
 }
 
-pub fn get(e: &mut Ethtool, ifname: &str) -> Result<Option<Coalesce>, NetlinkError> {
+pub(crate) fn get(e: &mut Ethtool, ifname: &str) -> Result<Option<Coalesce>, NetlinkError> {
     e.get(msg::COALESCE_GET, "COALESCE_GET", ifname, 0, parse)
 }
 
-pub fn set(e: &mut Ethtool, ifname: &str, set: &CoalesceSet) -> Result<(), NetlinkError> {
+pub(crate) fn set(e: &mut Ethtool, ifname: &str, set: &CoalesceSet) -> Result<(), NetlinkError> {
     if *set == CoalesceSet::default() {
         return Ok(());
     }

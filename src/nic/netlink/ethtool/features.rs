@@ -20,14 +20,14 @@ const A_NOCHANGE: u16 = 5;
 
 /// The four bitsets of a FEATURES_GET reply.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Raw {
-    pub hw: Bitset,
-    pub wanted: Bitset,
-    pub active: Bitset,
-    pub nochange: Bitset,
+pub(crate) struct Raw {
+    pub(crate) hw: Bitset,
+    pub(crate) wanted: Bitset,
+    pub(crate) active: Bitset,
+    pub(crate) nochange: Bitset,
 }
 
-pub fn parse_raw(attrs: &[u8]) -> Result<Raw, AttrError> {
+pub(crate) fn parse_raw(attrs: &[u8]) -> Result<Raw, AttrError> {
     let t = AttrTable::parse(attrs)?;
     let set = |k| Bitset::parse(t.require(k)?.payload);
     Ok(Raw {
@@ -39,7 +39,7 @@ pub fn parse_raw(attrs: &[u8]) -> Result<Raw, AttrError> {
 }
 
 /// Every named feature (by its index in `names`) with active, requested, fixed.
-pub fn to_features(raw: &Raw, names: &[String]) -> BTreeMap<String, Feature> {
+pub(crate) fn to_features(raw: &Raw, names: &[String]) -> BTreeMap<String, Feature> {
     let (hw, wanted, active, nochange) = (
         raw.hw.set_indices(),
         raw.wanted.set_indices(),
@@ -64,14 +64,17 @@ pub fn to_features(raw: &Raw, names: &[String]) -> BTreeMap<String, Feature> {
 
 /// FEATURES_SET, genetlink header onward: a WANTED bitset of the named
 /// features, in name order. Like ethtool, it asks for compact bitsets in the reply.
-pub fn encode_set(ifname: &str, wanted: &BTreeMap<String, bool>) -> Result<Vec<u8>, AttrError> {
+pub(crate) fn encode_set(
+    ifname: &str,
+    wanted: &BTreeMap<String, bool>,
+) -> Result<Vec<u8>, AttrError> {
     let mut b = header::request(msg::FEATURES_SET, ifname, header::FLAG_COMPACT_BITSETS);
     let bits: Vec<(&str, bool)> = wanted.iter().map(|(n, v)| (n.as_str(), *v)).collect();
     bitset::put_named(&mut b, A_WANTED, &bits);
     b.finish()
 }
 
-pub fn get(
+pub(crate) fn get(
     e: &mut Ethtool,
     ifname: &str,
 ) -> Result<Option<BTreeMap<String, Feature>>, NetlinkError> {
@@ -91,7 +94,7 @@ pub fn get(
 
 /// Request features on/off by kernel name. The kernel silently keeps what the
 /// driver cannot change; read back to see what took effect.
-pub fn set(
+pub(crate) fn set(
     e: &mut Ethtool,
     ifname: &str,
     wanted: &BTreeMap<String, bool>,

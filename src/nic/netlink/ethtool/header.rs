@@ -6,22 +6,18 @@ use super::super::genl;
 use super::VERSION;
 
 /// The header attribute's type in every ethtool message.
-pub const A_HEADER: u16 = 1;
+pub(crate) const A_HEADER: u16 = 1;
 
-pub const A_HEADER_DEV_INDEX: u16 = 1;
-pub const A_HEADER_DEV_NAME: u16 = 2;
-pub const A_HEADER_FLAGS: u16 = 3;
+pub(crate) const A_HEADER_DEV_INDEX: u16 = 1;
+pub(crate) const A_HEADER_DEV_NAME: u16 = 2;
+pub(crate) const A_HEADER_FLAGS: u16 = 3;
 
 /// Ask for compact bitsets in the reply.
-pub const FLAG_COMPACT_BITSETS: u32 = 1 << 0;
-/// Do not send the optional reply to a SET.
-pub const FLAG_OMIT_REPLY: u32 = 1 << 1;
-/// Include statistics in the reply.
-pub const FLAG_STATS: u32 = 1 << 2;
+pub(crate) const FLAG_COMPACT_BITSETS: u32 = 1 << 0;
 
 /// Write the header nest naming the device; `flags` only when non-zero
 /// (as ethtool does).
-pub fn put(b: &mut Builder, ifname: &str, flags: u32) {
+pub(crate) fn put(b: &mut Builder, ifname: &str, flags: u32) {
     b.nested(A_HEADER, |b| {
         b.put_str(A_HEADER_DEV_NAME, ifname);
         if flags != 0 {
@@ -32,7 +28,7 @@ pub fn put(b: &mut Builder, ifname: &str, flags: u32) {
 
 /// A builder holding the genetlink header for `cmd` and the device header;
 /// the message's own attributes go after it.
-pub fn request(cmd: u8, ifname: &str, flags: u32) -> Builder {
+pub(crate) fn request(cmd: u8, ifname: &str, flags: u32) -> Builder {
     let mut b = genl::builder(cmd, VERSION);
     put(&mut b, ifname, flags);
     b
@@ -40,13 +36,14 @@ pub fn request(cmd: u8, ifname: &str, flags: u32) -> Builder {
 
 /// The device a reply or notification is about.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Device {
-    pub ifindex: Option<u32>,
-    pub name: Option<String>,
+pub(crate) struct Device {
+    pub(crate) ifindex: Option<u32>,
+    pub(crate) name: Option<String>,
 }
 
 /// Decode the header nest of a reply (attribute bytes of the whole message).
-pub fn parse(attrs: &[u8]) -> Result<Device, AttrError> {
+#[cfg_attr(not(test), expect(dead_code, reason = "only the unit tests use it"))]
+pub(crate) fn parse(attrs: &[u8]) -> Result<Device, AttrError> {
     let t = AttrTable::parse(attrs)?;
     let Some(h) = t.get(A_HEADER) else {
         return Ok(Device::default());

@@ -23,7 +23,7 @@ const DUPLEX_FULL: u8 = 1;
 
 /// Decode a LINKMODES_GET reply (verbose bitsets: modes come with their names).
 /// `port` and `detected` are filled from the other two messages.
-pub fn parse(attrs: &[u8]) -> Result<LinkModes, AttrError> {
+pub(crate) fn parse(attrs: &[u8]) -> Result<LinkModes, AttrError> {
     let t = AttrTable::parse(attrs)?;
     let ours = t
         .get(A_OURS)
@@ -57,7 +57,7 @@ pub fn parse(attrs: &[u8]) -> Result<LinkModes, AttrError> {
 }
 
 /// The connector as ethtool abbreviates it (`PORT_*`).
-pub fn port_name(port: u8) -> String {
+pub(crate) fn port_name(port: u8) -> String {
     match port {
         0x00 => "TP",
         0x01 => "AUI",
@@ -72,17 +72,17 @@ pub fn port_name(port: u8) -> String {
     .to_string()
 }
 
-pub fn parse_port(attrs: &[u8]) -> Result<Option<String>, AttrError> {
+pub(crate) fn parse_port(attrs: &[u8]) -> Result<Option<String>, AttrError> {
     Ok(AttrTable::parse(attrs)?.u8(A_LINKINFO_PORT)?.map(port_name))
 }
 
-pub fn parse_detected(attrs: &[u8]) -> Result<Option<bool>, AttrError> {
+pub(crate) fn parse_detected(attrs: &[u8]) -> Result<Option<bool>, AttrError> {
     AttrTable::parse(attrs)?.bool(A_LINKSTATE_LINK)
 }
 
 /// LINKMODES_SET, genetlink header onward: speed, duplex, autoneg, then the
 /// advertised modes as `(name, on)` pairs (ethtool's `advertise MODE on|off ...`).
-pub fn encode_set(
+pub(crate) fn encode_set(
     ifname: &str,
     speed: Option<u32>,
     duplex: Option<Duplex>,
@@ -114,7 +114,10 @@ pub fn encode_set(
 /// `(name, on)` pairs that make the advertised speeds exactly `wanted`: each
 /// wanted mode on, every other supported or currently advertised speed mode
 /// off. Capability bits (`Autoneg`, `TP`, `Pause`, `Asym_Pause`) are left alone.
-pub fn advertise_pairs<'a>(wanted: &'a [String], current: &'a LinkModes) -> Vec<(&'a str, bool)> {
+pub(crate) fn advertise_pairs<'a>(
+    wanted: &'a [String],
+    current: &'a LinkModes,
+) -> Vec<(&'a str, bool)> {
     let want: BTreeSet<&str> = wanted.iter().map(String::as_str).collect();
     let mut seen = BTreeSet::new();
     let mut pairs: Vec<(&str, bool)> = Vec::new();
@@ -138,7 +141,7 @@ pub fn advertise_pairs<'a>(wanted: &'a [String], current: &'a LinkModes) -> Vec<
     pairs
 }
 
-pub fn get(e: &mut Ethtool, ifname: &str) -> Result<Option<LinkModes>, NetlinkError> {
+pub(crate) fn get(e: &mut Ethtool, ifname: &str) -> Result<Option<LinkModes>, NetlinkError> {
     let Some(mut modes) = e.get(msg::LINKMODES_GET, "LINKMODES_GET", ifname, 0, parse)? else {
         return Ok(None);
     };
@@ -157,7 +160,7 @@ pub fn get(e: &mut Ethtool, ifname: &str) -> Result<Option<LinkModes>, NetlinkEr
     Ok(Some(modes))
 }
 
-pub fn set(e: &mut Ethtool, ifname: &str, set: &LinkSet) -> Result<(), NetlinkError> {
+pub(crate) fn set(e: &mut Ethtool, ifname: &str, set: &LinkSet) -> Result<(), NetlinkError> {
     if *set == LinkSet::default() {
         return Ok(());
     }

@@ -6,15 +6,15 @@
 //! tests in each file compare our bytes with requests captured from ethtool
 //! (tests/fixtures/ethtool/).
 
-pub mod bitset;
-pub mod channels;
-pub mod coalesce;
-pub mod features;
-pub mod header;
-pub mod linkmodes;
-pub mod pause;
-pub mod rings;
-pub mod strset;
+pub(crate) mod bitset;
+pub(crate) mod channels;
+pub(crate) mod coalesce;
+pub(crate) mod features;
+pub(crate) mod header;
+pub(crate) mod linkmodes;
+pub(crate) mod pause;
+pub(crate) mod rings;
+pub(crate) mod strset;
 
 use super::NetlinkError;
 use super::attr::AttrError;
@@ -22,28 +22,26 @@ use super::genl::{self, Family};
 use super::socket::{NETLINK_GENERIC, Nack, Socket};
 
 /// The family's name and version (`ETHTOOL_GENL_NAME`, `ETHTOOL_GENL_VERSION`).
-pub const FAMILY_NAME: &str = "ethtool";
-pub const VERSION: u8 = 1;
-/// The multicast group carrying `*_NTF` change notifications.
-pub const MONITOR_GROUP: &str = "monitor";
+pub(crate) const FAMILY_NAME: &str = "ethtool";
+pub(crate) const VERSION: u8 = 1;
 
 /// Message ids, userspace → kernel (`ETHTOOL_MSG_*`).
-pub mod msg {
-    pub const STRSET_GET: u8 = 1;
-    pub const LINKINFO_GET: u8 = 2;
-    pub const LINKMODES_GET: u8 = 4;
-    pub const LINKMODES_SET: u8 = 5;
-    pub const LINKSTATE_GET: u8 = 6;
-    pub const FEATURES_GET: u8 = 11;
-    pub const FEATURES_SET: u8 = 12;
-    pub const RINGS_GET: u8 = 15;
-    pub const RINGS_SET: u8 = 16;
-    pub const CHANNELS_GET: u8 = 17;
-    pub const CHANNELS_SET: u8 = 18;
-    pub const COALESCE_GET: u8 = 19;
-    pub const COALESCE_SET: u8 = 20;
-    pub const PAUSE_GET: u8 = 21;
-    pub const PAUSE_SET: u8 = 22;
+pub(crate) mod msg {
+    pub(crate) const STRSET_GET: u8 = 1;
+    pub(crate) const LINKINFO_GET: u8 = 2;
+    pub(crate) const LINKMODES_GET: u8 = 4;
+    pub(crate) const LINKMODES_SET: u8 = 5;
+    pub(crate) const LINKSTATE_GET: u8 = 6;
+    pub(crate) const FEATURES_GET: u8 = 11;
+    pub(crate) const FEATURES_SET: u8 = 12;
+    pub(crate) const RINGS_GET: u8 = 15;
+    pub(crate) const RINGS_SET: u8 = 16;
+    pub(crate) const CHANNELS_GET: u8 = 17;
+    pub(crate) const CHANNELS_SET: u8 = 18;
+    pub(crate) const COALESCE_GET: u8 = 19;
+    pub(crate) const COALESCE_SET: u8 = 20;
+    pub(crate) const PAUSE_GET: u8 = 21;
+    pub(crate) const PAUSE_SET: u8 = 22;
 }
 
 /// The ethtool netlink connection: a generic-netlink socket and the family.
@@ -72,7 +70,7 @@ fn encode_err(e: AttrError) -> Nack {
 
 impl Ethtool {
     /// Open the socket and resolve the family id and its multicast groups.
-    pub fn open() -> Result<Self, Nack> {
+    pub(crate) fn open() -> Result<Self, Nack> {
         let mut sock = Socket::open(NETLINK_GENERIC)?;
         let family = match genl::resolve_family(&mut sock, FAMILY_NAME) {
             Ok(f) => Some(f),
@@ -93,7 +91,7 @@ impl Ethtool {
 
     /// Send an encoded request (genetlink header onward) and return the
     /// attribute bytes of each reply message.
-    pub fn send(&mut self, request: &[u8]) -> Result<Vec<Vec<u8>>, Nack> {
+    pub(crate) fn send(&mut self, request: &[u8]) -> Result<Vec<Vec<u8>>, Nack> {
         let id = self.family.as_ref().ok_or_else(no_family)?.id;
         let msgs = self.sock.request(id, 0, request)?;
         msgs.iter()
@@ -103,7 +101,7 @@ impl Ethtool {
 
     /// A GET for one device, decoded by `parse`. `Ok(None)` when the driver
     /// does not support it (EOPNOTSUPP).
-    pub fn get<T>(
+    pub(crate) fn get<T>(
         &mut self,
         cmd: u8,
         op: &'static str,
@@ -128,7 +126,7 @@ impl Ethtool {
 
     /// Send an encoded SET request; returns the attribute bytes of any reply
     /// messages (only FEATURES_SET sends one).
-    pub fn set(
+    pub(crate) fn set(
         &mut self,
         op: &'static str,
         ifname: &str,
@@ -140,7 +138,7 @@ impl Ethtool {
     }
 
     /// The kernel's feature names by bit index (ETH_SS_FEATURES), cached.
-    pub fn feature_names(&mut self) -> Result<Vec<String>, NetlinkError> {
+    pub(crate) fn feature_names(&mut self) -> Result<Vec<String>, NetlinkError> {
         if let Some(n) = &self.feature_names {
             return Ok(n.clone());
         }

@@ -9,7 +9,7 @@ const A_AUTONEG: u16 = 2;
 const A_RX: u16 = 3;
 const A_TX: u16 = 4;
 
-pub fn parse(attrs: &[u8]) -> Result<Pause, AttrError> {
+pub(crate) fn parse(attrs: &[u8]) -> Result<Pause, AttrError> {
     let t = AttrTable::parse(attrs)?;
     Ok(Pause {
         autoneg: t.bool(A_AUTONEG)?.unwrap_or(false),
@@ -19,7 +19,7 @@ pub fn parse(attrs: &[u8]) -> Result<Pause, AttrError> {
 }
 
 /// PAUSE_SET, genetlink header onward: autoneg, rx, tx.
-pub fn encode_set(ifname: &str, set: &PauseSet) -> Result<Vec<u8>, AttrError> {
+pub(crate) fn encode_set(ifname: &str, set: &PauseSet) -> Result<Vec<u8>, AttrError> {
     let mut b = header::request(msg::PAUSE_SET, ifname, 0);
     for (kind, v) in [(A_AUTONEG, set.autoneg), (A_RX, set.rx), (A_TX, set.tx)] {
         if let Some(v) = v {
@@ -29,11 +29,11 @@ pub fn encode_set(ifname: &str, set: &PauseSet) -> Result<Vec<u8>, AttrError> {
     b.finish()
 }
 
-pub fn get(e: &mut Ethtool, ifname: &str) -> Result<Option<Pause>, NetlinkError> {
+pub(crate) fn get(e: &mut Ethtool, ifname: &str) -> Result<Option<Pause>, NetlinkError> {
     e.get(msg::PAUSE_GET, "PAUSE_GET", ifname, 0, parse)
 }
 
-pub fn set(e: &mut Ethtool, ifname: &str, set: &PauseSet) -> Result<(), NetlinkError> {
+pub(crate) fn set(e: &mut Ethtool, ifname: &str, set: &PauseSet) -> Result<(), NetlinkError> {
     if *set == PauseSet::default() {
         return Ok(());
     }

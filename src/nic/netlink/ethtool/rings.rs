@@ -15,7 +15,7 @@ const A_RX_JUMBO: u16 = 8;
 const A_TX: u16 = 9;
 
 /// Decode a RINGS_GET reply (the kernel omits a ring whose maximum is 0).
-pub fn parse(attrs: &[u8]) -> Result<Rings, AttrError> {
+pub(crate) fn parse(attrs: &[u8]) -> Result<Rings, AttrError> {
     let t = AttrTable::parse(attrs)?;
     Ok(Rings {
         rx: t.u32(A_RX)?,
@@ -30,7 +30,7 @@ pub fn parse(attrs: &[u8]) -> Result<Rings, AttrError> {
 }
 
 /// RINGS_SET, genetlink header onward: rx, rx-mini, rx-jumbo, tx.
-pub fn encode_set(ifname: &str, set: &RingsSet) -> Result<Vec<u8>, AttrError> {
+pub(crate) fn encode_set(ifname: &str, set: &RingsSet) -> Result<Vec<u8>, AttrError> {
     let mut b = header::request(msg::RINGS_SET, ifname, 0);
     for (kind, v) in [
         (A_RX, set.rx),
@@ -45,11 +45,11 @@ pub fn encode_set(ifname: &str, set: &RingsSet) -> Result<Vec<u8>, AttrError> {
     b.finish()
 }
 
-pub fn get(e: &mut Ethtool, ifname: &str) -> Result<Option<Rings>, NetlinkError> {
+pub(crate) fn get(e: &mut Ethtool, ifname: &str) -> Result<Option<Rings>, NetlinkError> {
     e.get(msg::RINGS_GET, "RINGS_GET", ifname, 0, parse)
 }
 
-pub fn set(e: &mut Ethtool, ifname: &str, set: &RingsSet) -> Result<(), NetlinkError> {
+pub(crate) fn set(e: &mut Ethtool, ifname: &str, set: &RingsSet) -> Result<(), NetlinkError> {
     if *set == RingsSet::default() {
         return Ok(());
     }

@@ -6,7 +6,7 @@ use super::super::genl;
 use super::{VERSION, header, msg};
 
 /// `ETH_SS_FEATURES`: netdev feature names.
-pub const ETH_SS_FEATURES: u32 = 4;
+pub(crate) const ETH_SS_FEATURES: u32 = 4;
 
 const A_STRSET_STRINGSETS: u16 = 2;
 const A_STRINGSETS_STRINGSET: u16 = 1;
@@ -21,7 +21,7 @@ const A_STRING_VALUE: u16 = 2;
 const MAX_STRINGS: u32 = 1 << 16;
 
 /// STRSET_GET for one global set (empty device header), as `ethtool -k` sends it.
-pub fn encode_get_global(set_id: u32) -> Result<Vec<u8>, AttrError> {
+pub(crate) fn encode_get_global(set_id: u32) -> Result<Vec<u8>, AttrError> {
     let mut b = genl::builder(msg::STRSET_GET, VERSION);
     b.nested(header::A_HEADER, |_| {});
     b.nested(A_STRSET_STRINGSETS, |b| {
@@ -33,7 +33,7 @@ pub fn encode_get_global(set_id: u32) -> Result<Vec<u8>, AttrError> {
 }
 
 /// The strings of set `set_id`, by index (missing indices are empty strings).
-pub fn parse(attrs: &[u8], set_id: u32) -> Result<Vec<String>, AttrError> {
+pub(crate) fn parse(attrs: &[u8], set_id: u32) -> Result<Vec<String>, AttrError> {
     let t = AttrTable::parse(attrs)?;
     let sets = t.require(A_STRSET_STRINGSETS)?;
     for set in sets.nested() {
