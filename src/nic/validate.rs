@@ -111,10 +111,10 @@ fn check(iface: &Interface, s: &Setting, v: &Value, p: &mut Vec<Problem>) {
                 p.push(unsupported(iface, &s.name()));
             }
         }
-        Check::Speed => check_speed(iface, n, p),
+        Check::Speed => check_speed(iface, &s.name(), n, p),
         Check::Modes => {
             let modes: Vec<String> = SettingValue::from_value(v).unwrap_or_default();
-            check_modes(iface, &modes, p);
+            check_modes(iface, &s.name(), &modes, p);
         }
     }
 }
@@ -145,26 +145,26 @@ fn supported_speeds(iface: &Interface) -> Vec<u32> {
     speeds
 }
 
-fn check_speed(iface: &Interface, speed: Option<u32>, p: &mut Vec<Problem>) {
+fn check_speed(iface: &Interface, name: &str, speed: Option<u32>, p: &mut Vec<Problem>) {
     let Some(speed) = speed else { return };
     let speeds = supported_speeds(iface);
     if speed == 0 {
         p.push(Problem::new(
-            "link speed",
+            name,
             Some("0"),
             "must be a speed in Mb/s, e.g. 100, 1000, 10000",
         ));
     } else if !speeds.is_empty() && !speeds.contains(&speed) {
         let list: Vec<String> = speeds.iter().map(u32::to_string).collect();
         p.push(Problem::new(
-            "link speed",
+            name,
             Some(&speed.to_string()),
             format!("not a supported speed: allowed {}", list.join(", ")),
         ));
     }
 }
 
-fn check_modes(iface: &Interface, modes: &[String], p: &mut Vec<Problem>) {
+fn check_modes(iface: &Interface, name: &str, modes: &[String], p: &mut Vec<Problem>) {
     let supported = iface
         .link
         .as_ref()
@@ -177,7 +177,7 @@ fn check_modes(iface: &Interface, modes: &[String], p: &mut Vec<Problem>) {
             supported.join(", ")
         };
         p.push(Problem::new(
-            "link advertise",
+            name,
             Some(m),
             format!("not a supported link mode: allowed {allowed}"),
         ));
