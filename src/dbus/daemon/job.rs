@@ -74,6 +74,23 @@ pub(crate) struct JobObject {
     pub(crate) job: Arc<JobState>,
 }
 
+impl JobObject {
+    /// The caller, when it is the job's owner; anyone else needs `action`.
+    async fn owner_or(
+        &self,
+        conn: &Connection,
+        hdr: &Header<'_>,
+        action: Action,
+    ) -> Result<Caller> {
+        let sender = hdr.sender().map(|s| s.to_string()).unwrap_or_default();
+        if sender == self.job.owner.sender {
+            auth::caller(conn, hdr).await
+        } else {
+            auth::authorize(conn, hdr, &[action], &self.job.kind).await
+        }
+    }
+}
+
 #[interface(name = "org.hlctl.Daemon1.Job")]
 impl JobObject {
     /// What runs: `benchmark:cpu`, `benchmark:disk`, ...
@@ -164,12 +181,7 @@ impl JobObject {
         #[zbus(header)] hdr: Header<'_>,
         #[zbus(connection)] conn: &Connection,
     ) -> Result<()> {
-        let sender = hdr.sender().map(|s| s.to_string()).unwrap_or_default();
-        let who = if sender == self.job.owner.sender {
-            auth::caller(conn, &hdr).await?
-        } else {
-            auth::authorize(conn, &hdr, &[Action::RunBenchmark], &self.job.kind).await?
-        };
+        let who = self.owner_or(conn, &hdr, Action::RunBenchmark).await?;
         if self.job.status().is_active() {
             info!(job = self.job.id, caller_uid = %who.uid_text(), "job {} cancelled by its caller", self.job.id);
             self.job.cancel.cancel();
@@ -185,12 +197,7 @@ impl JobObject {
         #[zbus(header)] hdr: Header<'_>,
         #[zbus(connection)] conn: &Connection,
     ) -> Result<()> {
-        let sender = hdr.sender().map(|s| s.to_string()).unwrap_or_default();
-        let who = if sender == self.job.owner.sender {
-            auth::caller(conn, &hdr).await?
-        } else {
-            auth::authorize(conn, &hdr, &[Action::Tune], &self.job.kind).await?
-        };
+        let who = self.owner_or(conn, &hdr, Action::Tune).await?;
         let Some(flag) = &self.job.confirm else {
             return Err(Error::InvalidArgument(format!(
                 "job {} ({}) has nothing to confirm",

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 use zbus::OwnedVariant;
 
-use super::typed::owned;
+use super::typed::{get, non_empty, owned};
 use crate::nic::apply::{Failure, Outcome};
 use crate::nic::diff::{SettingResult, Status, Summary};
 use crate::nic::registry::{self, Kind};
@@ -117,21 +117,6 @@ pub(crate) fn encode(r: &SetReply) -> (Vec<Row>, HashMap<String, OwnedVariant>) 
     (rows, m)
 }
 
-fn get<T>(m: &HashMap<String, OwnedVariant>, k: &str) -> Result<T, String>
-where
-    T: TryFrom<OwnedVariant>,
-{
-    let v = m
-        .get(k)
-        .ok_or_else(|| format!("the summary has no `{k}`"))?;
-    let v = v.try_clone().map_err(|e| e.to_string())?;
-    T::try_from(v).map_err(|_| format!("the summary's `{k}` has the wrong type"))
-}
-
-fn some(s: String) -> Option<String> {
-    (!s.is_empty()).then_some(s)
-}
-
 /// Decode the rows and summary back into the reply they encode.
 pub(crate) fn decode(
     rows: Vec<Row>,
@@ -149,7 +134,7 @@ pub(crate) fn decode(
                 requested: value(&setting, &requested),
                 after: (!dry_run).then(|| value(&setting, &after)),
                 status: status(&st)?,
-                reason: some(message),
+                reason: non_empty(message),
                 setting,
             })
         })
@@ -160,7 +145,7 @@ pub(crate) fn decode(
         statuses.insert(status(&s)?, n as usize);
     }
     let failed_step: String = get(m, "failed_step")?;
-    let failure = match some(failed_step) {
+    let failure = match non_empty(failed_step) {
         Some(step) => Some(Failure {
             step,
             error: get(m, "error")?,
@@ -181,8 +166,8 @@ pub(crate) fn decode(
             failure,
             restore_errors: get(m, "restore_errors")?,
         },
-        persisted: some(get(m, "persisted")?),
-        persist_error: some(get(m, "persist_error")?),
+        persisted: non_empty(get(m, "persisted")?),
+        persist_error: non_empty(get(m, "persist_error")?),
     })
 }
 

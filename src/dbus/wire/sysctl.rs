@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use zbus::OwnedVariant;
 
-use super::typed::owned;
+use super::typed::{get, non_empty, owned};
 use crate::sysctl::persist::Override;
 use crate::sysctl::set::SetReply;
 use crate::sysctl::{Change, Entry, keys};
@@ -98,21 +98,6 @@ pub(crate) fn encode_set(r: &SetReply) -> (Vec<SetRow>, HashMap<String, OwnedVar
     (rows, m)
 }
 
-fn get<T>(m: &HashMap<String, OwnedVariant>, k: &str) -> Result<T, String>
-where
-    T: TryFrom<OwnedVariant>,
-{
-    let v = m
-        .get(k)
-        .ok_or_else(|| format!("the summary has no `{k}`"))?;
-    let v = v.try_clone().map_err(|e| e.to_string())?;
-    T::try_from(v).map_err(|_| format!("the summary's `{k}` has the wrong type"))
-}
-
-fn some(s: String) -> Option<String> {
-    (!s.is_empty()).then_some(s)
-}
-
 /// Decode `SetSysctl`'s rows and summary back into the reply they encode.
 pub(crate) fn decode_set(
     rows: Vec<SetRow>,
@@ -125,7 +110,7 @@ pub(crate) fn decode_set(
             key,
             before,
             requested,
-            after: (!dry_run).then_some(after).and_then(some),
+            after: (!dry_run).then_some(after).and_then(non_empty),
         })
         .collect();
     let restore: HashMap<String, String> = get(m, "restore_errors")?;
@@ -133,10 +118,10 @@ pub(crate) fn decode_set(
     Ok(SetReply {
         dry_run,
         changes,
-        failed: some(get(m, "failed")?),
+        failed: non_empty(get(m, "failed")?),
         restore_errors: restore.into_iter().collect::<BTreeMap<_, _>>(),
-        persisted: some(get(m, "persisted")?),
-        persist_error: some(get(m, "persist_error")?),
+        persisted: non_empty(get(m, "persisted")?),
+        persist_error: non_empty(get(m, "persist_error")?),
         overridden_by: overrides
             .into_iter()
             .map(|(key, path, value)| Override {

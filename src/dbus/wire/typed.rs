@@ -20,6 +20,24 @@ pub(crate) fn owned<'a>(v: impl Into<Variant<'a>>) -> OwnedVariant {
         .expect("a variant without file descriptors")
 }
 
+/// The value of key `k` of a reply's summary dictionary, typed; an error
+/// naming the key when it is missing or of another type.
+pub(crate) fn get<T>(m: &HashMap<String, OwnedVariant>, k: &str) -> Result<T, String>
+where
+    T: TryFrom<OwnedVariant>,
+{
+    let v = m
+        .get(k)
+        .ok_or_else(|| format!("the summary has no `{k}`"))?;
+    let v = v.try_clone().map_err(|e| e.to_string())?;
+    T::try_from(v).map_err(|_| format!("the summary's `{k}` has the wrong type"))
+}
+
+/// "" (the wire's "none") back into `None`.
+pub(crate) fn non_empty(s: String) -> Option<String> {
+    (!s.is_empty()).then_some(s)
+}
+
 /// A dictionary key and how to read its value from a model group.
 pub(crate) type Key<G, V> = (&'static str, fn(&G) -> V);
 
