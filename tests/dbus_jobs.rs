@@ -321,28 +321,35 @@ fn a_job_is_cancelled_when_its_caller_leaves_and_its_files_are_removed() {
     );
 }
 
+/// `hlctl bench cpu --time 60` through the lab's hlctld (a job that runs
+/// until something stops it), with `extra` arguments; stderr piped.
+fn long_cpu_bench(lab: &Lab, extra: &[&str], stdout: Stdio) -> ChildGuard {
+    let mut args = vec![
+        "--bus",
+        &lab.rig.address,
+        "bench",
+        "cpu",
+        "--time",
+        "60",
+        "--threads",
+        "1",
+    ];
+    args.extend_from_slice(extra);
+    let child = Command::new(HLCTL)
+        .args(&args)
+        .env_remove("HLCTL_LOCAL")
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    ChildGuard(child)
+}
+
 #[test]
 fn ctrl_c_on_the_client_cancels_the_job() {
     let lab = Lab::new(&[]);
     let mut signals = lab.job_signals();
-    let child = Command::new(HLCTL)
-        .args([
-            "--bus",
-            &lab.rig.address,
-            "bench",
-            "cpu",
-            "--time",
-            "60",
-            "--threads",
-            "1",
-            "--json",
-        ])
-        .env_remove("HLCTL_LOCAL")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let guard = common::bus::Proc(child);
+    let guard = long_cpu_bench(&lab, &["--json"], Stdio::piped());
     // Wait until the job reports progress, then Ctrl-C the client.
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
@@ -589,23 +596,7 @@ fn a_network_benchmark_runs_in_the_daemon_against_hlctl_serve() {
 fn the_client_stops_with_a_clear_error_when_hlctld_dies_mid_benchmark() {
     let mut lab = Lab::new(&[]);
     let mut signals = lab.job_signals();
-    let child = Command::new(HLCTL)
-        .args([
-            "--bus",
-            &lab.rig.address,
-            "bench",
-            "cpu",
-            "--time",
-            "60",
-            "--threads",
-            "1",
-        ])
-        .env_remove("HLCTL_LOCAL")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut client = common::bus::Proc(child);
+    let mut client = long_cpu_bench(&lab, &[], Stdio::null());
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         match next_seen(

@@ -5,7 +5,7 @@
 mod common;
 
 use common::NetNs;
-use common::bus::{Rig, TempFile, TempUser};
+use common::bus::{Rig, TempUser};
 use serde_json::Value;
 
 /// Run by `Rig::call_as` as another user; ignored in a normal run.
@@ -20,35 +20,8 @@ fn a_rules_file_granting_a_group_lets_its_member_change_things() {
     let user = TempUser::new();
     // A second group may try settings (apply-settings) but not keep them (persist).
     let trier = TempUser::new();
-    let _trier_rules = TempFile::write(
-        format!(
-            "/etc/polkit-1/rules.d/49-{}.rules",
-            common::unique("hlctl-test")
-        ),
-        &format!(
-            "polkit.addRule(function(action, subject) {{\n\
-             \x20   if (action.id == \"org.hlctl.Daemon1.apply-settings\" && subject.isInGroup(\"{}\")) {{\n\
-             \x20       return polkit.Result.YES;\n\
-             \x20   }}\n\
-             }});\n",
-            trier.group
-        ),
-    );
-    let rules = TempFile::write(
-        format!(
-            "/etc/polkit-1/rules.d/49-{}.rules",
-            common::unique("hlctl-test")
-        ),
-        &format!(
-            "// Written by hlctl's tests; removed when the test ends.\n\
-             polkit.addRule(function(action, subject) {{\n\
-             \x20   if (action.id.indexOf(\"org.hlctl.Daemon1.\") == 0 && subject.isInGroup(\"{}\")) {{\n\
-             \x20       return polkit.Result.YES;\n\
-             \x20   }}\n\
-             }});\n",
-            user.group
-        ),
-    );
+    let _trier_rules = common::bus::grant(&trier.group, &["apply-settings"]);
+    let rules = common::bus::grant(&user.group, &[]);
     // polkitd reads rules at start: the rig starts it after the file exists.
     let mut rig = Rig::start();
     rig.start_polkit();

@@ -11,7 +11,7 @@ mod common;
 use std::process::{Command, Output};
 
 use common::NetNs;
-use common::bus::{HLCTL, Rig, TempFile, TempUser};
+use common::bus::{HLCTL, Rig, TempUser};
 use hlctl::history::store::{Metric, NewResult};
 use hlctl::history::{History, Kind};
 use hlctl::host::HostInfo;
@@ -79,23 +79,7 @@ fn write_results(state: &std::path::Path, iface: &str) {
 fn an_unprivileged_user_reads_the_records_through_hlctld_and_changes_need_polkit() {
     let allowed = TempUser::new();
     let nobody = TempUser::new();
-    let rules = TempFile::write(
-        format!(
-            "/etc/polkit-1/rules.d/49-{}.rules",
-            common::unique("hlctl-test")
-        ),
-        &format!(
-            "// Written by hlctl's tests; removed when the test ends.\n\
-             polkit.addRule(function(action, subject) {{\n\
-             \x20   if ((action.id == \"org.hlctl.Daemon1.save-baseline\" ||\n\
-             \x20        action.id == \"org.hlctl.Daemon1.run-benchmark\" ||\n\
-             \x20        action.id == \"org.hlctl.Daemon1.tune\") && subject.isInGroup(\"{}\")) {{\n\
-             \x20       return polkit.Result.YES;\n\
-             \x20   }}\n\
-             }});\n",
-            allowed.group
-        ),
-    );
+    let rules = common::bus::grant(&allowed.group, &["save-baseline", "run-benchmark", "tune"]);
     // polkitd reads rules at start: the rig starts it after the file exists.
     let mut rig = Rig::start();
     rig.start_polkit();

@@ -606,6 +606,36 @@ impl Drop for TempFile {
     }
 }
 
+/// A polkit rules file in /etc/polkit-1/rules.d (removed when dropped) that
+/// grants members of `group` the `org.hlctl.Daemon1.` actions named in
+/// `actions` (`apply-settings`, ...), or every one of them when it is empty.
+/// polkitd reads rules when it starts: write them before `start_polkit`.
+pub fn grant(group: &str, actions: &[&str]) -> TempFile {
+    let which = if actions.is_empty() {
+        "action.id.indexOf(\"org.hlctl.Daemon1.\") == 0".to_string()
+    } else {
+        let ids: Vec<String> = actions
+            .iter()
+            .map(|a| format!("action.id == \"org.hlctl.Daemon1.{a}\""))
+            .collect();
+        format!("({})", ids.join(" || "))
+    };
+    TempFile::write(
+        format!(
+            "/etc/polkit-1/rules.d/49-{}.rules",
+            super::unique("hlctl-test")
+        ),
+        &format!(
+            "// Written by hlctl's tests; removed when the test ends.\n\
+             polkit.addRule(function(action, subject) {{\n\
+             \x20   if ({which} && subject.isInGroup(\"{group}\")) {{\n\
+             \x20       return polkit.Result.YES;\n\
+             \x20   }}\n\
+             }});\n"
+        ),
+    )
+}
+
 /// `StartBenchmark`'s `a{sv}` parameters from a JSON object.
 pub fn bench_params(json: &str) -> std::collections::HashMap<String, zbus::OwnedVariant> {
     let v: serde_json::Value = serde_json::from_str(json).expect("benchmark parameters as JSON");
