@@ -8,11 +8,14 @@
 //! - [`cli`]: words → typed request → text/JSON output, through hlctld or in
 //!   this process;
 //! - [`dbus`]: hlctld's D-Bus objects and jobs, and the client proxies;
-//! - [`tune`], [`doctor`], [`history`], [`report`]: the workflows, and
-//!   [`measure`]: the measurements report, doctor and check take;
+//! - [`tune`], [`doctor`], [`history`], [`report`], [`check`] (scheduled
+//!   checks against a baseline): the workflows; [`measure`]: the measurements
+//!   report, doctor and check take; [`metrics`] (the Prometheus textfile) and
+//!   [`html`] (the one-page report): what the workflows' results are shown as;
 //! - [`nic`], [`sysctl`], [`path`], [`bench`]: the engines;
 //! - [`nic::netlink`], [`nic::ioctl`], [`sysctl::procfs`]: the kernel;
-//! - [`units`], [`problem`], [`paths`], [`fsutil`], [`host`]: shared by all.
+//! - [`units`], [`problem`], [`paths`], [`fsutil`], [`host`], [`config`]
+//!   (`/etc/hlctl/hlctl.toml`): shared by all.
 
 pub mod bench;
 pub(crate) mod check;
