@@ -17,8 +17,8 @@ use crate::tune::{self, checkpoint, rollback};
 /// Tune an interface against a peer, with before/after proof and rollback.
 ///
 /// 1. Baseline: the network benchmark to the peer (which runs `hlctl serve`
-///    or `iperf3 -s`) in both directions, --runs times each, plus the
-///    doctor's findings.
+///    or `iperf3 -s`) in both directions, --runs minus one times each from
+///    three runs up (all --runs with --dry-run), plus the doctor's findings.
 /// 2. Plan: candidate changes in order, each with its reason: ring buffers
 ///    to their maximum, TCP buffers from the bandwidth-delay product,
 ///    offloads back on, flow control, MTU 9000 (kept only if a don't-fragment
@@ -26,10 +26,15 @@ use crate::tune::{self, checkpoint, rollback};
 ///    paths, txqueuelen; then your own --try candidates. --dry-run stops here.
 /// 3. Each candidate is a checkpoint: the values it overwrites are journalled
 ///    to disk first, then it is applied, the peer's port must still answer
-///    and no default route may go away, and the benchmark runs again. It is
-///    kept only if a direction's median improved by more than both
-///    --min-gain and the baseline's run-to-run spread, and no direction got
-///    worse beyond the noise; otherwise it is reverted.
+///    and no default route may go away, and the benchmark runs again, one
+///    run each way at a time, up to --runs. It is kept only if, in some
+///    direction, every run beats every reference run by more than the
+///    larger of --min-gain and the run-to-run noise, and no direction got
+///    worse; otherwise it is reverted. It is decided as soon as its runs
+///    decide it: reverted once one run each way fails that (no later run
+///    could make a keep), kept early only on stricter evidence (a majority
+///    of the runs beyond twice the threshold, or 3× every reference run)
+///    with no direction that could still turn out worse.
 /// 4. Commit-confirm: applied changes carry a deadline (--confirm-timeout);
 ///    if it passes without the tuner renewing it or the client confirming,
 ///    the daemon (hlctld) restores the journalled values on its own. If the
@@ -67,7 +72,8 @@ pub(crate) struct TuneArgs {
     #[arg(long, short = 'y')]
     pub(crate) yes: bool,
 
-    /// Benchmark runs per direction for the baseline and for each candidate.
+    /// Benchmark runs per direction for each candidate at most; the baseline
+    /// takes one fewer from three up (all of them with --dry-run).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
     pub(crate) runs: u32,
 
@@ -75,8 +81,8 @@ pub(crate) struct TuneArgs {
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=60))]
     pub(crate) time: u32,
 
-    /// Smallest median gain (percent) that keeps a candidate; the baseline's
-    /// run-to-run spread raises it when larger.
+    /// Smallest gain (percent) over every reference run that keeps a
+    /// candidate; the run-to-run noise raises it when larger.
     #[arg(long, default_value_t = 3.0, value_name = "PCT")]
     pub(crate) min_gain: f64,
 
@@ -219,7 +225,8 @@ pub(crate) fn render(r: &TuneReport) -> String {
     }
     if let Some(b) = &r.baseline {
         s += &format!(
-            "Baseline: upload {} (spread {:.0}%), download {} (spread {:.0}%)\n\n",
+            "Baseline ({} runs each way): upload {} (spread {:.0}%), download {} (spread {:.0}%)\n\n",
+            b.upload.runs_bps.len(),
             format_bps(b.upload.median_bps),
             b.upload.spread_percent,
             format_bps(b.download.median_bps),

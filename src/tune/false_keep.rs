@@ -7,13 +7,17 @@
 //! (upload, download) with offloads on, 29% and 14% with them off; the
 //! tests use 18% (the middle) and 29% (the worst).
 //!
-//! It compares, on the same draws, the rule as it runs now (run by run,
-//! [`decide_early`] first), the same rule with the full budget ([`decide`]
-//! on every run), and the rule before this change ([`old_rule_keeps`]: the
-//! full budget, a median gain above max(min-gain, baseline spread) with
-//! every trial run above every reference run).
+//! It compares, on the same draws, the rule as the tuner runs it (a
+//! baseline of 2 of the 3 runs, the candidate run by run with
+//! [`decide_early`] first, and a keep against a reference shorter than the
+//! budget decided again once the reference has its missing runs, unless it
+//! is overwhelming), the same rule with the full budget ([`decide`] on every
+//! run), and the rule before early decisions ([`old_rule_keeps`]: a 3-run
+//! baseline, the full budget, a median gain above max(min-gain, baseline
+//! spread) with every trial run above every reference run).
 
-use super::decide::{Decision, Evidence, decide, decide_early};
+use super::decide::{Decision, Evidence, decide, decide_early, keep_needs_full_reference};
+use super::run::baseline_runs;
 use crate::path::measure::{Sample, Series};
 
 /// Run-to-run noise (σ as a fraction of the median) measured here.
@@ -74,28 +78,72 @@ fn old_rule_keeps(reference: &[Series; 2], trial: &[Series; 2], baseline: &[Seri
     gained
 }
 
+/// What the candidate is compared with: the baseline (as the tuner takes
+/// it, [`baseline_runs`] of the budget), or a reference kept early after
+/// `n` runs.
+#[derive(Clone, Copy, Debug)]
+enum Reference {
+    Baseline,
+    KeptAfter(u32),
+}
+
+/// The reference kinds every property is checked against.
+const REFERENCES: [Reference; 3] = [
+    Reference::Baseline,
+    Reference::KeptAfter(1),
+    Reference::KeptAfter(2),
+];
+
 /// One candidate whose true throughput is `level` × the current state's.
 struct Draw {
     baseline: [Series; 2],
-    /// The current state's runs: the baseline's, or a reference kept early
-    /// after `reference_runs`.
+    /// The current state's runs: the baseline's, or a reference kept early.
     reference: [Series; 2],
+    /// Both with the full budget of runs, as they are once the tuner took
+    /// the missing ones ([`keep_needs_full_reference`]).
+    baseline_full: [Series; 2],
+    reference_full: [Series; 2],
+    /// The old rule's reference: the full budget (the baseline then had it).
+    old_reference: [Series; 2],
     trial: [Series; 2],
 }
 
+fn first(s: &[Series; 2], n: u32) -> [Series; 2] {
+    s.clone().map(|x| Series {
+        samples: x.samples[..n as usize].to_vec(),
+    })
+}
+
 impl Draw {
-    fn new(rng: &mut Rng, sigma: f64, level: f64, reference_runs: u32) -> Draw {
+    fn new(rng: &mut Rng, sigma: f64, level: f64, reference: Reference) -> Draw {
+        Draw::split(rng, sigma, [level, level], reference)
+    }
+
+    /// A candidate whose true throughput changes by a different factor in
+    /// each direction (upload, download).
+    fn split(rng: &mut Rng, sigma: f64, levels: [f64; 2], reference: Reference) -> Draw {
         let mut two = |n, l| [rng.series(n, l, sigma), rng.series(n, l, sigma)];
-        let baseline = two(RUNS, 1.0);
-        let reference = if reference_runs == RUNS {
-            baseline.clone()
-        } else {
-            two(reference_runs, 1.0)
+        let baseline_full = two(RUNS, 1.0);
+        let baseline = first(&baseline_full, baseline_runs(RUNS, false));
+        let (reference, reference_full, old_reference) = match reference {
+            Reference::Baseline => (
+                baseline.clone(),
+                baseline_full.clone(),
+                baseline_full.clone(),
+            ),
+            Reference::KeptAfter(n) => {
+                let full = two(RUNS, 1.0);
+                let short = first(&full, n);
+                (short.clone(), full, short)
+            }
         };
-        let trial = two(RUNS, level);
+        let trial = levels.map(|l| rng.series(RUNS, l, sigma));
         Draw {
             baseline,
             reference,
+            baseline_full,
+            reference_full,
+            old_reference,
             trial,
         }
     }
@@ -110,23 +158,61 @@ impl Draw {
         }
     }
 
+    /// The evidence once the reference got its missing runs.
+    fn evidence_full<'a>(&'a self, trial: &'a [Series; 2]) -> Evidence<'a> {
+        Evidence {
+            reference: [&self.reference_full[0], &self.reference_full[1]],
+            trial: [&trial[0], &trial[1]],
+            baseline: [&self.baseline_full[0], &self.baseline_full[1]],
+            min_gain_percent: MIN_GAIN,
+            runs: RUNS,
+        }
+    }
+
     fn old(&self) -> bool {
-        old_rule_keeps(&self.reference, &self.trial, &self.baseline)
+        old_rule_keeps(&self.old_reference, &self.trial, &self.baseline_full)
+    }
+
+    /// What the tuner does with a decision on the first `k` trial runs: a
+    /// keep against a short reference is decided again once the reference
+    /// has its runs, measuring on while the runs do not decide it.
+    fn settle(&self, k: usize, decision: Decision) -> bool {
+        let runs = |j: usize| {
+            [0, 1].map(|d| Series {
+                samples: self.trial[d].samples[..j].to_vec(),
+            })
+        };
+        match decision {
+            Decision::Keep(_) if keep_needs_full_reference(&self.evidence(&runs(k))) => {
+                for j in k..RUNS as usize {
+                    if let Some((d, _)) = decide_early(&self.evidence_full(&runs(j))) {
+                        return matches!(d, Decision::Keep(_));
+                    }
+                }
+                matches!(
+                    decide(&self.evidence_full(&self.trial)).0,
+                    Decision::Keep(_)
+                )
+            }
+            d => matches!(d, Decision::Keep(_)),
+        }
     }
 
     /// The rule with the full budget, then decide.
     fn full(&self) -> bool {
-        matches!(decide(&self.evidence(&self.trial)).0, Decision::Keep(_))
+        self.settle(RUNS as usize, decide(&self.evidence(&self.trial)).0)
     }
 
-    /// The rule as it runs now: (kept, runs taken, decided early).
+    /// The rule as it runs now: (kept, runs taken, reverted early by
+    /// [`decide_early`] itself).
     fn early(&self) -> (bool, u32, bool) {
-        for k in 1..=RUNS as usize {
+        for k in 1..RUNS as usize {
             let so_far = [0, 1].map(|d| Series {
                 samples: self.trial[d].samples[..k].to_vec(),
             });
             if let Some((d, _)) = decide_early(&self.evidence(&so_far)) {
-                return (matches!(d, Decision::Keep(_)), k as u32, true);
+                let reverted = matches!(d, Decision::Revert(_));
+                return (self.settle(k, d), k as u32, reverted);
             }
         }
         (self.full(), RUNS, false)
@@ -136,15 +222,15 @@ impl Draw {
 #[test]
 fn simulated_noise_measured_here_a_no_op_and_a_harmful_candidate_never_kept_in_20_trials() {
     for sigma in [SIGMA_MEASURED, SIGMA_WORST] {
-        for reference_runs in [RUNS, 2] {
-            let mut rng = Rng(0x7E57 + reference_runs as u64);
+        for (k, reference) in REFERENCES.into_iter().enumerate() {
+            let mut rng = Rng(0x7E57 + k as u64);
             for (what, level) in [("no-op", 1.0), ("harmful", 0.7), ("slightly harmful", 0.95)] {
                 for trial in 0..20 {
-                    let d = Draw::new(&mut rng, sigma, level, reference_runs);
+                    let d = Draw::new(&mut rng, sigma, level, reference);
                     let (kept, runs, _) = d.early();
                     assert!(
                         !kept,
-                        "σ {sigma}, reference of {reference_runs} runs: the {what} candidate was kept in trial {trial} after {runs} runs"
+                        "σ {sigma}, reference {reference:?}: the {what} candidate was kept in trial {trial} after {runs} runs"
                     );
                 }
             }
@@ -158,9 +244,9 @@ fn simulated_noise_an_early_revert_is_always_the_verdict_the_full_budget_gives()
     for sigma in [SIGMA_MEASURED, SIGMA_WORST] {
         for level in [0.7, 0.95, 1.0, 1.05, 1.1, 1.5] {
             for _ in 0..2000 {
-                let d = Draw::new(&mut rng, sigma, level, RUNS);
-                let (kept, _, early) = d.early();
-                if early && !kept {
+                let d = Draw::new(&mut rng, sigma, level, Reference::Baseline);
+                let (_, _, reverted_early) = d.early();
+                if reverted_early {
                     assert!(
                         !d.full(),
                         "σ {sigma}, level {level}: reverted early, kept in full"
@@ -173,10 +259,10 @@ fn simulated_noise_an_early_revert_is_always_the_verdict_the_full_budget_gives()
 
 /// Counts over many draws: (kept by the old rule, kept by the rule with the
 /// full budget, kept now, runs taken now).
-fn rates(rng: &mut Rng, sigma: f64, level: f64, reference_runs: u32, n: u32) -> [u32; 4] {
+fn rates(rng: &mut Rng, sigma: f64, level: f64, reference: Reference, n: u32) -> [u32; 4] {
     let mut c = [0; 4];
     for _ in 0..n {
-        let d = Draw::new(rng, sigma, level, reference_runs);
+        let d = Draw::new(rng, sigma, level, reference);
         let (kept, runs, _) = d.early();
         c[0] += u32::from(d.old());
         c[1] += u32::from(d.full());
@@ -192,15 +278,15 @@ fn simulated_noise_false_keeps_no_more_often_than_before() {
     let mut rng = Rng(7);
     for sigma in [SIGMA_MEASURED, SIGMA_WORST] {
         for level in [1.0, 0.95] {
-            for reference_runs in [RUNS, 2] {
-                let [old, full, now, runs] = rates(&mut rng, sigma, level, reference_runs, n);
+            for reference in REFERENCES {
+                let [old, full, now, runs] = rates(&mut rng, sigma, level, reference, n);
                 eprintln!(
-                    "σ {sigma}, level {level}, reference of {reference_runs} runs: kept {now} of {n} now ({full} with every run, {old} by the old rule), {runs} runs"
+                    "σ {sigma}, level {level}, reference {reference:?}: kept {now} of {n} now ({full} with every run, {old} by the old rule), {runs} runs"
                 );
                 // The old rule's reference had the full budget, so compare with its count there.
                 assert!(
                     now <= old,
-                    "σ {sigma}, level {level}, reference of {reference_runs} runs: kept {now} of {n} now, {old} by the old rule"
+                    "σ {sigma}, level {level}, reference {reference:?}: kept {now} of {n} now, {old} by the old rule"
                 );
                 // And it spends less: a no-op is mostly settled after one run.
                 assert!(
@@ -213,26 +299,29 @@ fn simulated_noise_false_keeps_no_more_often_than_before() {
 }
 
 #[test]
-fn simulated_noise_a_clear_gain_is_kept_as_often_and_sooner() {
+fn simulated_noise_a_clear_gain_is_kept_nearly_as_often_and_sooner() {
     let n = 5_000;
     let mut rng = Rng(11);
     // The stricter gain rule costs power on moderate gains in this much
     // noise: at σ 18% a 1.6× gain is kept 35% of the time (the old rule: 93%,
-    // at the price of 6% false keeps). Offloads back on over veth are a 6×
-    // gain; a 3× gain is the smallest these tests ask to be kept as often.
-    for (sigma, level) in [
-        (SIGMA_MEASURED, 3.0),
-        (SIGMA_MEASURED, 6.0),
-        (SIGMA_WORST, 6.0),
+    // at the price of 6% false keeps), and the 2-run baseline, whose spread
+    // counts as the range three runs would show, costs some more on a 3×
+    // gain. Offloads back on over veth are a 6× gain: kept as often as by
+    // the old rule at σ 18%, mostly after one run each way; at the worst
+    // noise measured here (σ 29%) 97% as often.
+    for (sigma, level, share) in [
+        (SIGMA_MEASURED, 3.0, 0.90),
+        (SIGMA_MEASURED, 6.0, 0.99),
+        (SIGMA_WORST, 6.0, 0.95),
     ] {
         {
-            let [old, _, now, runs] = rates(&mut rng, sigma, level, RUNS, n);
+            let [old, _, now, runs] = rates(&mut rng, sigma, level, Reference::Baseline, n);
             eprintln!(
                 "σ {sigma}, level {level}: kept {now} of {n} now, {old} by the old rule, {runs} runs"
             );
             assert!(
-                f64::from(now) >= 0.99 * f64::from(old),
-                "σ {sigma}, level {level}: kept {now} of {n} now, {old} by the old rule"
+                f64::from(now) >= share * f64::from(old),
+                "σ {sigma}, level {level}: kept {now} of {n} now, {old} by the old rule (at least {share} of it expected)"
             );
             assert!(
                 runs < n * RUNS,

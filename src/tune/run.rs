@@ -99,18 +99,31 @@ fn new_report(
     }
 }
 
-/// The baseline: the full budget of runs each way.
+/// The baseline's runs each way for a budget of `runs`: one fewer than the
+/// budget from three runs up, the whole budget below three and for a dry
+/// run (which is there to show the baseline and its noise). A baseline
+/// shorter than the budget is a short reference to the decisions: its best
+/// run counts as at least its median raised by its spread
+/// (`decide::ceiling`), so it never makes a keep easier
+/// (`false_keep.rs` proves the rate of false keeps with it).
+pub(crate) fn baseline_runs(runs: u32, dry_run: bool) -> u32 {
+    let runs = runs.max(1);
+    if dry_run || runs < 3 { runs } else { runs - 1 }
+}
+
+/// The baseline: [`baseline_runs`] each way.
 fn measure_baseline(opts: &Options, bench: &Bench) -> Result<Pair, TuneError> {
+    let runs = baseline_runs(opts.runs, opts.dry_run);
     say(
         bench.progress,
         0.0,
-        format!("baseline: {} runs each way", opts.runs),
+        format!("baseline: {runs} runs each way"),
     );
     let mut baseline = Pair::default();
     let span = Span {
         label: "baseline",
-        runs: 0..opts.runs.max(1),
-        of: opts.runs.max(1),
+        runs: 0..runs,
+        of: runs,
         frac: (0.0, 0.2),
     };
     bench.take(&mut baseline, &span, None)?;
@@ -298,10 +311,13 @@ pub(crate) fn run(opts: &Options, cx: Context) -> Result<TuneReport, TuneError> 
     let Tuner {
         target,
         mut cp,
+        baseline,
         reference,
         kept,
         ..
     } = tuner;
+    // With the runs a keep may have added to it.
+    report.baseline = Some(both(&baseline));
     report.kept = kept;
     skip_unreached(&cands, &mut report);
     report.after = Some(both(&reference));

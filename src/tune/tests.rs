@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::report::{Outcome, StepStatus};
+use super::report::{Outcome, Step, StepStatus};
 use super::run::Options;
 use super::target::Target;
 use super::*;
@@ -294,8 +294,9 @@ fn not_confirmed_or_cancelled_means_everything_restored() {
     assert_eq!(*state.lock().unwrap(), before);
     assert!(checkpoint::all(&paths).is_empty());
     assert!(!paths.sysctl_file().exists());
-    // Cancel in the middle of the first candidate's runs (baseline = 6 samples).
-    let r = tune(&paths, &state, &inp, &opts(vec![]), true, Some(8));
+    // Cancel in the first candidate's first run (baseline = 2 runs
+    // each way of the budget of 3: 4 samples).
+    let r = tune(&paths, &state, &inp, &opts(vec![]), true, Some(4));
     assert_eq!(r.outcome, Outcome::Cancelled);
     assert_eq!(*state.lock().unwrap(), before);
     assert!(checkpoint::all(&paths).is_empty());
@@ -364,4 +365,42 @@ fn scripted_target_carrier_that_does_not_return_restores_the_forced_link() {
         st.reason
     );
     assert_eq!(state.lock().unwrap()["link"], "100");
+}
+
+#[test]
+fn a_moderate_gain_over_the_short_baseline_is_kept_only_after_the_baseline_gets_its_full_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let (paths, state, mut inp) = setup(d.path());
+    // Buffers already at the planner's size (no buffer candidate) and a
+    // congestion control the fake halves: putting cubic back is a 2× gain,
+    // clear but not overwhelming (3×).
+    let settings = [
+        ("net.ipv4.tcp_rmem", "4096 131072 16777216"),
+        ("net.ipv4.tcp_wmem", "4096 65536 16777216"),
+        ("net.ipv4.tcp_congestion_control", "slow"),
+    ];
+    for (k, v) in settings {
+        state.lock().unwrap().insert(k.into(), v.into());
+        inp.sysctls.insert(k.into(), v.into());
+    }
+    let back = plan::user_candidate(1, "net.ipv4.tcp_congestion_control=cubic").unwrap();
+    let r = tune(&paths, &state, &inp, &opts(vec![back]), true, None);
+    let kept: Vec<&Step> = r
+        .steps
+        .iter()
+        .filter(|s| s.status == StepStatus::Kept)
+        .collect();
+    assert_eq!(kept.len(), 1, "{:?}", r.steps);
+    assert!(
+        kept[0].reason.contains("measured again to the full 3 runs"),
+        "{}",
+        kept[0].reason
+    );
+    // The baseline started with 2 runs each way and got its third before the keep.
+    let baseline = r.baseline.as_ref().unwrap();
+    assert_eq!(baseline.upload.runs_bps.len(), 3, "{baseline:?}");
+    assert_ne!(
+        state.lock().unwrap()["net.ipv4.tcp_congestion_control"],
+        "slow"
+    );
 }

@@ -5,7 +5,9 @@
 use super::TuneError;
 use super::change::{Candidate, Change, show};
 use super::checkpoint::Checkpoint;
-use super::decide::{Decision, DirDelta, Evidence, decide, decide_early};
+use super::decide::{
+    Decision, DirDelta, Evidence, decide, decide_early, keep_needs_full_reference,
+};
 use super::link;
 use super::report::{SettingRow, Step, StepStatus};
 use super::runs::{Bench, Pair, Span, say};
@@ -124,7 +126,7 @@ impl Tuner<'_> {
             return self.refuse(step, &applied, why);
         }
         let early = !applied.renegotiates;
-        let verdict = match self.measure(cand, frac, early) {
+        let verdict = match self.measure(cand, frac, early, Pair::default()) {
             Ok(v) => v,
             Err(e) => return self.measuring_failed(step, &applied, e),
         };
@@ -135,9 +137,101 @@ impl Tuner<'_> {
         step.deltas = verdict.deltas;
         step.runs = verdict.runs.0.samples.len() as u32;
         match decision {
+            Decision::Keep(_)
+                if !applied.renegotiates
+                    && keep_needs_full_reference(&self.evidence(&verdict.runs)) =>
+            {
+                self.keep_after_full_reference(step, cand, &applied, verdict.runs, frac)
+            }
             Decision::Keep(why) => self.keep(step, &applied, verdict.runs, why),
             Decision::Revert(why) => self.refuse(step, &applied, why),
         }
+    }
+
+    /// A keep against a short reference (see
+    /// [`keep_needs_full_reference`]): revert the candidate, give the
+    /// current settings their missing runs, decide again, and apply the
+    /// candidate again only if it is still kept.
+    fn keep_after_full_reference(
+        &mut self,
+        mut step: Step,
+        cand: &Candidate,
+        a: &Applied,
+        trial: Pair,
+        frac: (f64, f64),
+    ) -> Tried {
+        if let Err(e) = self.revert(a) {
+            return (Some(step), Flow::Stop(e));
+        }
+        step.status = StepStatus::Reverted;
+        if let Err(e) = self.complete_reference(frac) {
+            step.reason = format!("measuring the current settings again failed: {e}");
+            return match e {
+                TuneError::Cancelled | TuneError::DeadlinePassed(_) => (Some(step), Flow::Stop(e)),
+                _ => (Some(step), Flow::Next),
+            };
+        }
+        // Reverted without applying it again when its runs so far already say so.
+        let ev = self.evidence(&trial);
+        let complete = trial.0.samples.len() >= self.budget.runs.max(1) as usize;
+        let decided = decide_early(&ev).or_else(|| complete.then(|| decide(&ev)));
+        if let Some((Decision::Revert(why), deltas)) = decided {
+            step.deltas = deltas;
+            step.reason = why;
+            return (Some(step), Flow::Next);
+        }
+        let (applied, result) = match self.apply(cand, a.change.clone()) {
+            Ok(x) => x,
+            Err(e) => return (Some(step), Flow::Stop(e)),
+        };
+        if let Err(e) = result {
+            step.reason = format!("the kernel refused it when applied again: {e}");
+            return self.undo(step, &applied);
+        }
+        if let Err(why) = self.check_path(cand) {
+            return self.refuse(step, &applied, why);
+        }
+        let verdict = match self.measure(cand, frac, true, trial) {
+            Ok(v) => v,
+            Err(e) => return self.measuring_failed(step, &applied, e),
+        };
+        step.deltas = verdict.deltas;
+        step.runs = verdict.runs.0.samples.len() as u32;
+        match verdict.decision {
+            Decision::Keep(why) => {
+                let why = format!(
+                    "{why}; against the current settings measured again to the full {} runs",
+                    self.budget.runs
+                );
+                self.keep(step, &applied, verdict.runs, why)
+            }
+            Decision::Revert(why) => self.refuse(step, &applied, why),
+        }
+    }
+
+    /// Take the current settings' missing runs, up to the budget; the
+    /// baseline grows with them while nothing is kept (it is the same state).
+    fn complete_reference(&mut self, frac: (f64, f64)) -> Result<(), TuneError> {
+        let runs = self.budget.runs.max(1);
+        let have = self
+            .reference
+            .0
+            .samples
+            .len()
+            .min(self.reference.1.samples.len()) as u32;
+        let span = Span {
+            label: "current settings, measured again",
+            runs: have..runs,
+            of: runs,
+            frac,
+        };
+        let mut reference = self.reference.clone();
+        self.bench.take(&mut reference, &span, None)?;
+        if self.kept.is_empty() {
+            self.baseline = reference.clone();
+        }
+        self.reference = reference;
+        Ok(())
     }
 
     /// Journal the undo, then apply; the outer error is the journal's, the
@@ -201,27 +295,31 @@ impl Tuner<'_> {
         cand: &Candidate,
         frac: (f64, f64),
         early: bool,
+        mut trial: Pair,
     ) -> Result<Verdict, TuneError> {
         let runs = self.budget.runs.max(1);
-        let mut trial = Pair::default();
-        for run in 0..runs {
-            let span = Span {
-                label: &cand.title,
-                runs: run..run + 1,
-                of: runs,
-                frac,
-            };
-            self.bench.take(&mut trial, &span, Some(&mut self.cp))?;
-            if !early {
-                continue;
-            }
-            if let Some((decision, deltas)) = decide_early(&self.evidence(&trial)) {
+        loop {
+            let taken = trial.0.samples.len() as u32;
+            if early
+                && taken > 0
+                && let Some((decision, deltas)) = decide_early(&self.evidence(&trial))
+            {
                 return Ok(Verdict {
                     runs: trial,
                     decision,
                     deltas,
                 });
             }
+            if taken >= runs {
+                break;
+            }
+            let span = Span {
+                label: &cand.title,
+                runs: taken..taken + 1,
+                of: runs,
+                frac,
+            };
+            self.bench.take(&mut trial, &span, Some(&mut self.cp))?;
         }
         let (decision, deltas) = decide(&self.evidence(&trial));
         Ok(Verdict {
