@@ -1,8 +1,8 @@
 //! Keep or revert: a candidate stays only if, in some direction, every
 //! trial run lies above every reference run by more than the threshold —
-//! the larger of `--min-gain` and the baseline's run-to-run spread — and no
-//! direction got worse beyond that threshold with every trial run below the
-//! reference's median.
+//! the larger of `--min-gain` and the run-to-run noise — and no direction
+//! got worse: its median down by more than `--min-gain` and that
+//! direction's noise, with every trial run below the reference's median.
 //!
 //! [`decide_early`] applies the same rule while the trial runs come in: once
 //! one trial run in each direction is not above every reference run by more
@@ -78,7 +78,9 @@ struct DirEvidence {
     worst_trial: f64,
     best_trial: f64,
     /// The loss that counts as worse, in percent: `--min-gain` raised to
-    /// this direction's baseline spread.
+    /// this direction's noise ([`noise`]: the baseline's, the reference's
+    /// and the trial's own spread), so an unchanged direction's run-to-run
+    /// noise does not undo a gain in the other one.
     harm_threshold: f64,
 }
 
@@ -196,9 +198,7 @@ fn dir_evidence(ev: &Evidence, i: usize, dir: Direction, gain_threshold: f64) ->
         ceiling: ceiling(reference, ev.baseline[i], ev.runs),
         worst_trial: runs.iter().copied().fold(f64::INFINITY, f64::min),
         best_trial: runs.iter().copied().fold(0.0, f64::max),
-        harm_threshold: ev
-            .min_gain_percent
-            .max(spread(ev.baseline[i], ev.runs) * 100.0),
+        harm_threshold: ev.min_gain_percent.max(noise(ev, i) * 100.0),
     }
 }
 
@@ -214,6 +214,22 @@ fn texts<'a>(dirs: impl Iterator<Item = &'a DirEvidence>) -> String {
     dirs.map(|d| d.delta.text()).collect::<Vec<_>>().join("; ")
 }
 
+/// The directions that got worse, each with the loss that counted.
+fn loss_texts<'a>(dirs: impl Iterator<Item = &'a DirEvidence>) -> String {
+    dirs.map(|d| {
+        format!(
+            "{} {} → {} (−{:.1}%, more than the {:.1}% that counts as worse)",
+            d.delta.direction,
+            format_bps(d.delta.before_bps),
+            format_bps(d.delta.after_bps),
+            -d.delta.change_percent,
+            d.harm_threshold
+        )
+    })
+    .collect::<Vec<_>>()
+    .join("; ")
+}
+
 fn deltas(dirs: &[DirEvidence]) -> Vec<DirDelta> {
     dirs.iter().map(|d| d.delta.clone()).collect()
 }
@@ -224,7 +240,7 @@ pub(crate) fn decide(ev: &Evidence) -> (Decision, Vec<DirDelta>) {
     let lost: Vec<&DirEvidence> = dirs.iter().filter(|d| d.lost()).collect();
     let gained: Vec<&DirEvidence> = dirs.iter().filter(|d| d.gained()).collect();
     let decision = if !lost.is_empty() {
-        Decision::Revert(format!("worse: {}", texts(lost.into_iter())))
+        Decision::Revert(format!("worse: {}", loss_texts(lost.into_iter())))
     } else if !gained.is_empty() {
         Decision::Keep(format!("better: {}", texts(gained.into_iter())))
     } else {
@@ -269,7 +285,7 @@ pub(crate) fn decide_early(ev: &Evidence) -> Option<(Decision, Vec<DirDelta>)> {
         let why = if worse.is_empty() {
             format!("no gain above the noise: {}", texts(dirs.iter()))
         } else {
-            format!("worse: {}", texts(worse.into_iter()))
+            format!("worse: {}", loss_texts(worse.into_iter()))
         };
         return Some((
             Decision::Revert(format!(
