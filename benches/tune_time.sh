@@ -6,7 +6,8 @@
 # default budget (--runs 3, --time 5). Each tune gets fresh namespaces and
 # fresh state, so every one starts from the same planted problem. Old and new
 # alternate (the first of each round swaps) and the script prints per tune
-# the wall time, the kept set and how many runs each step took, then the
+# the wall time, the kept set, how many runs each step took and why a
+# measured candidate was reverted, then the
 # median times and new/old. Target (issue 14): new <= 50% of old, same kept set.
 #
 # Runs as root; touches nothing outside its namespaces; removes them at exit.
@@ -71,6 +72,9 @@ tune() {
         '[.steps[] | "\(.candidate)=\(.status)@\(.runs // (if .deltas == [] then 0 else $b end))"] | join(" ")' \
         "$WORK/$name-$n.json")
     printf '%-4s round %d: %6.1f s  kept [%s]  steps: %s\n' "$name" "$n" "$secs" "${kept:-nothing}" "$runs"
+    # Why a measured candidate was reverted (a changed kept set needs it).
+    jq -r '.steps[] | select(.status == "reverted" and (.runs // 0) > 0) | "       \(.candidate) reverted: \(.reason)"' \
+        "$WORK/$name-$n.json"
     echo "$name $secs ${kept:--}" >> "$WORK/times"
 }
 
