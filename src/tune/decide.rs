@@ -352,6 +352,27 @@ mod tests {
     }
 
     #[test]
+    fn a_loss_inside_the_directions_noise_does_not_undo_a_gain_in_the_other() {
+        // The demo's fix on a quiet machine: upload 2.6×, download unchanged
+        // but noisy (runs 15.2–16.5 against 16.6 and 17.0).
+        let (up, down) = (s(&[6.8, 6.4]), s(&[16.6, 17.0]));
+        let base = [&up, &down];
+        let trial_up = s(&[15.1, 16.7, 15.4]);
+        let (r, _) = decide(&ev(base, [&trial_up, &s(&[15.2, 15.7, 16.5])], base));
+        assert!(
+            matches!(&r, Decision::Keep(w) if w.contains("upload")),
+            "{r:?}"
+        );
+        // A loss beyond that noise still reverts it, and the reason names
+        // the threshold the loss passed, not the gain's.
+        let (r, _) = decide(&ev(base, [&trial_up, &s(&[13.0, 13.4, 13.2])], base));
+        assert!(
+            matches!(&r, Decision::Revert(w) if w.starts_with("worse: download") && w.contains("counts as worse")),
+            "{r:?}"
+        );
+    }
+
+    #[test]
     fn keep_only_every_run_above_every_reference_run_by_the_threshold() {
         let quiet = s(&[100.0, 100.0, 100.0]);
         let q = [&quiet, &quiet];
