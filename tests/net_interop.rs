@@ -366,13 +366,25 @@ fn hlctl_to_hlctl_udp_reverse() {
     });
 }
 
+fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir().expect("a state directory")
+}
+
 /// The CLI end to end: `hlctl serve --one-off` and `hlctl --json bench net`.
 #[test]
 fn cli_client_and_server() {
     let _one_at_a_time = serial();
     let port = free_port();
     let bin = env!("CARGO_BIN_EXE_hlctl");
-    let serve = Proc::spawn(std::process::Command::new(bin).args([
+    // State of their own (the measure lock, the history), not the host's:
+    // one for the server and one for the client, as two hosts would have.
+    let (server_state, client_state) = (tempdir(), tempdir());
+    let hlctl = |state: &tempfile::TempDir| {
+        let mut c = std::process::Command::new(bin);
+        c.arg("--state-dir").arg(state.path());
+        c
+    };
+    let serve = Proc::spawn(hlctl(&server_state).args([
         "serve",
         "--one-off",
         "--bind",
@@ -382,7 +394,7 @@ fn cli_client_and_server() {
     ]));
     let peer = format!("127.0.0.1:{port}");
     let (status, out, err) = until_listening("the server", || {
-        let mut c = std::process::Command::new(bin);
+        let mut c = hlctl(&client_state);
         c.args([
             "--json", "bench", "net", "--peer", &peer, "-t", "1", "-P", "2",
         ]);
@@ -419,22 +431,22 @@ fn cli_client_and_server() {
     assert!(out.contains("receiver"), "server printed no summary: {out}");
 
     // Invalid input: exit code 2 with a message naming the problem.
-    let (status, _, err) = Proc::spawn(
-        std::process::Command::new(bin).args(["bench", "net", "--peer", "x", "-b", "1G/3"]),
-    )
-    .finish(Duration::from_secs(10));
+    let (status, _, err) =
+        Proc::spawn(hlctl(&client_state).args(["bench", "net", "--peer", "x", "-b", "1G/3"]))
+            .finish(Duration::from_secs(10));
     assert_eq!(status.and_then(|s| s.code()), Some(2));
     assert!(err.contains("burst"), "{err}");
     // Nothing listening: a clear message.
-    let (status, _, err) = Proc::spawn(
-        std::process::Command::new(bin).args(["bench", "net", "--peer", &peer, "-t", "1"]),
-    )
-    .finish(Duration::from_secs(20));
+    let (status, _, err) =
+        Proc::spawn(hlctl(&client_state).args(["bench", "net", "--peer", &peer, "-t", "1"]))
+            .finish(Duration::from_secs(20));
     assert_eq!(status.and_then(|s| s.code()), Some(1));
     assert!(
         err.contains("connection refused") && err.contains("hlctl serve"),
         "{err}"
     );
+    // The measurement landed in the client's history, not the host's.
+    assert!(client_state.path().join("history.db").exists());
 }
 
 /// `hlctl bench net -c 127.0.0.1 -p PORT` (iperf3's own spelling) measures
