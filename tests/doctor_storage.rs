@@ -18,11 +18,23 @@ fn doctor(dirs: &[&str]) -> (Value, String) {
     for d in dirs {
         args.extend(["--dir", d]);
     }
-    let out = Command::new(HLCTL).args(&args).output().unwrap();
+    // A state directory of its own: the doctor's report goes into its
+    // history, not the host's.
+    let state = tempfile::tempdir().unwrap();
+    let out = Command::new(HLCTL)
+        .arg("--state-dir")
+        .arg(state.path())
+        .args(&args)
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        state.path().join("history.db").exists(),
+        "the doctor's report was not stored in its state directory"
     );
     (
         serde_json::from_slice(&out.stdout).unwrap(),
