@@ -35,12 +35,20 @@ pub(crate) struct DirDelta {
 }
 
 impl DirDelta {
-    pub(crate) fn text(&self) -> String {
+    /// "upload 6.59 Gbit/s → 14.91 Gbit/s".
+    fn movement(&self) -> String {
         format!(
-            "{} {} → {} ({}{:.1}%, needed {:.1}%)",
+            "{} {} → {}",
             self.direction,
             format_bps(self.before_bps),
-            format_bps(self.after_bps),
+            format_bps(self.after_bps)
+        )
+    }
+
+    pub(crate) fn text(&self) -> String {
+        format!(
+            "{} ({}{:.1}%, needed {:.1}%)",
+            self.movement(),
             if self.change_percent >= 0.0 {
                 "+"
             } else {
@@ -218,10 +226,8 @@ fn texts<'a>(dirs: impl Iterator<Item = &'a DirEvidence>) -> String {
 fn loss_texts<'a>(dirs: impl Iterator<Item = &'a DirEvidence>) -> String {
     dirs.map(|d| {
         format!(
-            "{} {} → {} (−{:.1}%, more than the {:.1}% that counts as worse)",
-            d.delta.direction,
-            format_bps(d.delta.before_bps),
-            format_bps(d.delta.after_bps),
+            "{} (−{:.1}%, more than the {:.1}% that counts as worse)",
+            d.delta.movement(),
             -d.delta.change_percent,
             d.harm_threshold
         )
@@ -268,6 +274,20 @@ pub(crate) fn keep_needs_full_reference(ev: &Evidence) -> bool {
         && dirs.iter().any(DirEvidence::overwhelming)
         && dirs.iter().all(DirEvidence::loss_impossible);
     reference_runs < ev.runs as usize && !beyond_doubt
+}
+
+/// The verdict on the trial runs so far: the full rule once the budget is
+/// spent; before that, with `early`, [`decide_early`]; `None` while more
+/// runs are needed.
+pub(crate) fn verdict_so_far(ev: &Evidence, early: bool) -> Option<(Decision, Vec<DirDelta>)> {
+    let taken = ev.trial[0].samples.len().min(ev.trial[1].samples.len());
+    if taken >= ev.runs as usize {
+        Some(decide(ev))
+    } else if early {
+        decide_early(ev)
+    } else {
+        None
+    }
 }
 
 /// The verdict on the trial runs so far, when they already decide it; `None`

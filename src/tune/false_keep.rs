@@ -16,7 +16,9 @@
 //! baseline, the full budget, a median gain above max(min-gain, baseline
 //! spread) with every trial run above every reference run).
 
-use super::decide::{Decision, Evidence, decide, decide_early, keep_needs_full_reference};
+use super::decide::{
+    Decision, Evidence, decide, decide_early, keep_needs_full_reference, verdict_so_far,
+};
 use super::run::baseline_runs;
 use crate::path::measure::{Sample, Series};
 
@@ -149,24 +151,17 @@ impl Draw {
     }
 
     fn evidence<'a>(&'a self, trial: &'a [Series; 2]) -> Evidence<'a> {
-        Evidence {
-            reference: [&self.reference[0], &self.reference[1]],
-            trial: [&trial[0], &trial[1]],
-            baseline: [&self.baseline[0], &self.baseline[1]],
-            min_gain_percent: MIN_GAIN,
-            runs: RUNS,
-        }
+        against(&self.reference, &self.baseline, trial)
     }
 
     /// The evidence once the reference got its missing runs.
     fn evidence_full<'a>(&'a self, trial: &'a [Series; 2]) -> Evidence<'a> {
-        Evidence {
-            reference: [&self.reference_full[0], &self.reference_full[1]],
-            trial: [&trial[0], &trial[1]],
-            baseline: [&self.baseline_full[0], &self.baseline_full[1]],
-            min_gain_percent: MIN_GAIN,
-            runs: RUNS,
-        }
+        against(&self.reference_full, &self.baseline_full, trial)
+    }
+
+    /// The first `j` trial runs each way.
+    fn runs(&self, j: usize) -> [Series; 2] {
+        first(&self.trial, j as u32)
     }
 
     fn old(&self) -> bool {
@@ -177,24 +172,15 @@ impl Draw {
     /// keep against a short reference is decided again once the reference
     /// has its runs, measuring on while the runs do not decide it.
     fn settle(&self, k: usize, decision: Decision) -> bool {
-        let runs = |j: usize| {
-            [0, 1].map(|d| Series {
-                samples: self.trial[d].samples[..j].to_vec(),
-            })
-        };
+        let keep = |d: &Decision| matches!(d, Decision::Keep(_));
         match decision {
-            Decision::Keep(_) if keep_needs_full_reference(&self.evidence(&runs(k))) => {
-                for j in k..RUNS as usize {
-                    if let Some((d, _)) = decide_early(&self.evidence_full(&runs(j))) {
-                        return matches!(d, Decision::Keep(_));
-                    }
-                }
-                matches!(
-                    decide(&self.evidence_full(&self.trial)).0,
-                    Decision::Keep(_)
-                )
+            Decision::Keep(_) if keep_needs_full_reference(&self.evidence(&self.runs(k))) => {
+                let mut measured_on = k..=RUNS as usize;
+                measured_on
+                    .find_map(|j| verdict_so_far(&self.evidence_full(&self.runs(j)), true))
+                    .is_some_and(|(d, _)| keep(&d))
             }
-            d => matches!(d, Decision::Keep(_)),
+            d => keep(&d),
         }
     }
 
@@ -207,15 +193,27 @@ impl Draw {
     /// [`decide_early`] itself).
     fn early(&self) -> (bool, u32, bool) {
         for k in 1..RUNS as usize {
-            let so_far = [0, 1].map(|d| Series {
-                samples: self.trial[d].samples[..k].to_vec(),
-            });
-            if let Some((d, _)) = decide_early(&self.evidence(&so_far)) {
+            if let Some((d, _)) = decide_early(&self.evidence(&self.runs(k))) {
                 let reverted = matches!(d, Decision::Revert(_));
                 return (self.settle(k, d), k as u32, reverted);
             }
         }
         (self.full(), RUNS, false)
+    }
+}
+
+/// The rule's evidence for a trial against a reference and a baseline.
+fn against<'a>(
+    reference: &'a [Series; 2],
+    baseline: &'a [Series; 2],
+    trial: &'a [Series; 2],
+) -> Evidence<'a> {
+    Evidence {
+        reference: [&reference[0], &reference[1]],
+        trial: [&trial[0], &trial[1]],
+        baseline: [&baseline[0], &baseline[1]],
+        min_gain_percent: MIN_GAIN,
+        runs: RUNS,
     }
 }
 

@@ -5,9 +5,7 @@
 use super::TuneError;
 use super::change::{Candidate, Change, show};
 use super::checkpoint::Checkpoint;
-use super::decide::{
-    Decision, DirDelta, Evidence, decide, decide_early, keep_needs_full_reference,
-};
+use super::decide::{Decision, DirDelta, Evidence, keep_needs_full_reference, verdict_so_far};
 use super::link;
 use super::report::{SettingRow, Step, StepStatus};
 use super::runs::{Bench, Pair, Span, say};
@@ -166,16 +164,11 @@ impl Tuner<'_> {
         step.status = StepStatus::Reverted;
         if let Err(e) = self.complete_reference(frac) {
             step.reason = format!("measuring the current settings again failed: {e}");
-            return match e {
-                TuneError::Cancelled | TuneError::DeadlinePassed(_) => (Some(step), Flow::Stop(e)),
-                _ => (Some(step), Flow::Next),
-            };
+            return (Some(step), after_failed_measurement(e, Flow::Next));
         }
         // Reverted without applying it again when its runs so far already say so.
-        let ev = self.evidence(&trial);
-        let complete = trial.0.samples.len() >= self.budget.runs.max(1) as usize;
-        let decided = decide_early(&ev).or_else(|| complete.then(|| decide(&ev)));
-        if let Some((Decision::Revert(why), deltas)) = decided {
+        if let Some((Decision::Revert(why), deltas)) = verdict_so_far(&self.evidence(&trial), true)
+        {
             step.deltas = deltas;
             step.reason = why;
             return (Some(step), Flow::Next);
@@ -299,20 +292,14 @@ impl Tuner<'_> {
     ) -> Result<Verdict, TuneError> {
         let runs = self.budget.runs.max(1);
         loop {
-            let taken = trial.0.samples.len() as u32;
-            if early
-                && taken > 0
-                && let Some((decision, deltas)) = decide_early(&self.evidence(&trial))
-            {
+            if let Some((decision, deltas)) = verdict_so_far(&self.evidence(&trial), early) {
                 return Ok(Verdict {
                     runs: trial,
                     decision,
                     deltas,
                 });
             }
-            if taken >= runs {
-                break;
-            }
+            let taken = trial.0.samples.len() as u32;
             let span = Span {
                 label: &cand.title,
                 runs: taken..taken + 1,
@@ -321,12 +308,6 @@ impl Tuner<'_> {
             };
             self.bench.take(&mut trial, &span, Some(&mut self.cp))?;
         }
-        let (decision, deltas) = decide(&self.evidence(&trial));
-        Ok(Verdict {
-            runs: trial,
-            decision,
-            deltas,
-        })
     }
 
     fn evidence<'e>(&'e self, trial: &'e Pair) -> Evidence<'e> {
@@ -361,12 +342,7 @@ impl Tuner<'_> {
     /// The benchmark failed: reverted; a cancel or a passed deadline stops the tune.
     fn measuring_failed(&mut self, step: Step, a: &Applied, e: TuneError) -> Tried {
         let (step, flow) = self.refuse(step, a, format!("measuring failed: {e}"));
-        match flow {
-            Flow::Next if matches!(e, TuneError::Cancelled | TuneError::DeadlinePassed(_)) => {
-                (step, Flow::Stop(e))
-            }
-            flow => (step, flow),
-        }
+        (step, after_failed_measurement(e, flow))
     }
 
     /// Put back what the candidate overwrote; failing that, stop.
@@ -393,5 +369,17 @@ impl Tuner<'_> {
             let _ = self.target.connectivity();
         }
         Ok(())
+    }
+}
+
+/// What follows a failed measurement, once the candidate is off: a cancel or
+/// a passed deadline stops the tune; otherwise `flow` (the next candidate,
+/// or the stop a failed revert asked for).
+fn after_failed_measurement(e: TuneError, flow: Flow) -> Flow {
+    match flow {
+        Flow::Next if matches!(e, TuneError::Cancelled | TuneError::DeadlinePassed(_)) => {
+            Flow::Stop(e)
+        }
+        flow => flow,
     }
 }
