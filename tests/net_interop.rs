@@ -366,6 +366,7 @@ fn hlctl_to_hlctl_udp_reverse() {
     });
 }
 
+/// A state directory of a test's own (measure lock, history).
 fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir().expect("a state directory")
 }
@@ -456,7 +457,7 @@ fn cli_iperf3_spelling_to_iperf3() {
     let _one_at_a_time = serial();
     let port = free_port();
     let server = iperf3_server(port);
-    let state = tempfile::tempdir().expect("a state directory");
+    let state = tempdir();
     let bin = env!("CARGO_BIN_EXE_hlctl");
     let (port_arg, secs) = (port.to_string(), SECS.to_string());
     let (status, out, err) = until_listening("iperf3 -s", || {
