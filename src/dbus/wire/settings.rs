@@ -248,18 +248,23 @@ fn decode_feature(key: &str, v: &Variant<'_>) -> Result<(String, bool), Problem>
     }
 }
 
+/// A registry value (as [`registry::Setting::read`] and `get` give it) in
+/// its D-Bus type; `None` for a null or a value not of that kind.
+pub(crate) fn to_variant(kind: Kind, v: &Value) -> Option<Variant<'static>> {
+    match kind {
+        Kind::U32 => u32::from_value(v).map(Variant::U32),
+        Kind::Bool => bool::from_value(v).map(Variant::Bool),
+        Kind::Duplex => v.as_str().map(|d| Variant::from(d.to_string())),
+        Kind::Modes => Vec::<String>::from_value(v).map(Variant::from),
+    }
+}
+
 /// Encode a change set for `ApplyChanges`.
 pub(crate) fn encode_changes(cs: &ChangeSet) -> HashMap<String, Variant<'static>> {
     let mut m: HashMap<String, Variant<'static>> = HashMap::new();
     for s in registry::SETTINGS {
         let Some(v) = (s.get)(cs) else { continue };
-        let variant = match s.kind {
-            Kind::U32 => u32::from_value(&v).map(Variant::U32),
-            Kind::Bool => bool::from_value(&v).map(Variant::Bool),
-            Kind::Duplex => v.as_str().map(|d| Variant::from(d.to_string())),
-            Kind::Modes => Vec::<String>::from_value(&v).map(Variant::from),
-        };
-        if let Some(variant) = variant {
+        if let Some(variant) = to_variant(s.kind, &v) {
             m.insert(s.dbus_key(), variant);
         }
     }

@@ -3,15 +3,19 @@
 //! an offload flag without a JSON parser.
 //!
 //! A dictionary holds the keys the driver reports; a group the driver does
-//! not support at all is an empty dictionary (and `Pause` is all false). The
-//! key names and types are listed once here ([`RING_KEYS`], ...) and
-//! documented in `dbus/org.hlctl.Daemon1.xml`.
+//! not support at all is an empty dictionary (and `Pause` is all false).
+//! `Rings`, `Channels` and `Coalesce` are read through the settings registry
+//! ([`crate::nic::registry`]), so a setting added there appears here; the
+//! other keys are listed here. All are documented in
+//! `dbus/org.hlctl.Daemon1.xml`.
 
 use std::collections::HashMap;
 
 use zbus::{OwnedVariant, Variant};
 
-use crate::nic::model::{Channels, Coalesce, Counters, Feature, Interface, LinkModes, Rings};
+use super::settings;
+use crate::nic::model::{Counters, Feature, Interface, LinkModes};
+use crate::nic::registry;
 
 /// Any value as an owned variant (the values here hold no file descriptors).
 pub(crate) fn owned<'a>(v: impl Into<Variant<'a>>) -> OwnedVariant {
@@ -41,44 +45,6 @@ pub(crate) fn non_empty(s: String) -> Option<String> {
 /// A dictionary key and how to read its value from a model group.
 pub(crate) type Key<G, V> = (&'static str, fn(&G) -> V);
 
-/// `Rings a{su}` keys, each with how to read it.
-pub(crate) const RING_KEYS: &[Key<Rings, Option<u32>>] = &[
-    ("rx", |r| r.rx),
-    ("tx", |r| r.tx),
-    ("rx_mini", |r| r.rx_mini),
-    ("rx_jumbo", |r| r.rx_jumbo),
-    ("rx_max", |r| r.rx_max),
-    ("tx_max", |r| r.tx_max),
-    ("rx_mini_max", |r| r.rx_mini_max),
-    ("rx_jumbo_max", |r| r.rx_jumbo_max),
-];
-
-/// `Channels a{su}` keys.
-pub(crate) const CHANNEL_KEYS: &[Key<Channels, Option<u32>>] = &[
-    ("rx", |c| c.rx),
-    ("tx", |c| c.tx),
-    ("other", |c| c.other),
-    ("combined", |c| c.combined),
-    ("rx_max", |c| c.rx_max),
-    ("tx_max", |c| c.tx_max),
-    ("other_max", |c| c.other_max),
-    ("combined_max", |c| c.combined_max),
-];
-
-/// `Coalesce a{sv}` keys: `u` ones...
-pub(crate) const COALESCE_U32_KEYS: &[Key<Coalesce, Option<u32>>] = &[
-    ("rx_usecs", |c| c.rx_usecs),
-    ("tx_usecs", |c| c.tx_usecs),
-    ("rx_frames", |c| c.rx_frames),
-    ("tx_frames", |c| c.tx_frames),
-];
-
-/// ...and `b` ones.
-pub(crate) const COALESCE_BOOL_KEYS: &[Key<Coalesce, Option<bool>>] = &[
-    ("adaptive_rx", |c| c.adaptive_rx),
-    ("adaptive_tx", |c| c.adaptive_tx),
-];
-
 /// `Counters a{st}` keys.
 pub(crate) const COUNTER_KEYS: &[Key<Counters, u64>] = &[
     ("rx_packets", |c| c.rx_packets),
@@ -99,23 +65,39 @@ pub(crate) const COUNTER_KEYS: &[Key<Counters, u64>] = &[
     ("collisions", |c| c.collisions),
 ];
 
-fn present<T, V>(group: Option<&T>, keys: &[Key<T, Option<V>>]) -> HashMap<String, V> {
-    let Some(g) = group else {
-        return HashMap::new();
-    };
-    keys.iter()
-        .filter_map(|(k, get)| get(g).map(|v| (k.to_string(), v)))
+/// A settings group of the registry ([`registry::SETTINGS`]) as a
+/// dictionary: each setting the driver reports under its key (`rx-jumbo` →
+/// `rx_jumbo`), and beside it the maximum the device reports for it
+/// (`rx_jumbo_max`). A group the driver does not report is empty.
+fn group_dict(i: &Interface, group: &str) -> HashMap<String, OwnedVariant> {
+    let mut m = HashMap::new();
+    for s in registry::SETTINGS.iter().filter(|s| s.group == group) {
+        let key = s.key.replace('-', "_");
+        if let Some(v) = settings::to_variant(s.kind, &(s.read)(i)) {
+            m.insert(key.clone(), owned(v));
+        }
+        if let Some(max) = s.max(i) {
+            m.insert(format!("{key}_max"), owned(max));
+        }
+    }
+    m
+}
+
+/// A dictionary of whole numbers only (`a{su}`).
+fn u32_dict(m: HashMap<String, OwnedVariant>) -> HashMap<String, u32> {
+    m.into_iter()
+        .filter_map(|(k, v)| u32::try_from(v).ok().map(|n| (k, n)))
         .collect()
 }
 
 /// `Rings`: current sizes and pre-set maxima the driver reports.
 pub(crate) fn rings(i: &Interface) -> HashMap<String, u32> {
-    present(i.rings.as_ref(), RING_KEYS)
+    u32_dict(group_dict(i, "ring"))
 }
 
 /// `Channels`: queue counts and maxima the driver reports.
 pub(crate) fn channels(i: &Interface) -> HashMap<String, u32> {
-    present(i.channels.as_ref(), CHANNEL_KEYS)
+    u32_dict(group_dict(i, "channels"))
 }
 
 /// `Pause`: (autoneg, rx, tx); all false when the driver has no pause settings.
@@ -135,16 +117,7 @@ pub(crate) fn features(i: &Interface) -> HashMap<String, (bool, bool, bool)> {
 
 /// `Coalesce`: the values the driver reports.
 pub(crate) fn coalesce(i: &Interface) -> HashMap<String, OwnedVariant> {
-    let mut m: HashMap<String, OwnedVariant> = present(i.coalesce.as_ref(), COALESCE_U32_KEYS)
-        .into_iter()
-        .map(|(k, v)| (k, owned(v)))
-        .collect();
-    m.extend(
-        present(i.coalesce.as_ref(), COALESCE_BOOL_KEYS)
-            .into_iter()
-            .map(|(k, v)| (k, owned(v))),
-    );
-    m
+    group_dict(i, "coalesce")
 }
 
 /// `Counters`: every counter of the model.
@@ -191,7 +164,7 @@ pub(crate) fn link_modes(i: &Interface) -> HashMap<String, OwnedVariant> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::nic::model::{Duplex, Pause};
+    use crate::nic::model::{Coalesce, Duplex, Pause, Rings};
 
     /// What the real e1000e reports (tests/vm): rings with maxima, pause on.
     fn e1000e() -> Interface {
@@ -230,6 +203,17 @@ mod tests {
         assert_eq!(pause(&i), (true, true, false));
         assert!(channels(&i).is_empty());
         assert!(coalesce(&i).is_empty());
+        // Coalesce keeps each value's type: `u` numbers, `b` flags.
+        let mut j = e1000e();
+        j.coalesce = Some(Coalesce {
+            rx_usecs: Some(3),
+            adaptive_rx: Some(true),
+            ..Default::default()
+        });
+        let c = coalesce(&j);
+        assert_eq!(c.len(), 2, "{c:?}");
+        assert_eq!(u32::try_from(&c["rx_usecs"]).unwrap(), 3);
+        assert!(bool::try_from(&c["adaptive_rx"]).unwrap());
         let l = link_modes(&i);
         assert_eq!(u32::try_from(&l["speed"]).unwrap(), 1000);
         assert_eq!(<&str>::try_from(&l["duplex"]).unwrap(), "full");
