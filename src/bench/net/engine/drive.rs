@@ -12,7 +12,7 @@ use super::super::control::{self, State, is_reset, is_timeout};
 use super::super::error::NetError;
 use super::super::figures::{IntervalText, Side};
 use super::super::stream::{Role, WorkerEnd};
-use super::{Engine, RTT_POLL, SAMPLE_EVERY};
+use super::{Engine, SAMPLE_EVERY, WATCH_EVERY};
 
 /// How the driver waits for the end of the test.
 pub(crate) struct DriveSpec {
@@ -80,7 +80,6 @@ impl Engine {
             if e.omitting { t.min(omit_end) } else { t }
         };
         let mut next_tick = schedule(self);
-        let mut last_rtt_poll = Instant::now();
         loop {
             if cancel.is_cancelled() {
                 return Err(NetError::Cancelled);
@@ -103,10 +102,6 @@ impl Engine {
                         next_tick = schedule(self);
                     }
                 }
-            }
-            if now.duration_since(last_rtt_poll) >= RTT_POLL {
-                self.poll_rtt();
-                last_rtt_poll = now;
             }
             if spec.side == Side::Client {
                 if let Some(e) = self.early_failure() {
@@ -143,7 +138,7 @@ impl Engine {
                     }
                 }
             }
-            let mut wake = next_tick.min(now + RTT_POLL);
+            let mut wake = next_tick.min(now + WATCH_EVERY);
             if let Some(d) = deadline {
                 wake = wake.min(d);
             }

@@ -80,8 +80,12 @@ pub(crate) struct Engine {
 
 pub(super) const SAMPLE_EVERY: Duration = Duration::from_secs(1);
 
-/// How often the RTT of sending TCP streams is sampled (between interval ticks too).
-pub(super) const RTT_POLL: Duration = Duration::from_millis(100);
+/// How often the drive loop looks at cancellation and failed streams between
+/// interval ticks. TCP_INFO is read only at the ticks, as iperf3 does: the
+/// read waits for the socket lock the sending thread holds (reading it ten
+/// times a second put the client's main thread to sleep ~240 times a second,
+/// now ~45).
+pub(super) const WATCH_EVERY: Duration = Duration::from_millis(100);
 
 impl Engine {
     /// Start one worker thread per stream; timing starts now.
@@ -113,6 +117,7 @@ impl Engine {
                 cpu: cpu.clone(),
                 len: params.len as usize,
                 rate_bps: params.bandwidth_bps,
+                recv_lowat: tcp::recv_low_water(params),
                 udp_counters_64bit: params.udp_counters_64bit,
                 end_signal: (spec.role == Role::Send)
                     .then(|| end_signal.clone())

@@ -72,21 +72,6 @@ impl Tracked {
 }
 
 impl Engine {
-    /// Add an RTT / cwnd sample of every sending TCP stream (not while omitting).
-    pub(super) fn poll_rtt(&mut self) {
-        if self.omitting || self.params.protocol != Protocol::Tcp {
-            return;
-        }
-        for t in self.streams.iter_mut().filter(|t| t.role == Role::Send) {
-            if let DataSock::Tcp(s) = &*t.sock
-                && let Ok(info) = tcp_info::read(s)
-            {
-                t.rtt.add(info.rtt_us);
-                t.max_cwnd = t.max_cwnd.max(info.snd_cwnd_bytes);
-            }
-        }
-    }
-
     /// Take one interval sample from `last_tick` to now and report it.
     pub(super) fn sample(&mut self, progress: &dyn Progress) {
         self.sample_until(progress, Instant::now());
