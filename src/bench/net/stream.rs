@@ -110,6 +110,8 @@ pub(crate) struct WorkerCtx {
     pub(crate) len: usize,
     /// Target rate of this stream in bit/s; 0 = as fast as possible.
     pub(crate) rate_bps: u64,
+    /// TCP receivers: queued bytes that wake a read (`tcp::recv_low_water`).
+    pub(crate) recv_lowat: usize,
     pub(crate) udp_counters_64bit: bool,
     /// Server senders: the control connection (a duplicate descriptor). A
     /// byte waiting there means the client has ended the test, so counting
