@@ -14,8 +14,8 @@
 //!   [`html`] (the one-page report): what the workflows' results are shown as;
 //! - [`nic`], [`sysctl`], [`path`], [`bench`]: the engines;
 //! - [`nic::netlink`], [`nic::ioctl`], [`sysctl::procfs`]: the kernel;
-//! - [`units`], [`problem`], [`paths`], [`fsutil`], [`host`], [`config`]
-//!   (`/etc/hlctl/hlctl.toml`): shared by all.
+//! - [`units`], [`problem`], [`paths`], [`fsutil`], [`sockopt`], [`host`],
+//!   [`config`] (`/etc/hlctl/hlctl.toml`): shared by all.
 
 pub mod bench;
 pub(crate) mod check;
@@ -34,6 +34,7 @@ pub(crate) mod path;
 pub(crate) mod paths;
 pub(crate) mod problem;
 pub(crate) mod report;
+pub(crate) mod sockopt;
 pub(crate) mod sysctl;
 pub(crate) mod tune;
 pub(crate) mod units;

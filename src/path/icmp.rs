@@ -7,10 +7,12 @@
 use std::io;
 use std::mem::MaybeUninit;
 use std::net::{IpAddr, SocketAddr};
-use std::os::fd::AsRawFd;
+use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
+
+use crate::sockopt;
 
 /// IPv4 header (no options) + ICMP header.
 pub(crate) const V4_OVERHEAD: usize = 28;
@@ -43,24 +45,6 @@ fn checksum(data: &[u8]) -> u16 {
     !(sum as u16)
 }
 
-fn setsockopt_int(fd: i32, level: i32, name: i32, value: i32) -> io::Result<()> {
-    // SAFETY: passes a pointer to a live c_int and its size.
-    let r = unsafe {
-        libc::setsockopt(
-            fd,
-            level,
-            name,
-            (&value as *const i32).cast(),
-            size_of::<i32>() as libc::socklen_t,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
 impl Pinger {
     /// A pinger towards `dest`.
     pub(crate) fn new(dest: IpAddr) -> io::Result<Pinger> {
@@ -89,16 +73,16 @@ impl Pinger {
 
     /// Set DF on every echo and ignore the cached path MTU (probe mode).
     pub(crate) fn set_dont_fragment(&self) -> io::Result<()> {
-        let fd = self.sock.as_raw_fd();
+        let fd = self.sock.as_fd();
         if self.v6 {
-            setsockopt_int(
+            sockopt::set_int(
                 fd,
                 libc::IPPROTO_IPV6,
                 libc::IPV6_MTU_DISCOVER,
                 libc::IPV6_PMTUDISC_PROBE,
             )
         } else {
-            setsockopt_int(
+            sockopt::set_int(
                 fd,
                 libc::IPPROTO_IP,
                 libc::IP_MTU_DISCOVER,

@@ -2,7 +2,7 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -13,6 +13,7 @@ use super::error::NetError;
 use super::params::{Protocol, TestParams};
 use super::stream::{Pacer, RecvStop, WorkerCtx, WorkerEnd, send_buffer};
 use crate::bench::buffer::AlignedBuf;
+use crate::sockopt;
 
 /// How long a blocked data-socket call waits before looking at the stop flags.
 pub(crate) const WORKER_POLL: Duration = Duration::from_millis(200);
@@ -138,7 +139,12 @@ pub(crate) fn recv_loop(s: &TcpStream, ctx: &WorkerCtx) -> WorkerEnd {
         return WorkerEnd::Failed(e);
     }
     if ctx.recv_lowat > 0
-        && let Err(e) = set_low_water(s, ctx.recv_lowat)
+        && let Err(e) = sockopt::set_int(
+            s.as_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVLOWAT,
+            i32::try_from(ctx.recv_lowat).unwrap_or(i32::MAX),
+        )
     {
         return WorkerEnd::Failed(e);
     }
@@ -171,26 +177,6 @@ pub(crate) fn recv_loop(s: &TcpStream, ctx: &WorkerCtx) -> WorkerEnd {
             Err(e) if is_reset(&e) => return WorkerEnd::PeerClosed,
             Err(e) => return WorkerEnd::Failed(e),
         }
-    }
-}
-
-/// Set SO_RCVLOWAT (socket2 has no setter for it).
-fn set_low_water(s: &TcpStream, bytes: usize) -> std::io::Result<()> {
-    let v = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
-    // SAFETY: the option value is one valid int of the given size.
-    let rc = unsafe {
-        libc::setsockopt(
-            s.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_RCVLOWAT,
-            (&v as *const libc::c_int).cast(),
-            size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
     }
 }
 

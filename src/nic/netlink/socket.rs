@@ -17,8 +17,10 @@
 
 use std::io;
 use std::mem::size_of;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::time::Duration;
+
+use crate::sockopt;
 
 pub(crate) use super::message::{
     Message, NLM_F_DUMP, NLM_F_DUMP_INTR, NLM_F_REQUEST, NLMSG_DONE, NLMSG_ERROR, NLMSG_NOOP,
@@ -53,23 +55,6 @@ pub(crate) struct Socket {
     buf: Vec<u8>,
 }
 
-fn setsockopt_int(fd: &OwnedFd, level: i32, name: i32, value: i32) -> io::Result<()> {
-    // SAFETY: passes a pointer to a live c_int and its exact size.
-    let r = unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            level,
-            name,
-            (&value as *const i32).cast(),
-            size_of::<i32>() as libc::socklen_t,
-        )
-    };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
 fn kernel_addr() -> libc::sockaddr_nl {
     // SAFETY: sockaddr_nl is plain data; all-zero is a valid value (the kernel).
     let mut a: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
@@ -95,8 +80,8 @@ impl Socket {
         // SAFETY: `raw` is a fresh descriptor we own.
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
         // Extended ACK is best effort (kernels before 4.12 lack it).
-        let _ = setsockopt_int(&fd, SOL_NETLINK, NETLINK_EXT_ACK, 1);
-        let _ = setsockopt_int(&fd, SOL_NETLINK, NETLINK_CAP_ACK, 1);
+        let _ = sockopt::set_int(fd.as_fd(), SOL_NETLINK, NETLINK_EXT_ACK, 1);
+        let _ = sockopt::set_int(fd.as_fd(), SOL_NETLINK, NETLINK_CAP_ACK, 1);
         let tv = libc::timeval {
             tv_sec: RECV_TIMEOUT.as_secs() as libc::time_t,
             tv_usec: 0,
@@ -149,7 +134,12 @@ impl Socket {
 
     /// Receive the multicast group `group` (e.g. RTNLGRP_LINK = 1, or a genetlink group id).
     pub(crate) fn add_membership(&self, group: u32) -> io::Result<()> {
-        setsockopt_int(&self.fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, group as i32)
+        sockopt::set_int(
+            self.fd.as_fd(),
+            SOL_NETLINK,
+            NETLINK_ADD_MEMBERSHIP,
+            group as i32,
+        )
     }
 
     fn next_seq(&mut self) -> u32 {
