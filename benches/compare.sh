@@ -6,7 +6,8 @@
 # Needs root: hlctl runs in-process (--local), so the figures and CPU times are those of
 # the process doing the work, never of an idle CLI whose benchmark ran inside hlctld.
 # Needs the packages scripts/setup.sh installs.
-# Usage: sudo ROUNDS=5 benches/compare.sh [DIR-for-the-disk-test]
+# Usage: sudo ROUNDS=5 benches/compare.sh [DIR-for-the-disk-test | --ram]
+#   (--ram: the disk rows on a RAM-backed ext4, see compare_disk_cpu.sh)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 echo "== network (iperf3) =="

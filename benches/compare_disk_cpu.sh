@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # Side-by-side: hlctl's disk and CPU benchmarks against fio (io_uring) and sysbench.
 #
-#   sudo benches/compare_disk_cpu.sh [DIR]
+#   sudo benches/compare_disk_cpu.sh [DIR | --ram]
 #
 # DIR (default: a fresh directory under /var/tmp) must be on the disk to measure.
+# --ram runs the disk rows on an ext4 filesystem this script makes on a loop device
+# over a file in /dev/shm (and removes at exit, also on failure): a device with no
+# noise of its own, so the ratios show what the two tools cost, not what a shared
+# host's disk did that second. On a virtual disk whose own figure moves by a third
+# from one run to the next, only that comparison can tell tools apart by a few percent.
 # Needs: root (hlctl runs in-process with --local, so that the process measured and timed
 # is the one doing the work, never hlctld), fio, sysbench, jq, GNU time
-# (apt-get install -y fio sysbench jq time), cargo.
+# (apt-get install -y fio sysbench jq time), cargo; with --ram also losetup and mkfs.ext4.
 # Environment: ROUNDS (default 5), DISK_SECS (5), CPU_SECS (5), DISK_SIZE (256M),
 #              ONLY (a regular expression: run only the rows whose name matches),
 #              HLCTL (a built hlctl to measure instead of building target/release/hlctl).
@@ -44,20 +49,56 @@ if [[ -z ${HLCTL:-} ]]; then
     HLCTL="$here/target/release/hlctl"
 fi
 
-if [[ $# -ge 1 ]]; then
-    DIR=$1
-    CLEAN_DIR=""
-else
-    DIR=$(mktemp -d /var/tmp/hlctl-compare.XXXXXX)
-    CLEAN_DIR=$DIR
-fi
-FIO_FILE="$DIR/fio-compare.$$"
-TIMES=$(mktemp)
+RAM_IMG="" RAM_LOOP="" CLEAN_DIR="" DIR="" FIO_FILE="" TIMES=$(mktemp)
 cleanup() {
-    rm -f "$FIO_FILE" "$TIMES"
+    if [[ -n $FIO_FILE ]]; then rm -f "$FIO_FILE"; fi
+    rm -f "$TIMES"
+    if [[ -n $RAM_LOOP ]]; then
+        # A run still holding a file there (we were signalled mid-run) ends within
+        # DISK_SECS; the filesystem can be unmounted only then.
+        for _ in $(seq $((DISK_SECS * 10 + 50))); do
+            umount "$DIR" 2>/dev/null && break
+            mountpoint -q "$DIR" || break
+            sleep 0.1
+        done
+        losetup -d "$RAM_LOOP" 2>/dev/null || true
+    fi
+    if [[ -n $RAM_IMG ]]; then rm -f "$RAM_IMG"; fi
     if [[ -n $CLEAN_DIR ]]; then rmdir "$CLEAN_DIR" 2>/dev/null || true; fi
 }
 trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# ram_ext4: an ext4 filesystem on a loop device over a file in /dev/shm, mounted on a
+# fresh directory; room for both tools' files and hlctl's 64 MiB margin.
+ram_ext4() {
+    for tool in losetup mkfs.ext4; do
+        command -v "$tool" >/dev/null || { echo "--ram needs $tool (apt-get install -y mount e2fsprogs)" >&2; exit 2; }
+    done
+    local bytes
+    bytes=$(numfmt --from=iec "$DISK_SIZE")
+    RAM_IMG=$(mktemp /dev/shm/hlctl-compare.XXXXXX)
+    truncate -s $((2 * bytes + 512 * 1024 * 1024)) "$RAM_IMG"
+    RAM_LOOP=$(losetup --find --show "$RAM_IMG")
+    mkfs.ext4 -q "$RAM_LOOP"
+    DIR=$(mktemp -d /tmp/hlctl-compare-ram.XXXXXX)
+    CLEAN_DIR=$DIR
+    mount "$RAM_LOOP" "$DIR"
+}
+
+if [[ ${1:-} == --ram ]]; then
+    ram_ext4
+    WHERE="ext4 on $RAM_LOOP over $RAM_IMG (RAM: the tools' own cost, no device noise)"
+elif [[ $# -ge 1 ]]; then
+    DIR=$1
+    WHERE="$DIR ($(findmnt -no FSTYPE,SOURCE -T "$DIR" | tr -s ' ' ' '))"
+else
+    DIR=$(mktemp -d /var/tmp/hlctl-compare.XXXXXX)
+    CLEAN_DIR=$DIR
+    WHERE="$DIR ($(findmnt -no FSTYPE,SOURCE -T "$DIR" | tr -s ' ' ' '))"
+fi
+FIO_FILE="$DIR/fio-compare.$$"
 
 # --- one measurement each; every function prints one number -------------------------
 
@@ -142,7 +183,8 @@ compare() {
     if [[ -n $name2 ]]; then row "$name2" "$target" "${us2[*]}" "${peer2[*]}"; fi
 }
 
-echo "hlctl (in-process, --local) vs $(fio --version) / $(sysbench --version); $ROUNDS alternating rounds, disk ${DISK_SECS} s on $DISK_SIZE, cpu ${CPU_SECS} s, dir $DIR" >&2
+echo "hlctl (in-process, --local) vs $(fio --version) / $(sysbench --version); $ROUNDS alternating rounds, disk ${DISK_SECS} s on $DISK_SIZE, cpu ${CPU_SECS} s" >&2
+echo "disk rows on $WHERE" >&2
 compare "disk randread 4k QD32 IOPS" ">=0.95" us_randread peer_randread
 compare "disk randwrite 4k QD32 IOPS" ">=0.95" us_randwrite peer_randwrite
 compare "disk seq read 1M QD8 MB/s" ">=0.95" us_seqread peer_seqread
@@ -152,5 +194,6 @@ compare "cpu 1 thread events/s" "0.95-1.05" "us_cpu 1" "peer_cpu 1" "cpu 1 threa
 compare "cpu 2 threads events/s" "0.95-1.05" "us_cpu 2" "peer_cpu 2" "cpu 2 threads events/CPU-s"
 
 echo "hlctl ran in-process (--local): its figures and CPU times are its own process's"
+echo "disk rows on $WHERE"
 printf '\n%-32s %11s %11s %7s  %-11s  %-10s %s\n' "metric (median of $ROUNDS)" "hlctl" "peer" "ratio" "min-max" "target" "result"
 printf '%s\n' "${ROWS[@]}"
