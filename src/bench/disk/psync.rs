@@ -14,7 +14,7 @@ use crate::bench::buffer::AlignedBuf;
 /// Run one thread of a job until the job is over; returns its statistics.
 pub(crate) fn run_thread(spec: &JobSpec) -> Result<WorkerStats, DiskError> {
     let bs = spec.bs as usize;
-    let mut buf = AlignedBuf::new(bs).map_err(|e| DiskError::EngineUnavailable {
+    let mut buf = AlignedBuf::for_block_io(bs).map_err(|e| DiskError::EngineUnavailable {
         engine: "psync",
         reason: format!("buffer allocation: {e}"),
     })?;

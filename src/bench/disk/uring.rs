@@ -1,7 +1,8 @@
 //! The io_uring engine: one ring per job on its own thread, `iodepth` I/Os kept in flight.
 //!
-//! Each slot owns one `bs`-sized piece of a page-aligned buffer (registered with the
-//! ring when the kernel allows, as are the file descriptors). Like fio's defaults
+//! Each slot owns one `bs`-sized piece of one buffer (registered with the ring when the
+//! kernel allows, as are the file descriptors), in huge pages when it is large, so that
+//! a large I/O reaches the device whole ([`AlignedBuf::for_block_io`]). Like fio's defaults
 //! (`iodepth_batch_submit=1`, `iodepth_batch_complete_min=1`), every I/O is submitted as
 //! soon as its slot is free, and the loop reaps every completion that is there, waiting
 //! for one only when there is none, and refills the freed slots — so the queue depth
@@ -126,7 +127,8 @@ pub(crate) fn run_job(spec: &JobSpec) -> Result<WorkerStats, DiskError> {
     };
     let mut ring =
         new_ring(spec.iodepth.next_power_of_two()).map_err(|e| unavailable("io_uring_setup", e))?;
-    let mut buf = AlignedBuf::new(depth * bs).map_err(|e| unavailable("buffer allocation", e))?;
+    let mut buf =
+        AlignedBuf::for_block_io(depth * bs).map_err(|e| unavailable("buffer allocation", e))?;
     buf.fill_random(spec.offsets as *const _ as u64);
     let iovecs: Vec<libc::iovec> = (0..depth)
         .map(|i| libc::iovec {
