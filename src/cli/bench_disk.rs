@@ -21,6 +21,12 @@ use crate::dbus::wire::bench::DiskParams;
 /// also on errors and on Ctrl-C; no other file is touched. The run is refused when DIR
 /// lacks room for the files plus 64 MiB, and a warning says when DIR is memory-backed
 /// (tmpfs, ramfs).
+///
+/// Unlike fio, hlctl registers its buffers and file with io_uring, and puts buffers of
+/// 1 MiB or more in huge pages where the kernel allows, so that a large I/O reaches the
+/// device as one request. fio's buffers, in ordinary pages, can be split into several
+/// on virtual disks (virtio takes 254 pieces per request): there hlctl's figures for
+/// large blocks can be well above fio's for the same disk.
 #[derive(Debug, Args)]
 pub(crate) struct DiskArgs {
     /// Directory to test in: a directory on the disk or share to measure.
