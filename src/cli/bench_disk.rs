@@ -24,9 +24,10 @@ use crate::dbus::wire::bench::DiskParams;
 ///
 /// Unlike fio, hlctl registers its buffers and file with io_uring, and puts buffers of
 /// 1 MiB or more in huge pages where the kernel allows, so that a large I/O reaches the
-/// device as one request. fio's buffers, in ordinary pages, can be split into several
-/// on virtual disks (virtio takes 254 pieces per request): there hlctl's figures for
-/// large blocks can be well above fio's for the same disk.
+/// device as one request in one piece. fio's buffers, in ordinary pages, reach it in up
+/// to one piece per 4 KiB page (and an I/O of more pieces than the device takes, 254 on
+/// virtio, in several requests): on virtual disks hlctl's figures for large blocks can
+/// be well above fio's for the same disk.
 #[derive(Debug, Args)]
 pub(crate) struct DiskArgs {
     /// Directory to test in: a directory on the disk or share to measure.
