@@ -90,12 +90,13 @@ ram_ext4() {
 if [[ ${1:-} == --ram ]]; then
     ram_ext4
     WHERE="ext4 on $RAM_LOOP over $RAM_IMG (RAM: the tools' own cost, no device noise)"
-elif [[ $# -ge 1 ]]; then
-    DIR=$1
-    WHERE="$DIR ($(findmnt -no FSTYPE,SOURCE -T "$DIR" | tr -s ' ' ' '))"
 else
-    DIR=$(mktemp -d /var/tmp/hlctl-compare.XXXXXX)
-    CLEAN_DIR=$DIR
+    if [[ $# -ge 1 ]]; then
+        DIR=$1
+    else
+        DIR=$(mktemp -d /var/tmp/hlctl-compare.XXXXXX)
+        CLEAN_DIR=$DIR
+    fi
     WHERE="$DIR ($(findmnt -no FSTYPE,SOURCE -T "$DIR" | tr -s ' ' ' '))"
 fi
 FIO_FILE="$DIR/fio-compare.$$"
