@@ -29,7 +29,10 @@
 #   its runs): reads run on a file written in full, fsynced and dropped from the page
 #   cache; writes on a freshly preallocated (fallocate, unwritten) file;
 # - the same page cache and writeback state: `sync` before every run, so neither tool
-#   pays for the other's (or its own layout's) dirty pages.
+#   pays for the other's (or its own layout's) dirty pages;
+# - a quiet device: before every run, the discards of removed files that a `discard`
+#   mount issues after the sync are waited for (settle, below), so that neither tool's
+#   run overlaps them; how many there were is printed at the end.
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-5}
@@ -49,10 +52,10 @@ if [[ -z ${HLCTL:-} ]]; then
     HLCTL="$here/target/release/hlctl"
 fi
 
-RAM_IMG="" RAM_LOOP="" CLEAN_DIR="" DIR="" FIO_FILE="" TIMES=$(mktemp)
+RAM_IMG="" RAM_LOOP="" CLEAN_DIR="" DIR="" FIO_FILE="" TIMES=$(mktemp) SETTLED=$(mktemp) DURING=$(mktemp)
 cleanup() {
     if [[ -n $FIO_FILE ]]; then rm -f "$FIO_FILE"; fi
-    rm -f "$TIMES"
+    rm -f "$TIMES" "$SETTLED" "$DURING"
     if [[ -n $RAM_LOOP ]]; then
         # A run still holding a file there (we were signalled mid-run) ends within
         # DISK_SECS; the filesystem can be unmounted only then.
@@ -100,23 +103,59 @@ else
     WHERE="$DIR ($(findmnt -no FSTYPE,SOURCE -T "$DIR" | tr -s ' ' ' '))"
 fi
 FIO_FILE="$DIR/fio-compare.$$"
+# The block device under DIR, for settle (none for filesystems without one, e.g. btrfs).
+DEV_STAT=/sys/dev/block/$(findmnt -no MAJ:MIN -T "$DIR" | tr -d ' ')/stat
+[[ -r $DEV_STAT ]] || DEV_STAT=""
+
+# settle: start from a quiet device. `sync` writes back dirty pages and commits the
+# journal; on a filesystem mounted with `discard` the blocks of files removed since (the
+# other tool's, or this tool's last one) are then discarded, partly by a kernel worker
+# after sync has returned and after a tool's exit: hundreds of discards of a 256 MiB file
+# on a virtual disk, which would otherwise run into the next measurement. So wait until
+# the device's discard count (/sys/dev/block/M:m/stat, field 12) has not moved for 0.5 s
+# with nothing in flight (field 9), at most 30 s. The discards waited for go to
+# $SETTLED; those that still ran during a measurement, per tool, to $DURING.
+discards() { if [[ -n $DEV_STAT ]]; then awk '{print $12}' "$DEV_STAT"; else echo 0; fi; }
+settle() {
+    local first last now inflight stable=0 i=0
+    first=$(discards)
+    sync
+    if [[ -n $DEV_STAT ]]; then
+        last=$(discards)
+        for ((i = 0; i < 300 && stable < 5; i++)); do
+            sleep 0.1
+            read -r now inflight < <(awk '{print $12, $9}' "$DEV_STAT")
+            if [[ $now == "$last" && $inflight == 0 ]]; then stable=$((stable + 1)); else stable=0; fi
+            last=$now
+        done
+    fi
+    echo "$(($(discards) - first)) $i" >>"$SETTLED"
+}
+# during WHO BEFORE: note the discards that ran since BEFORE (during WHO's run).
+during() { echo "$1 $(($(discards) - $2))" >>"$DURING"; }
 
 # --- one measurement each; every function prints one number -------------------------
 
 # us_disk RW BS QD JQ: hlctl in-process, on a fresh file it lays out itself.
 us_disk() {
-    sync
+    local before
+    settle
+    before=$(discards)
     "$HLCTL" --local --json bench disk --dir "$DIR" --rw "$1" --bs "$2" --size "$DISK_SIZE" \
         --iodepth "$3" --runtime "$DISK_SECS" --time-based --engine io_uring | jq "$4"
+    during hlctl "$before"
 }
 # peer_disk RW BS QD JQ: fio on a fresh file it lays out (fallocate=native, create_fsync=1,
 # invalidate=1: its defaults, spelled out).
 peer_disk() {
+    local before
     rm -f "$FIO_FILE"
-    sync
+    settle
+    before=$(discards)
     fio --name="$1" --filename="$FIO_FILE" --rw="$1" --bs="$2" --size="$DISK_SIZE" \
         --iodepth="$3" --direct=1 --ioengine=io_uring --runtime="$DISK_SECS" --time_based \
         --fallocate=native --create_fsync=1 --invalidate=1 --output-format=json | jq "$4"
+    during fio "$before"
 }
 us_randread() { us_disk randread 4k 32 '.iops'; }
 peer_randread() { peer_disk randread 4k 32 '.jobs[0].read.iops'; }
@@ -195,6 +234,12 @@ compare "cpu 1 thread events/s" "0.95-1.05" "us_cpu 1" "peer_cpu 1" "cpu 1 threa
 compare "cpu 2 threads events/s" "0.95-1.05" "us_cpu 2" "peer_cpu 2" "cpu 2 threads events/CPU-s"
 
 echo "hlctl ran in-process (--local): its figures and CPU times are its own process's"
+if [[ -s $SETTLED ]]; then
+    awk '{n += $1; w += $2; if ($1 > 0) k++} END {
+        printf "before the %d disk runs: waited for %d discards of removed files (before %d runs), %.1f s in all\n", NR, n, k, w / 10
+    }' "$SETTLED"
+    awk '{n[$1] += $2} END {printf "discards while each tool ran: hlctl %d (with its file'"'"'s removal at exit), fio %d\n", n["hlctl"], n["fio"]}' "$DURING"
+fi
 echo "disk rows on $WHERE"
 printf '\n%-32s %11s %11s %7s  %-11s  %-10s %s\n' "metric (median of $ROUNDS)" "hlctl" "peer" "ratio" "min-max" "target" "result"
 printf '%s\n' "${ROWS[@]}"
