@@ -136,17 +136,34 @@ fn jumbo_frames_never_kept_when_the_peer_carries_1500_and_a_worse_candidate_is_r
         "the worse candidate was not reverted"
     );
     // Decided before the full budget: a keep was impossible after the first
-    // run each way (a second only if the unaffected direction happened to
-    // leap above every reference run by more than the noise).
+    // run each way, unless the unaffected direction leapt above every
+    // reference run by more than the noise; only then may the runs go on, and
+    // the full budget is taken only if it still stood above after the runs
+    // before the last (a keep there is still possible, so the full rule
+    // decides). Seen in CI: download +21.5 % against a 16.4 % threshold.
     let runs = worse["runs"].as_u64().unwrap();
-    assert!((1..3).contains(&runs), "{worse}");
-    assert!(
-        worse["reason"]
-            .as_str()
-            .unwrap()
-            .contains(&format!("decided after {runs} of 3 runs")),
-        "{worse}"
-    );
+    let down = worse["deltas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["direction"] == "download")
+        .unwrap();
+    let down_leapt = f(&down["change_percent"]) > f(&down["threshold_percent"]);
+    if runs < 3 {
+        assert!(runs >= 1, "{worse}");
+        assert!(
+            worse["reason"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("decided after {runs} of 3 runs")),
+            "{worse}"
+        );
+    } else {
+        assert!(
+            down_leapt,
+            "the full budget was spent though no direction could still gain: {worse}"
+        );
+    }
     // A setting that changes nothing measurable is never kept.
     let noop = step(&r, "try-2");
     assert_eq!(noop["status"], "reverted", "{noop}");
