@@ -1,7 +1,8 @@
 //! `hlctl tune` end to end in network namespaces against a real `iperf3 -s`:
 //! offloads off on a CPU-bound path (found, fixed, gain measured), a peer that
 //! carries only MTU 1500 (9000 never kept), a candidate that makes things worse
-//! (measured, reverted before the full budget, reported), one that changes
+//! (measured, reverted — before the full budget unless the other direction
+//! stands above the noise — and reported), one that changes
 //! nothing measurable (never kept), a 100 Mbit/s bottleneck (doctor says so,
 //! tune keeps nothing), and a tuner killed mid-change (the journal is restored).
 //!
@@ -17,6 +18,16 @@ use serde_json::Value;
 
 fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// A step's before/after figures for one direction ("upload" or "download").
+fn delta<'a>(step: &'a Value, direction: &str) -> &'a Value {
+    step["deltas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["direction"] == direction)
+        .unwrap_or_else(|| panic!("no {direction} delta in {step}"))
 }
 
 #[test]
@@ -53,12 +64,7 @@ fn offloads_off_found_fixed_and_gain_measured() {
     // ...fixed by the tuner, with the gain measured.
     let s = step(&r, "offloads-on");
     assert_eq!(s["status"], "kept", "{s}");
-    let up = s["deltas"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["direction"] == "upload")
-        .unwrap();
+    let up = delta(s, "upload");
     assert!(f(&up["after_bps"]) > 1.5 * f(&up["before_bps"]), "{up}");
     assert!(lab.feature_on("tx-generic-segmentation") && lab.feature_on("tx-tcp-segmentation"));
     assert_eq!(r["outcome"], "done");
@@ -124,12 +130,7 @@ fn jumbo_frames_never_kept_when_the_peer_carries_1500_and_a_worse_candidate_is_r
         worse["reason"].as_str().unwrap().starts_with("worse"),
         "{worse}"
     );
-    let up = worse["deltas"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["direction"] == "upload")
-        .unwrap();
+    let up = delta(worse, "upload");
     assert!(f(&up["after_bps"]) < f(&up["before_bps"]), "{up}");
     assert!(
         lab.feature_on("tx-tcp-segmentation"),
@@ -142,13 +143,6 @@ fn jumbo_frames_never_kept_when_the_peer_carries_1500_and_a_worse_candidate_is_r
     // before the last (a keep there is still possible, so the full rule
     // decides). Seen in CI: download +21.5 % against a 16.4 % threshold.
     let runs = worse["runs"].as_u64().unwrap();
-    let down = worse["deltas"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["direction"] == "download")
-        .unwrap();
-    let down_leapt = f(&down["change_percent"]) > f(&down["threshold_percent"]);
     if runs < 3 {
         assert!(runs >= 1, "{worse}");
         assert!(
@@ -159,8 +153,9 @@ fn jumbo_frames_never_kept_when_the_peer_carries_1500_and_a_worse_candidate_is_r
             "{worse}"
         );
     } else {
+        let down = delta(worse, "download");
         assert!(
-            down_leapt,
+            f(&down["change_percent"]) > f(&down["threshold_percent"]),
             "the full budget was spent though no direction could still gain: {worse}"
         );
     }
