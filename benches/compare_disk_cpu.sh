@@ -14,7 +14,10 @@
 # (apt-get install -y fio sysbench jq time), cargo; with --ram also losetup and mkfs.ext4.
 # Environment: ROUNDS (default 5), DISK_SECS (5), CPU_SECS (5), DISK_SIZE (256M),
 #              ONLY (a regular expression: run only the rows whose name matches),
-#              HLCTL (a built hlctl to measure instead of building target/release/hlctl).
+#              HLCTL (a built hlctl to measure instead of building target/release/hlctl),
+#              NOISE=1 (the peer tool on both sides, fio against fio and sysbench against
+#              sysbench: the ratios then show how far two identical tools differ on this
+#              machine, the least difference between the tools a run can resolve).
 #
 # Builds hlctl in release mode once, then runs every measurement ROUNDS times, the two
 # tools alternating (and swapping who goes first every round, to cancel drift), and
@@ -40,6 +43,9 @@ DISK_SECS=${DISK_SECS:-5}
 CPU_SECS=${CPU_SECS:-5}
 DISK_SIZE=${DISK_SIZE:-256M}
 ONLY=${ONLY:-.}
+NOISE=${NOISE:-}
+US_NAME=hlctl
+if [[ -n $NOISE ]]; then US_NAME="peer again"; fi
 
 [ "$(id -u)" = 0 ] || { echo "run as root: hlctl runs in-process (--local) so that its own CPU time is measured" >&2; exit 2; }
 for tool in fio sysbench jq cargo /usr/bin/time; do
@@ -207,6 +213,7 @@ row() {
 compare() {
     local name=$1 target=$2 us_cmd=$3 peer_cmd=$4 name2=${5:-} us=() peer=() us2=() peer2=() r u p
     [[ $name =~ $ONLY ]] || return 0
+    if [[ -n $NOISE ]]; then us_cmd=$peer_cmd; fi
     for ((r = 1; r <= ROUNDS; r++)); do
         if ((r % 2)); then
             u=$(eval "$us_cmd"); p=$(eval "$peer_cmd")
@@ -216,14 +223,18 @@ compare() {
         read -r u1 u2 <<<"$u"
         read -r p1 p2 <<<"$p"
         us+=("$u1"); peer+=("$p1"); us2+=("${u2:-0}"); peer2+=("${p2:-0}")
-        printf '  %-28s round %d: hlctl %s   peer %s   ratio %s\n' "$name" "$r" "$u" "$p" \
+        printf '  %-28s round %d: %s %s   peer %s   ratio %s\n' "$name" "$r" "$US_NAME" "$u" "$p" \
             "$(awk -v a="$u1" -v b="$p1" 'BEGIN {printf "%.3f", (b > 0) ? a / b : 0}')" >&2
     done
     row "$name" "$target" "${us[*]}" "${peer[*]}"
     if [[ -n $name2 ]]; then row "$name2" "$target" "${us2[*]}" "${peer2[*]}"; fi
 }
 
-echo "hlctl (in-process, --local) vs $(fio --version) / $(sysbench --version); $ROUNDS alternating rounds, disk ${DISK_SECS} s on $DISK_SIZE, cpu ${CPU_SECS} s" >&2
+if [[ -n $NOISE ]]; then
+    echo "NOISE=1: the peer tools against themselves ($(fio --version) / $(sysbench --version)); $ROUNDS alternating rounds, disk ${DISK_SECS} s on $DISK_SIZE, cpu ${CPU_SECS} s" >&2
+else
+    echo "hlctl (in-process, --local) vs $(fio --version) / $(sysbench --version); $ROUNDS alternating rounds, disk ${DISK_SECS} s on $DISK_SIZE, cpu ${CPU_SECS} s" >&2
+fi
 echo "disk rows on $WHERE" >&2
 compare "disk randread 4k QD32 IOPS" ">=0.95" us_randread peer_randread
 compare "disk randwrite 4k QD32 IOPS" ">=0.95" us_randwrite peer_randwrite
@@ -233,7 +244,11 @@ rm -f "$FIO_FILE"
 compare "cpu 1 thread events/s" "0.95-1.05" "us_cpu 1" "peer_cpu 1" "cpu 1 thread events/CPU-s"
 compare "cpu 2 threads events/s" "0.95-1.05" "us_cpu 2" "peer_cpu 2" "cpu 2 threads events/CPU-s"
 
-echo "hlctl ran in-process (--local): its figures and CPU times are its own process's"
+if [[ -n $NOISE ]]; then
+    echo "NOISE=1: both columns are the peer tool; the ratios are this machine's own noise, not hlctl's"
+else
+    echo "hlctl ran in-process (--local): its figures and CPU times are its own process's"
+fi
 if [[ -s $SETTLED ]]; then
     awk '{n += $1; w += $2; if ($1 > 0) k++} END {
         printf "before the %d disk runs: waited for %d discards of removed files (before %d runs), %.1f s in all\n", NR, n, k, w / 10
@@ -241,5 +256,5 @@ if [[ -s $SETTLED ]]; then
     awk '{n[$1] += $2} END {printf "discards while each tool ran: hlctl %d (with its file'"'"'s removal at exit), fio %d\n", n["hlctl"], n["fio"]}' "$DURING"
 fi
 echo "disk rows on $WHERE"
-printf '\n%-32s %11s %11s %7s  %-11s  %-10s %s\n' "metric (median of $ROUNDS)" "hlctl" "peer" "ratio" "min-max" "target" "result"
+printf '\n%-32s %11s %11s %7s  %-11s  %-10s %s\n' "metric (median of $ROUNDS)" "$US_NAME" "peer" "ratio" "min-max" "target" "result"
 printf '%s\n' "${ROWS[@]}"
