@@ -22,7 +22,8 @@
 # Builds hlctl in release mode once, then runs every measurement ROUNDS times, the two
 # tools alternating (and swapping who goes first every round, to cancel drift), and
 # prints the medians, the median of the per-round ratios hlctl/peer with their min-max
-# spread, and the verdict against the issue's target.
+# spread, the verdict against the issue's target, and for each row how many rounds
+# would pin its median ratio to +-3 % given the spread of this run's rounds.
 #
 # The same workload and the same starting state on both sides, every round:
 # - the same directory, file size, block size, queue depth, O_DIRECT, io_uring,
@@ -192,7 +193,7 @@ median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else prin
 
 # row NAME TARGET US_VALUES PEER_VALUES: medians, the median of the per-round ratios
 # with their min-max spread, verdict (on the median ratio).
-ROWS=()
+ROWS=() NEEDS=()
 row() {
     local mu mp stats
     mu=$(printf '%s\n' $3 | median)
@@ -206,6 +207,14 @@ row() {
         else { split(t, b, "-"); ok = (ratio >= b[1] && ratio <= b[2]) }
         printf "%-32s %11.1f %11.1f %7.3f  %5.3f-%5.3f  %-10s %s", n, u, p, ratio, r[2], r[3], t, ok ? "met" : "MISSED"
     }')")
+    NEEDS+=("$(paste -d' ' <(printf '%s\n' $3) <(printf '%s\n' $4) | awk -v n="$1" '
+        $1 > 0 && $2 > 0 { x[++k] = log($1 / $2); s += x[k] }
+        END {
+            if (k < 3) { printf "  %-32s (needs 3 rounds or more to tell)", n; exit }
+            for (i = 1; i <= k; i++) v += (x[i] - s / k) ^ 2
+            sd = sqrt(v / (k - 1)); need = (1.96 * 1.25 * sd / 0.03) ^ 2
+            printf "  %-32s sigma %.3f: %d rounds (this run: %d)", n, sd, (need == int(need)) ? need : int(need) + 1, k
+        }')")
 }
 
 # compare NAME TARGET US_CMD PEER_CMD [NAME2]: alternate ROUNDS times (swapping who goes
@@ -258,3 +267,10 @@ fi
 echo "disk rows on $WHERE"
 printf '\n%-32s %11s %11s %7s  %-11s  %-10s %s\n' "metric (median of $ROUNDS)" "$US_NAME" "peer" "ratio" "min-max" "target" "result"
 printf '%s\n' "${ROWS[@]}"
+# How many rounds would pin each median ratio to +-3 % (95 %), from this run's own
+# spread: the median of n rounds has a standard error of about 1.25 sigma / sqrt(n),
+# sigma being the standard deviation of the rounds' log ratios. Separate runs agree
+# within a few percent only with about that many rounds (benches/README.md, "How
+# close two runs can agree").
+printf '\nrounds for a median ratio within +-3 %% (95 %%), from the spread of this run'"'"'s rounds:\n'
+printf '%s\n' "${NEEDS[@]}"
