@@ -195,11 +195,11 @@ median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else prin
 # with their min-max spread, verdict (on the median ratio).
 ROWS=() NEEDS=()
 row() {
-    local mu mp stats
+    local mu mp stats pairs
     mu=$(printf '%s\n' $3 | median)
     mp=$(printf '%s\n' $4 | median)
-    stats=$(paste -d' ' <(printf '%s\n' $3) <(printf '%s\n' $4) \
-        | awk '{print ($2 > 0) ? $1 / $2 : 0}' | sort -g \
+    pairs=$(paste -d' ' <(printf '%s\n' $3) <(printf '%s\n' $4))
+    stats=$(awk '{print ($2 > 0) ? $1 / $2 : 0}' <<<"$pairs" | sort -g \
         | awk '{a[NR]=$1} END {m = (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; print m, a[1], a[NR]}')
     ROWS+=("$(awk -v n="$1" -v u="$mu" -v p="$mp" -v t="$2" -v s="$stats" 'BEGIN {
         split(s, r, " "); ratio = r[1]
@@ -207,14 +207,14 @@ row() {
         else { split(t, b, "-"); ok = (ratio >= b[1] && ratio <= b[2]) }
         printf "%-32s %11.1f %11.1f %7.3f  %5.3f-%5.3f  %-10s %s", n, u, p, ratio, r[2], r[3], t, ok ? "met" : "MISSED"
     }')")
-    NEEDS+=("$(paste -d' ' <(printf '%s\n' $3) <(printf '%s\n' $4) | awk -v n="$1" '
+    NEEDS+=("$(awk -v n="$1" '
         $1 > 0 && $2 > 0 { x[++k] = log($1 / $2); s += x[k] }
         END {
             if (k < 3) { printf "  %-32s (needs 3 rounds or more to tell)", n; exit }
             for (i = 1; i <= k; i++) v += (x[i] - s / k) ^ 2
             sd = sqrt(v / (k - 1)); need = (1.96 * 1.25 * sd / 0.03) ^ 2
             printf "  %-32s sigma %.3f: %d rounds (this run: %d)", n, sd, (need == int(need)) ? need : int(need) + 1, k
-        }')")
+        }' <<<"$pairs")")
 }
 
 # compare NAME TARGET US_CMD PEER_CMD [NAME2]: alternate ROUNDS times (swapping who goes
