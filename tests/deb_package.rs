@@ -179,7 +179,7 @@ impl Drop for HostInstall {
 
 #[test]
 fn installed_on_this_machine_hlctld_serves_hlctl_show_to_an_unprivileged_user() {
-    assert!(common::is_root(), "needs root (CI runs as root)");
+    common::require_root("this test");
     let deb = deb();
     let t = Instant::now();
     let install = HostInstall::new(deb);

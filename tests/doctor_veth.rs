@@ -12,7 +12,7 @@ const HLCTL: &str = env!("CARGO_BIN_EXE_hlctl");
 
 #[test]
 fn doctor_reports_exactly_the_planted_problems() {
-    assert!(common::is_root(), "needs root (CI runs as root)");
+    common::require_root("this test");
     let here = NetNs::new();
     let peer = NetNs::new();
     let (a, b, tap) = (

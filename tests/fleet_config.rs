@@ -94,7 +94,7 @@ fn config_check_lists_every_problem_with_line_and_key() {
 
 #[test]
 fn hlctld_logs_a_bad_file_keeps_serving_and_writes_metrics_on_link_changes() {
-    assert!(common::is_root(), "needs root (CI runs as root)");
+    common::require_root("this test");
     let rig = Rig::start();
     let ns = NetNs::new();
     let (a, b) = (common::unique("ca"), common::unique("cb"));

@@ -17,7 +17,7 @@ const MESSAGE_ID: &str = "5f1c2a7e9b3d4c60a8e1f2d3c4b5a697";
 
 #[test]
 fn a_regression_is_in_the_journal_under_our_message_id() {
-    assert!(common::is_root(), "needs root (CI runs as root)");
+    common::require_root("this test");
     let journald = "/lib/systemd/systemd-journald";
     assert!(
         std::path::Path::new(journald).exists(),

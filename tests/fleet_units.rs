@@ -133,7 +133,7 @@ fn generator_writes_the_schedule_and_enables_what_the_file_says() {
 
 #[test]
 fn serve_socket_activation_one_test_at_a_time_and_exit_when_idle() {
-    assert!(common::is_root(), "needs root (CI runs as root)");
+    common::require_root("this test");
     let ns = NetNs::new();
     let state = tempfile::tempdir().unwrap();
     let log = state.path().join("activate.log");

@@ -7,15 +7,11 @@ mod common;
 use std::collections::BTreeMap;
 use std::net::UdpSocket;
 
-use common::{NetNs, is_root, unique};
+use common::{NetNs, require_root, unique};
 use hlctl::nic::ioctl;
 use hlctl::nic::model::{ChannelsSet, CoalesceSet, Duplex, LinkSet, PauseSet, RingsSet};
 use hlctl::nic::netlink::{Netlink, RtLink};
 use serde_json::Value;
-
-fn require_root() {
-    assert!(is_root(), "these tests need root (network namespaces)");
-}
 
 fn text(out: std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
@@ -176,7 +172,7 @@ fn check_counters_between(ours: &RtLink, before: &Value, after: &Value) {
 
 #[test]
 fn links_and_counters_agree_with_ip() {
-    require_root();
+    require_root("creating network namespaces");
     let p = pair();
     let va = p.va.clone();
     // Traffic across the pair: 20 datagrams from a to b (b answers with ICMP unreachable).
@@ -244,7 +240,7 @@ fn links_and_counters_agree_with_ip() {
 
 #[test]
 fn dump_spanning_several_datagrams() {
-    require_root();
+    require_root("creating network namespaces");
     let ns = NetNs::new();
     // 30 veth pairs = 61 links with stats: far more than one netlink datagram.
     let batch: String = (0..30)
@@ -299,7 +295,7 @@ fn check_features_match_ethtool(
 
 #[test]
 fn features_agree_with_ethtool_and_toggle() {
-    require_root();
+    require_root("creating network namespaces");
     let (ns, v, _) = one_veth();
     let before = check_features_match_ethtool(&ns, &v);
     assert!(before.len() > 30, "veth reports many features");
@@ -341,7 +337,7 @@ fn shown(v: Option<u32>) -> String {
 
 #[test]
 fn channels_agree_with_ethtool_and_set() {
-    require_root();
+    require_root("creating network namespaces");
     let (ns, v, _) = one_veth();
     for target in [2, 1] {
         let d = v.clone();
@@ -396,7 +392,7 @@ fn channels_agree_with_ethtool_and_set() {
 
 #[test]
 fn mtu_and_txqueuelen_set_and_read_back() {
-    require_root();
+    require_root("creating network namespaces");
     let (ns, v, _) = one_veth();
     let d = v.clone();
     let (mtu, txq) = ns.run_in(move || {
@@ -425,7 +421,7 @@ fn mtu_and_txqueuelen_set_and_read_back() {
 
 #[test]
 fn rings_pause_coalesce_not_supported_on_veth() {
-    require_root();
+    require_root("creating network namespaces");
     let (ns, v, _) = one_veth();
     let d = v.clone();
     ns.run_in(move || {
@@ -461,7 +457,7 @@ fn rings_pause_coalesce_not_supported_on_veth() {
 
 #[test]
 fn link_modes_on_veth_match_ethtool() {
-    require_root();
+    require_root("creating network namespaces");
     let p = pair();
     let va = p.va.clone();
     let m = p.a.run_in(move || {
@@ -515,7 +511,7 @@ fn link_modes_on_veth_match_ethtool() {
 
 #[test]
 fn tap_speed_and_duplex_set_and_read_back() {
-    require_root();
+    require_root("creating network namespaces");
     let ns = NetNs::new();
     let tap = unique("tp");
     ns.exec(&["ip", "tuntap", "add", &tap, "mode", "tap"]);
@@ -560,7 +556,7 @@ fn tap_speed_and_duplex_set_and_read_back() {
 
 #[test]
 fn driver_info_and_stats_agree_with_ethtool() {
-    require_root();
+    require_root("creating network namespaces");
     let (ns, v, _) = one_veth();
     let d = v.clone();
     let (info, stats, lo_info, lo_stats) = ns.run_in(move || {
@@ -599,7 +595,7 @@ fn driver_info_and_stats_agree_with_ethtool() {
 
 #[test]
 fn unknown_interface_is_enodev() {
-    require_root();
+    require_root("creating network namespaces");
     let ns = NetNs::new();
     ns.run_in(|| {
         let mut nl = Netlink::new().unwrap();
@@ -627,7 +623,7 @@ fn unknown_interface_is_enodev() {
 
 #[test]
 fn one_connection_serves_many_requests() {
-    require_root();
+    require_root("creating network namespaces");
     let (ns, v, p) = one_veth();
     ns.run_in(move || {
         let mut nl = Netlink::new().unwrap();
@@ -649,7 +645,7 @@ fn one_connection_serves_many_requests() {
 
 #[test]
 fn every_getter_answers_for_every_kind_of_link() {
-    require_root();
+    require_root("creating network namespaces");
     // What `hlctl show` does: every section for lo, a veth and a tap; a
     // section the driver lacks is None, never an error.
     let (ns, v, _) = one_veth();

@@ -5,8 +5,8 @@
 
 mod common;
 
+use common::NetNs;
 use common::vm::{Vm, VmOutput, add_tap};
-use common::{NetNs, is_root};
 
 /// Value of the first line `KEY<whitespace>VALUE` in `text` (ethtool style).
 fn field<'a>(text: &'a str, key: &str) -> Option<&'a str> {
@@ -119,10 +119,7 @@ section hlctl-help hlctl --help
 /// test created; traffic flows both ways and stays inside that namespace.
 #[test]
 fn e1000e_tap_into_test_namespace() {
-    assert!(
-        is_root(),
-        "needs root: a tap device in a network namespace (CI runs as root)"
-    );
+    common::require_root("a tap device in a network namespace");
     let ns = NetNs::new();
     add_tap(&ns, "tap0", "10.213.0.1/24");
     let script = r#"ip addr add 10.213.0.2/24 dev eth0

@@ -250,10 +250,7 @@ impl Rig {
     }
 
     fn start_with(activation: Option<&str>, install: bool) -> Rig {
-        assert!(
-            super::is_root(),
-            "the bus tests need root (CI runs as root)"
-        );
+        super::require_root("the bus rig");
         let install = install.then(Install::new);
         let dir = tempfile::Builder::new()
             .prefix("hlctl-bus")

@@ -84,7 +84,7 @@ impl Fleet {
     /// The namespaces, the bridge, and each host's files; `config` gives the
     /// text of a host's hlctl.toml (index, host).
     pub fn new(config: impl Fn(usize, &Host) -> String) -> Fleet {
-        assert!(super::is_root(), "needs root (CI runs as root)");
+        super::require_root("the fleet lab");
         let dir = tempfile::tempdir().unwrap();
         let switch = NetNs::new();
         switch.ip(&["link", "add", "br0", "type", "bridge"]);

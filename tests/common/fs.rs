@@ -24,11 +24,6 @@ pub fn files_with_prefix(dir: &Path, prefix: &str) -> Vec<String> {
         .collect()
 }
 
-/// Mounting needs root; say so plainly instead of failing inside `mount`.
-fn require_root(what: &str) {
-    assert!(super::is_root(), "{what} needs root (CI runs as root)");
-}
-
 /// A filesystem mounted on a fresh temp dir; unmounted (lazily if busy) when dropped.
 pub struct Mount {
     pub path: PathBuf,
@@ -38,7 +33,7 @@ pub struct Mount {
 impl Mount {
     /// tmpfs limited to `size` (e.g. "128m").
     pub fn tmpfs(size: &str) -> Self {
-        require_root("mounting a tmpfs");
+        super::require_root("mounting a tmpfs");
         let base = disk_tempdir();
         let path = base.path().join("mnt");
         std::fs::create_dir(&path).expect("mkdir mnt");
@@ -56,7 +51,7 @@ impl Mount {
 
     /// An ext4 image of `mib` MiB, loop-mounted.
     pub fn loop_ext4(mib: u32) -> Self {
-        require_root("loop-mounting");
+        super::require_root("loop-mounting");
         let base = disk_tempdir();
         let img = base.path().join("fs.img");
         let f = std::fs::File::create(&img).expect("create image");

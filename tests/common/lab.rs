@@ -30,7 +30,7 @@ pub struct Server {
 
 impl Lab {
     pub fn new() -> Lab {
-        assert!(super::is_root(), "needs root (CI runs as root)");
+        super::require_root("the two-namespace lab");
         let here = NetNs::new();
         let peer = NetNs::new();
         let (a, b) = (unique("ta"), unique("tb"));
@@ -174,7 +174,7 @@ pub struct NsLab {
 
 impl NsLab {
     pub fn new() -> NsLab {
-        assert!(super::is_root(), "needs root (CI runs as root)");
+        super::require_root("the one-namespace lab");
         let ns = NetNs::new();
         let (a, b) = (unique("va"), unique("vb"));
         ns.veth(&a, &b);

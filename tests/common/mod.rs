@@ -95,6 +95,12 @@ pub fn is_root() -> bool {
     nix::unistd::Uid::effective().is_root()
 }
 
+/// Fail plainly, naming what needs it, when a test that needs root runs without
+/// it (instead of failing deep inside `ip`, `mount` or the bus).
+pub fn require_root(what: &str) {
+    assert!(is_root(), "{what} needs root (CI runs as root)");
+}
+
 /// Run a command, panicking with its output when it fails.
 pub fn sh(args: &[&str]) -> Output {
     let out = die_with_test(&mut Command::new(args[0]))
