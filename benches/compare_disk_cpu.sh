@@ -17,7 +17,11 @@
 #              HLCTL (a built hlctl to measure instead of building target/release/hlctl),
 #              NOISE=1 (the peer tool on both sides, fio against fio and sysbench against
 #              sysbench: the ratios then show how far two identical tools differ on this
-#              machine, the least difference between the tools a run can resolve).
+#              machine, the least difference between the tools a run can resolve),
+#              FIO_HUGE=1 (fio's I/O buffers on transparent huge pages, as hlctl's 1 MiB
+#              buffers are: a file on a private tmpfs mounted huge=always, removed at exit;
+#              on a virtual disk that charges per scatter-gather segment this is the
+#              difference between the tools' 1 MiB rows, see benches/README.md).
 #
 # Builds hlctl in release mode once, then runs every measurement ROUNDS times, the two
 # tools alternating (and swapping who goes first every round, to cancel drift), and
@@ -45,6 +49,8 @@ CPU_SECS=${CPU_SECS:-5}
 DISK_SIZE=${DISK_SIZE:-256M}
 ONLY=${ONLY:-.}
 NOISE=${NOISE:-}
+FIO_HUGE=${FIO_HUGE:-}
+FIO_BUFFERS="malloc, fio's default"
 US_NAME=hlctl
 if [[ -n $NOISE ]]; then US_NAME="peer again"; fi
 
@@ -59,9 +65,14 @@ if [[ -z ${HLCTL:-} ]]; then
     HLCTL="$here/target/release/hlctl"
 fi
 
-RAM_IMG="" RAM_LOOP="" CLEAN_DIR="" DIR="" FIO_FILE="" TIMES=$(mktemp) SETTLED=$(mktemp) DURING=$(mktemp)
+RAM_IMG="" RAM_LOOP="" CLEAN_DIR="" DIR="" FIO_FILE="" FIO_MEM_DIR="" FIO_MEM=""
+TIMES=$(mktemp) SETTLED=$(mktemp) DURING=$(mktemp)
 cleanup() {
     if [[ -n $FIO_FILE ]]; then rm -f "$FIO_FILE"; fi
+    if [[ -n $FIO_MEM_DIR ]]; then
+        umount "$FIO_MEM_DIR" 2>/dev/null || true
+        rmdir "$FIO_MEM_DIR" 2>/dev/null || true
+    fi
     rm -f "$TIMES" "$SETTLED" "$DURING"
     if [[ -n $RAM_LOOP ]]; then
         # A run still holding a file there (we were signalled mid-run) ends within
@@ -96,6 +107,19 @@ ram_ext4() {
     CLEAN_DIR=$DIR
     mount "$RAM_LOOP" "$DIR"
 }
+
+# fio_huge_buffers: fio's I/O buffers from a file on a tmpfs of our own mounted with
+# huge=always (a mount option, no system setting), so that a 1 MiB buffer is one
+# physically contiguous piece as hlctl's is (AlignedBuf::for_block_io). fio maps the
+# file MAP_SHARED with --mem=mmapshared:FILE and does not size it, so it is sized here.
+fio_huge_buffers() {
+    FIO_MEM_DIR=$(mktemp -d /tmp/hlctl-compare-fiomem.XXXXXX)
+    mount -t tmpfs -o huge=always,size=64M,mode=0700 hlctl-compare-fiomem "$FIO_MEM_DIR"
+    truncate -s 48M "$FIO_MEM_DIR/buffers"
+    FIO_MEM=--mem=mmapshared:$FIO_MEM_DIR/buffers
+    FIO_BUFFERS="huge pages (FIO_HUGE=1, $FIO_MEM)"
+}
+if [[ -n $FIO_HUGE ]]; then fio_huge_buffers; fi
 
 if [[ ${1:-} == --ram ]]; then
     ram_ext4
@@ -161,7 +185,7 @@ peer_disk() {
     before=$(discards)
     fio --name="$1" --filename="$FIO_FILE" --rw="$1" --bs="$2" --size="$DISK_SIZE" \
         --iodepth="$3" --direct=1 --ioengine=io_uring --runtime="$DISK_SECS" --time_based \
-        --fallocate=native --create_fsync=1 --invalidate=1 --output-format=json | jq "$4"
+        --fallocate=native --create_fsync=1 --invalidate=1 ${FIO_MEM:+"$FIO_MEM"} --output-format=json | jq "$4"
     during fio "$before"
 }
 us_randread() { us_disk randread 4k 32 '.iops'; }
@@ -244,7 +268,7 @@ if [[ -n $NOISE ]]; then
 else
     echo "hlctl (in-process, --local) vs $(fio --version) / $(sysbench --version); $ROUNDS alternating rounds, disk ${DISK_SECS} s on $DISK_SIZE, cpu ${CPU_SECS} s" >&2
 fi
-echo "disk rows on $WHERE" >&2
+echo "disk rows on $WHERE; fio's I/O buffers: $FIO_BUFFERS" >&2
 compare "disk randread 4k QD32 IOPS" ">=0.95" us_randread peer_randread
 compare "disk randwrite 4k QD32 IOPS" ">=0.95" us_randwrite peer_randwrite
 compare "disk seq read 1M QD8 MB/s" ">=0.95" us_seqread peer_seqread
@@ -264,7 +288,7 @@ if [[ -s $SETTLED ]]; then
     }' "$SETTLED"
     awk '{n[$1] += $2} END {printf "discards while each tool ran: hlctl %d (with its file'"'"'s removal at exit), fio %d\n", n["hlctl"], n["fio"]}' "$DURING"
 fi
-echo "disk rows on $WHERE"
+echo "disk rows on $WHERE; fio's I/O buffers: $FIO_BUFFERS"
 printf '\n%-32s %11s %11s %7s  %-11s  %-10s %s\n' "metric (median of $ROUNDS)" "$US_NAME" "peer" "ratio" "min-max" "target" "result"
 printf '%s\n' "${ROWS[@]}"
 # How many rounds would pin each median ratio to +-3 % (95 %), from this run's own
