@@ -113,6 +113,11 @@ ram_ext4() {
 # physically contiguous piece as hlctl's is (AlignedBuf::for_block_io). fio maps the
 # file MAP_SHARED with --mem=mmapshared:FILE and does not size it, so it is sized here.
 fio_huge_buffers() {
+    local thp=/sys/kernel/mm/transparent_hugepage
+    if [[ ! -d $thp ]] || grep -q '\[deny\]' "$thp/shmem_enabled" 2>/dev/null; then
+        echo "FIO_HUGE=1 needs transparent huge pages for tmpfs ($thp/shmem_enabled must not be [deny]); run without it" >&2
+        exit 2
+    fi
     FIO_MEM_DIR=$(mktemp -d /tmp/hlctl-compare-fiomem.XXXXXX)
     mount -t tmpfs -o huge=always,size=64M,mode=0700 hlctl-compare-fiomem "$FIO_MEM_DIR"
     truncate -s 48M "$FIO_MEM_DIR/buffers"
