@@ -273,7 +273,8 @@ if [[ -n $NOISE ]]; then
 else
     echo "hlctl (in-process, --local) vs $(fio --version) / $(sysbench --version); $ROUNDS alternating rounds, disk ${DISK_SECS} s on $DISK_SIZE, cpu ${CPU_SECS} s" >&2
 fi
-echo "disk rows on $WHERE; fio's I/O buffers: $FIO_BUFFERS" >&2
+DISK_ROWS="disk rows on $WHERE; fio's I/O buffers: $FIO_BUFFERS"
+echo "$DISK_ROWS" >&2
 compare "disk randread 4k QD32 IOPS" ">=0.95" us_randread peer_randread
 compare "disk randwrite 4k QD32 IOPS" ">=0.95" us_randwrite peer_randwrite
 compare "disk seq read 1M QD8 MB/s" ">=0.95" us_seqread peer_seqread
@@ -293,7 +294,7 @@ if [[ -s $SETTLED ]]; then
     }' "$SETTLED"
     awk '{n[$1] += $2} END {printf "discards while each tool ran: hlctl %d (with its file'"'"'s removal at exit), fio %d\n", n["hlctl"], n["fio"]}' "$DURING"
 fi
-echo "disk rows on $WHERE; fio's I/O buffers: $FIO_BUFFERS"
+echo "$DISK_ROWS"
 printf '\n%-32s %11s %11s %7s  %-11s  %-10s %s\n' "metric (median of $ROUNDS)" "$US_NAME" "peer" "ratio" "min-max" "target" "result"
 printf '%s\n' "${ROWS[@]}"
 # How many rounds would pin each median ratio to +-3 % (95 %), from this run's own
