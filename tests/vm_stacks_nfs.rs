@@ -75,8 +75,9 @@ section bping ping -c 2 -W 2 10.1.0.2
 # tries MTU 9000 on the whole bond. Offloads back on are a 3-5x gain upload;
 # the download they leave alone moves by tens of percent from one 1 s run to
 # the next under TCG. Two runs each way and --min-gain 30 keep that noise
-# from reading as a loss (with one run no noise is measured, and a 3% drop
-# of the untouched direction reverted the gain in three tries running).
+# from reading as a loss (with one run no noise is measured, so any drop of
+# the untouched direction beyond --min-gain's 3% counts as worse: on CI a 23%
+# one reverted the gain in three tries running).
 for try in 1 2 3; do
     hlctl --json tune bond0 --peer 10.1.0.2:5201 --yes --runs 2 --time 1 --min-gain 30 --no-persist > /tmp/btune.json
     echo "try $try" >> /tmp/btries
