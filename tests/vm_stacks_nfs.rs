@@ -72,7 +72,7 @@ sleep 1
 section bping ping -c 2 -W 2 10.1.0.2
 # The tune fixes the slave's offloads (kept on a measured gain: on TCG a noisy
 # run may refuse it, so at most three tries, each refused one reverted) and
-# tries MTU 9000 on the whole bond. Offloads back on are a 3-5x gain upload;
+# tries MTU 9000 on the whole bond. Offloads back on are a 3-6x gain upload;
 # the download they leave alone moves by tens of percent from one 1 s run to
 # the next under TCG. Two runs each way and --min-gain 30 keep that noise
 # from reading as a loss (with one run no noise is measured, so any drop of
