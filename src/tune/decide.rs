@@ -21,7 +21,12 @@ use serde::{Deserialize, Serialize};
 use crate::path::measure::{Direction, Series, format_bps};
 
 /// A gain this many times every reference run is decided after one run
-/// (see the module doc; `false_keep.rs` proves the rate of false keeps).
+/// (see the module doc; `false_keep.rs` proves the rate of false keeps, for
+/// noise that spreads around one rate). Noise with two modes defeats it: a
+/// peer whose receive buffer is starved to 64 KiB has whole runs stuck at a
+/// fifth of the rate (iperf3's too: 2 of 12 runs under qemu, `vm_tune.rs`),
+/// and a 2-run baseline that lands in the slow mode twice makes a no-op read
+/// as 5× — as it would against any reference all of whose runs were slow.
 pub(crate) const OVERWHELMING: f64 = 3.0;
 
 /// How far below the reference's median, as a share of the gain threshold,
