@@ -73,7 +73,11 @@ pub(crate) struct TuneArgs {
     pub(crate) yes: bool,
 
     /// Benchmark runs per direction for each candidate at most; the baseline
-    /// takes one fewer from three up (all of them with --dry-run).
+    /// takes one fewer from three up (all of them with --dry-run). With one
+    /// run no noise is measured: a change beyond --min-gain decides alone,
+    /// so an unchanged direction's noise can revert a real gain (raise
+    /// --min-gain then). Where whole runs stall (a peer's starved receive
+    /// buffer), more runs make a baseline that stalled every time rarer.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
     pub(crate) runs: u32,
 
