@@ -83,14 +83,38 @@ impl Install {
         for (src, dst) in INSTALLS {
             let dst = Path::new(dst);
             let fresh = !dst.exists();
-            std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
-            std::fs::copy(repo(src), dst).unwrap_or_else(|e| panic!("install {dst:?}: {e}"));
+            install_file(&repo(src), dst);
             if fresh && !g.created.iter().any(|p| p == dst) {
                 g.created.push(dst.to_path_buf());
             }
         }
         g.users += 1;
         Install
+    }
+}
+
+/// Put `src` at `dst` whole: left alone when it is there already, else
+/// written beside it and renamed over it. polkitd and dbus-daemon re-read
+/// these directories whenever anything in them changes, so a copy over the
+/// file another test's polkitd is using was read half-written: that polkitd
+/// had no hlctl actions for a moment and refused a call as "not registered"
+/// (CI, 2 Dec).
+fn install_file(src: &Path, dst: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let want = std::fs::read(src).unwrap_or_else(|e| panic!("read {src:?}: {e}"));
+    if std::fs::read(dst).is_ok_and(|have| have == want) {
+        return;
+    }
+    std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
+    let name = dst.file_name().unwrap().to_string_lossy();
+    // Not ending in .policy or .conf: neither daemon reads it.
+    let tmp = dst.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let written = std::fs::write(&tmp, &want)
+        .and_then(|()| std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o644)))
+        .and_then(|()| std::fs::rename(&tmp, dst));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        panic!("install {dst:?}: {e}");
     }
 }
 
