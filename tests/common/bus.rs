@@ -96,9 +96,9 @@ impl Install {
 /// Put `src` at `dst` whole: left alone when it is there already, else
 /// written beside it and renamed over it. polkitd and dbus-daemon re-read
 /// these directories whenever anything in them changes, so a copy over the
-/// file another test's polkitd is using was read half-written: that polkitd
-/// had no hlctl actions for a moment and refused a call as "not registered"
-/// (CI, 2 Dec).
+/// file while another test's polkitd uses it can be read half-written. On
+/// CI (2 Dec) a polkitd refused one call as "not registered" and allowed
+/// the same action 50 ms later, most likely so (not reproduced).
 fn install_file(src: &Path, dst: &Path) {
     use std::os::unix::fs::PermissionsExt;
     let want = std::fs::read(src).unwrap_or_else(|e| panic!("read {src:?}: {e}"));
