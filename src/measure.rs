@@ -93,6 +93,7 @@ pub(crate) fn report_row(
         result: serde_json::to_value(r).unwrap_or_default(),
         metrics: r.metrics(),
         ts: Some(r.timestamp),
+        uid: None,
     }
 }
 

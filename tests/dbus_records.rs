@@ -70,6 +70,7 @@ fn write_results(state: &std::path::Path, iface: &str) {
             result: serde_json::json!({ "written_by": "root", "n": i }),
             metrics,
             ts: Some(1_700_000_000 + i as i64 * 60),
+            uid: None,
         })
         .unwrap();
     }

@@ -150,14 +150,14 @@ pub(crate) fn run(global: &Global, args: DiskArgs) -> i32 {
         let cfg = params
             .config()
             .map_err(|m| CliError::new(m, exit::INVALID))?;
-        disk::run(&cfg, bar, cancel).map_err(|e| CliError::new(e.to_string(), code(&e)))
+        let who = crate::ops::Requester::this_process();
+        crate::ops::bench::disk(&global.paths(), &cfg, who, bar, cancel)
+            .map(super::record::warn_unstored)
+            .map_err(|e| CliError::new(e.to_string(), code(&e)))
     });
     bar.finish();
     match res {
         Ok(r) => {
-            if !r.cancelled {
-                super::record::bench_disk(&global.paths(), &params.dir, &r);
-            }
             if global.json {
                 print_json(&r);
             } else {

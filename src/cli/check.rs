@@ -232,7 +232,7 @@ fn store(global: &Global, r: &CheckReport) {
     ifaces_unique.dedup();
     super::record::store(
         &paths,
-        &NewResult {
+        NewResult {
             kind: Kind::Check,
             host: r.report.host.clone(),
             interface: ifaces.first().cloned(),
@@ -241,6 +241,7 @@ fn store(global: &Global, r: &CheckReport) {
             result: serde_json::to_value(r).unwrap_or_default(),
             metrics: r.report.metrics(),
             ts: Some(r.report.timestamp),
+            uid: None,
         },
     );
 }

@@ -134,7 +134,7 @@ fn in_process(
         Ok(r) => r,
         Err(doctor::DoctorError::Nic(e)) => return Err(e.into()),
     };
-    super::record::store(&paths, &crate::history::record::doctor(&report, &inputs));
+    super::record::store(&paths, crate::history::record::doctor(&report, &inputs));
     Ok(report)
 }
 

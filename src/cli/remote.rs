@@ -30,7 +30,9 @@ pub(crate) fn remote_error(e: zbus::Error) -> CliError {
         zbus::Error::MethodError(name, desc, _) => {
             let desc = desc.unwrap_or_default();
             let code = match short_name(name.as_str()) {
-                Some("InvalidArgument") | Some("NoSuchInterface") => exit::INVALID,
+                Some("InvalidArgument") | Some("NoSuchInterface") | Some("InvalidState") => {
+                    exit::INVALID
+                }
                 Some("NotAuthorized") => exit::NOT_PERMITTED,
                 Some(_) => exit::FAILED,
                 None if name.as_str() == "org.freedesktop.DBus.Error.AccessDenied" => {

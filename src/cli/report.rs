@@ -103,7 +103,7 @@ pub(crate) fn run(global: &Global, args: ReportArgs) -> i32 {
     if remote.is_none() {
         // Through hlctld the daemon stores it.
         let paths = global.paths();
-        super::record::store(&paths, &report_row(&paths, &r));
+        super::record::store(&paths, report_row(&paths, &r));
     }
     if global.json {
         print_json(&serde_json::json!({ "report": r, "markdown": md, "json": js }));

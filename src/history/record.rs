@@ -1,5 +1,6 @@
-//! Turn doctor and report results into history rows (the tuner writes its own:
-//! `tune/session.rs`, so that history does not depend on tune).
+//! Turn results into history rows: benchmarks, doctor and report (the tuner
+//! writes its own: `tune/session.rs`, so that history does not depend on
+//! tune). The caller passes the settings snapshot taken when the work ran.
 
 use super::Kind;
 use super::settings::{self, Snapshot};
@@ -53,5 +54,91 @@ pub(crate) fn doctor(r: &Report, inp: &Inputs) -> NewResult {
         result: serde_json::to_value(r).unwrap_or_default(),
         metrics,
         ts: Some(r.timestamp),
+        uid: None,
     }
+}
+
+fn row(
+    kind: Kind,
+    interface: Option<String>,
+    peer: Option<String>,
+    settings: Snapshot,
+    result: serde_json::Value,
+    metrics: Vec<Metric>,
+) -> NewResult {
+    NewResult {
+        kind,
+        host: crate::host::HostInfo::current(),
+        interface,
+        peer,
+        settings,
+        result,
+        metrics,
+        ts: None,
+        uid: None,
+    }
+}
+
+/// `bench net`: the direction(s) measured against `peer` (`HOST:PORT`),
+/// leaving through `interface`.
+pub(crate) fn bench_net(
+    peer: String,
+    interface: Option<String>,
+    r: &crate::bench::net::NetReport,
+    settings: Snapshot,
+) -> NewResult {
+    use crate::bench::net::Direction as D;
+    let up = |bps: f64| Metric::new("net upload", &peer, bps, "bit/s");
+    let down = |bps: f64| Metric::new("net download", &peer, bps, "bit/s");
+    let mut m = Vec::new();
+    match r.direction {
+        D::Forward => m.push(up(r.main.received_bps)),
+        D::Reverse => m.push(down(r.main.received_bps)),
+        D::Bidir => {
+            m.push(up(r.main.received_bps));
+            if let Some(rev) = &r.reverse {
+                m.push(down(rev.received_bps));
+            }
+        }
+    }
+    let v = serde_json::to_value(r).unwrap_or_default();
+    row(Kind::Net, interface, Some(peer), settings, v, m)
+}
+
+/// `bench disk`: IOPS and throughput of the mode run, in `dir`.
+pub(crate) fn bench_disk(
+    dir: &str,
+    r: &crate::bench::disk::DiskReport,
+    settings: Snapshot,
+) -> NewResult {
+    let mode = serde_json::to_value(r.rw)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    let m = vec![
+        Metric::new(&format!("disk {mode} iops"), dir, r.iops, "IOPS"),
+        Metric::new(&format!("disk {mode}"), dir, r.bytes_per_second, "B/s"),
+    ];
+    let v = serde_json::to_value(r).unwrap_or_default();
+    row(Kind::Disk, None, Some(dir.to_string()), settings, v, m)
+}
+
+/// `bench cpu`: events per second, multi- and single-threaded.
+pub(crate) fn bench_cpu(r: &crate::bench::cpu::CpuReport, settings: Snapshot) -> NewResult {
+    let mut m = vec![Metric::new(
+        &format!("cpu {} threads", r.run.threads),
+        "",
+        r.run.events_per_second,
+        "events/s",
+    )];
+    if let Some(s) = &r.single_thread {
+        m.push(Metric::new(
+            "cpu 1 threads",
+            "",
+            s.events_per_second,
+            "events/s",
+        ));
+    }
+    let v = serde_json::to_value(r).unwrap_or_default();
+    row(Kind::Cpu, None, None, settings, v, m)
 }

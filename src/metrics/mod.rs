@@ -534,6 +534,7 @@ mod tests {
             kernel: "6.1".into(),
             interface: Some("eth0".into()),
             peer: None,
+            uid: None,
             metrics: vec![],
             settings: Default::default(),
             result: serde_json::json!({

@@ -89,5 +89,6 @@ fn history_row(r: &TuneReport, settings: Snapshot) -> NewResult {
         result: serde_json::to_value(r).unwrap_or_default(),
         metrics,
         ts: Some(r.timestamp),
+        uid: None,
     }
 }

@@ -18,8 +18,10 @@ use zbus::object_server::SignalEmitter;
 use zbus::{Connection, OwnedObjectPath, OwnedVariant, interface};
 
 use super::auth::{self, Action, Caller};
+use super::limits;
 use super::state::{Claim, Confirmation, Daemon, JobInner, lock};
 pub(crate) use super::state::{JobState, JobStatus};
+use crate::bench::exclusive::MeasureLock;
 use crate::bench::progress::{Cancel, Progress, ProgressEvent};
 use crate::dbus::wire::error::{Error, Result};
 use crate::dbus::wire::headline;
@@ -75,16 +77,18 @@ pub(crate) struct JobObject {
 }
 
 impl JobObject {
-    /// The caller, when it is the job's owner; anyone else needs `action`.
+    /// The caller, when it is the job's owner (the connection that started
+    /// it, or another connection of the same user, as UDisks2 compares
+    /// uids); anyone else needs `action`.
     async fn owner_or(
         &self,
         conn: &Connection,
         hdr: &Header<'_>,
         action: Action,
     ) -> Result<Caller> {
-        let sender = hdr.sender().map(|s| s.to_string()).unwrap_or_default();
-        if sender == self.job.owner.sender {
-            auth::caller(conn, hdr).await
+        let who = auth::caller(conn, hdr).await?;
+        if self.job.owner.same_user(&who) {
+            Ok(who)
         } else {
             auth::authorize(conn, hdr, &[action], &self.job.kind).await
         }
@@ -174,8 +178,9 @@ impl JobObject {
         self.job.detached
     }
 
-    /// Ask the job to stop. Its owner may always cancel it; anyone else needs
-    /// the run-benchmark authorization.
+    /// Ask the job to stop. Its owner (the starting connection or the same
+    /// user from any connection) may always cancel it; anyone else needs the
+    /// run-benchmark authorization.
     async fn cancel(
         &self,
         #[zbus(header)] hdr: Header<'_>,
@@ -190,21 +195,33 @@ impl JobObject {
     }
 
     /// Confirm a tune's kept changes (commit-confirm). Without this call
-    /// before the confirm timeout, the daemon rolls them back. Only the job's
-    /// owner, or a caller with the tune authorization.
+    /// before the confirm timeout, the daemon rolls them back. Taken only
+    /// while the job is `awaiting-confirmation` (else `InvalidState`, and
+    /// nothing is remembered for later), from the job's owner or a caller
+    /// with the tune authorization.
     async fn confirm(
         &self,
         #[zbus(header)] hdr: Header<'_>,
         #[zbus(connection)] conn: &Connection,
     ) -> Result<()> {
-        let who = self.owner_or(conn, &hdr, Action::Tune).await?;
-        let Some(flag) = &self.job.confirm else {
-            return Err(Error::InvalidArgument(format!(
-                "job {} ({}) has nothing to confirm",
-                self.job.id, self.job.kind
-            )));
+        let not_awaiting = || {
+            Error::InvalidState(format!(
+                "job {} ({}) is {}, not awaiting confirmation: nothing to confirm",
+                self.job.id,
+                self.job.kind,
+                self.job.status().as_str()
+            ))
         };
-        flag.confirm();
+        let Some(flag) = &self.job.confirm else {
+            return Err(not_awaiting());
+        };
+        if !flag.is_awaiting() {
+            return Err(not_awaiting());
+        }
+        let who = self.owner_or(conn, &hdr, Action::Tune).await?;
+        if !flag.confirm() {
+            return Err(not_awaiting());
+        }
         info!(job = self.job.id, caller_uid = %who.uid_text(), "job {} confirmed", self.job.id);
         Ok(())
     }
@@ -230,6 +247,9 @@ pub(crate) struct NewJob {
     pub(crate) claim: Option<Claim>,
     /// A tune's commit-confirm handshake (`Job.Confirm`).
     pub(crate) confirm: Option<Arc<Confirmation>>,
+    /// The work measures: it runs only while it holds the host's
+    /// measurement lock (waiting for it first).
+    pub(crate) measures: bool,
 }
 
 /// Register a job object and start `work` on a blocking thread.
@@ -245,6 +265,7 @@ pub(crate) async fn start(
         detached,
         claim,
         confirm,
+        measures,
     } = new;
     let id = d.next_job_id();
     let job = Arc::new(JobState {
@@ -262,12 +283,22 @@ pub(crate) async fn start(
         }),
         changed: tokio::sync::Notify::new(),
     });
+    {
+        // Checked and counted under one lock: concurrent starts cannot both
+        // slip under a limit.
+        let mut jobs = lock(&d.jobs);
+        limits::admit(&jobs, &job.owner)?;
+        jobs.insert(id, job.clone());
+    }
     let p = path(id);
-    conn.object_server()
+    if let Err(e) = conn
+        .object_server()
         .at(p.clone(), JobObject { job: job.clone() })
         .await
-        .map_err(|e| Error::Failed(format!("cannot register job: {e}")))?;
-    lock(&d.jobs).insert(id, job.clone());
+    {
+        lock(&d.jobs).remove(&id);
+        return Err(Error::Failed(format!("cannot register job: {e}")));
+    }
     info!(
         job = id,
         kind = %job.kind,
@@ -276,8 +307,31 @@ pub(crate) async fn start(
         detached,
         "job {id} started"
     );
+    let work = if measures {
+        exclusive(d.paths().measure_lock_file(), work)
+    } else {
+        work
+    };
     tokio::spawn(drive(conn.clone(), d.clone(), job, claim, work));
     Ok(p)
+}
+
+/// `work`, run once the host's measurement lock at `lock_file` is held
+/// (waiting for another measurement to end first, cancellable).
+fn exclusive(lock_file: std::path::PathBuf, work: Work) -> Work {
+    Box::new(move |progress, cancel| {
+        let _held = MeasureLock::acquire_waiting(&lock_file, progress, cancel)
+            .map_err(|e| {
+                Failure::from(format!(
+                    "cannot take the measurement lock {}: {e}",
+                    lock_file.display()
+                ))
+            })?
+            .ok_or_else(|| {
+                Failure::from("cancelled while waiting for another measurement".to_string())
+            })?;
+        work(progress, cancel)
+    })
 }
 
 async fn drive(
@@ -305,9 +359,15 @@ async fn drive(
         .await
         .ok();
     let mut announced = JobStatus::Running;
+    let end_of_life = tokio::time::sleep(limits::MAX_LIFETIME);
+    tokio::pin!(end_of_life);
     let outcome = loop {
         tokio::select! {
             r = &mut task => break r,
+            _ = &mut end_of_life, if !job.cancel.is_cancelled() => {
+                warn!(job = job.id, "job {} reached the longest a job may run ({} s): cancelled", job.id, limits::MAX_LIFETIME.as_secs());
+                job.cancel.cancel();
+            }
             _ = job.changed.notified() => {
                 if let Some(iref) = &iref {
                     let obj = iref.get().await;

@@ -208,6 +208,9 @@ impl LinkObject {
                 .to_string(),
             )
         };
+        crate::dbus::wire::bounds::check_dict("settings", &settings)
+            .and_then(|()| crate::dbus::wire::bounds::check_dict("options", &options))
+            .map_err(Error::InvalidArgument)?;
         let cs = settings::decode_changes(&settings).map_err(invalid)?;
         let flags = settings::decode_flags(&options, &["dry_run", "persist"]).map_err(invalid)?;
         let dry_run = flags.get("dry_run").copied().unwrap_or(false);
@@ -221,10 +224,15 @@ impl LinkObject {
             }
             auth::authorize(conn, &hdr, &actions, &name).await?
         };
-        let claim = self
-            .link
-            .claim(format!("a change by uid {}", caller.uid_text()))?;
-        if !self.daemon.opts.hold.is_zero() {
+        // A dry run changes nothing, so it holds nothing either.
+        let claim = match dry_run {
+            true => None,
+            false => Some(
+                self.link
+                    .claim(format!("a change by uid {}", caller.uid_text()))?,
+            ),
+        };
+        if claim.is_some() && !self.daemon.opts.hold.is_zero() {
             tokio::time::sleep(self.daemon.opts.hold).await;
         }
         let d = self.daemon.clone();

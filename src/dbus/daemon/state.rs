@@ -6,7 +6,7 @@
 //! through a netlink connection of their own; changes use another one.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
@@ -200,31 +200,44 @@ pub(crate) fn settings_only(i: &Interface) -> Interface {
     }
 }
 
-/// A tune's commit-confirm handshake: the work says it waits (the job's state
-/// becomes `awaiting-confirmation`), `Job.Confirm` sets the flag.
+/// A tune's commit-confirm handshake: the work opens a window (the job's
+/// state becomes `awaiting-confirmation`), `Job.Confirm` is taken only while
+/// that window is open, and each window starts unconfirmed: a confirmation
+/// sent before the window (a forged `State` read by a client, a hostile
+/// caller) is refused, never remembered.
 #[derive(Debug, Default)]
 pub(crate) struct Confirmation {
-    awaiting: AtomicBool,
-    confirmed: AtomicBool,
+    /// (awaiting, confirmed), changed together.
+    state: Mutex<(bool, bool)>,
 }
 
 impl Confirmation {
-    /// The work starts or stops waiting for `Job.Confirm`.
+    /// The work starts or stops waiting for `Job.Confirm`; either way the
+    /// window starts (or ends) unconfirmed unless confirmed inside it.
     pub(crate) fn set_awaiting(&self, on: bool) {
-        self.awaiting.store(on, Ordering::SeqCst);
+        let mut s = lock(&self.state);
+        if on && !s.0 {
+            s.1 = false;
+        }
+        s.0 = on;
     }
 
     pub(crate) fn is_awaiting(&self) -> bool {
-        self.awaiting.load(Ordering::SeqCst)
+        lock(&self.state).0
     }
 
-    /// `Job.Confirm` came.
-    pub(crate) fn confirm(&self) {
-        self.confirmed.store(true, Ordering::SeqCst);
+    /// `Job.Confirm` came: true when the window was open (and is now
+    /// confirmed), false when nothing awaited confirmation.
+    pub(crate) fn confirm(&self) -> bool {
+        let mut s = lock(&self.state);
+        if s.0 {
+            s.1 = true;
+        }
+        s.0
     }
 
     pub(crate) fn is_confirmed(&self) -> bool {
-        self.confirmed.load(Ordering::SeqCst)
+        lock(&self.state).1
     }
 }
 

@@ -1,0 +1,11 @@
+//! One function per operation, every front end a thin caller (cargo's
+//! `ops` is the model): the CLI's in-process path and hlctld's jobs call the
+//! same function, which runs the work, writes its history row where the
+//! work ran, and returns the typed result. A client never writes a row for
+//! work the daemon did, so the history holds what was measured, not what a
+//! client believed it received.
+
+pub(crate) mod bench;
+pub(crate) mod record;
+
+pub(crate) use record::{Requester, Stored};
