@@ -276,3 +276,30 @@ impl JobState {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Confirmation;
+
+    #[test]
+    fn a_confirmation_before_the_window_is_refused_and_not_remembered() {
+        let c = Confirmation::default();
+        assert!(!c.confirm(), "nothing awaits confirmation yet");
+        c.set_awaiting(true);
+        assert!(!c.is_confirmed(), "the early confirm must not pre-approve");
+        assert!(c.confirm());
+        assert!(c.is_confirmed());
+        c.set_awaiting(false);
+        assert!(!c.confirm(), "the window closed");
+    }
+
+    #[test]
+    fn each_window_starts_unconfirmed() {
+        let c = Confirmation::default();
+        c.set_awaiting(true);
+        assert!(c.confirm());
+        c.set_awaiting(false);
+        c.set_awaiting(true);
+        assert!(!c.is_confirmed(), "a new window needs its own confirm");
+    }
+}
