@@ -481,3 +481,30 @@ fn oversized_and_ill_typed_arguments_get_typed_errors_and_the_daemon_stays_small
     // Nothing was written by any of it.
     assert!(history(&lab).is_empty());
 }
+
+#[test]
+fn a_job_that_outlives_the_daemons_limit_is_cancelled() {
+    let lab = DaemonLab::new(&["--max-job-seconds", "2"]);
+    let t0 = Instant::now();
+    let out = lab.rig.hlctl(&[
+        "bench",
+        "cpu",
+        "--time",
+        "60",
+        "--threads",
+        "1",
+        "--no-single",
+        "--json",
+    ]);
+    let took = t0.elapsed();
+    // A cancelled benchmark reports what it measured, marked cancelled.
+    let r: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", common::output_text(&out), lab.log()));
+    assert_eq!(r["cancelled"], true, "{r}");
+    assert!(took < Duration::from_secs(30), "ran {took:?} of its 60 s");
+    assert!(
+        lab.log().contains("the longest a job may run"),
+        "{}",
+        lab.log()
+    );
+}

@@ -359,13 +359,14 @@ async fn drive(
         .await
         .ok();
     let mut announced = JobStatus::Running;
-    let end_of_life = tokio::time::sleep(limits::MAX_LIFETIME);
+    let lifetime = d.opts.job_lifetime;
+    let end_of_life = tokio::time::sleep(lifetime);
     tokio::pin!(end_of_life);
     let outcome = loop {
         tokio::select! {
             r = &mut task => break r,
             _ = &mut end_of_life, if !job.cancel.is_cancelled() => {
-                warn!(job = job.id, "job {} reached the longest a job may run ({} s): cancelled", job.id, limits::MAX_LIFETIME.as_secs());
+                warn!(job = job.id, "job {} ran for {} s, the longest a job may run (--max-job-seconds): cancelled", job.id, lifetime.as_secs());
                 job.cancel.cancel();
             }
             _ = job.changed.notified() => {

@@ -3,7 +3,8 @@
 //!
 //! - at most [`PER_USER`] active jobs per uid other than root's;
 //! - at most [`TOTAL`] active jobs in all;
-//! - a job ends (is cancelled) after [`MAX_LIFETIME`], whatever it is;
+//! - a job is cancelled when it has run for hlctld's `--max-job-seconds`
+//!   (4 hours unless set), whatever it is;
 //! - jobs that measure (benchmarks, a doctor or report that measures, a
 //!   tune) take the host's measurement lock one at a time
 //!   ([`crate::bench::exclusive`]), so no figure is taken on top of another.
@@ -13,7 +14,6 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::auth::Caller;
 use super::state::JobState;
@@ -23,9 +23,6 @@ use crate::dbus::wire::error::{Error, Result};
 pub(crate) const PER_USER: usize = 2;
 /// Active jobs in all.
 pub(crate) const TOTAL: usize = 8;
-/// The longest a job may run (a tune of many candidates with 20 runs each
-/// stays well inside it).
-pub(crate) const MAX_LIFETIME: Duration = Duration::from_secs(4 * 3600);
 
 /// Refuse a new job for `owner` when a limit is reached; `jobs` is the
 /// daemon's job table, locked by the caller until the new job is in it.

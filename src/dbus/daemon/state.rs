@@ -98,13 +98,15 @@ impl Drop for Claim {
 }
 
 /// Settings of the daemon given on its command line.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Options {
     pub(crate) paths: Paths,
     /// Testing aid: hold each change this long before applying it.
     pub(crate) hold: Duration,
     /// How long a finished job object stays on the bus for its result to be read.
     pub(crate) job_linger: Duration,
+    /// The longest a job may run before it is cancelled (`--max-job-seconds`).
+    pub(crate) job_lifetime: Duration,
 }
 
 /// Everything the D-Bus objects share.
