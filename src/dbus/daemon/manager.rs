@@ -387,7 +387,8 @@ impl Manager {
     /// net, disk, cpu, doctor, tune, report, check), `since` (x, Unix
     /// seconds), `limit` (u, 1..=10000, default 50). Each row: `id` x, `ts` x,
     /// `kind` s, `host` s, `kernel` s, `interface` s and `peer` s (when there
-    /// is one), `metrics` a(sssdb) (name, subject, value, unit, higher is
+    /// is one), `uid` u (who asked; absent in rows stored before it was
+    /// recorded), `metrics` a(sssdb) (name, subject, value, unit, higher is
     /// better), `settings` a{ss}, `result_json` s.
     async fn list_history(&self, filter: HashMap<String, OwnedVariant>) -> Result<Vec<Dict>> {
         bounded(&[("filter", &filter)])?;
