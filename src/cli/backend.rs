@@ -9,7 +9,8 @@ use super::remote::Remote;
 use crate::nic::error::NicError;
 use crate::nic::model::{ChangeSet, Interface};
 use crate::nic::netlink::Netlink;
-use crate::nic::set::{SetReply, apply_and_persist};
+use crate::nic::set::SetReply;
+use crate::ops;
 use crate::paths::Paths;
 use crate::sysctl::{self, SysctlError};
 
@@ -108,9 +109,7 @@ impl Backend {
     /// `hlctl show`: the named interfaces, or all but `lo` (physical first).
     pub(crate) fn show(&mut self, names: &[String]) -> Result<Vec<Interface>, CliError> {
         match self {
-            Backend::Local { nl, .. } => {
-                Ok(crate::nic::read::interfaces(Self::netlink(nl)?, names)?)
-            }
+            Backend::Local { nl, .. } => Ok(ops::nic::show(Self::netlink(nl)?, names)?),
             Backend::Bus(r) => r.show(names),
         }
     }
@@ -124,17 +123,14 @@ impl Backend {
         persist: bool,
     ) -> Result<SetReply, CliError> {
         match self {
-            Backend::Local { paths, nl } => {
-                let state = paths.nic_state_file();
-                Ok(apply_and_persist(
-                    Self::netlink(nl)?,
-                    &state,
-                    iface,
-                    cs,
-                    dry_run,
-                    persist,
-                )?)
-            }
+            Backend::Local { paths, nl } => Ok(ops::nic::set(
+                Self::netlink(nl)?,
+                paths,
+                iface,
+                cs,
+                dry_run,
+                persist,
+            )?),
             Backend::Bus(r) => r.set(iface, cs, dry_run, persist),
         }
     }
@@ -142,7 +138,7 @@ impl Backend {
     /// `hlctl sysctl [KEY...]`.
     pub(crate) fn sysctl_show(&mut self, keys: &[String]) -> Result<Vec<sysctl::Entry>, CliError> {
         match self {
-            Backend::Local { paths, .. } => Ok(sysctl::show(paths, keys)?),
+            Backend::Local { paths, .. } => Ok(ops::sysctl::show(paths, keys)?),
             Backend::Bus(r) => r.sysctl_show(keys),
         }
     }
@@ -156,7 +152,7 @@ impl Backend {
     ) -> Result<sysctl::set::SetReply, CliError> {
         match self {
             Backend::Local { paths, .. } => {
-                Ok(sysctl::set::set(paths, assignments, dry_run, persist)?)
+                Ok(ops::sysctl::set(paths, assignments, dry_run, persist)?)
             }
             Backend::Bus(r) => r.sysctl_set(assignments, dry_run, persist),
         }
@@ -186,18 +182,17 @@ impl Backend {
             Backend::Bus(r) => {
                 let params = crate::dbus::wire::params::encode(params)
                     .map_err(|e| CliError::new(e, exit::FAILED))?;
-                let result = r.run_job(kind, &params, bar)?;
-                if let Some(e) = result.get("error").and_then(|e| e.as_str()) {
-                    let code =
-                        super::remote::exit_for_class(result.get("class").and_then(|c| c.as_str()));
-                    return Err(CliError::new(e, code));
-                }
-                serde_json::from_value(result).map_err(|e| {
-                    CliError::new(
-                        format!("hlctld sent a result this hlctl cannot read: {e}"),
-                        exit::FAILED,
-                    )
-                })
+                let call = super::remote::JobCall {
+                    what: "benchmark",
+                    progress: bar,
+                    confirm: false,
+                    cancelling: "cancelling",
+                    partial_ok: true,
+                };
+                let start =
+                    r.manager
+                        .start_benchmark(kind, &params, std::collections::HashMap::new());
+                r.follow(call, start)
             }
         }
     }

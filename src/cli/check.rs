@@ -9,7 +9,7 @@ use super::output::{ProgressBar, print_json, table};
 use crate::check::{self, CheckReport, PREVIOUS_CHECK};
 use crate::config::Config;
 use crate::history::compare::Comparison;
-use crate::history::{History, Kind, NewResult, Verdict};
+use crate::history::{History, Verdict};
 use crate::path::Peer;
 
 /// Run the checks configured in hlctl.toml ([check]): network to every peer
@@ -144,7 +144,6 @@ pub(crate) fn run(global: &Global, args: CheckArgs) -> i32 {
                 .filter_map(|e| e.error.as_ref().map(|x| format!("{}: {x}", e.subject))),
         )
         .collect();
-    store(global, &r);
     let comparison = match History::open(&paths.state_dir)
         .and_then(|mut h| check::last_comparison(&mut h, &cfg.check))
     {
@@ -198,52 +197,12 @@ pub(crate) fn run(global: &Global, args: CheckArgs) -> i32 {
 }
 
 fn measure(global: &Global, cfg: &Config) -> CheckReport {
-    let paths = global.paths();
-    let (size, secs) = (cfg.check.disk_size_mib << 20, cfg.check.bench_time_s);
-    let disk =
-        move |d: &str, c: &crate::bench::progress::Cancel| crate::measure::disk(d, size, secs, c);
-    let cpu = move |t: u32, c: &crate::bench::progress::Cancel| crate::measure::cpu(t, secs, c);
     let cancel = super::interrupt::cancel_on_interrupt();
     let bar = ProgressBar::new(global.json);
-    let r = check::run(
-        &cfg.check,
-        &cfg.peers(),
-        &paths.measure_lock_file(),
-        &check::Benches {
-            disk: &disk,
-            cpu: &cpu,
-        },
-        &bar,
-        &cancel,
-    );
+    let who = crate::ops::Requester::this_process();
+    let ran = crate::ops::check::run(cfg, &global.paths(), who, &bar, &cancel);
     bar.finish();
-    r
-}
-
-fn store(global: &Global, r: &CheckReport) {
-    let paths = global.paths();
-    let ifaces: Vec<String> = r
-        .report
-        .network
-        .iter()
-        .filter_map(|n| n.interface.clone())
-        .collect();
-    let mut ifaces_unique = ifaces.clone();
-    ifaces_unique.dedup();
-    super::record::store(
-        &paths,
-        NewResult {
-            kind: Kind::Check,
-            host: r.report.host.clone(),
-            interface: ifaces.first().cloned(),
-            peer: r.report.network.first().map(|n| n.peer.clone()),
-            settings: crate::measure::settings_snapshot(&paths, &ifaces_unique),
-            result: serde_json::to_value(r).unwrap_or_default(),
-            metrics: r.report.metrics(),
-            ts: Some(r.report.timestamp),
-            uid: None,
-        },
-    );
+    super::record::warn_unstored(ran)
 }
 
 fn print_text(r: &CheckReport, c: Option<&Comparison>) {

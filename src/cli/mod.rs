@@ -31,7 +31,6 @@ pub(crate) mod show;
 pub(crate) mod status;
 pub(crate) mod sysctl;
 pub(crate) mod tune;
-pub(crate) mod tune_remote;
 
 use clap::Parser;
 

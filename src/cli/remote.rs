@@ -251,44 +251,56 @@ impl Remote {
     }
 }
 
-impl Remote {
-    /// Start a benchmark job, follow its progress into `progress`, cancel it
-    /// on Ctrl-C, and return its result (JSON; `{"error": ...}` when it failed).
-    pub(crate) fn run_job(
-        &self,
-        kind: &str,
-        params: &HashMap<String, zbus::OwnedVariant>,
-        progress: &dyn crate::bench::progress::Progress,
-    ) -> Result<serde_json::Value, CliError> {
-        self.rt.block_on(async {
-            let mut jobs = JobClient::subscribe(&self.conn)
-                .await
-                .map_err(remote_error)?;
-            let path = self
-                .manager
-                .start_benchmark(kind, params, HashMap::new())
-                .await
-                .map_err(remote_error)?;
-            let follow = Follow {
-                progress,
-                confirm: false,
-                cancelling: "cancelling",
-            };
-            let end = jobs
-                .wait(&path, follow)
-                .await
-                .map_err(|e| wait_error(e, "benchmark"))?;
-            decode(&end.result)
-        })
-    }
+/// How to follow one job to its end.
+pub(crate) struct JobCall<'a> {
+    /// What runs, for messages: `benchmark`, `doctor`, `report`, `tune`.
+    pub(crate) what: &'a str,
+    pub(crate) progress: &'a dyn crate::bench::progress::Progress,
+    /// Confirm the job when it awaits confirmation (a tune's commit-confirm).
+    pub(crate) confirm: bool,
+    /// The progress message once Ctrl-C asked the job to stop.
+    pub(crate) cancelling: &'a str,
+    /// A job that ended without an `error` still has a result to show (a
+    /// cancelled benchmark reports what it measured).
+    pub(crate) partial_ok: bool,
+}
 
-    /// Start a job with `start` (after subscribing to its signals), follow it
-    /// into `progress` (Ctrl-C cancels it), and decode its result; a failed
-    /// job is an error naming `what` with its class's exit code.
-    pub(crate) fn follow_job<T: serde::de::DeserializeOwned>(
+/// The message of a job that ended without a result.
+fn failure(call: &JobCall<'_>, state: JobStatus, v: &serde_json::Value) -> CliError {
+    let msg = v["error"].as_str().unwrap_or(state.as_str());
+    let text = if call.partial_ok {
+        msg.to_string()
+    } else {
+        format!("{} {state}: {msg}", call.what)
+    };
+    CliError::new(text, exit_for_class(v["class"].as_str()))
+}
+
+/// A tune cut off from hlctld: what happens to its changes.
+fn lost(call: &JobCall<'_>, e: WaitError) -> CliError {
+    match (call.confirm, e) {
+        (true, WaitError::DaemonGone) => CliError::new(
+            "hlctld stopped while the tune ran: it restores the journalled settings when it \
+             starts again (hlctl status shows them)",
+            exit::FAILED,
+        ),
+        (true, WaitError::ConnectionLost) => CliError::new(
+            "lost the connection to hlctld while the tune ran (it rolls back at the deadline)",
+            exit::FAILED,
+        ),
+        (_, e) => wait_error(e, call.what),
+    }
+}
+
+impl Remote {
+    /// The one way to run a job through hlctld: subscribe to its signals
+    /// (from hlctld alone), start it with `start`, follow its progress
+    /// (Ctrl-C cancels it; a tune is confirmed when it asks), and decode its
+    /// result, or turn its failure into the message and exit code of its
+    /// class.
+    pub(crate) fn follow<T: serde::de::DeserializeOwned>(
         &self,
-        what: &str,
-        progress: &dyn crate::bench::progress::Progress,
+        call: JobCall<'_>,
         start: impl Future<Output = zbus::Result<OwnedObjectPath>>,
     ) -> Result<T, CliError> {
         let end = self.rt.block_on(async {
@@ -297,28 +309,27 @@ impl Remote {
                 .map_err(remote_error)?;
             let path = start.await.map_err(remote_error)?;
             let follow = Follow {
-                progress,
-                confirm: false,
-                cancelling: "cancelling",
+                progress: call.progress,
+                confirm: call.confirm,
+                cancelling: call.cancelling,
             };
-            jobs.wait(&path, follow)
-                .await
-                .map_err(|e| wait_error(e, what))
+            jobs.wait(&path, follow).await.map_err(|e| lost(&call, e))
         })?;
         let v: serde_json::Value = serde_json::from_str(&end.result).unwrap_or_default();
-        if end.state != JobStatus::Succeeded {
-            let msg = v["error"]
-                .as_str()
-                .unwrap_or(end.state.as_str())
-                .to_string();
-            return Err(CliError::new(
-                format!("{what} {}: {msg}", end.state),
-                exit_for_class(v["class"].as_str()),
-            ));
+        let has_result = if call.partial_ok {
+            v.get("error").is_none()
+        } else {
+            end.state == JobStatus::Succeeded
+        };
+        if !has_result {
+            return Err(failure(&call, end.state, &v));
         }
         serde_json::from_value(v).map_err(|e| {
             CliError::new(
-                format!("hlctld sent a {what} result this hlctl cannot read: {e}"),
+                format!(
+                    "hlctld sent a {} result this hlctl cannot read: {e}",
+                    call.what
+                ),
                 exit::FAILED,
             )
         })

@@ -149,7 +149,7 @@ pub(crate) fn run(global: &Global, args: TuneArgs) -> i32 {
     let bar = ProgressBar::new(global.json);
     let result = match Backend::select(global) {
         Err(e) => return e.report(),
-        Ok(Backend::Bus(remote)) => super::tune_remote::tune(&remote, &p, &bar),
+        Ok(Backend::Bus(remote)) => through_daemon(&remote, &p, &bar),
         Ok(Backend::Local { paths, .. }) => local(&paths, &p, &bar).map_err(|e| {
             let code = match &e {
                 tune::TuneError::Invalid(_) => exit::INVALID,
@@ -193,10 +193,33 @@ fn local(
         |r| eprintln!("hlctl tune: {}: {}: restored", r.interface, r.why),
     );
     let mut confirm = |_: &TuneReport| true;
-    let r = tune::session::tune(p, paths, bar, &cancel, &mut confirm);
+    let who = crate::ops::Requester::this_process();
+    let r = crate::ops::tune::run(p, paths, who, bar, &cancel, &mut confirm);
     stop.cancel();
     let _ = dog.join();
-    r
+    r.map(super::record::warn_unstored)
+}
+
+/// Through hlctld: the tune job, confirmed when it asks (commit-confirm: if
+/// this client is gone by then, the daemon rolls the changes back at the
+/// deadline); Ctrl-C cancels it.
+fn through_daemon(
+    r: &super::remote::Remote,
+    p: &TuneParams,
+    bar: &ProgressBar,
+) -> Result<TuneReport, CliError> {
+    let params =
+        serde_json::to_string(p).map_err(|e| CliError::new(e.to_string(), exit::FAILED))?;
+    let mut opts = std::collections::HashMap::new();
+    opts.insert("params", zbus::Variant::from(params.as_str()));
+    let call = super::remote::JobCall {
+        what: "tune",
+        progress: bar,
+        confirm: true,
+        cancelling: "cancelling: rolling back",
+        partial_ok: false,
+    };
+    r.follow(call, r.manager.tune(opts))
 }
 
 fn pct(before: f64, after: f64) -> String {

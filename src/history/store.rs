@@ -1,5 +1,6 @@
 //! Writing results (one transaction per result with its metrics) and reading them back.
 
+use crate::path::measure::Direction;
 use rusqlite::params;
 use serde::{Deserialize, Serialize};
 
@@ -43,6 +44,24 @@ pub(crate) fn format_value(v: f64, unit: &str) -> String {
         "B/s" => format!("{}/s", crate::units::bytes(v as u64)),
         _ => format!("{v:.0} {unit}"),
     }
+}
+
+/// The two throughput metrics of a path to `peer` (upload, download).
+pub(crate) fn net_metrics(peer: &str, upload_bps: f64, download_bps: f64) -> Vec<Metric> {
+    vec![
+        Metric::new(
+            &format!("net {}", Direction::Upload),
+            peer,
+            upload_bps,
+            "bit/s",
+        ),
+        Metric::new(
+            &format!("net {}", Direction::Download),
+            peer,
+            download_bps,
+            "bit/s",
+        ),
+    ]
 }
 
 /// A result to store.

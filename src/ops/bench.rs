@@ -3,12 +3,12 @@
 //! hlctld's `StartBenchmark` jobs both call these.
 
 use super::record::{Requester, Stored, store};
+use super::rows as record;
 use crate::bench::cpu::{self, CpuConfig, CpuError, CpuReport};
 use crate::bench::disk::{self, DiskConfig, DiskError, DiskReport};
 use crate::bench::net::{self, ClientConfig, NetError, NetReport};
 use crate::bench::progress::{Cancel, Progress};
 use crate::bench::stress::{self, StressConfig, StressError, StressReport};
-use crate::history::record;
 use crate::measure::settings_snapshot;
 use crate::path::Peer;
 use crate::paths::Paths;

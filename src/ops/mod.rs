@@ -6,6 +6,14 @@
 //! client believed it received.
 
 pub(crate) mod bench;
+pub(crate) mod check;
+pub(crate) mod doctor;
+pub(crate) mod nic;
 pub(crate) mod record;
+pub(crate) mod records;
+pub(crate) mod report;
+pub(crate) mod rows;
+pub(crate) mod sysctl;
+pub(crate) mod tune;
 
 pub(crate) use record::{Requester, Stored};

@@ -111,7 +111,8 @@ pub(crate) fn prepare(grant: Grant, paths: Paths) -> Work {
         let measure = peer
             .as_ref()
             .map(|peer| crate::path::measure_for(peer, p.time_s));
-        let (mut report, inputs) = doctor::run(&opts, &paths, measure.as_deref(), progress, cancel)
+        let who = grant.owner.requester(grant.record);
+        let ran = crate::ops::doctor::run(&opts, &paths, measure.as_deref(), who, progress, cancel)
             .map_err(|e| Failure {
                 class: match &e {
                     doctor::DoctorError::Nic(crate::nic::error::NicError::NoSuchInterface {
@@ -121,12 +122,12 @@ pub(crate) fn prepare(grant: Grant, paths: Paths) -> Work {
                 },
                 message: e.to_string(),
             })?;
-        report.not_checked.extend(grant.skipped.iter().cloned());
-        let row = crate::history::record::doctor(&report, &inputs);
-        let stored = crate::ops::record::store(&paths, grant.owner.requester(grant.record), row);
-        if let Some(w) = stored.warning() {
+        if let Some(w) = ran.stored.warning() {
             warn!("doctor report {w}");
         }
+        // Stored only when nothing was left out (see `authorize`).
+        let mut report = ran.report;
+        report.not_checked.extend(grant.skipped.iter().cloned());
         serde_json::to_value(report).map_err(|e| Failure::from(e.to_string()))
     })
 }

@@ -24,7 +24,7 @@ use crate::dbus::wire::set_rows::{self, Row};
 use crate::dbus::wire::{settings, typed};
 use crate::nic::error::NicError;
 use crate::nic::model::Interface;
-use crate::nic::set::{SetReply, apply_and_persist};
+use crate::nic::set::SetReply;
 
 /// The object path of the link with `ifindex`.
 pub(crate) fn path(ifindex: u32) -> OwnedObjectPath {
@@ -238,9 +238,8 @@ impl LinkObject {
         let d = self.daemon.clone();
         let iface = name.clone();
         let reply = tokio::task::spawn_blocking(move || {
-            let state_file = d.paths().nic_state_file();
             let mut nl = lock(&d.writer);
-            apply_and_persist(&mut nl, &state_file, &iface, &cs, dry_run, persist)
+            crate::ops::nic::set(&mut nl, d.paths(), &iface, &cs, dry_run, persist)
         })
         .await
         .map_err(|e| Error::Failed(format!("{name}: the change task failed: {e}")))??;

@@ -19,6 +19,7 @@ use crate::dbus::wire::records::Dict;
 use crate::dbus::wire::settings::{self, MAX_ENTRIES, MAX_STR};
 use crate::dbus::wire::start::{BenchOptions, TuneOptions};
 use crate::dbus::wire::sysctl as sysctl_wire;
+use crate::ops;
 use crate::problem::Problem;
 use crate::sysctl::{self, SysctlError};
 
@@ -135,7 +136,7 @@ impl Manager {
     async fn show_sysctl(&self, keys: Vec<String>) -> Result<Vec<sysctl_wire::ShowRow>> {
         check_strings("keys", keys.iter().map(String::as_str))?;
         let d = self.daemon.clone();
-        let entries = tokio::task::spawn_blocking(move || sysctl::show(d.paths(), &keys))
+        let entries = tokio::task::spawn_blocking(move || ops::sysctl::show(d.paths(), &keys))
             .await
             .map_err(|e| Error::Failed(e.to_string()))??;
         Ok(sysctl_wire::encode_show(&entries))
@@ -186,7 +187,7 @@ impl Manager {
         };
         let d = self.daemon.clone();
         let reply = tokio::task::spawn_blocking(move || {
-            sysctl::set::set(d.paths(), &values, dry_run, persist)
+            ops::sysctl::set(d.paths(), &values, dry_run, persist)
         })
         .await
         .map_err(|e| Error::Failed(e.to_string()))??;
@@ -311,7 +312,8 @@ impl Manager {
         }
         let claim = link.claim(format!("a tune (uid {})", caller.uid_text()))?;
         let kind = format!("tune:{}", p.interface);
-        let (work, flag) = super::tune::prepare(p, self.daemon.opts.paths.clone());
+        let who = caller.requester(true);
+        let (work, flag) = super::tune::prepare(p, self.daemon.opts.paths.clone(), who);
         let new = job::NewJob {
             kind,
             owner: caller,
@@ -371,6 +373,7 @@ impl Manager {
         bounded(&[("options", &options)])?;
         let p = crate::dbus::wire::report::ReportParams::decode(&options)?;
         let owner = auth::authorize(conn, &hdr, &[Action::RunBenchmark], "report").await?;
+        let who = owner.requester(true);
         let new = job::NewJob {
             kind: "report".into(),
             owner,
@@ -379,7 +382,7 @@ impl Manager {
             confirm: None,
             measures: true,
         };
-        let work = super::report::prepare(p, self.daemon.opts.paths.clone());
+        let work = super::report::prepare(p, self.daemon.opts.paths.clone(), who);
         job::start(conn, &self.daemon, new, work).await
     }
 

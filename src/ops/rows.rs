@@ -1,12 +1,13 @@
-//! Turn results into history rows: benchmarks, doctor and report (the tuner
-//! writes its own: `tune/session.rs`, so that history does not depend on
-//! tune). The caller passes the settings snapshot taken when the work ran.
+//! Every history row is built here, from the result of the operation that
+//! ran and the settings snapshot taken when it ran: benchmarks, doctor,
+//! report, tune and check. [`super::record`] stores them under the uid that
+//! asked.
 
-use super::Kind;
-use super::settings::{self, Snapshot};
-use super::store::{Metric, NewResult};
-use crate::doctor::{Inputs, Report};
-use crate::path::measure::Direction;
+use crate::doctor::{Inputs, Report as DoctorReport};
+use crate::history::Kind;
+use crate::history::settings::{self, Snapshot};
+use crate::history::store::{Metric, NewResult, net_metrics};
+use crate::paths::Paths;
 
 /// The settings snapshot of the doctor's inputs.
 pub(crate) fn snapshot_of(inp: &Inputs) -> Snapshot {
@@ -14,24 +15,8 @@ pub(crate) fn snapshot_of(inp: &Inputs) -> Snapshot {
     settings::snapshot(&ifaces, &inp.sysctls)
 }
 
-pub(crate) fn net_metrics(peer: &str, upload_bps: f64, download_bps: f64) -> Vec<Metric> {
-    vec![
-        Metric::new(
-            &format!("net {}", Direction::Upload),
-            peer,
-            upload_bps,
-            "bit/s",
-        ),
-        Metric::new(
-            &format!("net {}", Direction::Download),
-            peer,
-            download_bps,
-            "bit/s",
-        ),
-    ]
-}
-
-pub(crate) fn doctor(r: &Report, inp: &Inputs) -> NewResult {
+/// `doctor`: its findings, and the peer's throughput and RTT when measured.
+pub(crate) fn doctor(r: &DoctorReport, inp: &Inputs) -> NewResult {
     let mut metrics = Vec::new();
     let mut peer = None;
     if let Some(p) = &r.peer {
@@ -51,6 +36,69 @@ pub(crate) fn doctor(r: &Report, inp: &Inputs) -> NewResult {
         interface: r.interfaces.first().cloned(),
         peer,
         settings: snapshot_of(inp),
+        result: serde_json::to_value(r).unwrap_or_default(),
+        metrics,
+        ts: Some(r.timestamp),
+        uid: None,
+    }
+}
+
+/// `report`: every figure, with the settings of its interfaces.
+pub(crate) fn report(paths: &Paths, r: &crate::report::Report) -> NewResult {
+    let ifaces: Vec<String> = r
+        .network
+        .iter()
+        .filter_map(|n| n.interface.clone())
+        .collect();
+    NewResult {
+        kind: Kind::Report,
+        host: r.host.clone(),
+        interface: ifaces.first().cloned(),
+        peer: r.network.first().map(|n| n.peer.clone()),
+        settings: crate::measure::settings_snapshot(paths, &ifaces),
+        result: serde_json::to_value(r).unwrap_or_default(),
+        metrics: r.metrics(),
+        ts: Some(r.timestamp),
+        uid: None,
+    }
+}
+
+/// `check`: the report's figures, with the settings of its interfaces.
+pub(crate) fn check(paths: &Paths, r: &crate::check::CheckReport) -> NewResult {
+    let ifaces: Vec<String> = r
+        .report
+        .network
+        .iter()
+        .filter_map(|n| n.interface.clone())
+        .collect();
+    let mut unique = ifaces.clone();
+    unique.dedup();
+    NewResult {
+        kind: Kind::Check,
+        host: r.report.host.clone(),
+        interface: ifaces.first().cloned(),
+        peer: r.report.network.first().map(|n| n.peer.clone()),
+        settings: crate::measure::settings_snapshot(paths, &unique),
+        result: serde_json::to_value(r).unwrap_or_default(),
+        metrics: r.report.metrics(),
+        ts: Some(r.report.timestamp),
+        uid: None,
+    }
+}
+
+/// `tune`: its metrics are the throughput after the kept changes.
+pub(crate) fn tune(r: &crate::tune::TuneReport, settings: Snapshot) -> NewResult {
+    let metrics = r
+        .after
+        .as_ref()
+        .map(|a| net_metrics(&r.peer, a.upload.median_bps, a.download.median_bps))
+        .unwrap_or_default();
+    NewResult {
+        kind: Kind::Tune,
+        host: r.host.clone(),
+        interface: Some(r.interface.clone()),
+        peer: Some(r.peer.clone()),
+        settings,
         result: serde_json::to_value(r).unwrap_or_default(),
         metrics,
         ts: Some(r.timestamp),
