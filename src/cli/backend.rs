@@ -3,8 +3,9 @@
 //! cannot be reached and we are root). Both sides return the same types, so
 //! output and exit codes do not depend on the path taken.
 
-use super::args::Global;
+use super::error::CliError;
 use super::exit;
+use super::global::Global;
 use super::remote::Remote;
 use crate::nic::error::NicError;
 use crate::nic::model::{ChangeSet, Interface};
@@ -12,41 +13,7 @@ use crate::nic::netlink::Netlink;
 use crate::nic::set::SetReply;
 use crate::ops;
 use crate::paths::Paths;
-use crate::sysctl::{self, SysctlError};
-
-/// A failure to report: the message (printed as `hlctl: <message>`) and the exit code.
-#[derive(Debug)]
-pub(crate) struct CliError {
-    pub(crate) message: String,
-    pub(crate) code: i32,
-}
-
-impl CliError {
-    pub(crate) fn new(message: impl Into<String>, code: i32) -> Self {
-        Self {
-            message: message.into(),
-            code,
-        }
-    }
-
-    /// Print and return the exit code.
-    pub(crate) fn report(&self) -> i32 {
-        eprintln!("hlctl: {}", self.message);
-        self.code
-    }
-}
-
-impl From<NicError> for CliError {
-    fn from(e: NicError) -> Self {
-        CliError::new(e.to_string(), super::nic_exit_code(&e))
-    }
-}
-
-impl From<SysctlError> for CliError {
-    fn from(e: SysctlError) -> Self {
-        CliError::new(e.to_string(), super::sysctl::sysctl_code(&e))
-    }
-}
+use crate::sysctl;
 
 /// Where the verbs' work happens.
 pub(crate) enum Backend {

@@ -4,10 +4,10 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::args::Global;
-use super::backend::CliError;
 use super::bench_parse;
+use super::error::CliError;
 use super::exit;
+use super::global::Global;
 use super::output::{ProgressBar, print_json};
 use crate::bench::cpu::{CpuError, CpuPhase};
 
@@ -51,7 +51,7 @@ pub(crate) fn run(global: &Global, args: CpuArgs) -> i32 {
             .map_err(|m| CliError::new(m, exit::INVALID))?;
         let who = crate::ops::Requester::this_process();
         crate::ops::bench::cpu(&global.paths(), &cfg, who, bar, cancel)
-            .map(super::record::warn_unstored)
+            .map(super::kept::warn_unstored)
             .map_err(|e| {
                 let code = match e {
                     CpuError::InvalidConfig { .. } => exit::INVALID,

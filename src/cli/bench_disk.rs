@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
-use super::args::Global;
-use super::backend::CliError;
 use super::bench_parse;
+use super::error::CliError;
 use super::exit;
+use super::global::Global;
 use super::output::{ProgressBar, print_json};
 use crate::bench::disk::{self, DiskError, DiskReport, ErrorClass, SeqDdConfig, SeqDdReport};
 use crate::bench::size::Bytes;
@@ -152,7 +152,7 @@ pub(crate) fn run(global: &Global, args: DiskArgs) -> i32 {
             .map_err(|m| CliError::new(m, exit::INVALID))?;
         let who = crate::ops::Requester::this_process();
         crate::ops::bench::disk(&global.paths(), &cfg, who, bar, cancel)
-            .map(super::record::warn_unstored)
+            .map(super::kept::warn_unstored)
             .map_err(|e| CliError::new(e.to_string(), code(&e)))
     });
     bar.finish();

@@ -9,9 +9,9 @@ use crate::bench::progress::{Progress, ProgressEvent};
 use crate::dbus::wire::bench::NetParams;
 use crate::path::peer::{DEFAULT_PORT, PeerSpec};
 
-use super::args::Global;
-use super::backend::CliError;
+use super::error::CliError;
 use super::exit;
+use super::global::Global;
 use super::output::{ProgressBar, print_json};
 
 /// Measure throughput to a server running `iperf3 -s` or `hlctl serve`.
@@ -249,7 +249,7 @@ pub(crate) fn run(global: &Global, args: NetArgs) -> i32 {
     let result = backend.bench("net", &params, &bar, |_, cancel| {
         let who = crate::ops::Requester::this_process();
         crate::ops::bench::net(&global.paths(), &cfg, who, &lines, &cancel)
-            .map(super::record::warn_unstored)
+            .map(super::kept::warn_unstored)
             .map_err(|e| CliError::new(e.to_string(), exit_code(&e)))
     });
     bar.finish();

@@ -3,8 +3,8 @@
 
 use clap::Args;
 
-use super::args::Global;
 use super::exit;
+use super::global::Global;
 use super::output::{ProgressBar, print_json, table};
 use crate::check::{self, CheckReport, PREVIOUS_CHECK};
 use crate::config::Config;
@@ -202,7 +202,7 @@ fn measure(global: &Global, cfg: &Config) -> CheckReport {
     let who = crate::ops::Requester::this_process();
     let ran = crate::ops::check::run(cfg, &global.paths(), who, &bar, &cancel);
     bar.finish();
-    super::record::warn_unstored(ran)
+    super::kept::warn_unstored(ran)
 }
 
 fn print_text(r: &CheckReport, c: Option<&Comparison>) {

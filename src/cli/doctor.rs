@@ -2,9 +2,9 @@
 
 use clap::Args;
 
-use super::args::Global;
-use super::backend::CliError;
+use super::error::CliError;
 use super::exit;
+use super::global::Global;
 use super::output::{ProgressBar, print_json};
 use super::remote::{JobCall, Remote};
 use crate::bench::progress::Cancel;
@@ -133,7 +133,7 @@ fn in_process(
     let paths = global.paths();
     let who = crate::ops::Requester::this_process();
     match crate::ops::doctor::run(&opts, &paths, measure.as_deref(), who, bar, &cancel) {
-        Ok(ran) => Ok(super::record::warn_unstored(ran)),
+        Ok(ran) => Ok(super::kept::warn_unstored(ran)),
         Err(doctor::DoctorError::Nic(e)) => Err(e.into()),
     }
 }

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use zbus::proxy::CacheProperties;
 use zbus::{Connection, OwnedObjectPath, Variant};
 
-use super::backend::CliError;
+use super::error::CliError;
 use super::exit;
 use crate::dbus::client::job::{Follow, JobClient, WaitError};
 use crate::dbus::client::proxy::{LinkProxy, ManagerProxy};

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::args::Global;
 use super::exit;
+use super::global::Global;
 use super::output::{ProgressBar, print_json};
 use crate::dbus::wire::report::ReportParams;
 use crate::measure::ReportSpan;
@@ -91,7 +91,7 @@ pub(crate) fn run(global: &Global, args: ReportArgs) -> i32 {
             let who = crate::ops::Requester::this_process();
             let paths = global.paths();
             let ran = crate::ops::report::run(&peers, &args.dirs, span, &paths, who, &bar, &cancel);
-            Ok(super::record::warn_unstored(ran))
+            Ok(super::kept::warn_unstored(ran))
         }
     };
     bar.finish();

@@ -3,7 +3,7 @@
 use clap::Args;
 use serde::Serialize;
 
-use super::args::Global;
+use super::global::Global;
 use super::output::{bytes, print_json, wrap};
 use serde_json::Value;
 

@@ -3,8 +3,8 @@
 use clap::Args;
 use serde_json::json;
 
-use super::args::Global;
 use super::exit;
+use super::global::Global;
 use super::output::{print_json, table};
 use crate::sysctl::{self, SysctlError};
 
@@ -165,12 +165,4 @@ fn change_table(changes: &[sysctl::Change]) -> String {
         ]);
     }
     table(&rows)
-}
-
-pub(crate) fn sysctl_code(e: &SysctlError) -> i32 {
-    match e {
-        SysctlError::Invalid(_) => exit::INVALID,
-        _ if matches!(e.errno(), Some(libc::EPERM) | Some(libc::EACCES)) => exit::NOT_PERMITTED,
-        _ => exit::FAILED,
-    }
 }

@@ -5,9 +5,10 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::args::Global;
-use super::backend::{Backend, CliError};
+use super::backend::Backend;
+use super::error::CliError;
 use super::exit;
+use super::global::Global;
 use super::output::{ProgressBar, print_json, table};
 use crate::path::measure::format_bps;
 use crate::tune::params::TuneParams;
@@ -197,7 +198,7 @@ fn local(
     let r = crate::ops::tune::run(p, paths, who, bar, &cancel, &mut confirm);
     stop.cancel();
     let _ = dog.join();
-    r.map(super::record::warn_unstored)
+    r.map(super::kept::warn_unstored)
 }
 
 /// Through hlctld: the tune job, confirmed when it asks (commit-confirm: if

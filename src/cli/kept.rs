@@ -1,22 +1,27 @@
-//! The verbs that read what hlctl keeps (history, baselines, compare,
-//! status) or change it (baseline save, rollback), through hlctld or in this
-//! process as [`Backend::select`] decides for every verb (reads open to
-//! everyone, changes through polkit). Both paths return the same types, so
-//! output and exit codes do not depend on the path.
+//! What hlctl keeps, from the command line: the verbs that read it
+//! (history, baselines, compare, status) or change it (baseline save,
+//! rollback), through hlctld or in this process as [`Backend::select`]
+//! decides for every verb (reads open to everyone, changes through polkit),
+//! and the warning when a row of work done in this process could not be
+//! stored. Both paths return the same types, so output and exit codes do not
+//! depend on the path.
 
 use std::collections::HashMap;
 
 use zbus::Variant;
 
-use super::args::Global;
-use super::backend::{Backend, CliError};
+use super::backend::Backend;
+use super::error::CliError;
 use super::exit;
+use super::global::Global;
 use super::remote::{Remote, remote_error};
 use crate::dbus::wire::error::Error as WireError;
 use crate::dbus::wire::records::{self, HistoryFilter};
 use crate::history::compare::{BaselineInfo, Comparison};
 use crate::history::store::StoredResult;
 use crate::history::{HistoryError, Kind};
+use crate::ops::bench::Ran;
+use crate::ops::record::Stored;
 use crate::ops::records as ops;
 use crate::paths::Paths;
 use crate::tune::rollback::RollbackReport;
@@ -154,4 +159,17 @@ pub(crate) fn rollback(global: &Global, iface: Option<&str>) -> Result<RollbackR
 /// The `--kind` of `hlctl history`, checked.
 pub(crate) fn kind(s: Option<&str>) -> Result<Option<Kind>, CliError> {
     s.map(Kind::parse).transpose().map_err(local_err)
+}
+
+fn warn(stored: &Stored) {
+    if let Some(w) = stored.warning() {
+        eprintln!("hlctl: warning: {w}");
+    }
+}
+
+/// The report of an operation run in this process, after warning when its
+/// row could not be stored.
+pub(crate) fn warn_unstored<R>(ran: Ran<R>) -> R {
+    warn(&ran.stored);
+    ran.report
 }
