@@ -69,7 +69,11 @@ fn a_benchmark_in_process_and_through_hlctld_leaves_one_row_of_the_same_shape() 
     let local_rows = cpu_rows(&json(&local(&["history", "--json"])));
     let daemon_rows = cpu_rows(&lab.json(&["history"]));
     assert_eq!(local_rows.len(), 1, "written once: {local_rows:?}");
-    assert_eq!(daemon_rows.len(), 1, "written once, by hlctld: {daemon_rows:?}");
+    assert_eq!(
+        daemon_rows.len(),
+        1,
+        "written once, by hlctld: {daemon_rows:?}"
+    );
     let (l, d) = (&local_rows[0], &daemon_rows[0]);
     assert_eq!(keys(l), keys(d), "the same row shape");
     assert_eq!(keys(&l["result"]), keys(&d["result"]));

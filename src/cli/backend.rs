@@ -116,7 +116,7 @@ impl Backend {
         assignments: &[(String, String)],
         dry_run: bool,
         persist: bool,
-    ) -> Result<sysctl::set::SetReply, CliError> {
+    ) -> Result<sysctl::set::SysctlReply, CliError> {
         match self {
             Backend::Local { paths, .. } => {
                 Ok(ops::sysctl::set(paths, assignments, dry_run, persist)?)

@@ -230,7 +230,7 @@ impl Remote {
         assignments: &[(String, String)],
         dry_run: bool,
         persist: bool,
-    ) -> Result<sysctl::set::SetReply, CliError> {
+    ) -> Result<sysctl::set::SysctlReply, CliError> {
         let pairs: Vec<(&str, &str)> = assignments
             .iter()
             .map(|(k, v)| (k.as_str(), v.as_str()))

@@ -4,7 +4,8 @@ use clap::Args;
 use serde::Serialize;
 
 use super::global::Global;
-use super::output::{bytes, print_json, wrap};
+use super::output::{print_json, wrap};
+use crate::units::bytes;
 use serde_json::Value;
 
 use crate::nic::model::Interface;

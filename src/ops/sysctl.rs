@@ -16,6 +16,6 @@ pub(crate) fn set(
     assignments: &[(String, String)],
     dry_run: bool,
     persist: bool,
-) -> Result<sysctl::set::SetReply, SysctlError> {
+) -> Result<sysctl::set::SysctlReply, SysctlError> {
     sysctl::set::set(paths, assignments, dry_run, persist)
 }
