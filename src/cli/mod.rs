@@ -32,6 +32,7 @@ pub(crate) mod show;
 pub(crate) mod status;
 pub(crate) mod sysctl;
 pub(crate) mod tune;
+pub(crate) mod tune_text;
 
 use clap::Parser;
 
