@@ -105,23 +105,10 @@ pub(crate) fn run(global: &Global, args: CheckArgs) -> i32 {
         Err(code) => return code,
     };
     let paths = global.paths();
-    if args.if_kernel_changed {
-        let now = crate::host::HostInfo::current().kernel;
-        let last = History::open(&paths.state_dir).and_then(|mut h| check::last_kernel(&mut h));
-        match last {
-            Ok(Some(k)) if k == now => {
-                println!("hlctl check: kernel {now} is the one of the last check; nothing to do");
-                return exit::OK;
-            }
-            Ok(None) => {
-                println!(
-                    "hlctl check: no check ran yet; the timer's first run makes the reference"
-                );
-                return exit::OK;
-            }
-            Ok(Some(k)) => println!("hlctl check: kernel changed ({k} → {now}): checking"),
-            Err(e) => return super::fail(&e, exit::FAILED),
-        }
+    if args.if_kernel_changed
+        && let Some(code) = same_kernel(&paths)
+    {
+        return code;
     }
     if !cfg.check_has_work() {
         eprintln!(
@@ -131,19 +118,7 @@ pub(crate) fn run(global: &Global, args: CheckArgs) -> i32 {
         return exit::INVALID;
     }
     let r = measure(global, &cfg);
-    let failures: Vec<String> = r
-        .report
-        .network
-        .iter()
-        .filter_map(|n| n.error.clone())
-        .chain(
-            r.report
-                .disk
-                .iter()
-                .chain(&r.report.cpu)
-                .filter_map(|e| e.error.as_ref().map(|x| format!("{}: {x}", e.subject))),
-        )
-        .collect();
+    let failures = failures(&r);
     let comparison = match History::open(&paths.state_dir)
         .and_then(|mut h| check::last_comparison(&mut h, &cfg.check))
     {
@@ -155,22 +130,14 @@ pub(crate) fn run(global: &Global, args: CheckArgs) -> i32 {
         .flat_map(|c| &c.metrics)
         .filter(|m| m.verdict == Verdict::Regression)
         .collect();
-    let mut logged_to = None;
-    for m in &regressions {
-        logged_to = Some(check::journal::regression(
+    let logged_to = regressions.iter().fold(None, |_, m| {
+        Some(check::journal::regression(
             &format!("regression: {}", m.text),
             &m.name,
             &m.subject,
-        ));
-    }
-    let metrics_file = match crate::metrics::refresh(&paths, &cfg) {
-        Some(Ok(p)) => Some(p),
-        Some(Err(e)) => {
-            eprintln!("hlctl check: warning: metrics file not written: {e}");
-            None
-        }
-        None => None,
-    };
+        ))
+    });
+    let metrics_file = refresh_metrics(&paths, &cfg);
     if global.json {
         print_json(&serde_json::json!({
             "check": r,
@@ -193,6 +160,55 @@ pub(crate) fn run(global: &Global, args: CheckArgs) -> i32 {
         exit::FAILED
     } else {
         exit::OK
+    }
+}
+
+/// `--if-kernel-changed`: the exit code when there is nothing to do (the
+/// kernel is the last check's, or no check ran yet), `None` to check.
+fn same_kernel(paths: &crate::paths::Paths) -> Option<i32> {
+    let now = crate::host::HostInfo::current().kernel;
+    match History::open(&paths.state_dir).and_then(|mut h| check::last_kernel(&mut h)) {
+        Ok(Some(k)) if k == now => {
+            println!("hlctl check: kernel {now} is the one of the last check; nothing to do");
+            Some(exit::OK)
+        }
+        Ok(None) => {
+            println!("hlctl check: no check ran yet; the timer's first run makes the reference");
+            Some(exit::OK)
+        }
+        Ok(Some(k)) => {
+            println!("hlctl check: kernel changed ({k} → {now}): checking");
+            None
+        }
+        Err(e) => Some(super::fail(&e, exit::FAILED)),
+    }
+}
+
+/// What could not be measured, each with its subject.
+fn failures(r: &CheckReport) -> Vec<String> {
+    r.report
+        .network
+        .iter()
+        .filter_map(|n| n.error.clone())
+        .chain(
+            r.report
+                .disk
+                .iter()
+                .chain(&r.report.cpu)
+                .filter_map(|e| e.error.as_ref().map(|x| format!("{}: {x}", e.subject))),
+        )
+        .collect()
+}
+
+/// Rewrite the Prometheus textfile when one is configured; warn when it fails.
+fn refresh_metrics(paths: &crate::paths::Paths, cfg: &Config) -> Option<std::path::PathBuf> {
+    match crate::metrics::refresh(paths, cfg) {
+        Some(Ok(p)) => Some(p),
+        Some(Err(e)) => {
+            eprintln!("hlctl check: warning: metrics file not written: {e}");
+            None
+        }
+        None => None,
     }
 }
 

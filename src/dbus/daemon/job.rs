@@ -334,6 +334,11 @@ fn exclusive(lock_file: std::path::PathBuf, work: Work) -> Work {
     })
 }
 
+/// The job's object, for its property and signal announcements.
+type JobRef = zbus::object_server::InterfaceRef<JobObject>;
+
+/// Run a job to its end: start its thread, announce its progress, record
+/// how it ended, announce that, and keep its object for the linger time.
 async fn drive(
     conn: Connection,
     d: Arc<Daemon>,
@@ -342,9 +347,32 @@ async fn drive(
     work: Work,
 ) {
     let p = path(job.id);
+    let task = spawn_work(&job, work);
+    let iref = conn
+        .object_server()
+        .interface::<_, JobObject>(p.clone())
+        .await
+        .ok();
+    let outcome = follow(&job, d.opts.job_lifetime, task, iref.as_ref()).await;
+    drop(claim);
+    let (status, result) = ending(&job, outcome);
+    announce_end(&job, iref.as_ref(), status, &result).await;
+    tokio::time::sleep(d.opts.job_linger).await;
+    let _ = conn.object_server().remove::<JobObject, _>(p).await;
+    lock(&d.jobs).remove(&job.id);
+}
+
+type WorkOutcome = std::result::Result<std::result::Result<serde_json::Value, Failure>, RecvError>;
+type RecvError = tokio::sync::oneshot::error::RecvError;
+
+/// Long work gets a thread of its own, not one of the runtime's short-task
+/// threads; its result arrives on the returned channel.
+fn spawn_work(
+    job: &Arc<JobState>,
+    work: Work,
+) -> tokio::sync::oneshot::Receiver<std::result::Result<serde_json::Value, Failure>> {
     let (j, cancel) = (job.clone(), job.cancel.clone());
-    // Long work gets a thread of its own, not one of the runtime's short-task threads.
-    let (tx, mut task) = tokio::sync::oneshot::channel();
+    let (tx, task) = tokio::sync::oneshot::channel();
     let spawned = std::thread::Builder::new()
         .name(format!("job-{}", job.id))
         .spawn(move || {
@@ -353,41 +381,52 @@ async fn drive(
     if let Err(e) = spawned {
         warn!(job = job.id, "cannot start the job's thread: {e}");
     }
-    let iref = conn
-        .object_server()
-        .interface::<_, JobObject>(p.clone())
-        .await
-        .ok();
+    task
+}
+
+/// Wait for the work, announcing its progress (at most ten times a second)
+/// and cancelling it when it outlives `lifetime`.
+async fn follow(
+    job: &JobState,
+    lifetime: Duration,
+    mut task: tokio::sync::oneshot::Receiver<std::result::Result<serde_json::Value, Failure>>,
+    iref: Option<&JobRef>,
+) -> WorkOutcome {
     let mut announced = JobStatus::Running;
-    let lifetime = d.opts.job_lifetime;
     let end_of_life = tokio::time::sleep(lifetime);
     tokio::pin!(end_of_life);
-    let outcome = loop {
+    loop {
         tokio::select! {
-            r = &mut task => break r,
+            r = &mut task => return r,
             _ = &mut end_of_life, if !job.cancel.is_cancelled() => {
                 warn!(job = job.id, "job {} ran for {} s, the longest a job may run (--max-job-seconds): cancelled", job.id, lifetime.as_secs());
                 job.cancel.cancel();
             }
             _ = job.changed.notified() => {
-                if let Some(iref) = &iref {
-                    let obj = iref.get().await;
-                    let e = iref.signal_emitter();
-                    let now = job.status();
-                    if now != announced {
-                        announced = now;
-                        let _ = obj.state_changed(e).await;
-                    }
-                    let _ = obj.progress_changed(e).await;
-                    let _ = obj.message_changed(e).await;
+                if let Some(iref) = iref {
+                    announce_progress(job, iref, &mut announced).await;
                 }
-                // At most ten progress announcements a second.
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
         }
-    };
-    drop(claim);
-    // A cancelled benchmark still returns what it measured (marked partial).
+    }
+}
+
+async fn announce_progress(job: &JobState, iref: &JobRef, announced: &mut JobStatus) {
+    let obj = iref.get().await;
+    let e = iref.signal_emitter();
+    let now = job.status();
+    if now != *announced {
+        *announced = now;
+        let _ = obj.state_changed(e).await;
+    }
+    let _ = obj.progress_changed(e).await;
+    let _ = obj.message_changed(e).await;
+}
+
+/// How the job ended, stored in its state: a cancelled benchmark still
+/// returns what it measured (marked partial).
+fn ending(job: &JobState, outcome: WorkOutcome) -> (JobStatus, String) {
     let cancelled = job.cancel.is_cancelled();
     let (status, result) = match outcome {
         Ok(Ok(v)) if cancelled => (JobStatus::Cancelled, v),
@@ -416,24 +455,27 @@ async fn drive(
         i.message = status.as_str().to_string();
     }
     info!(job = job.id, kind = %job.kind, "job {} {}", job.id, status.as_str());
-    if let Some(iref) = &iref {
-        let obj = iref.get().await;
-        let e = iref.signal_emitter();
-        let r = obj
-            .state_changed(e)
-            .await
-            .and(obj.progress_changed(e).await)
-            .and(obj.message_changed(e).await)
-            .and(obj.result_changed(e).await)
-            .and(obj.result_json_changed(e).await)
-            .and(JobObject::finished(e, status.as_str(), &result).await);
-        if let Err(err) = r {
-            warn!(job = job.id, "cannot announce the end of the job: {err}");
-        }
+    (status, result)
+}
+
+/// The end: every changed property, then `Finished`.
+async fn announce_end(job: &JobState, iref: Option<&JobRef>, status: JobStatus, result: &str) {
+    let Some(iref) = iref else {
+        return;
+    };
+    let obj = iref.get().await;
+    let e = iref.signal_emitter();
+    let r = obj
+        .state_changed(e)
+        .await
+        .and(obj.progress_changed(e).await)
+        .and(obj.message_changed(e).await)
+        .and(obj.result_changed(e).await)
+        .and(obj.result_json_changed(e).await)
+        .and(JobObject::finished(e, status.as_str(), result).await);
+    if let Err(err) = r {
+        warn!(job = job.id, "cannot announce the end of the job: {err}");
     }
-    tokio::time::sleep(d.opts.job_linger).await;
-    let _ = conn.object_server().remove::<JobObject, _>(p).await;
-    lock(&d.jobs).remove(&job.id);
 }
 
 /// The caller `name` left the bus: cancel its running, attached jobs.
