@@ -13,6 +13,9 @@ use crate::dbus::client::job::{Follow, JobClient, WaitError};
 use crate::dbus::client::proxy::{LinkProxy, ManagerProxy};
 use crate::dbus::wire::job::JobStatus;
 use crate::dbus::wire::{BUS_NAME, PATH, error::short_name, set_rows, settings};
+
+/// The interface of a link object.
+const LINK_IFACE: &str = "org.hlctl.Daemon1.Link";
 use crate::nic::model::{ChangeSet, Interface};
 use crate::nic::set::SetReply;
 use crate::sysctl;
@@ -143,42 +146,51 @@ impl Remote {
         decode(&json)
     }
 
+    /// Every link but `lo`, physical first, from `GetManagedObjects`.
+    async fn all_models(&self) -> Result<Vec<Interface>, CliError> {
+        let om = zbus::fdo::ObjectManagerProxy::builder(&self.conn)
+            .destination(BUS_NAME)
+            .path(PATH)
+            .cache_properties(CacheProperties::No)
+            .build()
+            .await
+            .map_err(remote_error)?;
+        let objects = om
+            .get_managed_objects()
+            .await
+            .map_err(|e| remote_error(e.into()))?;
+        let mut out = Vec::new();
+        for ifaces in objects.values() {
+            let Some(props) = ifaces
+                .iter()
+                .find(|(k, _)| k.as_str() == LINK_IFACE)
+                .map(|(_, p)| p)
+            else {
+                continue;
+            };
+            let Some(json) = props
+                .get("Settings")
+                .and_then(|v| <&str>::try_from(&**v).ok())
+            else {
+                continue;
+            };
+            let i: Interface = decode(json)?;
+            if i.name != "lo" {
+                out.push(i);
+            }
+        }
+        out.sort_by_key(|i| (!i.physical, i.ifindex));
+        Ok(out)
+    }
+
     pub(crate) fn show(&self, names: &[String]) -> Result<Vec<Interface>, CliError> {
         self.rt.block_on(async {
             let mut out = Vec::new();
             if names.is_empty() {
-                // All links' models in parallel: one round trip's latency, not N.
-                let paths = self.manager.links().await.map_err(remote_error)?;
-                let mut reads = tokio::task::JoinSet::new();
-                for p in paths {
-                    let conn = self.conn.clone();
-                    reads.spawn(async move {
-                        let link = LinkProxy::builder(&conn)
-                            .path(p)
-                            .cache_properties(CacheProperties::No)
-                            .build()
-                            .await?;
-                        link.settings().await
-                    });
-                }
-                while let Some(r) = reads.join_next().await {
-                    let json = match r {
-                        Ok(Ok(j)) => j,
-                        // Gone between the listing and the read: skip it, as in-process does.
-                        Ok(Err(zbus::Error::MethodError(n, _, _)))
-                            if n.as_str() == "org.freedesktop.DBus.Error.UnknownObject" =>
-                        {
-                            continue;
-                        }
-                        Ok(Err(e)) => return Err(remote_error(e)),
-                        Err(e) => return Err(CliError::new(e.to_string(), exit::FAILED)),
-                    };
-                    let i: Interface = decode(&json)?;
-                    if i.name != "lo" {
-                        out.push(i);
-                    }
-                }
-                out.sort_by_key(|i| (!i.physical, i.ifindex));
+                // Every link's model in one call (the ObjectManager), however
+                // many links a hypervisor has: no per-link round trips, no
+                // limit on pending replies.
+                out = self.all_models().await?;
             } else {
                 for n in names {
                     let p = self.manager.get_link(n).await.map_err(remote_error)?;

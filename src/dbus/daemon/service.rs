@@ -123,7 +123,11 @@ async fn connect(bus: &Bus, d: &Arc<Daemon>) -> Result<Connection, ServiceError>
     let ifaces = tokio::task::spawn_blocking(move || dd.read_all())
         .await
         .map_err(std::io::Error::other)??;
-    let mut b = builder(bus).serve_at(PATH, Manager { daemon: d.clone() });
+    // The ObjectManager first: clients (Cockpit, gdbus, a page) list every
+    // link and job in one call and watch them come and go.
+    let mut b = builder(bus)
+        .serve_at(PATH, zbus::fdo::ObjectManager)
+        .serve_at(PATH, Manager { daemon: d.clone() });
     {
         let mut links = d.links.write().unwrap_or_else(|p| p.into_inner());
         for iface in ifaces {
