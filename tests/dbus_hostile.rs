@@ -397,6 +397,51 @@ fn concurrent_jobs_are_capped_per_user_and_run_one_measurement_at_a_time() {
         assert_eq!(name, "org.hlctl.Daemon1.Error.LimitExceeded", "{msg}");
         assert!(msg.contains("at most") || msg.contains("the most"), "{msg}");
     }
+    // Each job says whose it is and when it started, as UDisks2's jobs do,
+    // and the Manager and the ObjectManager list them.
+    let now_us = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_micros() as u64;
+    let job = "org.hlctl.Daemon1.Job";
+    for p in &started {
+        let uid: u32 = lab.rig.property(p, job, "StartedByUID").try_into().unwrap();
+        assert_eq!(uid, user.uid);
+        let t: u64 = lab.rig.property(p, job, "StartTime").try_into().unwrap();
+        assert!(
+            t <= now_us && now_us - t < 120_000_000,
+            "StartTime {t}, now {now_us}"
+        );
+        let c: bool = lab.rig.property(p, job, "Cancelable").try_into().unwrap();
+        assert!(c);
+        let v: bool = lab
+            .rig
+            .property(p, job, "ProgressValid")
+            .try_into()
+            .unwrap();
+        assert!(v);
+        let o: Vec<zbus::OwnedObjectPath> = lab.rig.property(p, job, "Objects").try_into().unwrap();
+        assert!(o.is_empty(), "a cpu benchmark works on no link: {o:?}");
+    }
+    let listed: Vec<zbus::OwnedObjectPath> =
+        lab.rig.property(ROOT, MANAGER, "Jobs").try_into().unwrap();
+    let listed: Vec<String> = listed.iter().map(|p| p.to_string()).collect();
+    assert_eq!(listed, started, "Manager.Jobs");
+    let managed = lab.rig.rt.block_on(async {
+        let om = zbus::fdo::ObjectManagerProxy::builder(&lab.rig.conn)
+            .destination(BUS_NAME)
+            .path(ROOT)
+            .build()
+            .await
+            .unwrap();
+        om.get_managed_objects().await.unwrap()
+    });
+    for p in &started {
+        assert!(
+            managed.keys().any(|k| k.as_str() == p),
+            "GetManagedObjects lists {p}"
+        );
+    }
     // The second waits for the first: one measurement at a time.
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {

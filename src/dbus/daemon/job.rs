@@ -178,6 +178,39 @@ impl JobObject {
         self.job.detached
     }
 
+    /// The uid of the user who started the job (as UDisks2's Job has it);
+    /// that user may cancel or confirm it from any connection.
+    #[zbus(property(emits_changed_signal = "const"), name = "StartedByUID")]
+    fn started_by_uid(&self) -> u32 {
+        self.job.owner.uid.unwrap_or(u32::MAX)
+    }
+
+    /// The link objects the job works on (empty when it works on none).
+    #[zbus(property(emits_changed_signal = "const"))]
+    fn objects(&self) -> Vec<OwnedObjectPath> {
+        self.job.objects.clone()
+    }
+
+    /// When the job started, in µs since 1970-01-01 UTC.
+    #[zbus(property(emits_changed_signal = "const"))]
+    fn start_time(&self) -> u64 {
+        self.job.start_time_us
+    }
+
+    /// Whether `Cancel` can stop it: true while it runs (a tune rolls
+    /// back what it changed), false once it has ended.
+    #[zbus(property)]
+    fn cancelable(&self) -> bool {
+        self.job.status().is_active()
+    }
+
+    /// Whether `Progress` is an honest fraction of the work; false for a
+    /// tune, whose length depends on what it finds.
+    #[zbus(property(emits_changed_signal = "const"))]
+    fn progress_valid(&self) -> bool {
+        self.job.progress_valid
+    }
+
     /// Ask the job to stop. Its owner (the starting connection or the same
     /// user from any connection) may always cancel it; anyone else needs the
     /// run-benchmark authorization.
@@ -250,6 +283,10 @@ pub(crate) struct NewJob {
     /// The work measures: it runs only while it holds the host's
     /// measurement lock (waiting for it first).
     pub(crate) measures: bool,
+    /// The links it works on (their object paths).
+    pub(crate) objects: Vec<OwnedObjectPath>,
+    /// Its progress is an honest fraction of the work (a tune's is not).
+    pub(crate) progress_valid: bool,
 }
 
 /// Register a job object and start `work` on a blocking thread.
@@ -266,13 +303,21 @@ pub(crate) async fn start(
         claim,
         confirm,
         measures,
+        objects,
+        progress_valid,
     } = new;
     let id = d.next_job_id();
+    let start_time_us = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |t| t.as_micros() as u64);
     let job = Arc::new(JobState {
         id,
         kind,
         owner,
         detached,
+        objects,
+        start_time_us,
+        progress_valid,
         cancel: Cancel::new(),
         confirm,
         inner: std::sync::Mutex::new(JobInner {
@@ -472,6 +517,7 @@ async fn announce_end(job: &JobState, iref: Option<&JobRef>, status: JobStatus, 
         .and(obj.message_changed(e).await)
         .and(obj.result_changed(e).await)
         .and(obj.result_json_changed(e).await)
+        .and(obj.cancelable_changed(e).await)
         .and(JobObject::finished(e, status.as_str(), result).await);
     if let Err(err) = r {
         warn!(job = job.id, "cannot announce the end of the job: {err}");

@@ -63,6 +63,17 @@ fn invalid(problems: Vec<Problem>) -> Error {
     Error::InvalidArgument(SysctlError::Invalid(problems).to_string())
 }
 
+impl Manager {
+    /// The object paths of the named links that exist.
+    fn paths_of(&self, names: &[String]) -> Vec<OwnedObjectPath> {
+        names
+            .iter()
+            .filter_map(|n| self.daemon.link_by_name(n))
+            .map(|l| link::path(l.ifindex))
+            .collect()
+    }
+}
+
 #[interface(name = "org.hlctl.Daemon1.Manager")]
 impl Manager {
     /// The daemon's version.
@@ -119,6 +130,16 @@ impl Manager {
                     .collect()
             })
             .unwrap_or_default()
+    }
+
+    /// Every job on the bus: running ones, and ended ones for the time their
+    /// result can still be read.
+    #[zbus(property(emits_changed_signal = "false"))]
+    fn jobs(&self) -> Vec<OwnedObjectPath> {
+        super::state::lock(&self.daemon.jobs)
+            .keys()
+            .map(|id| job::path(*id))
+            .collect()
     }
 
     /// The object path of the link named `name`.
@@ -275,6 +296,8 @@ impl Manager {
             claim,
             confirm: None,
             measures: true,
+            objects: link_state.iter().map(|l| link::path(l.ifindex)).collect(),
+            progress_valid: true,
         };
         job::start(conn, &self.daemon, new, work).await
     }
@@ -321,6 +344,8 @@ impl Manager {
             claim: Some(claim),
             confirm: Some(flag),
             measures: true,
+            objects: vec![link::path(link.ifindex)],
+            progress_valid: false,
         };
         job::start(conn, &self.daemon, new, work).await
     }
@@ -353,6 +378,8 @@ impl Manager {
             claim: None,
             confirm: None,
             measures: grant.measures(),
+            objects: self.paths_of(&grant.params.interfaces),
+            progress_valid: true,
         };
         let work = super::doctor::prepare(grant, self.daemon.opts.paths.clone());
         job::start(conn, &self.daemon, new, work).await
@@ -381,6 +408,8 @@ impl Manager {
             claim: None,
             confirm: None,
             measures: true,
+            objects: Vec::new(),
+            progress_valid: true,
         };
         let work = super::report::prepare(p, self.daemon.opts.paths.clone(), who);
         job::start(conn, &self.daemon, new, work).await

@@ -257,6 +257,12 @@ pub(crate) struct JobState {
     pub(crate) kind: String,
     pub(crate) owner: Caller,
     pub(crate) detached: bool,
+    /// The link objects the job works on.
+    pub(crate) objects: Vec<zbus::OwnedObjectPath>,
+    /// When it started, µs since the Unix epoch.
+    pub(crate) start_time_us: u64,
+    /// Whether `Progress` means anything (a tune's does not).
+    pub(crate) progress_valid: bool,
     pub(crate) cancel: Cancel,
     /// A tune's commit-confirm handshake; `None` for a job with nothing to
     /// confirm.
