@@ -9,7 +9,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use common::net::*;
-use hlctl::bench::net::{Direction, DirectionSummary, NetReport, Protocol, ServerConfig};
+use hlctl::bench::net::{DirectionSummary, NetReport, Protocol, ServerConfig, TestDirection};
 
 const SECS: u32 = 2;
 
@@ -25,14 +25,14 @@ fn serial() -> MutexGuard<'static, ()> {
 struct Case {
     udp: bool,
     parallel: u32,
-    direction: Direction,
+    direction: TestDirection,
     rate: Option<u64>,
 }
 
 const TCP: Case = Case {
     udp: false,
     parallel: 1,
-    direction: Direction::Forward,
+    direction: TestDirection::Forward,
     rate: None,
 };
 
@@ -58,9 +58,9 @@ impl Case {
         a.push("-P".into());
         a.push(self.parallel.to_string());
         match self.direction {
-            Direction::Forward => {}
-            Direction::Reverse => a.push("-R".into()),
-            Direction::Bidir => a.push("--bidir".into()),
+            TestDirection::Forward => {}
+            TestDirection::Reverse => a.push("-R".into()),
+            TestDirection::Bidir => a.push("--bidir".into()),
         }
         if let Some(w) = self.window() {
             a.push("-w".into());
@@ -70,7 +70,7 @@ impl Case {
     }
 
     fn window(&self) -> Option<u32> {
-        (self.parallel > 1 || self.direction == Direction::Bidir).then_some(MULTI_WINDOW)
+        (self.parallel > 1 || self.direction == TestDirection::Bidir).then_some(MULTI_WINDOW)
     }
 
     fn client_cfg(&self, port: u16) -> hlctl::bench::net::ClientConfig {
@@ -91,9 +91,9 @@ impl Case {
 /// (client → server, server → client) totals of one of our reports.
 fn directions(r: &NetReport) -> (Option<&DirectionSummary>, Option<&DirectionSummary>) {
     match r.direction {
-        Direction::Forward => (Some(&r.main), None),
-        Direction::Reverse => (None, Some(&r.main)),
-        Direction::Bidir => (Some(&r.main), r.reverse.as_ref()),
+        TestDirection::Forward => (Some(&r.main), None),
+        TestDirection::Reverse => (None, Some(&r.main)),
+        TestDirection::Bidir => (Some(&r.main), r.reverse.as_ref()),
     }
 }
 
@@ -108,7 +108,7 @@ fn check_report_shape(r: &NetReport, case: &Case) {
         }
     );
     let total = case.parallel as usize
-        * if case.direction == Direction::Bidir {
+        * if case.direction == TestDirection::Bidir {
             2
         } else {
             1
@@ -199,7 +199,7 @@ fn iperf3_to_ours(case: Case) {
     check_against_iperf3(&report, &v, &case, true);
     // iperf3's own view of our numbers, via the results exchange, matches too.
     let e = &v["end"];
-    if !case.udp && case.direction == Direction::Forward {
+    if !case.udp && case.direction == TestDirection::Forward {
         let theirs = e["sum_received"]["bytes"].as_u64().expect("sum_received");
         assert_eq!(theirs, report.main.received_bytes);
     }
@@ -219,7 +219,7 @@ fn hlctl_to_iperf3_tcp_parallel_4() {
 #[test]
 fn hlctl_to_iperf3_tcp_reverse() {
     ours_to_iperf3(Case {
-        direction: Direction::Reverse,
+        direction: TestDirection::Reverse,
         ..TCP
     });
 }
@@ -227,7 +227,7 @@ fn hlctl_to_iperf3_tcp_reverse() {
 #[test]
 fn hlctl_to_iperf3_tcp_bidir() {
     ours_to_iperf3(Case {
-        direction: Direction::Bidir,
+        direction: TestDirection::Bidir,
         ..TCP
     });
 }
@@ -246,7 +246,7 @@ fn hlctl_to_iperf3_udp_reverse() {
     ours_to_iperf3(Case {
         udp: true,
         rate: Some(500_000_000),
-        direction: Direction::Reverse,
+        direction: TestDirection::Reverse,
         ..TCP
     });
 }
@@ -264,7 +264,7 @@ fn iperf3_to_hlctl_tcp_parallel_4() {
 #[test]
 fn iperf3_to_hlctl_tcp_reverse() {
     iperf3_to_ours(Case {
-        direction: Direction::Reverse,
+        direction: TestDirection::Reverse,
         ..TCP
     });
 }
@@ -272,7 +272,7 @@ fn iperf3_to_hlctl_tcp_reverse() {
 #[test]
 fn iperf3_to_hlctl_tcp_bidir() {
     iperf3_to_ours(Case {
-        direction: Direction::Bidir,
+        direction: TestDirection::Bidir,
         ..TCP
     });
 }
@@ -291,7 +291,7 @@ fn iperf3_to_hlctl_udp_reverse() {
     iperf3_to_ours(Case {
         udp: true,
         rate: Some(500_000_000),
-        direction: Direction::Reverse,
+        direction: TestDirection::Reverse,
         ..TCP
     });
 }
@@ -335,7 +335,7 @@ fn ours_to_ours(case: Case) {
     }
     // Only the sending side has TCP_INFO.
     if !case.udp {
-        let sender_is_client = case.direction != Direction::Reverse;
+        let sender_is_client = case.direction != TestDirection::Reverse;
         let sender = if sender_is_client { &client } else { &srv };
         assert!(sender.main.rtt_ms.is_some(), "sender has no RTT");
         assert!(sender.main.retransmits.is_some());
@@ -351,7 +351,7 @@ fn hlctl_to_hlctl_tcp_parallel_2() {
 #[test]
 fn hlctl_to_hlctl_tcp_bidir() {
     ours_to_ours(Case {
-        direction: Direction::Bidir,
+        direction: TestDirection::Bidir,
         ..TCP
     });
 }
@@ -361,7 +361,7 @@ fn hlctl_to_hlctl_udp_reverse() {
     ours_to_ours(Case {
         udp: true,
         rate: Some(200_000_000),
-        direction: Direction::Reverse,
+        direction: TestDirection::Reverse,
         ..TCP
     });
 }

@@ -127,8 +127,8 @@ pub(crate) fn direction(
     cfg.omit_s = if time_s >= 3 { 1 } else { 0 };
     cfg.interval = None;
     cfg.direction = match dir {
-        Direction::Upload => net::Direction::Forward,
-        Direction::Download => net::Direction::Reverse,
+        Direction::Upload => net::TestDirection::Forward,
+        Direction::Download => net::TestDirection::Reverse,
     };
     let start = Instant::now();
     let mut out = DirectionResult {

@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 
 use clap::Args;
 
-use crate::bench::net::{Direction, NetError, text};
+use crate::bench::net::{NetError, TestDirection, text};
 use crate::bench::progress::{Progress, ProgressEvent};
 use crate::dbus::wire::bench::NetParams;
 use crate::path::peer::{DEFAULT_PORT, PeerSpec};
@@ -242,7 +242,7 @@ pub(crate) fn run(global: &Global, args: NetArgs) -> i32 {
         if cfg.interval.is_some() {
             println!(
                 "{}",
-                text::header(cfg.protocol, cfg.direction != Direction::Reverse)
+                text::header(cfg.protocol, cfg.direction != TestDirection::Reverse)
             );
         }
     }

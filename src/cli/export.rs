@@ -6,7 +6,7 @@ use serde_json::json;
 use super::exit;
 use super::global::Global;
 use super::output::print_json;
-use crate::nic::{export, persist, read};
+use crate::ops::nic::ExportError;
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub(crate) enum Format {
@@ -29,29 +29,15 @@ pub(crate) struct ExportArgs {
 }
 
 pub(crate) fn run(global: &Global, args: ExportArgs) -> i32 {
-    let path = global.paths().nic_state_file();
-    let state = match persist::State::load(&path) {
-        Ok(s) => s,
-        Err(e) => return super::fail(&e, exit::FAILED),
-    };
-    // The live MAC finds the entry even after a rename; without netlink, match by name.
-    let mac = super::netlink()
-        .ok()
-        .and_then(|mut nl| read::interface(&mut nl, &args.interface).ok())
-        .and_then(|i| i.mac);
-    let Some(entry) = state.find(&args.interface, mac.as_deref()) else {
-        eprintln!(
-            "hlctl: {}: no persisted settings in {} (persist some with `hlctl set {} ... --persist`)",
-            args.interface,
-            path.display(),
-            args.interface
-        );
-        return exit::INVALID;
-    };
     let text = match args.format {
-        Format::SystemdLink => {
-            export::systemd_link(&args.interface, entry.mac.as_deref(), &entry.settings)
-        }
+        Format::SystemdLink => match crate::ops::nic::export(&global.paths(), &args.interface) {
+            Ok(t) => t,
+            Err(e @ ExportError::NotPersisted { .. }) => {
+                eprintln!("hlctl: {e}");
+                return exit::INVALID;
+            }
+            Err(ExportError::State(e)) => return super::fail(&e, exit::FAILED),
+        },
     };
     if global.json {
         print_json(

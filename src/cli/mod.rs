@@ -103,11 +103,3 @@ pub(crate) fn nic_exit_code(e: &crate::nic::error::NicError) -> i32 {
         _ => exit::FAILED,
     }
 }
-
-/// Open the process's netlink connection, or print why not.
-pub(crate) fn netlink() -> Result<crate::nic::netlink::Netlink, i32> {
-    crate::nic::netlink::Netlink::new().map_err(|e| {
-        let e = crate::nic::error::NicError::Connect(e);
-        fail(&e, nic_exit_code(&e))
-    })
-}

@@ -11,8 +11,8 @@ use super::exit;
 use super::global::Global;
 use super::output::{ProgressBar, print_json};
 use super::tune_text::render;
+use crate::tune::outcome::{Outcome, TuneReport};
 use crate::tune::params::TuneParams;
-use crate::tune::report::{Outcome, TuneReport};
 use crate::tune::{self, checkpoint, rollback};
 
 /// Tune an interface against a peer, with before/after proof and rollback.

@@ -5,7 +5,7 @@
 use super::output::table;
 use crate::path::measure::{Direction, format_bps};
 use crate::tune::decide::DirDelta;
-use crate::tune::report::{SettingRow, Step, StepStatus, TuneReport};
+use crate::tune::outcome::{SettingRow, Step, StepStatus, TuneReport};
 
 /// `+12%` / `−5%` from `before` to `after`; `-` without a before.
 fn pct(before: f64, after: f64) -> String {

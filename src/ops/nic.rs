@@ -25,3 +25,37 @@ pub(crate) fn set(
     let state = paths.nic_state_file();
     crate::nic::set::apply_and_persist(nl, &state, iface, cs, dry_run, persist)
 }
+
+/// Why `export` has nothing to write.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ExportError {
+    #[error(transparent)]
+    State(#[from] NicError),
+    #[error(
+        "{iface}: no persisted settings in {file} (persist some with `hlctl set {iface} ... --persist`)"
+    )]
+    NotPersisted { iface: String, file: String },
+}
+
+/// `export IFACE`: the persisted settings of `iface` as a systemd `.link`
+/// file (found by the live MAC when the link is there, so a rename does not
+/// lose them; else by name).
+pub(crate) fn export(paths: &Paths, iface: &str) -> Result<String, ExportError> {
+    let file = paths.nic_state_file();
+    let state = crate::nic::persist::State::load(&file)?;
+    let mac = Netlink::new()
+        .ok()
+        .and_then(|mut nl| crate::nic::read::interface(&mut nl, iface).ok())
+        .and_then(|i| i.mac);
+    let entry = state
+        .find(iface, mac.as_deref())
+        .ok_or_else(|| ExportError::NotPersisted {
+            iface: iface.to_string(),
+            file: file.display().to_string(),
+        })?;
+    Ok(crate::nic::export::systemd_link(
+        iface,
+        entry.mac.as_deref(),
+        &entry.settings,
+    ))
+}

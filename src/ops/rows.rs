@@ -135,7 +135,7 @@ pub(crate) fn bench_net(
     r: &crate::bench::net::NetReport,
     settings: Snapshot,
 ) -> NewResult {
-    use crate::bench::net::Direction as D;
+    use crate::bench::net::TestDirection as D;
     let up = |bps: f64| Metric::new("net upload", &peer, bps, "bit/s");
     let down = |bps: f64| Metric::new("net download", &peer, bps, "bit/s");
     let mut m = Vec::new();

@@ -97,8 +97,8 @@ impl Measure for NetMeasure {
         cfg.omit_s = self.warm_up().omit_s;
         cfg.interval = None;
         cfg.direction = match dir {
-            Direction::Upload => net::Direction::Forward,
-            Direction::Download => net::Direction::Reverse,
+            Direction::Upload => net::TestDirection::Forward,
+            Direction::Download => net::TestDirection::Reverse,
         };
         // A server still busy with an earlier connection (our own reachability
         // probes, a previous run's teardown) may turn the first attempt away.

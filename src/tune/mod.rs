@@ -15,10 +15,10 @@ pub(crate) mod change;
 pub(crate) mod checkpoint;
 pub(crate) mod decide;
 pub(crate) mod link;
+pub(crate) mod outcome;
 pub(crate) mod params;
 pub(crate) mod persist;
 pub(crate) mod plan;
-pub(crate) mod report;
 pub(crate) mod rollback;
 pub(crate) mod run;
 mod runs;
@@ -30,7 +30,7 @@ mod trial;
 use std::path::Path;
 
 pub(crate) use change::Change;
-pub(crate) use report::TuneReport;
+pub(crate) use outcome::TuneReport;
 pub(crate) use run::{Context, run};
 
 #[derive(Debug, thiserror::Error)]

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::TuneError;
 use super::change::Change;
 use super::checkpoint;
-use super::report::Persisted;
+use super::outcome::Persisted;
 use crate::nic::model::ChangeSet;
 use crate::nic::persist::State;
 use crate::paths::Paths;

@@ -2,8 +2,8 @@
 //! doctor's inputs, measure, run the loop with a confirm callback
 //! ([`crate::ops::tune`] records the result in the history).
 
+use super::outcome::TuneReport;
 use super::params::TuneParams;
-use super::report::TuneReport;
 use super::target::LiveTarget;
 use super::{Context, TuneError, run};
 use crate::bench::progress::{Cancel, Progress};

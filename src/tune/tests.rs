@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::report::{Outcome, Step, StepStatus};
+use super::outcome::{Outcome, Step, StepStatus};
 use super::run::Options;
 use super::target::Target;
 use super::*;

@@ -7,7 +7,7 @@ use super::change::{Candidate, Change, show};
 use super::checkpoint::Checkpoint;
 use super::decide::{Decision, DirDelta, Evidence, keep_needs_full_reference, verdict_so_far};
 use super::link;
-use super::report::{SettingRow, Step, StepStatus};
+use super::outcome::{SettingRow, Step, StepStatus};
 use super::runs::{Bench, Pair, Span, say};
 use super::target::Target;
 use crate::nic::model::LinkModes;

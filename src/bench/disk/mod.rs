@@ -20,20 +20,20 @@ mod job;
 pub(crate) mod layout;
 mod offsets;
 mod psync;
-pub(crate) mod report;
 mod run;
 pub(crate) mod seqdd;
 pub(crate) mod space;
+pub(crate) mod summary;
 mod uring;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 pub use error::{DiskError, ErrorClass};
-pub use report::{CpuUse, DirectionStats, DiskReport, LatencyUs};
 pub use run::run;
 pub use seqdd::{DdPhase, SeqDdConfig, SeqDdReport, run_seq_dd};
 pub(crate) use space::FsInfo;
+pub use summary::{CpuUse, DirectionStats, DiskReport, LatencyUs};
 
 /// The I/O pattern, named like fio's `--rw`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -8,8 +8,8 @@ use super::job::{JobSpec, Live, StartGate, WorkerStats};
 use super::layout::{self, BenchFile};
 use super::offsets::OffsetGen;
 use super::{
-    DiskConfig, DiskError, DiskReport, EngineChoice, FsInfo, MAX_PSYNC_THREADS, psync, report,
-    space, uring,
+    DiskConfig, DiskError, DiskReport, EngineChoice, FsInfo, MAX_PSYNC_THREADS, psync, space,
+    summary, uring,
 };
 use crate::bench::progress::{Cancel, Progress, ProgressEvent};
 
@@ -35,7 +35,7 @@ pub fn run(
         return Err(DiskError::Cancelled);
     }
     let (start, results, cpu) = measure(cfg, engine, &files, progress, &cancel)?;
-    let ctx = report::Context {
+    let ctx = summary::Context {
         cfg,
         engine: engine.name(),
         direct,
@@ -44,7 +44,7 @@ pub fn run(
         cancelled: cancel.is_cancelled(),
         cpu,
     };
-    let report = report::build(ctx, start, results);
+    let report = summary::build(ctx, start, results);
     drop(files);
     Ok(report)
 }
@@ -104,7 +104,7 @@ fn measure(
     files: &[BenchFile],
     progress: &dyn Progress,
     cancel: &Cancel,
-) -> Result<(Instant, Vec<WorkerStats>, report::CpuUse), DiskError> {
+) -> Result<(Instant, Vec<WorkerStats>, summary::CpuUse), DiskError> {
     let live = Live::default();
     let gate = StartGate::default();
     let nblocks = cfg.size / cfg.bs;
@@ -115,7 +115,7 @@ fn measure(
         Engine::Uring => 1,
         Engine::Psync => cfg.iodepth.min(MAX_PSYNC_THREADS),
     };
-    let before = report::rusage_now();
+    let before = summary::rusage_now();
     let (start, results) = std::thread::scope(|scope| {
         let mut handles = Vec::new();
         let mut spawn_err = None;
@@ -148,7 +148,7 @@ fn measure(
     Ok((
         start,
         results,
-        report::cpu_use(before, report::rusage_now()),
+        summary::cpu_use(before, summary::rusage_now()),
     ))
 }
 

@@ -11,10 +11,10 @@ use super::control::{self, Cookie, MAX_RESULTS_JSON, State};
 use super::engine::{DataSock, DriveSpec, Engine, StreamSpec};
 use super::error::NetError;
 use super::figures::Side;
-use super::params::{self as p, Direction, Protocol, TestParams};
-use super::report::{self, BuildInput, NetReport};
+use super::params::{self as p, Protocol, TestDirection, TestParams};
 use super::results::PeerResults;
 use super::stream::{Role, stream_id};
+use super::summary::{self, BuildInput, NetReport};
 use super::{tcp, udp};
 
 /// What to test (the flags of `hlctl bench net`).
@@ -29,7 +29,7 @@ pub struct ClientConfig {
     pub time_s: u32,
     /// `-P`: parallel streams (per direction with `--bidir`).
     pub parallel: u32,
-    pub direction: Direction,
+    pub direction: TestDirection,
     /// `-b`: per-stream target in bit/s; `None` = unlimited for TCP, 1 Mibit/s for UDP.
     pub bandwidth_bps: Option<u64>,
     /// `-l`: block size; `None` = 128 KiB for TCP, the control connection's MSS for UDP.
@@ -55,7 +55,7 @@ impl ClientConfig {
             protocol: Protocol::Tcp,
             time_s: 10,
             parallel: 1,
-            direction: Direction::Forward,
+            direction: TestDirection::Forward,
             bandwidth_bps: None,
             len: None,
             window: None,
@@ -249,12 +249,12 @@ fn run_on(
 }
 
 /// The role of the `i`-th stream the client connects.
-fn client_role(d: Direction, i: usize, parallel: usize) -> Role {
+fn client_role(d: TestDirection, i: usize, parallel: usize) -> Role {
     match d {
-        Direction::Forward => Role::Send,
-        Direction::Reverse => Role::Recv,
-        Direction::Bidir if i < parallel => Role::Send,
-        Direction::Bidir => Role::Recv,
+        TestDirection::Forward => Role::Send,
+        TestDirection::Reverse => Role::Recv,
+        TestDirection::Bidir if i < parallel => Role::Send,
+        TestDirection::Bidir => Role::Recv,
     }
 }
 
@@ -367,14 +367,14 @@ impl Steps<'_> {
         let cpu = engine.cpu_util();
         let local = engine.local_streams();
         let congestion = engine.congestion();
-        let mine = report::local_results(&local, params.protocol, cpu, congestion.clone());
+        let mine = summary::local_results(&local, params.protocol, cpu, congestion.clone());
         control::write_json(ctrl, &mine.to_json(), t, "our results")?;
         let theirs =
             control::read_json(ctrl, MAX_RESULTS_JSON, self.by(), "results from the server")?;
         let theirs = PeerResults::from_json(&theirs)?;
         control::expect_state(ctrl, State::DisplayResults, self.by())?;
         control::write_state(ctrl, State::IperfDone, t)?;
-        report::build(BuildInput {
+        summary::build(BuildInput {
             side: Side::Client,
             params,
             peer: self.cfg.peer_label(),

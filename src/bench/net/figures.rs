@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::params::Direction;
+use super::params::TestDirection;
 use super::stream::Role;
 
 /// Which end of the test this is.
@@ -23,11 +23,11 @@ impl Side {
     }
 
     /// The local role of the test's main direction (forward for bidir).
-    pub(crate) fn primary_role(self, d: Direction) -> Role {
+    pub(crate) fn primary_role(self, d: TestDirection) -> Role {
         let c2s = self.role_client_to_server();
         match d {
-            Direction::Forward | Direction::Bidir => c2s,
-            Direction::Reverse => flip(c2s),
+            TestDirection::Forward | TestDirection::Bidir => c2s,
+            TestDirection::Reverse => flip(c2s),
         }
     }
 }
@@ -105,4 +105,4 @@ pub(crate) struct IntervalSample {
 
 /// How the caller turns one interval sample into progress text (the engine
 /// reports samples; `text::interval_lines` formats them like iperf3).
-pub(crate) type IntervalText = fn(&IntervalSample, Side, Direction) -> String;
+pub(crate) type IntervalText = fn(&IntervalSample, Side, TestDirection) -> String;

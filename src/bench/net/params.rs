@@ -39,7 +39,7 @@ pub enum Protocol {
 /// Which way the data flows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Direction {
+pub enum TestDirection {
     /// Client sends, server receives (iperf3's default).
     Forward,
     /// Server sends, client receives (`-R`).
@@ -59,7 +59,7 @@ pub(crate) struct TestParams {
     /// `-k`: total blocks to send (0 = unused).
     pub(crate) block_count: u64,
     pub(crate) parallel: u32,
-    pub(crate) direction: Direction,
+    pub(crate) direction: TestDirection,
     pub(crate) window: Option<u32>,
     pub(crate) len: u32,
     /// Per-stream target rate in bit/s (0 = unlimited).
@@ -78,7 +78,7 @@ impl TestParams {
     /// Streams in the test: `parallel`, doubled for bidir.
     pub(crate) fn total_streams(&self) -> u32 {
         match self.direction {
-            Direction::Bidir => self.parallel * 2,
+            TestDirection::Bidir => self.parallel * 2,
             _ => self.parallel,
         }
     }
@@ -102,11 +102,11 @@ impl TestParams {
         }
         m.insert("parallel".into(), json!(self.parallel));
         match self.direction {
-            Direction::Forward => {}
-            Direction::Reverse => {
+            TestDirection::Forward => {}
+            TestDirection::Reverse => {
                 m.insert("reverse".into(), json!(true));
             }
-            Direction::Bidir => {
+            TestDirection::Bidir => {
                 m.insert("bidirectional".into(), json!(true));
             }
         }
@@ -159,9 +159,9 @@ impl TestParams {
         };
         let direction = match (has("reverse"), has("bidirectional")) {
             (true, true) => return Err(bad(e::IEREVERSEBIDIR, "both reverse and bidirectional")),
-            (true, false) => Direction::Reverse,
-            (false, true) => Direction::Bidir,
-            (false, false) => Direction::Forward,
+            (true, false) => TestDirection::Reverse,
+            (false, true) => TestDirection::Bidir,
+            (false, false) => TestDirection::Forward,
         };
         let omit_s =
             ranged("omit", int("omit")?, MAX_OMIT_S as i64, e::IEOMIT)?.unwrap_or(0) as u32;
@@ -266,7 +266,7 @@ mod tests {
         assert_eq!(p.protocol, Protocol::Tcp);
         assert_eq!(p.time_s, 2);
         assert_eq!(p.len, 131072);
-        assert_eq!(p.direction, Direction::Forward);
+        assert_eq!(p.direction, TestDirection::Forward);
         assert_eq!(p.bandwidth_bps, 0);
         let back = TestParams::from_json(&p.to_json()).unwrap();
         assert_eq!(back, p);
@@ -281,7 +281,7 @@ mod tests {
         let p = TestParams::from_json(&v).unwrap();
         assert_eq!(p.protocol, Protocol::Udp);
         assert_eq!(p.len, DEFAULT_UDP_LEN);
-        assert_eq!(p.direction, Direction::Reverse);
+        assert_eq!(p.direction, TestDirection::Reverse);
         assert_eq!(p.total_streams(), 2);
         assert_eq!(p.bandwidth_bps, 10_000_000);
     }

@@ -15,10 +15,10 @@ use crate::bench::progress::{Cancel, Progress};
 
 use super::control;
 use super::error::NetError;
-use super::report::NetReport;
 pub use super::serving::ServerConfig;
 use super::serving::{BUSY, DONE, IDLE, Shared, TAKING_TCP_STREAMS, say};
 use super::session::{Ctx, refuse, serve_test};
+use super::summary::NetReport;
 use super::text;
 
 /// One finished (or failed) test.

@@ -14,11 +14,11 @@ use super::control::{self, COOKIE_SIZE, Cookie, MAX_PARAMS_JSON, MAX_RESULTS_JSO
 use super::engine::{DataSock, DriveSpec, Engine, StreamSpec};
 use super::error::{self as e, NetError};
 use super::figures::Side;
-use super::params::{Direction, Protocol, TestParams};
-use super::report::{self, BuildInput, NetReport};
+use super::params::{Protocol, TestDirection, TestParams};
 use super::results::PeerResults;
 use super::serving::{BUSY, ServerConfig, Shared, TAKING_TCP_STREAMS, say};
 use super::stream::{Role, stream_id};
+use super::summary::{self, BuildInput, NetReport};
 use super::{tcp, text, udp};
 
 /// Answer ACCESS_DENIED and close gently (FIN rather than RST where possible).
@@ -52,12 +52,12 @@ fn peer_gone(ctrl: &TcpStream) -> bool {
 }
 
 /// The role of the `i`-th stream the server accepts.
-fn server_role(d: Direction, i: usize, parallel: usize) -> Role {
+fn server_role(d: TestDirection, i: usize, parallel: usize) -> Role {
     match d {
-        Direction::Forward => Role::Recv,
-        Direction::Reverse => Role::Send,
-        Direction::Bidir if i < parallel => Role::Recv,
-        Direction::Bidir => Role::Send,
+        TestDirection::Forward => Role::Recv,
+        TestDirection::Reverse => Role::Send,
+        TestDirection::Bidir if i < parallel => Role::Recv,
+        TestDirection::Bidir => Role::Send,
     }
 }
 
@@ -276,7 +276,7 @@ impl Steps<'_> {
         let theirs =
             control::read_json(ctrl, MAX_RESULTS_JSON, self.by(), "results from the client")?;
         let theirs = PeerResults::from_json(&theirs)?;
-        let mine = report::local_results(&local, params.protocol, cpu, congestion.clone());
+        let mine = summary::local_results(&local, params.protocol, cpu, congestion.clone());
         control::write_json(ctrl, &mine.to_json(), self.t, "our results")?;
         control::write_state(ctrl, State::DisplayResults, self.t)?;
         // The client's IPERF_DONE, or its close; either way we are done.
@@ -287,7 +287,7 @@ impl Steps<'_> {
             Instant::now() + Duration::from_secs(2),
             "IPERF_DONE",
         );
-        report::build(BuildInput {
+        summary::build(BuildInput {
             side: Side::Server,
             params,
             peer: peer.to_string(),

@@ -3,9 +3,9 @@
 use std::fmt::Write;
 
 use super::figures::{IntervalSample, Side, StreamInterval};
-use super::params::{Direction, Protocol};
-use super::report::{DirectionSummary, NetReport};
+use super::params::{Protocol, TestDirection};
 use super::stream::Role;
+use super::summary::{DirectionSummary, NetReport};
 
 /// A number with 3 significant digits, as iperf3's `unit_snprintf` prints it.
 fn num(v: f64) -> String {
@@ -122,8 +122,12 @@ fn interval_line(tag: &str, start: f64, end: f64, s: &StreamInterval, omitted: b
 
 /// The lines of one interval: each stream, plus a SUM line per direction
 /// when there are several streams.
-pub(crate) fn interval_lines(sample: &IntervalSample, side: Side, direction: Direction) -> String {
-    let bidir = direction == Direction::Bidir;
+pub(crate) fn interval_lines(
+    sample: &IntervalSample,
+    side: Side,
+    direction: TestDirection,
+) -> String {
+    let bidir = direction == TestDirection::Bidir;
     let mut lines = Vec::new();
     for role in [Role::Send, Role::Recv] {
         let mine: Vec<&StreamInterval> = sample.streams.iter().filter(|s| s.role == role).collect();

@@ -16,7 +16,7 @@
 //! `cpu_events_per_second`, `memory_mib_per_second`), `cancelled`.
 
 pub mod memory;
-mod report;
+mod samples;
 pub(crate) mod sensors;
 pub(crate) mod verdict;
 
@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use crate::bench::progress::{Cancel, Progress, ProgressEvent};
 
-pub(crate) use report::StressReport;
+pub(crate) use samples::StressReport;
 pub(crate) use sensors::Inventory;
 pub use verdict::Verdict;
 
@@ -172,7 +172,7 @@ pub fn run(
     let start = Instant::now();
     let (readings, samples, cpu_done, mem_done) = std::thread::scope(|scope| {
         let mut workers = Workers::spawn(scope, &counts, cfg.cpu_workers, vm_workers, per_vm);
-        let mut sampler = report::Sampler::new(&inv, &first, start);
+        let mut sampler = samples::Sampler::new(&inv, &first, start);
         workers.sample(cfg, &mut sampler, start, progress, &cancel);
         counts.stop.store(true, Ordering::SeqCst);
         let (cpu_done, mem_done) = workers.join();
@@ -183,7 +183,7 @@ pub fn run(
     })?;
     let elapsed = start.elapsed();
     let (verdict, reasons) = verdict::judge(&inv, &first, &readings);
-    Ok(report::build(report::Parts {
+    Ok(samples::build(samples::Parts {
         cfg,
         vm_bytes: per_vm * vm_workers as u64,
         elapsed,
@@ -255,7 +255,7 @@ impl<'scope> Workers<'scope> {
     fn sample(
         &self,
         cfg: &StressConfig,
-        sampler: &mut report::Sampler<'_>,
+        sampler: &mut samples::Sampler<'_>,
         start: Instant,
         progress: &dyn Progress,
         cancel: &Cancel,

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bench::cpu::CpuConfig;
 use crate::bench::disk::{DiskConfig, EngineChoice, ErrorClass, RwMode};
-use crate::bench::net::{ClientConfig, Direction, NetError, Protocol};
+use crate::bench::net::{ClientConfig, NetError, Protocol, TestDirection};
 use crate::bench::stress::{MemAmount, StressConfig};
 use crate::path::peer::DEFAULT_PORT;
 
@@ -65,9 +65,9 @@ impl NetParams {
         c.time_s = self.time_s.unwrap_or(c.time_s);
         c.parallel = self.parallel.unwrap_or(c.parallel);
         c.direction = match self.direction.as_deref() {
-            None | Some("forward") => Direction::Forward,
-            Some("reverse") => Direction::Reverse,
-            Some("bidir") => Direction::Bidir,
+            None | Some("forward") => TestDirection::Forward,
+            Some("reverse") => TestDirection::Reverse,
+            Some("bidir") => TestDirection::Bidir,
             Some(other) => {
                 return Err(format!(
                     "invalid direction {other:?}: allowed forward, reverse, bidir"

@@ -9,7 +9,7 @@ use std::time::Instant;
 use crate::bench::progress::{Progress, ProgressEvent};
 
 use super::super::figures::{IntervalReport, IntervalSample, RttMs, StreamInterval};
-use super::super::params::{Direction, Protocol};
+use super::super::params::{Protocol, TestDirection};
 use super::super::stream::Role;
 use super::super::tcp_info;
 use super::{DataSock, Engine, Tracked, flip};
@@ -157,7 +157,7 @@ impl Engine {
             (bytes, retr)
         };
         let (bytes, retransmits) = sum(primary);
-        let reverse_bps = (self.params.direction == Direction::Bidir)
+        let reverse_bps = (self.params.direction == TestDirection::Bidir)
             .then(|| sum(flip(primary)).0 as f64 * 8.0 / dt);
         IntervalReport {
             start_s: s.start_s,

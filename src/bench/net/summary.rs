@@ -7,7 +7,7 @@ use super::cpu::CpuUtil;
 use super::error::NetError;
 pub use super::figures::{IntervalReport, RttMs};
 use super::figures::{LocalStream, Side};
-use super::params::{Direction, Protocol, TestParams};
+use super::params::{Protocol, TestDirection, TestParams};
 use super::results::PeerResults;
 use super::stream::Role;
 
@@ -70,7 +70,7 @@ pub struct NetReport {
     pub main: DirectionSummary,
     pub cpu: CpuReport,
     pub(crate) intervals: Vec<IntervalReport>,
-    pub direction: Direction,
+    pub direction: TestDirection,
     /// "client" or "server": which side wrote this report.
     pub side: String,
     /// The other side's address.
@@ -246,9 +246,9 @@ pub(crate) fn build(input: BuildInput<'_>) -> Result<NetReport, NetError> {
         sum(&parts)
     };
     let (main, reverse) = match p.direction {
-        Direction::Forward => (of("client_to_server"), None),
-        Direction::Reverse => (of("server_to_client"), None),
-        Direction::Bidir => (of("client_to_server"), Some(of("server_to_client"))),
+        TestDirection::Forward => (of("client_to_server"), None),
+        TestDirection::Reverse => (of("server_to_client"), None),
+        TestDirection::Bidir => (of("client_to_server"), Some(of("server_to_client"))),
     };
     let r = input.remote;
     Ok(NetReport {
@@ -365,7 +365,7 @@ mod tests {
         }
     }
 
-    fn params(direction: Direction) -> TestParams {
+    fn params(direction: TestDirection) -> TestParams {
         let mut p =
             TestParams::from_json(&serde_json::json!({"tcp": true, "time": 2, "parallel": 2}))
                 .unwrap();
@@ -375,7 +375,7 @@ mod tests {
 
     #[test]
     fn client_forward_sums_and_json_keys() {
-        let p = params(Direction::Forward);
+        let p = params(TestDirection::Forward);
         let l = [local(1, Role::Send, 1000), local(3, Role::Send, 3000)];
         let r = remote(vec![sr(1, 990, -1), sr(3, 2990, -1)], -1);
         let rep = build(BuildInput {
@@ -423,7 +423,7 @@ mod tests {
 
     #[test]
     fn server_view_of_reverse_uses_remote_receiver() {
-        let p = params(Direction::Reverse);
+        let p = params(TestDirection::Reverse);
         let l = [local(1, Role::Send, 500)];
         let r = remote(vec![sr(1, 480, -1)], -1);
         let rep = build(BuildInput {
@@ -445,7 +445,7 @@ mod tests {
 
     #[test]
     fn missing_stream_is_an_error() {
-        let p = params(Direction::Forward);
+        let p = params(TestDirection::Forward);
         let l = [local(1, Role::Send, 1)];
         let r = remote(vec![sr(7, 1, -1)], -1);
         let e = build(BuildInput {
