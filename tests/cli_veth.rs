@@ -509,10 +509,21 @@ fn persisted_nic_settings_export_as_a_systemd_link_file() {
 }
 
 #[test]
-fn an_unprivileged_caller_gets_exit_3_and_nothing_changes() {
+fn without_hlctld_an_unprivileged_caller_reads_in_process_and_changes_get_exit_3() {
     let lab = Lab::new();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        home.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let xdg = format!("XDG_STATE_HOME={}", home.path().display());
     let as_nobody = |args: &[&str]| {
         let mut v = vec![
+            "env",
+            xdg.as_str(),
+            // No bus here: hlctld cannot answer.
+            "DBUS_SYSTEM_BUS_ADDRESS=unix:path=/nonexistent/hlctl-test-bus",
             "setpriv",
             "--reuid=65534",
             "--regid=65534",
@@ -522,19 +533,28 @@ fn an_unprivileged_caller_gets_exit_3_and_nothing_changes() {
         v.extend_from_slice(args);
         lab.ns.exec_raw(&v)
     };
-    // Without hlctld (none runs here) only root may run the engine in-process:
-    // an unprivileged caller is told how to start the service (the bus tests
-    // in tests/dbus_*.rs cover reads and refusals through the daemon).
-    let out = as_nobody(&["show", &lab.a, "--json"]);
+    // Without hlctld (none runs here) reads need no privilege, as with `ip`
+    // and `ethtool`: `show` works in this process, and says so once.
+    for args in [
+        &["show", &lab.a, "--json"][..],
+        &["--local", "show", &lab.a, "--json"],
+    ] {
+        let out = as_nobody(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["interfaces"][0]["name"], lab.a.as_str());
+        assert_eq!(v["interfaces"][0]["mtu"], lab.ip_link(&lab.a)["mtu"]);
+    }
+    assert!(stderr(&as_nobody(&["show", &lab.a])).contains("running in this process as uid 65534"),);
+    // A change is still root's or hlctld's: refused, with how to start it.
+    let out = as_nobody(&["set", &lab.a, "mtu", "2000", "txqueuelen", "10"]);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("systemctl start hlctld"),
         "{}",
         stderr(&out)
     );
-    let out = as_nobody(&["--local", "show", &lab.a]);
-    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
-    let out = as_nobody(&["set", &lab.a, "mtu", "2000", "txqueuelen", "10"]);
+    let out = as_nobody(&["--local", "set", &lab.a, "mtu", "2000"]);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     let out = as_nobody(&["sysctl", "net.ipv4.tcp_sack=0"]);
     assert_eq!(
@@ -551,4 +571,15 @@ fn an_unprivileged_caller_gets_exit_3_and_nothing_changes() {
     );
     let sack = lab.ns.exec(&["cat", "/proc/sys/net/ipv4/tcp_sack"]);
     assert_eq!(String::from_utf8_lossy(&sack.stdout).trim(), "1");
+    // A measurement too, with its row in the user's own history.
+    let out = as_nobody(&["bench", "cpu", "--time", "1", "--threads", "1", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = as_nobody(&["history", "--json"]);
+    let v: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    let rows = v["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{v}");
+    assert_eq!(rows[0]["kind"], "cpu");
+    assert_eq!(rows[0]["uid"], 65534);
+    assert!(home.path().join("hlctl/history.db").exists());
 }

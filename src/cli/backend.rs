@@ -30,18 +30,34 @@ fn is_root() -> bool {
     nix::unistd::Uid::effective().is_root()
 }
 
+/// What a verb needs from the place it runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Need {
+    /// Nothing any user lacks: reading links and sysctls, measuring into
+    /// one's own directories, one's own history.
+    Nothing,
+    /// A change to the machine: root, or hlctld with polkit's word.
+    Privilege,
+}
+
 impl Backend {
-    /// The daemon unless `--local`; when it cannot be reached, root falls back
-    /// to in-process (saying so on stderr) and others get told how to start it.
-    pub(crate) fn select(global: &Global) -> Result<Backend, CliError> {
+    /// Where a verb runs — the one rule, for every verb and every user:
+    /// 1. `--local`: in this process (for a change, root only);
+    /// 2. `--bus ADDRESS`: hlctld on that bus;
+    /// 3. hlctld on the system bus, when it answers;
+    /// 4. else in this process for root, and for anyone when the verb
+    ///    needs no privilege (said once on stderr; an unprivileged user's
+    ///    history is their own, under `$XDG_STATE_HOME/hlctl`); a change
+    ///    by anyone else is refused with how to start hlctld.
+    pub(crate) fn select(global: &Global, need: Need) -> Result<Backend, CliError> {
         let local = || Backend::Local {
             paths: Box::new(global.paths()),
             nl: None,
         };
         if global.local {
-            if !is_root() {
+            if need == Need::Privilege && !is_root() {
                 return Err(CliError::new(
-                    "--local runs the engine in this process and needs root; without it hlctl asks hlctld",
+                    "--local runs a change in this process and needs root; without it hlctl asks hlctld",
                     exit::NOT_PERMITTED,
                 ));
             }
@@ -53,7 +69,20 @@ impl Backend {
                 eprintln!("hlctl: hlctld is not reachable ({why}); running in-process as root");
                 Ok(local())
             }
-            // Without the daemon only root may run the engine: not permitted.
+            Err(why) if need == Need::Nothing && global.bus.is_none() => {
+                let l = local();
+                if let Backend::Local { paths, .. } = &l {
+                    eprintln!(
+                        "hlctl: hlctld is not reachable; running in this process as uid {} \
+                         (history in {})",
+                        nix::unistd::getuid(),
+                        paths.state_dir.display()
+                    );
+                }
+                let _ = why;
+                Ok(l)
+            }
+            // Without the daemon only root may change the machine.
             Err(why) => Err(CliError::new(
                 format!(
                     "hlctld is not reachable ({why}).\n\

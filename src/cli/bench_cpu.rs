@@ -40,7 +40,7 @@ pub(crate) fn run(global: &Global, args: CpuArgs) -> i32 {
         max_prime: Some(args.max_prime),
         no_single: args.no_single,
     };
-    let mut backend = match super::backend::Backend::select(global) {
+    let mut backend = match super::backend::Backend::select(global, super::backend::Need::Nothing) {
         Ok(b) => b,
         Err(e) => return e.report(),
     };

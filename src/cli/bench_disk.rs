@@ -93,7 +93,7 @@ pub(crate) fn run(global: &Global, args: DiskArgs) -> i32 {
         return seq_dd(global, args, &bar);
     }
     let params = params(args);
-    let mut backend = match super::backend::Backend::select(global) {
+    let mut backend = match super::backend::Backend::select(global, super::backend::Need::Nothing) {
         Ok(b) => b,
         Err(e) => return e.report(),
     };

@@ -225,7 +225,7 @@ pub(crate) fn run(global: &Global, args: NetArgs) -> i32 {
             return exit::INVALID;
         }
     };
-    let mut backend = match super::backend::Backend::select(global) {
+    let mut backend = match super::backend::Backend::select(global, super::backend::Need::Nothing) {
         Ok(b) => b,
         Err(e) => return e.report(),
     };

@@ -54,7 +54,7 @@ pub(crate) fn run(global: &Global, args: StressArgs) -> i32 {
         vm_percent,
         interval_s: Some(args.interval.as_secs_f64()),
     };
-    let mut backend = match super::backend::Backend::select(global) {
+    let mut backend = match super::backend::Backend::select(global, super::backend::Need::Nothing) {
         Ok(b) => b,
         Err(e) => return e.report(),
     };

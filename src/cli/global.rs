@@ -49,7 +49,11 @@ pub(crate) struct Global {
 }
 
 impl Global {
-    /// File locations after applying `--root`, `--state-dir` and `--sysctl-dir`.
+    /// File locations after applying `--root`, `--state-dir` and
+    /// `--sysctl-dir`. An unprivileged user who named no state directory
+    /// keeps their own history (and measurement lock) under
+    /// `$XDG_STATE_HOME/hlctl` (`~/.local/state/hlctl`): the system's is
+    /// root's.
     pub(crate) fn paths(&self) -> Paths {
         let mut p = Paths::under(&self.root);
         if let Some(d) = &self.state_dir {
@@ -62,6 +66,21 @@ impl Global {
         if let Some(f) = &self.config {
             p.config_file = f.clone();
         }
+        if self.state_dir.is_none()
+            && !nix::unistd::Uid::effective().is_root()
+            && let Some(d) = user_state_dir()
+        {
+            p.state_dir = d;
+        }
         p
     }
+}
+
+/// `$XDG_STATE_HOME/hlctl`, else `$HOME/.local/state/hlctl`.
+fn user_state_dir() -> Option<PathBuf> {
+    std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|d| d.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
+        .map(|d| d.join("hlctl"))
 }

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use zbus::Variant;
 
-use super::backend::Backend;
+use super::backend::{Backend, Need};
 use super::error::CliError;
 use super::exit;
 use super::global::Global;
@@ -33,8 +33,8 @@ enum Where {
 }
 
 /// Where the work happens: [`Backend::select`]'s one rule.
-fn select(global: &Global) -> Result<Where, CliError> {
-    Ok(match Backend::select(global)? {
+fn select(global: &Global, need: Need) -> Result<Where, CliError> {
+    Ok(match Backend::select(global, need)? {
         Backend::Local { paths, .. } => Where::Local(*paths),
         Backend::Bus(r) => Where::Bus(r),
     })
@@ -67,7 +67,7 @@ pub(crate) fn history(
     global: &Global,
     filter: HistoryFilter,
 ) -> Result<Vec<StoredResult>, CliError> {
-    match select(global)? {
+    match select(global, Need::Nothing)? {
         Where::Local(p) => {
             ops::history(&p, filter.kind, filter.since, filter.limit).map_err(local_err)
         }
@@ -84,7 +84,7 @@ pub(crate) fn history(
 
 /// `hlctl baseline list`.
 pub(crate) fn baselines(global: &Global) -> Result<Vec<BaselineInfo>, CliError> {
-    match select(global)? {
+    match select(global, Need::Nothing)? {
         Where::Local(p) => ops::baselines(&p).map_err(local_err),
         Where::Bus(r) => {
             let rows =
@@ -99,7 +99,7 @@ pub(crate) fn baselines(global: &Global) -> Result<Vec<BaselineInfo>, CliError> 
 
 /// `hlctl baseline save NAME`: how many metrics it holds.
 pub(crate) fn save_baseline(global: &Global, name: &str) -> Result<usize, CliError> {
-    match select(global)? {
+    match select(global, Need::Nothing)? {
         Where::Local(p) => ops::save_baseline(&p, name).map_err(local_err),
         Where::Bus(r) => {
             r.rt.block_on(r.manager.save_baseline(name))
@@ -115,7 +115,7 @@ pub(crate) fn compare(
     name: Option<&str>,
     threshold: f64,
 ) -> Result<Comparison, CliError> {
-    match select(global)? {
+    match select(global, Need::Nothing)? {
         Where::Local(p) => ops::compare(&p, name, threshold).map_err(local_err),
         Where::Bus(r) => {
             let mut opts: HashMap<&str, Variant<'_>> = HashMap::new();
@@ -130,7 +130,7 @@ pub(crate) fn compare(
 
 /// `hlctl status`.
 pub(crate) fn status(global: &Global) -> Result<Status, CliError> {
-    match select(global)? {
+    match select(global, Need::Nothing)? {
         Where::Local(p) => Ok(ops::status(&p)),
         Where::Bus(r) => {
             let m =
@@ -143,7 +143,7 @@ pub(crate) fn status(global: &Global) -> Result<Status, CliError> {
 
 /// `hlctl rollback [IFACE]`.
 pub(crate) fn rollback(global: &Global, iface: Option<&str>) -> Result<RollbackReport, CliError> {
-    match select(global)? {
+    match select(global, Need::Privilege)? {
         Where::Local(p) => {
             ops::rollback(&p, iface).map_err(|e| CliError::new(e.to_string(), exit::FAILED))
         }

@@ -56,7 +56,7 @@ pub(crate) fn run(global: &Global, args: ReportArgs) -> i32 {
             }
         }
     }
-    let remote = match super::backend::Backend::select(global) {
+    let remote = match super::backend::Backend::select(global, super::backend::Need::Nothing) {
         Ok(super::backend::Backend::Bus(r)) => Some(r),
         Ok(super::backend::Backend::Local { .. }) => None,
         Err(e) => return e.report(),

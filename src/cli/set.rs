@@ -86,7 +86,8 @@ pub(crate) fn run(global: &Global, args: SetArgs) -> i32 {
             return super::fail(&e, exit::INVALID);
         }
     };
-    let mut backend = match super::backend::Backend::select(global) {
+    let mut backend = match super::backend::Backend::select(global, super::backend::Need::Privilege)
+    {
         Ok(b) => b,
         Err(e) => return e.report(),
     };

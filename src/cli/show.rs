@@ -44,7 +44,7 @@ struct ShowJson<'a> {
 }
 
 pub(crate) fn run(global: &Global, args: ShowArgs) -> i32 {
-    let mut backend = match super::backend::Backend::select(global) {
+    let mut backend = match super::backend::Backend::select(global, super::backend::Need::Nothing) {
         Ok(b) => b,
         Err(e) => return e.report(),
     };

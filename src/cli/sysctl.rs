@@ -41,7 +41,12 @@ pub(crate) struct SysctlArgs {
 pub(crate) fn run(global: &Global, args: SysctlArgs) -> i32 {
     let (sets, gets): (Vec<&String>, Vec<&String>) =
         args.items.iter().partition(|i| i.contains('='));
-    let mut backend = match super::backend::Backend::select(global) {
+    let need = if sets.is_empty() {
+        super::backend::Need::Nothing
+    } else {
+        super::backend::Need::Privilege
+    };
+    let mut backend = match super::backend::Backend::select(global, need) {
         Ok(b) => b,
         Err(e) => return e.report(),
     };

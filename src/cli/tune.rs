@@ -148,7 +148,7 @@ pub(crate) fn run(global: &Global, args: TuneArgs) -> i32 {
         }
     }
     let bar = ProgressBar::new(global.json);
-    let result = match Backend::select(global) {
+    let result = match Backend::select(global, super::backend::Need::Privilege) {
         Err(e) => return e.report(),
         Ok(Backend::Bus(remote)) => through_daemon(&remote, &p, &bar),
         Ok(Backend::Local { paths, .. }) => local(&paths, &p, &bar).map_err(|e| {
