@@ -12,7 +12,9 @@ use clap::{Parser, Subcommand};
 ///
 /// Every verb goes through the hlctld daemon on the system bus (started by
 /// D-Bus activation where available), which asks polkit whether you may
-/// change things; anyone may look. --local runs everything in-process (root).
+/// change things; anyone may look. Without the daemon, root runs everything
+/// in this process, and so does any user for what needs no privilege (show,
+/// bench, doctor, history of their own). --local runs in this process.
 ///
 /// Exit codes: 0 done; 1 failed (a change set was restored); 2 invalid input
 /// (nothing changed); 3 not permitted.
