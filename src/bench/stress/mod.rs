@@ -89,6 +89,11 @@ pub enum StressError {
 pub(crate) fn mem_available() -> Result<u64, StressError> {
     let text = std::fs::read_to_string("/proc/meminfo")
         .map_err(|e| StressError::MemInfo(e.to_string()))?;
+    parse_mem_available(&text)
+}
+
+/// Bytes of `MemAvailable` in /proc/meminfo's `text`.
+pub(crate) fn parse_mem_available(text: &str) -> Result<u64, StressError> {
     text.lines()
         .find_map(|l| l.strip_prefix("MemAvailable:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
