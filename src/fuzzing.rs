@@ -28,9 +28,12 @@ use crate::nic::netlink::ethtool::{
 use crate::nic::netlink::message::{NLMSG_ERROR, parse_error, parse_messages};
 use crate::nic::netlink::{genl, monitor, rtnl};
 
+/// A fuzz target: bytes in, a panic on a bug.
+pub type Target = fn(&[u8]);
+
 /// The fuzz targets, by name (the names of `fuzz/fuzz_targets/*.rs` and
 /// `fuzz/corpus/*/`).
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("netlink_rtnl", netlink_rtnl),
     ("netlink_ethtool", netlink_ethtool),
     ("iperf_server", iperf_server),
