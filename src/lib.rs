@@ -26,6 +26,9 @@ pub(crate) mod config;
 pub mod dbus;
 pub(crate) mod doctor;
 pub(crate) mod fsutil;
+/// Entry points for the fuzz targets (`fuzz/`) and their regression test.
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod history;
 pub mod host;
 pub(crate) mod html;

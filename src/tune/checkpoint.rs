@@ -74,6 +74,11 @@ pub(crate) fn now_ms() -> i64 {
 /// Field 22 of /proc/PID/stat: start time in clock ticks after boot.
 pub(crate) fn process_start(pid: u32) -> Option<u64> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    parse_process_start(&s)
+}
+
+/// Field 22 of a /proc/PID/stat text.
+pub(crate) fn parse_process_start(s: &str) -> Option<u64> {
     let rest = &s[s.rfind(')')? + 1..];
     rest.split_whitespace().nth(19)?.parse().ok()
 }

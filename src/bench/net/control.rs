@@ -270,17 +270,29 @@ pub(crate) fn read_state(s: &TcpStream, deadline: Instant, what: &str) -> Result
 
 /// Turn ACCESS_DENIED, SERVER_ERROR and SERVER_TERMINATE into their errors.
 pub(crate) fn check_peer_failure(s: &TcpStream, b: u8, deadline: Instant) -> Result<(), NetError> {
+    peer_failure(b, || {
+        let mut nums = [0u8; 8];
+        read_exact_by(
+            s,
+            &mut nums,
+            deadline,
+            "the error numbers after SERVER_ERROR",
+        )?;
+        Ok(nums)
+    })
+}
+
+/// [`check_peer_failure`] on state byte `b`; `error_numbers` reads the 8
+/// bytes that follow SERVER_ERROR.
+pub(crate) fn peer_failure(
+    b: u8,
+    error_numbers: impl FnOnce() -> Result<[u8; 8], NetError>,
+) -> Result<(), NetError> {
     match State::from_byte(b) {
         Some(State::AccessDenied) => Err(NetError::ServerBusy),
         Some(State::ServerTerminate) => Err(NetError::ServerTerminated),
         Some(State::ServerError) => {
-            let mut nums = [0u8; 8];
-            read_exact_by(
-                s,
-                &mut nums,
-                deadline,
-                "the error numbers after SERVER_ERROR",
-            )?;
+            let nums = error_numbers()?;
             let i_errno = i32::from_be_bytes([nums[0], nums[1], nums[2], nums[3]]);
             let errno = i32::from_be_bytes([nums[4], nums[5], nums[6], nums[7]]);
             Err(NetError::ServerError { i_errno, errno })
@@ -335,6 +347,14 @@ pub(crate) fn read_json(
 ) -> Result<Value, NetError> {
     let mut len = [0u8; 4];
     read_exact_by(s, &mut len, deadline, &format!("the length of the {what}"))?;
+    let mut body = vec![0u8; json_len(len, limit, what)?];
+    read_exact_by(s, &mut body, deadline, what)?;
+    json_body(&body, what)
+}
+
+/// The length of a JSON block from its 4-byte big-endian prefix; 0 or above
+/// `limit` is refused (before anything is allocated).
+pub(crate) fn json_len(len: [u8; 4], limit: u32, what: &str) -> Result<usize, NetError> {
     let len = u32::from_be_bytes(len);
     if len == 0 || len > limit {
         return Err(NetError::BadLength {
@@ -343,16 +363,19 @@ pub(crate) fn read_json(
             limit,
         });
     }
-    let mut body = vec![0u8; len as usize];
-    read_exact_by(s, &mut body, deadline, what)?;
-    let v: Value = serde_json::from_slice(&body).map_err(|e| NetError::BadJson {
+    Ok(len as usize)
+}
+
+/// Decode a JSON block's body, which must be an object.
+pub(crate) fn json_body(body: &[u8], what: &str) -> Result<Value, NetError> {
+    let v: Value = serde_json::from_slice(body).map_err(|e| NetError::BadJson {
         what: what.to_string(),
-        detail: format!("{e} (received {})", preview(&body)),
+        detail: format!("{e} (received {})", preview(body)),
     })?;
     if !v.is_object() {
         return Err(NetError::BadJson {
             what: what.to_string(),
-            detail: format!("expected a JSON object, received {}", preview(&body)),
+            detail: format!("expected a JSON object, received {}", preview(body)),
         });
     }
     Ok(v)

@@ -90,11 +90,42 @@ pub enum StressError {
 pub(crate) fn mem_available() -> Result<u64, StressError> {
     let text = std::fs::read_to_string("/proc/meminfo")
         .map_err(|e| StressError::MemInfo(e.to_string()))?;
-    text.lines()
+    parse_mem_available(&text)
+}
+
+/// Bytes of `MemAvailable` in /proc/meminfo's `text`.
+pub(crate) fn parse_mem_available(text: &str) -> Result<u64, StressError> {
+    let kib = text
+        .lines()
         .find_map(|l| l.strip_prefix("MemAvailable:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map(|kib| kib * 1024)
-        .ok_or_else(|| StressError::MemInfo("no MemAvailable line".into()))
+        .ok_or_else(|| StressError::MemInfo("no MemAvailable line".into()))?;
+    kib.checked_mul(1024)
+        .ok_or_else(|| StressError::MemInfo(format!("MemAvailable {kib} kB is out of range")))
+}
+
+#[cfg(test)]
+mod meminfo_tests {
+    use super::*;
+
+    #[test]
+    fn mem_available_in_bytes() {
+        let text = "MemTotal:       16318528 kB\nMemAvailable:   12345678 kB\n";
+        assert_eq!(parse_mem_available(text).unwrap(), 12345678 * 1024);
+        assert!(parse_mem_available("MemTotal: 1 kB\n").is_err());
+    }
+
+    /// Found by the proc_sys fuzz target: a MemAvailable too large for bytes
+    /// in a u64 overflowed (a panic with overflow checks, a wrong size without).
+    #[test]
+    fn mem_available_too_large_is_an_error() {
+        let e = parse_mem_available("MemAvailable: 18014398509481984 kB\n").unwrap_err();
+        assert!(e.to_string().contains("out of range"), "{e}");
+        assert_eq!(
+            parse_mem_available("MemAvailable: 18014398509481983 kB\n").unwrap(),
+            18014398509481983 * 1024
+        );
+    }
 }
 
 fn resolve_vm_bytes(cfg: &StressConfig) -> Result<u64, StressError> {

@@ -338,3 +338,33 @@ pub(crate) fn compare_threshold(m: &OwnedDict) -> Result<f64> {
     }
     Ok(t)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by the history_json fuzz target: a stored result holding a
+    /// number serde_json's default (best-effort) float parser rounds off by
+    /// one ULP came back from the bus row as another number.
+    #[test]
+    fn a_row_keeps_every_bit_of_its_numbers() {
+        let text = "666666666666666666666666666666666666666662";
+        let row = StoredResult {
+            id: 1,
+            ts: 0,
+            kind: "doctor".into(),
+            host: String::new(),
+            kernel: String::new(),
+            interface: None,
+            peer: None,
+            metrics: Vec::new(),
+            settings: Default::default(),
+            result: serde_json::from_str(text).unwrap(),
+        };
+        let owned: OwnedDict = encode_row(&row)
+            .into_iter()
+            .map(|(k, v)| (k, crate::dbus::wire::typed::owned(v)))
+            .collect();
+        assert_eq!(decode_row(&owned).unwrap(), row);
+    }
+}

@@ -42,7 +42,6 @@ pub(crate) struct Device {
 }
 
 /// Decode the header nest of a reply (attribute bytes of the whole message).
-#[cfg_attr(not(test), expect(dead_code, reason = "only the unit tests use it"))]
 pub(crate) fn parse(attrs: &[u8]) -> Result<Device, AttrError> {
     let t = AttrTable::parse(attrs)?;
     let Some(h) = t.get(A_HEADER) else {
