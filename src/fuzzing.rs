@@ -393,6 +393,7 @@ pub fn history_json(data: &[u8]) {
         kernel: String::new(),
         interface: None,
         peer: None,
+        uid: None,
         metrics: Vec::new(),
         settings,
         result,
@@ -626,6 +627,7 @@ mod seeds {
             kernel: "6.1.0".into(),
             interface: Some("eth0".into()),
             peer: Some("nas".into()),
+            uid: None,
             metrics: vec![crate::history::store::Metric::new(
                 "bps", "nas", 9.4e8, "bit/s",
             )],

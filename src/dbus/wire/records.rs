@@ -357,6 +357,7 @@ mod tests {
             kernel: String::new(),
             interface: None,
             peer: None,
+            uid: None,
             metrics: Vec::new(),
             settings: Default::default(),
             result: serde_json::from_str(text).unwrap(),
