@@ -1,0 +1,1 @@
+//! Persisting a setting through the manager that owns it, and undoing that.
