@@ -108,8 +108,10 @@ impl Backend {
     /// `hlctl show`: the named interfaces, or all but `lo` (physical first).
     pub(crate) fn show(&mut self, names: &[String]) -> Result<Vec<Interface>, CliError> {
         match self {
-            Backend::Local { nl, .. } => {
-                Ok(crate::nic::read::interfaces(Self::netlink(nl)?, names)?)
+            Backend::Local { nl, paths } => {
+                let mut list = crate::nic::read::interfaces(Self::netlink(nl)?, names)?;
+                crate::nic::owner::annotate(&crate::nic::owner::Roots::new(paths), &mut list);
+                Ok(list)
             }
             Backend::Bus(r) => r.show(names),
         }

@@ -51,6 +51,10 @@ pub(crate) struct Interface {
     /// The bridge/bond stack this interface belongs to (as upper or port).
     #[serde(default)]
     pub(crate) stack: Option<crate::nic::stack::Stack>,
+    /// The network managers that set this link's settings from their own
+    /// configuration ([`crate::nic::owner`]); filled in by `show`.
+    #[serde(default)]
+    pub(crate) owners: Vec<crate::nic::owner::Owner>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

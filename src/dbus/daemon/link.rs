@@ -109,7 +109,26 @@ impl LinkObject {
     /// that want everything. Counters are at most 0.5 s old.
     #[zbus(property)]
     async fn settings(&self) -> String {
-        serde_json::to_string(&self.fresh().await).unwrap_or_else(|_| "null".into())
+        let mut i = self.fresh().await;
+        i.owners = self.daemon.owners(&i.name, i.ifindex).await;
+        serde_json::to_string(&i).unwrap_or_else(|_| "null".into())
+    }
+
+    /// The network managers that set this link's settings from their own
+    /// configuration: (manager, name, file, netplan, owns), where manager is
+    /// network-manager, networkd, link-file, ifupdown2 or ifupdown; name the
+    /// connection or stanza; file the file it reads; netplan the YAML the
+    /// file was generated from ("" when none); owns the settings it sets
+    /// (`mtu`, `ring rx`, `feature rx-gro`). Read when asked, not announced.
+    #[zbus(property(emits_changed_signal = "false"))]
+    async fn owners(&self) -> Vec<(String, String, String, String, Vec<String>)> {
+        let m = self.link.model();
+        self.daemon
+            .owners(&m.name, m.ifindex)
+            .await
+            .into_iter()
+            .map(typed::owner)
+            .collect()
     }
 
     /// Ring sizes (`ethtool -g`): the keys the driver reports, empty when it

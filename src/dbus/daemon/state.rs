@@ -117,6 +117,8 @@ pub(crate) struct Daemon {
     pub(crate) writer: Mutex<Netlink>,
     pub(crate) jobs: Mutex<BTreeMap<u64, Arc<JobState>>>,
     next_job: AtomicU64,
+    /// The system bus, where NetworkManager answers (connected on first use).
+    nm_bus: tokio::sync::OnceCell<Option<zbus::Connection>>,
 }
 
 impl Daemon {
@@ -130,11 +132,32 @@ impl Daemon {
             writer: Mutex::new(writer),
             jobs: Mutex::new(BTreeMap::new()),
             next_job: AtomicU64::new(1),
+            nm_bus: tokio::sync::OnceCell::new(),
         }))
     }
 
     pub(crate) fn paths(&self) -> &Paths {
         &self.opts.paths
+    }
+
+    /// Where the network managers keep their files.
+    pub(crate) fn roots(&self) -> crate::nic::owner::Roots {
+        crate::nic::owner::Roots::new(self.paths())
+    }
+
+    /// The system bus for NetworkManager (`None`: none, or a moved root).
+    pub(crate) async fn nm_bus(&self) -> Option<zbus::Connection> {
+        let roots = self.roots();
+        self.nm_bus
+            .get_or_init(|| crate::nic::owner::system_bus(&roots))
+            .await
+            .clone()
+    }
+
+    /// The network managers that hold a link.
+    pub(crate) async fn owners(&self, name: &str, ifindex: u32) -> Vec<crate::nic::owner::Owner> {
+        let bus = self.nm_bus().await;
+        crate::nic::owner::find(&self.roots(), bus.as_ref(), name, ifindex).await
     }
 
     pub(crate) fn link(&self, ifindex: u32) -> Option<Arc<LinkState>> {

@@ -160,6 +160,52 @@ pub(crate) fn from_files(roots: &Roots, iface: &str, ifindex: u32) -> Vec<Owner>
     out
 }
 
+/// Every manager that holds `iface`: NetworkManager first (asked over `nm`,
+/// the system bus, when given and the root is the live system's), then the
+/// managers found from their files.
+pub(crate) async fn find(
+    roots: &Roots,
+    nm: Option<&zbus::Connection>,
+    iface: &str,
+    ifindex: u32,
+) -> Vec<Owner> {
+    let mut out = Vec::new();
+    if let Some(conn) = nm.filter(|_| roots.tools) {
+        match networkmanager::owner(conn, iface).await {
+            Ok(o) => out.extend(o),
+            Err(e) => tracing::debug!("{iface}: NetworkManager: {e}"),
+        }
+    }
+    out.extend(from_files(roots, iface, ifindex));
+    out
+}
+
+/// The system bus, where NetworkManager answers; `None` when there is none
+/// or the root is moved (tests never ask the host's NetworkManager).
+pub(crate) async fn system_bus(roots: &Roots) -> Option<zbus::Connection> {
+    if !roots.tools {
+        return None;
+    }
+    zbus::Connection::system().await.ok()
+}
+
+/// Fill in the owners of each interface (in this process: the CLI's
+/// `--local` path; the daemon asks [`find`] itself).
+pub(crate) fn annotate(roots: &Roots, ifaces: &mut [crate::nic::model::Interface]) {
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return;
+    };
+    rt.block_on(async {
+        let bus = system_bus(roots).await;
+        for i in ifaces.iter_mut() {
+            i.owners = find(roots, bus.as_ref(), &i.name, i.ifindex).await;
+        }
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
