@@ -7,11 +7,14 @@
 //! - [`netplan`]: netplan as the origin of networkd/NetworkManager files;
 //! - [`networkmanager`]: NetworkManager over its D-Bus API;
 //! - [`roots`]: where the managers' files are (movable for tests);
-//! - [`write`]: persisting a setting through its owner, and undoing that.
+//! - [`write`]: persisting a setting through its owner, and undoing that
+//!   ([`edit_ifupdown`]: the stanza's line; [`edit_networkd`]: hlctl's drop-ins).
 //!
 //! A setting is named as the registry names it (`mtu`, `ring rx`); a kernel
 //! feature as `feature NAME`.
 
+pub(crate) mod edit_ifupdown;
+pub(crate) mod edit_networkd;
 pub(crate) mod error;
 pub(crate) mod ifupdown;
 pub(crate) mod netplan;
