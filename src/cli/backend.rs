@@ -127,10 +127,10 @@ impl Backend {
     ) -> Result<SetReply, CliError> {
         match self {
             Backend::Local { paths, nl } => {
-                let state = paths.nic_state_file();
+                let paths = paths.clone();
                 Ok(apply_and_persist(
                     Self::netlink(nl)?,
-                    &state,
+                    &paths,
                     iface,
                     cs,
                     dry_run,

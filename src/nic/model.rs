@@ -54,7 +54,7 @@ pub(crate) struct Interface {
     /// The network managers that set this link's settings from their own
     /// configuration ([`crate::nic::owner`]); filled in by `show`.
     #[serde(default)]
-    pub(crate) owners: Vec<crate::nic::owner::Owner>,
+    pub(crate) owners: Vec<crate::nic::owned::Owner>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

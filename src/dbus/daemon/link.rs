@@ -204,11 +204,13 @@ impl LinkObject {
     /// known; a value is "" when the driver reports none, and after is "" in
     /// a dry run. And a `summary` (a{sv}). Keys[summary]: interface s,
     /// dry_run b, changed u, statuses a{su}, failed_step s, error s, errno i,
-    /// restore_errors as, persisted s, persist_error s. (changed: settings
+    /// restore_errors as, persisted s, persisted_through as, persist_error s. (changed: settings
     /// the kernel now holds differently; statuses: settings per status;
     /// failed_step, error, errno: the request that failed, "" and 0 when none;
     /// restore_errors: what could not be put back; persisted: the state file
-    /// written, "" when not persisted; persist_error: why persisting failed.)
+    /// written, "" when not persisted; persisted_through: the lines and keys
+    /// written into the link's network managers' files; persist_error: why
+    /// persisting failed.)
     #[zbus(out_args("rows", "summary"))]
     async fn apply_changes(
         &self,
@@ -249,9 +251,8 @@ impl LinkObject {
         let d = self.daemon.clone();
         let iface = name.clone();
         let reply = tokio::task::spawn_blocking(move || {
-            let state_file = d.paths().nic_state_file();
             let mut nl = lock(&d.writer);
-            apply_and_persist(&mut nl, &state_file, &iface, &cs, dry_run, persist)
+            apply_and_persist(&mut nl, d.paths(), &iface, &cs, dry_run, persist)
         })
         .await
         .map_err(|e| Error::Failed(format!("{name}: the change task failed: {e}")))??;

@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::error::OwnerError;
+use super::fileedit;
 use super::ifupdown::{self, Target};
-use super::write::{self, Placed, requested};
+use super::placed::{Placed, requested};
 use super::{Manager, Roots};
 use crate::nic::registry::value_text;
 
@@ -88,7 +89,7 @@ pub(crate) fn persist(
         match edit_one_file(roots, manager, iface, path, &mine) {
             Ok(p) => placed.extend(p),
             Err(e) => {
-                let _ = write::undo(roots, iface, &placed);
+                undo(roots, iface, &placed);
                 return Err(e);
             }
         }
@@ -106,7 +107,7 @@ fn edit_one_file(
 ) -> Result<Vec<Placed>, OwnerError> {
     let mut placed = Vec::new();
     let keys: Vec<&str> = lines.iter().map(|l| l.key).collect();
-    write::edit_file(
+    fileedit::edit_file(
         roots,
         iface,
         path,
@@ -157,7 +158,7 @@ fn check(
     path: &Path,
     keys: &[&str],
 ) -> Result<(), OwnerError> {
-    if !roots.tools || manager != Manager::Ifupdown2 || !write::have("ifquery") {
+    if !roots.tools || manager != Manager::Ifupdown2 || !fileedit::have("ifquery") {
         return Ok(());
     }
     let out = std::process::Command::new("ifquery")
@@ -200,7 +201,7 @@ pub(crate) fn set_back(
         .strip_prefix("iface ")
         .unwrap_or(iface)
         .to_string();
-    write::edit_file(
+    fileedit::edit_file(
         roots,
         iface,
         &path,
@@ -214,113 +215,9 @@ pub(crate) fn set_back(
     .map(|_| ())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::nic::model::ChangeSet;
-
-    const PVE: &str = "auto lo\niface lo inet loopback\n\niface enp1s0 inet manual\n\nauto vmbr0\niface vmbr0 inet static\n\taddress 192.168.1.10/24\n\tgateway 192.168.1.1\n\tbridge-ports enp1s0\n\tbridge-stp off\n\tbridge-fd 0\n\tgro-offload on\n\nsource /etc/network/interfaces.d/*\n";
-
-    fn roots(dir: &Path) -> Roots {
-        let r = Roots {
-            root: dir.to_path_buf(),
-            backup_dir: dir.join("var/lib/hlctl/owner-backup"),
-            tools: false,
-        };
-        std::fs::create_dir_all(r.at("/etc/network/interfaces.d")).unwrap();
-        std::fs::create_dir_all(r.at("/usr/share/ifupdown2")).unwrap();
-        std::fs::write(r.interfaces(), PVE).unwrap();
-        r
-    }
-
-    fn cs(mtu: u32, gro: Option<bool>, ring: Option<u32>) -> ChangeSet {
-        let mut c = ChangeSet {
-            mtu: Some(mtu),
-            ..Default::default()
-        };
-        if let Some(g) = gro {
-            c.features.insert("rx-gro".into(), g);
-        }
-        if let Some(r) = ring {
-            c.rings = Some(crate::nic::model::RingsSet {
-                rx: Some(r),
-                ..Default::default()
-            });
-        }
-        c
-    }
-
-    #[test]
-    fn mtu_goes_into_the_stanza_and_undo_restores_the_file_byte_for_byte() {
-        let dir = tempfile::tempdir().unwrap();
-        let r = roots(dir.path());
-        let placed = write::persist(&r, "vmbr0", 7, &cs(9000, Some(false), Some(4096))).unwrap();
-        let text = std::fs::read_to_string(r.interfaces()).unwrap();
-        assert!(
-            text.contains("\tgro-offload off\n\tmtu 9000\n\nsource"),
-            "{text}"
-        );
-        assert!(
-            !text.contains("ring"),
-            "ifupdown2 has no ring option: {text}"
-        );
-        assert_eq!(placed.len(), 2);
-        assert_eq!(placed[0].key, "mtu");
-        assert_eq!(placed[0].before, None);
-        assert_eq!(placed[1].before.as_deref(), Some("on"));
-        assert_eq!(placed[1].file, "/etc/network/interfaces");
-        // The port's stanza has no mtu line either: ifreload would reset it too.
-        let port = write::persist(&r, "enp1s0", 6, &cs(9000, None, None)).unwrap();
-        assert!(
-            std::fs::read_to_string(r.interfaces())
-                .unwrap()
-                .contains("iface enp1s0 inet manual\n\tmtu 9000\n")
-        );
-        let backups = std::fs::read_dir(&r.backup_dir).unwrap().count();
-        assert!(backups >= 1, "a copy of the file before the edit is kept");
-        write::undo(&r, "enp1s0", &port).unwrap();
-        write::undo(&r, "vmbr0", &placed).unwrap();
-        assert_eq!(std::fs::read_to_string(r.interfaces()).unwrap(), PVE);
-    }
-
-    #[test]
-    fn classic_ifupdown_gets_only_lines_it_already_has_and_others_are_untouched() {
-        let dir = tempfile::tempdir().unwrap();
-        let r = roots(dir.path());
-        std::fs::remove_dir(r.at("/usr/share/ifupdown2")).unwrap();
-        assert!(
-            write::persist(&r, "vmbr0", 7, &cs(9000, None, None))
-                .unwrap()
-                .is_empty()
-        );
-        assert_eq!(std::fs::read_to_string(r.interfaces()).unwrap(), PVE);
-        assert!(
-            write::persist(&r, "eth9", 9, &cs(9000, None, None))
-                .unwrap()
-                .is_empty()
-        );
-    }
-
-    #[test]
-    fn writing_again_keeps_the_first_before_and_restore_goes_back_a_step() {
-        let dir = tempfile::tempdir().unwrap();
-        let r = roots(dir.path());
-        let mut list = write::persist(&r, "vmbr0", 7, &cs(9000, None, None)).unwrap();
-        let earlier = list.clone();
-        let again = write::persist(&r, "vmbr0", 7, &cs(4000, None, None)).unwrap();
-        assert_eq!(again[0].before.as_deref(), Some("9000"));
-        write::merge(&mut list, &again);
-        assert_eq!(
-            (list[0].value.as_str(), list[0].before.as_deref()),
-            ("4000", None)
-        );
-        write::restore(&r, "vmbr0", &list, &earlier).unwrap();
-        assert!(
-            std::fs::read_to_string(r.interfaces())
-                .unwrap()
-                .contains("\tmtu 9000\n")
-        );
-        write::undo(&r, "vmbr0", &earlier).unwrap();
-        assert_eq!(std::fs::read_to_string(r.interfaces()).unwrap(), PVE);
+/// Take back what this step wrote before a later part of it failed.
+fn undo(roots: &Roots, iface: &str, placed: &[Placed]) {
+    for p in placed.iter().rev() {
+        let _ = set_back(roots, iface, p, p.before.clone());
     }
 }

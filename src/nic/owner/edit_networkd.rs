@@ -11,8 +11,9 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::error::OwnerError;
+use super::fileedit;
 use super::networkd::{self, DROPIN};
-use super::write::{self, Placed, requested};
+use super::placed::{Placed, requested};
 use super::{Manager, Roots, feature};
 use crate::nic::export::{FEATURE_KEYS, link_value};
 use crate::nic::registry;
@@ -87,7 +88,7 @@ pub(crate) fn persist(
         match write_dropin(roots, manager, iface, &file, &keys) {
             Ok(p) => placed.extend(p),
             Err(e) => {
-                let _ = write::undo(roots, iface, &placed);
+                undo(roots, iface, &placed);
                 return Err(e);
             }
         }
@@ -127,7 +128,7 @@ fn write_dropin(
         message: "has no file name".into(),
     })?;
     let mut placed = Vec::new();
-    write::edit_file(
+    fileedit::edit_file(
         roots,
         iface,
         &path,
@@ -163,12 +164,12 @@ fn take_effect(
         return Ok(());
     }
     if manager == Manager::Networkd {
-        return write::run(iface, path, &["networkctl", "reload"]).map(|_| ());
+        return fileedit::run(iface, path, &["networkctl", "reload"]).map(|_| ());
     }
     let dev = format!("/sys/class/net/{iface}");
-    write::run(iface, path, &["udevadm", "control", "--reload"])?;
-    write::run(iface, path, &["udevadm", "trigger", "-c", "add", &dev])?;
-    write::run(iface, path, &["udevadm", "settle", "--timeout=30"]).map(|_| ())
+    fileedit::run(iface, path, &["udevadm", "control", "--reload"])?;
+    fileedit::run(iface, path, &["udevadm", "trigger", "-c", "add", &dev])?;
+    fileedit::run(iface, path, &["udevadm", "settle", "--timeout=30"]).map(|_| ())
 }
 
 /// Put one key of hlctl's drop-in back to `target` (`None`: remove it; the
@@ -183,7 +184,7 @@ pub(crate) fn set_back(
     if path.file_name().is_none_or(|n| n != DROPIN) {
         return Ok(()); // only hlctl's own drop-in is ever edited
     }
-    write::edit_file(
+    fileedit::edit_file(
         roots,
         iface,
         &path,
@@ -204,121 +205,9 @@ pub(crate) fn set_back(
     .map(|_| ())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::nic::model::{ChangeSet, RingsSet};
-
-    fn roots(dir: &Path) -> Roots {
-        Roots {
-            root: dir.to_path_buf(),
-            backup_dir: dir.join("backup"),
-            tools: false,
-        }
-    }
-
-    fn write_file(r: &Roots, path: &str, text: &str) {
-        let p = r.at(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-
-    /// A link netplan rendered for networkd with `mtu: 9000` and
-    /// `tcp-segmentation-offload: true` (netplan 0.106's output, trimmed).
-    fn netplan_link(r: &Roots, link_match: &str) {
-        write_file(
-            r,
-            "/run/systemd/netif/links/2",
-            "ADMIN_STATE=configured\nNETWORK_FILE=/run/systemd/network/10-netplan-eth0.network\n",
-        );
-        write_file(
-            r,
-            "/run/udev/data/n2",
-            "E:ID_NET_LINK_FILE=/run/systemd/network/10-netplan-eth0.link\n",
-        );
-        write_file(
-            r,
-            "/run/systemd/network/10-netplan-eth0.network",
-            "[Match]\nName=eth0\n\n[Link]\nMTUBytes=9000\n\n[Network]\nDHCP=ipv4\n",
-        );
-        write_file(
-            r,
-            "/run/systemd/network/10-netplan-eth0.link",
-            &format!(
-                "[Match]\n{link_match}\n\n[Link]\nWakeOnLan=off\nTCPSegmentationOffload=true\nMTUBytes=9000\n"
-            ),
-        );
-    }
-
-    fn cs() -> ChangeSet {
-        let mut c = ChangeSet {
-            mtu: Some(1400),
-            rings: Some(RingsSet {
-                rx: Some(512),
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
-        for f in ["tx-tcp-segmentation", "tx-tcp6-segmentation"] {
-            c.features.insert(f.into(), false);
-        }
-        c
-    }
-
-    #[test]
-    fn owned_settings_go_into_dropins_and_undo_removes_them() {
-        let dir = tempfile::tempdir().unwrap();
-        let r = roots(dir.path());
-        netplan_link(&r, "OriginalName=eth0");
-        let placed = write::persist(&r, "eth0", 2, &cs()).unwrap();
-        let net = std::fs::read_to_string(
-            r.at("/etc/systemd/network/10-netplan-eth0.network.d/90-hlctl.conf"),
-        )
-        .unwrap();
-        assert!(net.ends_with("[Link]\nMTUBytes=1400\n"), "{net}");
-        let link = std::fs::read_to_string(
-            r.at("/etc/systemd/network/10-netplan-eth0.link.d/90-hlctl.conf"),
-        )
-        .unwrap();
-        assert!(
-            link.ends_with("[Link]\nMTUBytes=1400\nTCPSegmentationOffload=no\n"),
-            "{link}"
-        );
-        assert!(
-            !link.contains("RxBufferSize"),
-            "the .link file sets no ring: hlctl keeps it"
-        );
-        assert_eq!(placed.len(), 3);
-        // What networkd reads now is the drop-in's value.
-        assert_eq!(
-            networkd::link_keys(&r, "/run/systemd/network/10-netplan-eth0.link")["MTUBytes"],
-            "1400"
-        );
-        write::undo(&r, "eth0", &placed).unwrap();
-        assert!(!r.at("/etc/systemd/network/10-netplan-eth0.link.d").exists());
-        assert!(
-            !r.at("/etc/systemd/network/10-netplan-eth0.network.d")
-                .exists()
-        );
-    }
-
-    #[test]
-    fn a_file_for_many_devices_is_refused_and_nothing_is_left_behind() {
-        let dir = tempfile::tempdir().unwrap();
-        let r = roots(dir.path());
-        netplan_link(&r, "OriginalName=*");
-        let e = write::persist(&r, "eth0", 2, &cs())
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("10-netplan-eth0.link: matches more than one device"),
-            "{e}"
-        );
-        assert!(e.contains("MTUBytes=1400 TCPSegmentationOffload=no"), "{e}");
-        assert!(
-            !r.at("/etc/systemd/network/10-netplan-eth0.network.d/90-hlctl.conf")
-                .exists(),
-            "the .network drop-in written first was undone"
-        );
+/// Take back what this step wrote before a later part of it failed.
+fn undo(roots: &Roots, iface: &str, placed: &[Placed]) {
+    for p in placed.iter().rev() {
+        let _ = set_back(roots, iface, p, p.before.clone());
     }
 }

@@ -2,7 +2,7 @@
 //! names the interface and the file, and keeps the errno where there is one.
 
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum OwnerError {
+pub enum OwnerError {
     #[error("{iface}: {path}: {source}")]
     Io {
         iface: String,

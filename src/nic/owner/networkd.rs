@@ -30,10 +30,11 @@ pub(crate) fn section(text: &str, name: &str) -> BTreeMap<String, String> {
     for l in text.lines().map(str::trim) {
         if l.starts_with('[') {
             inside = l == format!("[{name}]");
-        } else if inside && !l.starts_with(['#', ';']) {
-            if let Some((k, v)) = l.split_once('=') {
-                out.insert(k.trim().to_string(), v.trim().to_string());
-            }
+        } else if inside
+            && !l.starts_with(['#', ';'])
+            && let Some((k, v)) = l.split_once('=')
+        {
+            out.insert(k.trim().to_string(), v.trim().to_string());
         }
     }
     out

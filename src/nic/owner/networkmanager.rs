@@ -66,6 +66,7 @@ pub(crate) fn owned(profile: &Profile) -> BTreeSet<String> {
     owns
 }
 
+#[cfg(test)]
 /// Parse a keyfile (`.nmconnection`) into a [`Profile`] (`[ethernet]` is
 /// `802-3-ethernet` on the bus).
 pub(crate) fn parse_keyfile(text: &str) -> Profile {
@@ -223,7 +224,7 @@ mod tests {
     /// With no NetworkManager on the bus, a link is simply not its.
     #[tokio::test]
     async fn no_networkmanager_on_the_bus_is_not_an_error() {
-        let Ok(conn) = zbus::Connection::system().await else {
+        let Ok(conn) = Connection::system().await else {
             return;
         };
         if device(&conn, "lo").await.is_some() {
