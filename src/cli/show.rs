@@ -80,7 +80,7 @@ fn num(v: Option<u32>) -> String {
 
 /// Things worth a look, as `!` lines.
 pub(crate) fn highlights(i: &Interface) -> Vec<String> {
-    let mut h = Vec::new();
+    let mut h: Vec<String> = i.conflicts.clone();
     if let Some(l) = &i.link {
         if let Some(s) = crate::nic::shortfall::shortfall(i)
             && s.slow()

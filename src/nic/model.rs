@@ -55,6 +55,10 @@ pub(crate) struct Interface {
     /// configuration ([`crate::nic::owner`]); filled in by `show`.
     #[serde(default)]
     pub(crate) owners: Vec<crate::nic::owned::Owner>,
+    /// Persisted settings hlctld stopped re-applying because a network
+    /// manager sets them back, each with who sets it (hlctld only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) conflicts: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

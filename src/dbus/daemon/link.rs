@@ -111,6 +111,7 @@ impl LinkObject {
     async fn settings(&self) -> String {
         let mut i = self.fresh().await;
         i.owners = self.daemon.owners(&i.name, i.ifindex).await;
+        i.conflicts = lock(&self.link.guard.given_up).values().cloned().collect();
         serde_json::to_string(&i).unwrap_or_else(|_| "null".into())
     }
 
@@ -257,6 +258,16 @@ impl LinkObject {
         .await
         .map_err(|e| Error::Failed(format!("{name}: the change task failed: {e}")))??;
         drop(claim);
+        self.link.guard.own_values(&reply.outcome);
+        if reply.persisted.is_some() {
+            let names: Vec<String> = reply
+                .outcome
+                .settings
+                .iter()
+                .map(|s| s.setting.clone())
+                .collect();
+            self.link.guard.forget(&names);
+        }
         log_reply(&caller, &reply);
         if !dry_run {
             refresh(conn, &self.daemon, &self.link).await;

@@ -7,6 +7,7 @@
 //! - [`netplan`]: netplan as the origin of networkd/NetworkManager files;
 //! - [`networkmanager`]: NetworkManager over its D-Bus API;
 //! - [`roots`]: where the managers' files are (movable for tests);
+//! - [`settle`]: have the managers finished their own work on a link;
 //! - [`write`]: persisting a setting through its owner, and undoing that
 //!   ([`edit_ifupdown`]: the stanza's line; [`edit_networkd`]: hlctl's drop-ins).
 //!
@@ -23,6 +24,7 @@ pub(crate) mod networkd;
 pub(crate) mod networkmanager;
 pub(crate) mod placed;
 pub(crate) mod roots;
+pub(crate) mod settle;
 pub(crate) mod write;
 #[cfg(test)]
 mod write_tests;
@@ -40,6 +42,9 @@ pub(crate) fn feature(name: &str) -> String {
 /// that sets none of hlctl's settings (`99-default.link`) is left out.
 pub(crate) fn from_files(roots: &Roots, iface: &str, ifindex: u32) -> Vec<Owner> {
     let mut out = Vec::new();
+    if !roots.managed_ns {
+        return out;
+    }
     if let Some(o) = ifupdown::owner(roots, iface) {
         out.push(o);
     }
@@ -64,7 +69,7 @@ pub(crate) async fn find(
     ifindex: u32,
 ) -> Vec<Owner> {
     let mut out = Vec::new();
-    if let Some(conn) = nm.filter(|_| roots.tools) {
+    if let Some(conn) = nm.filter(|_| roots.tools && roots.managed_ns) {
         match networkmanager::owner(conn, iface).await {
             Ok(o) => out.extend(o),
             Err(e) => tracing::debug!("{iface}: NetworkManager: {e}"),

@@ -71,6 +71,7 @@ mod tests {
             root: dir.path().to_path_buf(),
             backup_dir: dir.path().join("b"),
             tools: false,
+            managed_ns: true,
         };
         std::fs::create_dir_all(r.at("/etc/netplan")).unwrap();
         std::fs::write(

@@ -171,6 +171,7 @@ mod tests {
             root: dir.to_path_buf(),
             backup_dir: dir.join("backup"),
             tools: false,
+            managed_ns: true,
         }
     }
 

@@ -167,6 +167,15 @@ pub(crate) async fn settings(conn: &Connection, path: &str) -> zbus::Result<(Str
     Ok((file, profile))
 }
 
+/// The device's `State` (NM_DEVICE_STATE: 100 activated), when NetworkManager knows it.
+pub(crate) async fn device_state(conn: &Connection, iface: &str) -> Option<u32> {
+    let dev = device(conn, iface).await?;
+    let d = proxy(conn, dev.as_str(), "org.freedesktop.NetworkManager.Device")
+        .await
+        .ok()?;
+    d.get_property("State").await.ok()
+}
+
 /// NetworkManager's hold on `iface`: `None` when it is not on the bus, does
 /// not know the interface, or does not manage it.
 pub(crate) async fn owner(conn: &Connection, iface: &str) -> Result<Option<Owner>, zbus::Error> {

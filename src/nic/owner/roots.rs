@@ -14,6 +14,11 @@ pub(crate) struct Roots {
     /// Run the managers' own tools (`ifquery`, `networkctl`, `udevadm`,
     /// `netplan`) after a change: only on the live system, never for a moved root.
     pub(crate) tools: bool,
+    /// The managers serve the links of this network namespace: true for
+    /// the host's own namespace (that of pid 1) and for a moved root (tests);
+    /// false inside another namespace, where an ifindex or a name of the
+    /// host's managers would name another link.
+    pub(crate) managed_ns: bool,
 }
 
 impl Roots {
@@ -22,6 +27,7 @@ impl Roots {
             root: paths.root.clone(),
             backup_dir: paths.state_dir.join("owner-backup"),
             tools: paths.root == Path::new("/"),
+            managed_ns: paths.root != Path::new("/") || in_init_netns(),
         }
     }
 
@@ -75,5 +81,17 @@ impl Roots {
             .iter()
             .map(|d| self.at(d))
             .collect()
+    }
+}
+
+/// True when this process is in pid 1's network namespace (or that cannot
+/// be told: `/proc/1/ns/net` unreadable).
+fn in_init_netns() -> bool {
+    match (
+        std::fs::read_link("/proc/self/ns/net"),
+        std::fs::read_link("/proc/1/ns/net"),
+    ) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => true,
     }
 }

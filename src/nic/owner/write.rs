@@ -16,6 +16,9 @@ pub(crate) fn persist(
     cs: &ChangeSet,
 ) -> Result<Vec<Placed>, OwnerError> {
     let mut done = Vec::new();
+    if !roots.managed_ns {
+        return Ok(done);
+    }
     let steps: [&dyn Fn() -> Result<Vec<Placed>, OwnerError>; 2] =
         [&|| edit_ifupdown::persist(roots, iface, cs), &|| {
             edit_networkd::persist(roots, iface, ifindex, cs)

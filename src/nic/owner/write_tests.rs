@@ -14,6 +14,7 @@ mod ifupdown {
             root: dir.to_path_buf(),
             backup_dir: dir.join("var/lib/hlctl/owner-backup"),
             tools: false,
+            managed_ns: true,
         };
         std::fs::create_dir_all(r.at("/etc/network/interfaces.d")).unwrap();
         std::fs::create_dir_all(r.at("/usr/share/ifupdown2")).unwrap();
@@ -124,6 +125,7 @@ mod networkd {
             root: dir.to_path_buf(),
             backup_dir: dir.join("backup"),
             tools: false,
+            managed_ns: true,
         }
     }
 
