@@ -107,6 +107,23 @@ fn ifupdown2_owns_the_mtu_and_set_persist_writes_the_stanza() {
     json(&lab, root.path(), &["set", a, "mtu", "4000", "--persist"]);
     let again = std::fs::read_to_string(&file).unwrap();
     assert_eq!(again, after.replace("mtu 9000", "mtu 4000"));
+
+    // The stanza now says 1500 (edited by the user) and the link holds it,
+    // as after `ifreload -a`: the doctor says the persisted value is not in
+    // effect and that ifupdown2 sets it.
+    std::fs::write(&file, again.replace("mtu 4000", "mtu 1500")).unwrap();
+    lab.ns.exec(&["ip", "link", "set", "dev", a, "mtu", "1500"]);
+    let report = json(&lab, root.path(), &["doctor", a, "--stress", "0"]);
+    let findings = report["findings"].as_array().unwrap();
+    let f = findings
+        .iter()
+        .find(|f| f["id"] == "persisted-setting-overridden")
+        .unwrap_or_else(|| panic!("no finding: {report}"));
+    assert_eq!(
+        f["title"],
+        format!("{a}: persisted mtu 4000 is not in effect (1500); ifupdown2 sets it")
+    );
+    assert_eq!(f["fix"][0], format!("hlctl set {a} mtu 4000 --persist"));
 }
 
 /// A link netplan rendered for networkd: the `.network` and `.link` files
