@@ -16,6 +16,7 @@
 
 pub(crate) mod edit_ifupdown;
 pub(crate) mod edit_networkd;
+pub(crate) mod edit_nm;
 pub(crate) mod error;
 pub(crate) mod fileedit;
 pub(crate) mod ifupdown;

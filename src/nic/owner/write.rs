@@ -4,7 +4,7 @@
 
 use super::error::OwnerError;
 use super::placed::Placed;
-use super::{Manager, Roots, edit_ifupdown, edit_networkd};
+use super::{Manager, Roots, edit_ifupdown, edit_networkd, edit_nm};
 use crate::nic::model::ChangeSet;
 
 /// Write `cs` for `iface` where the managers that own its settings read
@@ -19,6 +19,7 @@ pub(crate) fn persist(
     if !roots.managed_ns {
         return Ok(done);
     }
+    edit_nm::check(roots, iface, cs)?;
     let steps: [&dyn Fn() -> Result<Vec<Placed>, OwnerError>; 2] =
         [&|| edit_ifupdown::persist(roots, iface, cs), &|| {
             edit_networkd::persist(roots, iface, ifindex, cs)
