@@ -11,7 +11,11 @@
 //! installed — ifupdown2 itself brings back 9000. A value set without
 //! `--persist` is reset by the next `ifreload -a`, as it always was.
 //!
-//! Not here yet: the NetworkManager and networkd+netplan boots.
+//! Before that, in the same boot, systemd-networkd: a `.network` file with
+//! `MTUBytes=` makes networkd the MTU's owner; `set --persist` writes
+//! hlctl's drop-in and `networkctl reconfigure` keeps the value.
+//!
+//! Not here yet: the NetworkManager and netplan boots.
 
 mod common;
 
@@ -48,14 +52,43 @@ fn hlctl_json(vm: &mut SystemVm, args: &str) -> Value {
     serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("hlctl {args}: {e}: {out}"))
 }
 
-fn setup(vm: &mut SystemVm) {
+fn install_hlctl(vm: &mut SystemVm) {
     vm.ok("mkdir -p /run/hl && { mountpoint -q /run/hl || mount -o ro /dev/vdb /run/hl; }");
     vm.ok("install -m 755 /run/hl/hlctl /usr/local/bin/hlctl");
+    // eth0 leaves networkd below; nothing waits for it to come online.
+    vm.ok("systemctl mask systemd-networkd-wait-online.service");
+}
+
+/// systemd-networkd configures eth0 from a `.network` file that sets the
+/// MTU: `show` names it (from /run/systemd/netif/links), `set --persist`
+/// writes hlctl's drop-in, and `networkctl reconfigure` keeps the value.
+fn persist_through_networkd(vm: &mut SystemVm) {
+    vm.ok("printf '[Match]\\nName=eth0\\n\\n[Link]\\nMTUBytes=1500\\n\\n[Network]\\nAddress=10.77.0.2/24\\n' > /etc/systemd/network/10-eth0.network");
+    vm.ok("networkctl reload && networkctl reconfigure eth0 && sleep 3");
+    let shown = hlctl_json(vm, "show eth0");
+    let o = &shown["interfaces"][0]["owners"][0];
+    assert_eq!(o["manager"], "networkd", "{shown}");
+    assert_eq!(o["file"], "/etc/systemd/network/10-eth0.network", "{shown}");
+    assert_eq!(o["owns"], serde_json::json!(["mtu"]), "{shown}");
+    let r = hlctl_json(vm, "set eth0 mtu 9000 --persist");
+    assert_eq!(
+        r["persisted_through"][0],
+        "MTUBytes 9000 in Link of /etc/systemd/network/10-eth0.network.d/90-hlctl.conf",
+        "{r}"
+    );
+    let dropin = vm.ok("cat /etc/systemd/network/10-eth0.network.d/90-hlctl.conf");
+    eprintln!("/etc/systemd/network/10-eth0.network.d/90-hlctl.conf:\n{dropin}");
+    vm.ok("networkctl reconfigure eth0 && sleep 3");
+    assert_eq!(mtu(vm, "eth0"), 9000, "after networkctl reconfigure");
+    // Clean up for the ifupdown2 part: networkd lets go of eth0.
+    vm.ok("rm -rf /etc/systemd/network/10-eth0.network* /var/lib/hlctl/nic-settings.json");
+    vm.ok("networkctl reload && ip link set dev eth0 mtu 1500");
+}
+
+fn setup(vm: &mut SystemVm) {
     vm.ok(&format!(
         "cat > /etc/network/interfaces <<'EOF'\n{INTERFACES}EOF"
     ));
-    // networkd leaves eth0 to ifupdown2 from now on.
-    vm.ok("rm -f /etc/systemd/network/10-eth0.network && networkctl reload");
     vm.ok("ifreload -a");
     assert_eq!(mtu(vm, "vmbr0"), 1500);
 }
@@ -126,8 +159,14 @@ fn ifupdown2_keeps_a_persisted_mtu_through_ifreload_and_reboot() {
     let (state, failed) = vm.wait_system_running();
     deb::took("boot 1", t);
     eprintln!("boot 1: {state}; failed: {failed}");
+    install_hlctl(&mut vm);
+    let t = Instant::now();
+    persist_through_networkd(&mut vm);
+    deb::took("networkd", t);
+    let t = Instant::now();
     setup(&mut vm);
     persist_through_ifupdown2(&mut vm);
+    deb::took("ifupdown2", t);
 
     let t = Instant::now();
     vm.send("systemctl reboot");
