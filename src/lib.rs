@@ -8,6 +8,8 @@
 //! - [`cli`]: words → typed request → text/JSON output, through hlctld or in
 //!   this process;
 //! - [`dbus`]: hlctld's D-Bus objects and jobs, and the client proxies;
+//! - [`ops`]: one function per operation, which both front ends call and
+//!   which writes the history row where the work ran;
 //! - [`tune`], [`doctor`], [`history`], [`report`], [`check`] (scheduled
 //!   checks against a baseline): the workflows; [`measure`]: the measurements
 //!   report, doctor and check take; [`metrics`] (the Prometheus textfile) and
@@ -30,6 +32,7 @@ pub(crate) mod html;
 pub(crate) mod measure;
 pub(crate) mod metrics;
 pub mod nic;
+pub(crate) mod ops;
 pub(crate) mod path;
 pub(crate) mod paths;
 pub(crate) mod problem;

@@ -74,28 +74,6 @@ pub(crate) fn settings_snapshot(
     crate::history::settings::snapshot(&list, &crate::doctor::gather::sysctls(paths))
 }
 
-/// The history row of a benchmark report, with the settings of its interfaces.
-pub(crate) fn report_row(
-    paths: &crate::paths::Paths,
-    r: &crate::report::Report,
-) -> crate::history::NewResult {
-    let ifaces: Vec<String> = r
-        .network
-        .iter()
-        .filter_map(|n| n.interface.clone())
-        .collect();
-    crate::history::NewResult {
-        kind: crate::history::Kind::Report,
-        host: r.host.clone(),
-        interface: ifaces.first().cloned(),
-        peer: r.network.first().map(|n| n.peer.clone()),
-        settings: settings_snapshot(paths, &ifaces),
-        result: serde_json::to_value(r).unwrap_or_default(),
-        metrics: r.metrics(),
-        ts: Some(r.timestamp),
-    }
-}
-
 /// How long and how much `hlctl report` measures.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ReportSpan {

@@ -146,7 +146,7 @@ impl Report {
         let mut v = Vec::new();
         for n in &self.network {
             if let (Some(u), Some(d)) = (n.upload_bps, n.download_bps) {
-                v.extend(crate::history::record::net_metrics(&n.peer, u, d));
+                v.extend(crate::history::store::net_metrics(&n.peer, u, d));
             }
         }
         for (kind, list) in [("disk", &self.disk), ("cpu", &self.cpu)] {

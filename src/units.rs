@@ -1,8 +1,11 @@
-//! Human units for reports written by the engine (the CLI has its own table helpers).
+//! Human units, the one formatter of each for every command and report:
+//! sizes in IEC bytes, rates in bit/s with SI prefixes. (iperf3's own
+//! columns, which `bench net` prints as iperf3 does, are in
+//! `bench::net::text`.)
 
 /// `65536` → `64.0 KiB` (base 2, like ethtool and ip).
 pub(crate) fn bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
     let mut v = n as f64;
     let mut u = 0;
     while v >= 1024.0 && u < UNITS.len() - 1 {
@@ -36,5 +39,10 @@ mod tests {
         assert_eq!(super::bps(941e6), "941 Mbit/s");
         assert_eq!(super::bps(1.66e9), "1.66 Gbit/s");
         assert_eq!(super::bytes(65536), "64.0 KiB");
+        assert_eq!(super::bytes(1536), "1.5 KiB");
+        assert_eq!(super::bytes(1023), "1023 B");
+        // Above TiB (the CLI's copy and this one used to disagree here).
+        assert_eq!(super::bytes(3 << 50), "3.0 PiB");
+        assert_eq!(super::bytes(u64::MAX), "16384.0 PiB");
     }
 }

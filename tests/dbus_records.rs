@@ -70,6 +70,7 @@ fn write_results(state: &std::path::Path, iface: &str) {
             result: serde_json::json!({ "written_by": "root", "n": i }),
             metrics,
             ts: Some(1_700_000_000 + i as i64 * 60),
+            uid: None,
         })
         .unwrap();
     }
@@ -167,7 +168,9 @@ fn an_unprivileged_user_reads_the_records_through_hlctld_and_changes_need_polkit
     assert_eq!(theirs, json(&local(&state, &["status", "--json"])));
     assert_eq!(theirs["pending"], serde_json::json!([]));
 
-    // doctor: a job in hlctld, open to everyone; its report lands in the history.
+    // doctor: a job in hlctld, its read-only checks open to everyone; the
+    // report of a caller whose measurements polkit did not authorize is
+    // not stored in the shared history (issue 23).
     let out = user(&["doctor", &a, "--stress", "0", "--json"]);
     let report = json(&out);
     assert_eq!(
@@ -177,12 +180,35 @@ fn an_unprivileged_user_reads_the_records_through_hlctld_and_changes_need_polkit
         daemon.log()
     );
     let rows = json(&local(&state, &["history", "--json", "--kind", "doctor"]));
+    assert_eq!(rows["results"].as_array().unwrap().len(), 0, "{rows}");
+    // An authorized measuring doctor lands there, under the caller's uid.
+    let out = rig.hlctl_as(
+        allowed.uid,
+        allowed.gid,
+        &["doctor", &a, "--stress", "1", "--json"],
+    );
+    let report = json(&out);
+    let rows = json(&local(&state, &["history", "--json", "--kind", "doctor"]));
     assert_eq!(rows["results"].as_array().unwrap().len(), 1, "{rows}");
     assert_eq!(rows["results"][0]["interface"], a);
+    assert_eq!(rows["results"][0]["uid"], allowed.uid);
     assert_eq!(rows["results"][0]["result"]["findings"], report["findings"]);
-    // Measuring disks writes files as root: that needs run-benchmark.
-    let out = user(&["doctor", &a, "--stress", "0", "--dir", "/tmp"]);
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    // Measuring disks writes files as root: without run-benchmark the
+    // doctor leaves it out and says why.
+    let out = user(&["doctor", &a, "--stress", "0", "--dir", "/tmp", "--json"]);
+    let report = json(&out);
+    let skipped: Vec<&str> = report["not_checked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["detail"].as_str().unwrap_or("").contains("run-benchmark"))
+        .filter_map(|c| c["check"].as_str())
+        .collect();
+    assert_eq!(skipped, ["storage throughput"], "{report}");
+    assert!(
+        report["storage"].as_array().is_none_or(|s| s.is_empty()),
+        "{report}"
+    );
 
     // report: its benchmarks run in hlctld (run-benchmark) and it lands in
     // the history; the files go where the user says.

@@ -11,19 +11,38 @@
 //! `ALLOWED` names the cycles that are known and not yet broken; the check fails
 //! on any other cycle, and on an allowed one that has grown. The test prints
 //! every cycle with the files and paths that tie it.
+//!
+//! `LAYERS` is the layer table of ARCHITECTURE.md: a top-level module may
+//! import its own layer's modules and those of the layers below, never one
+//! above (`imports_point_down_the_layers`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// Known cycles (parent module, the siblings in the circle), to be broken later.
-const ALLOWED: &[(&str, &[&str])] = &[
-    // The clap tree: `args` names every subcommand's Args type and every
-    // subcommand takes `args::Global`; `backend` ↔ `remote`/`sysctl` share the
-    // error type and exit codes. Every cli file joins this circle (`*`), so a new
-    // subcommand does not trip the check; it is broken up with the cli/D-Bus
-    // client split of issue 13 item 3.
-    ("cli", &["*"]),
+/// Known cycles (parent module, the siblings in the circle), to be broken
+/// later: none. The clap tree needs none either: `cli::args` names every
+/// subcommand's Args type, and the subcommands take their shared options
+/// from `cli::global` and report failures with `cli::error`, neither of
+/// which imports a subcommand.
+const ALLOWED: &[(&str, &[&str])] = &[];
+
+/// The layers of ARCHITECTURE.md, top first: (layer, its top-level modules).
+const LAYERS: &[(&str, &[&str])] = &[
+    ("command line", &["cli"]),
+    ("D-Bus", &["dbus"]),
+    ("operations", &["ops"]),
+    (
+        "workflows",
+        &[
+            "tune", "doctor", "history", "report", "check", "measure", "metrics", "html", "config",
+        ],
+    ),
+    ("engines", &["nic", "sysctl", "path", "bench"]),
+    (
+        "shared",
+        &["units", "problem", "paths", "fsutil", "sockopt", "host"],
+    ),
 ];
 
 type Module = Vec<String>;
@@ -415,6 +434,55 @@ fn no_new_module_cycles() {
         new.is_empty(),
         "module cycles (break them, or name them in ALLOWED with a reason): {new:#?}"
     );
+}
+
+/// The layer of a top-level module (its index in `LAYERS`, 0 = top).
+fn layer(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|(_, ms)| ms.contains(&module))
+}
+
+#[test]
+fn imports_point_down_the_layers() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let g = graph(&src);
+    let top = g.get(&Vec::new()).cloned().unwrap_or_default();
+    let mut unplaced = BTreeSet::new();
+    let mut upward = Vec::new();
+    for (from, tos) in &top {
+        for (to, why) in tos {
+            let (Some(a), Some(b)) = (layer(from), layer(to)) else {
+                unplaced.extend([from, to].into_iter().filter(|m| layer(m).is_none()));
+                continue;
+            };
+            if b < a {
+                let first = why.iter().next().unwrap();
+                upward.push(format!(
+                    "{from} ({}) → {to} ({}): {first} (+{} more)",
+                    LAYERS[a].0,
+                    LAYERS[b].0,
+                    why.len() - 1
+                ));
+            }
+        }
+    }
+    assert!(
+        unplaced.is_empty(),
+        "modules in no layer of LAYERS (and ARCHITECTURE.md): {unplaced:?}"
+    );
+    assert!(
+        upward.is_empty(),
+        "imports from a lower layer to a higher one: {upward:#?}"
+    );
+}
+
+/// The layer check catches an import upwards.
+#[test]
+fn the_layer_table_orders_cli_above_the_engines() {
+    assert!(layer("cli") < layer("ops"));
+    assert!(layer("ops") < layer("tune"));
+    assert!(layer("tune") < layer("nic"));
+    assert!(layer("nic") < layer("units"));
+    assert_eq!(layer("no_such_module"), None);
 }
 
 /// The check itself finds what it is meant to find.

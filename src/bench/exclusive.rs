@@ -7,6 +7,9 @@
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
 use std::path::Path;
+use std::time::Duration;
+
+use super::progress::{Cancel, Progress, ProgressEvent};
 
 /// The held lock; released when dropped (or when the process dies).
 #[derive(Debug)]
@@ -39,6 +42,32 @@ impl MeasureLock {
             Err(e)
         }
     }
+
+    /// Take the lock, waiting while someone else holds it (said on
+    /// `progress`); `Ok(None)` when cancelled first.
+    pub(crate) fn acquire_waiting(
+        path: &Path,
+        progress: &dyn Progress,
+        cancel: &Cancel,
+    ) -> std::io::Result<Option<MeasureLock>> {
+        let mut said = false;
+        loop {
+            if let Some(held) = Self::try_acquire(path)? {
+                return Ok(Some(held));
+            }
+            if cancel.is_cancelled() {
+                return Ok(None);
+            }
+            if !said {
+                progress.report(ProgressEvent {
+                    fraction: 0.0,
+                    message: "waiting for another measurement on this host to end".into(),
+                });
+                said = true;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -54,5 +83,43 @@ mod tests {
         assert!(MeasureLock::try_acquire(&p).unwrap().is_none());
         drop(a);
         assert!(MeasureLock::try_acquire(&p).unwrap().is_some());
+    }
+
+    struct Said(std::sync::Mutex<Vec<String>>);
+    impl Progress for Said {
+        fn report(&self, e: ProgressEvent) {
+            self.0.lock().unwrap().push(e.message);
+        }
+    }
+
+    #[test]
+    fn a_waiter_gets_the_lock_when_it_is_released_and_says_it_waited() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("measure.lock");
+        let held = MeasureLock::try_acquire(&p).unwrap().unwrap();
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            drop(held);
+        });
+        let said = Said(Default::default());
+        let got = MeasureLock::acquire_waiting(&p, &said, &Cancel::new()).unwrap();
+        release.join().unwrap();
+        assert!(got.is_some());
+        assert_eq!(said.0.lock().unwrap().len(), 1, "said once that it waits");
+    }
+
+    #[test]
+    fn a_cancelled_waiter_returns_without_the_lock() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("measure.lock");
+        let _held = MeasureLock::try_acquire(&p).unwrap().unwrap();
+        let cancel = Cancel::new();
+        cancel.cancel();
+        let said = Said(Default::default());
+        assert!(
+            MeasureLock::acquire_waiting(&p, &said, &cancel)
+                .unwrap()
+                .is_none()
+        );
     }
 }

@@ -3,49 +3,17 @@
 //! cannot be reached and we are root). Both sides return the same types, so
 //! output and exit codes do not depend on the path taken.
 
-use super::args::Global;
+use super::error::CliError;
 use super::exit;
+use super::global::Global;
 use super::remote::Remote;
 use crate::nic::error::NicError;
 use crate::nic::model::{ChangeSet, Interface};
 use crate::nic::netlink::Netlink;
-use crate::nic::set::{SetReply, apply_and_persist};
+use crate::nic::set::SetReply;
+use crate::ops;
 use crate::paths::Paths;
-use crate::sysctl::{self, SysctlError};
-
-/// A failure to report: the message (printed as `hlctl: <message>`) and the exit code.
-#[derive(Debug)]
-pub(crate) struct CliError {
-    pub(crate) message: String,
-    pub(crate) code: i32,
-}
-
-impl CliError {
-    pub(crate) fn new(message: impl Into<String>, code: i32) -> Self {
-        Self {
-            message: message.into(),
-            code,
-        }
-    }
-
-    /// Print and return the exit code.
-    pub(crate) fn report(&self) -> i32 {
-        eprintln!("hlctl: {}", self.message);
-        self.code
-    }
-}
-
-impl From<NicError> for CliError {
-    fn from(e: NicError) -> Self {
-        CliError::new(e.to_string(), super::nic_exit_code(&e))
-    }
-}
-
-impl From<SysctlError> for CliError {
-    fn from(e: SysctlError) -> Self {
-        CliError::new(e.to_string(), super::sysctl::sysctl_code(&e))
-    }
-}
+use crate::sysctl;
 
 /// Where the verbs' work happens.
 pub(crate) enum Backend {
@@ -109,9 +77,8 @@ impl Backend {
     pub(crate) fn show(&mut self, names: &[String]) -> Result<Vec<Interface>, CliError> {
         match self {
             Backend::Local { nl, paths } => {
-                let mut list = crate::nic::read::interfaces(Self::netlink(nl)?, names)?;
-                crate::nic::owner::annotate(&crate::nic::owner::Roots::new(paths), &mut list);
-                Ok(list)
+                let paths = paths.clone();
+                Ok(ops::nic::show(Self::netlink(nl)?, &paths, names)?)
             }
             Backend::Bus(r) => r.show(names),
         }
@@ -126,17 +93,14 @@ impl Backend {
         persist: bool,
     ) -> Result<SetReply, CliError> {
         match self {
-            Backend::Local { paths, nl } => {
-                let paths = paths.clone();
-                Ok(apply_and_persist(
-                    Self::netlink(nl)?,
-                    &paths,
-                    iface,
-                    cs,
-                    dry_run,
-                    persist,
-                )?)
-            }
+            Backend::Local { paths, nl } => Ok(ops::nic::set(
+                Self::netlink(nl)?,
+                paths,
+                iface,
+                cs,
+                dry_run,
+                persist,
+            )?),
             Backend::Bus(r) => r.set(iface, cs, dry_run, persist),
         }
     }
@@ -144,7 +108,7 @@ impl Backend {
     /// `hlctl sysctl [KEY...]`.
     pub(crate) fn sysctl_show(&mut self, keys: &[String]) -> Result<Vec<sysctl::Entry>, CliError> {
         match self {
-            Backend::Local { paths, .. } => Ok(sysctl::show(paths, keys)?),
+            Backend::Local { paths, .. } => Ok(ops::sysctl::show(paths, keys)?),
             Backend::Bus(r) => r.sysctl_show(keys),
         }
     }
@@ -155,10 +119,10 @@ impl Backend {
         assignments: &[(String, String)],
         dry_run: bool,
         persist: bool,
-    ) -> Result<sysctl::set::SetReply, CliError> {
+    ) -> Result<sysctl::set::SysctlReply, CliError> {
         match self {
             Backend::Local { paths, .. } => {
-                Ok(sysctl::set::set(paths, assignments, dry_run, persist)?)
+                Ok(ops::sysctl::set(paths, assignments, dry_run, persist)?)
             }
             Backend::Bus(r) => r.sysctl_set(assignments, dry_run, persist),
         }
@@ -188,18 +152,17 @@ impl Backend {
             Backend::Bus(r) => {
                 let params = crate::dbus::wire::params::encode(params)
                     .map_err(|e| CliError::new(e, exit::FAILED))?;
-                let result = r.run_job(kind, &params, bar)?;
-                if let Some(e) = result.get("error").and_then(|e| e.as_str()) {
-                    let code =
-                        super::remote::exit_for_class(result.get("class").and_then(|c| c.as_str()));
-                    return Err(CliError::new(e, code));
-                }
-                serde_json::from_value(result).map_err(|e| {
-                    CliError::new(
-                        format!("hlctld sent a result this hlctl cannot read: {e}"),
-                        exit::FAILED,
-                    )
-                })
+                let call = super::remote::JobCall {
+                    what: "benchmark",
+                    progress: bar,
+                    confirm: false,
+                    cancelling: "cancelling",
+                    partial_ok: true,
+                };
+                let start =
+                    r.manager
+                        .start_benchmark(kind, &params, std::collections::HashMap::new());
+                r.follow(call, start)
             }
         }
     }

@@ -2,8 +2,8 @@
 
 use clap::{Args, Subcommand};
 
-use super::args::Global;
 use super::exit;
+use super::global::Global;
 use super::output::{print_json, table};
 use crate::history::store::format_ts;
 
@@ -30,7 +30,7 @@ pub(crate) enum BaselineCommand {
 
 pub(crate) fn run(global: &Global, args: BaselineArgs) -> i32 {
     match args.command {
-        BaselineCommand::Save { name } => match super::records::save_baseline(global, &name) {
+        BaselineCommand::Save { name } => match super::kept::save_baseline(global, &name) {
             Ok(n) => {
                 if global.json {
                     print_json(&serde_json::json!({ "baseline": name, "metrics": n }));
@@ -41,7 +41,7 @@ pub(crate) fn run(global: &Global, args: BaselineArgs) -> i32 {
             }
             Err(e) => e.report(),
         },
-        BaselineCommand::List => match super::records::baselines(global) {
+        BaselineCommand::List => match super::kept::baselines(global) {
             Ok(b) => {
                 if global.json {
                     print_json(&serde_json::json!({ "baselines": b }));

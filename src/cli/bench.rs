@@ -2,7 +2,7 @@
 
 use clap::Subcommand;
 
-use super::args::Global;
+use super::global::Global;
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum BenchCommand {

@@ -4,12 +4,12 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::args::Global;
-use super::backend::CliError;
 use super::bench_parse;
+use super::error::CliError;
 use super::exit;
+use super::global::Global;
 use super::output::{ProgressBar, print_json};
-use crate::bench::cpu::{self, CpuError, CpuPhase};
+use crate::bench::cpu::{CpuError, CpuPhase};
 
 /// Measure CPU speed in sysbench "events per second", comparable with
 /// `sysbench cpu --threads=N --time=S --cpu-max-prime=P run`.
@@ -49,20 +49,20 @@ pub(crate) fn run(global: &Global, args: CpuArgs) -> i32 {
         let cfg = params
             .config()
             .map_err(|m| CliError::new(m, exit::INVALID))?;
-        cpu::run(&cfg, bar, cancel).map_err(|e| {
-            let code = match e {
-                CpuError::InvalidConfig { .. } => exit::INVALID,
-                _ => exit::FAILED,
-            };
-            CliError::new(e.to_string(), code)
-        })
+        let who = crate::ops::Requester::this_process();
+        crate::ops::bench::cpu(&global.paths(), &cfg, who, bar, cancel)
+            .map(super::kept::warn_unstored)
+            .map_err(|e| {
+                let code = match e {
+                    CpuError::InvalidConfig { .. } => exit::INVALID,
+                    _ => exit::FAILED,
+                };
+                CliError::new(e.to_string(), code)
+            })
     });
     bar.finish();
     match res {
         Ok(r) => {
-            if !r.cancelled {
-                super::record::bench_cpu(&global.paths(), &r);
-            }
             if global.json {
                 print_json(&r);
             } else {

@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
-use super::args::Global;
-use super::backend::CliError;
 use super::bench_parse;
+use super::error::CliError;
 use super::exit;
+use super::global::Global;
 use super::output::{ProgressBar, print_json};
 use crate::bench::disk::{self, DiskError, DiskReport, ErrorClass, SeqDdConfig, SeqDdReport};
 use crate::bench::size::Bytes;
@@ -90,27 +90,65 @@ pub(crate) fn run(global: &Global, args: DiskArgs) -> i32 {
     let bar = ProgressBar::new(global.json);
     // --seq-dd runs in-process (its report is not sent over the bus yet).
     if args.seq_dd {
-        let cancel = super::interrupt::cancel_on_interrupt();
-        let cfg = SeqDdConfig {
-            dir: args.dir,
-            size: args.size,
-            bs: args.bs.unwrap_or(1 << 20),
-        };
-        let res = disk::run_seq_dd(&cfg, &bar, cancel);
-        bar.finish();
-        return match res {
-            Ok(r) if global.json => {
-                print_json(&r);
-                exit::OK
-            }
-            Ok(r) => {
-                print_dd(&r);
-                exit::OK
-            }
-            Err(e) => fail(e),
-        };
+        return seq_dd(global, args, &bar);
     }
-    let params = DiskParams {
+    let params = params(args);
+    let mut backend = match super::backend::Backend::select(global) {
+        Ok(b) => b,
+        Err(e) => return e.report(),
+    };
+    let res = backend.bench("disk", &params, &bar, |bar, cancel| {
+        let cfg = params
+            .config()
+            .map_err(|m| CliError::new(m, exit::INVALID))?;
+        let who = crate::ops::Requester::this_process();
+        crate::ops::bench::disk(&global.paths(), &cfg, who, bar, cancel)
+            .map(super::kept::warn_unstored)
+            .map_err(|e| CliError::new(e.to_string(), code(&e)))
+    });
+    bar.finish();
+    match res {
+        Ok(r) => {
+            if global.json {
+                print_json(&r);
+            } else {
+                print_report(&r);
+            }
+            if r.cancelled { exit::FAILED } else { exit::OK }
+        }
+        Err(e) => {
+            eprintln!("hlctl bench disk: {}", e.message);
+            e.code
+        }
+    }
+}
+
+/// `--seq-dd`: dd's sequential write and read, in this process.
+fn seq_dd(global: &Global, args: DiskArgs, bar: &ProgressBar) -> i32 {
+    let cancel = super::interrupt::cancel_on_interrupt();
+    let cfg = SeqDdConfig {
+        dir: args.dir,
+        size: args.size,
+        bs: args.bs.unwrap_or(1 << 20),
+    };
+    let res = disk::run_seq_dd(&cfg, bar, cancel);
+    bar.finish();
+    match res {
+        Ok(r) if global.json => {
+            print_json(&r);
+            exit::OK
+        }
+        Ok(r) => {
+            print_dd(&r);
+            exit::OK
+        }
+        Err(e) => fail(e),
+    }
+}
+
+/// The benchmark's parameters as they travel (in process or to hlctld).
+fn params(args: DiskArgs) -> DiskParams {
+    DiskParams {
         dir: std::path::absolute(&args.dir)
             .unwrap_or(args.dir)
             .display()
@@ -141,34 +179,6 @@ pub(crate) fn run(global: &Global, args: DiskArgs) -> i32 {
             .to_string(),
         ),
         rwmix_read: Some(args.rwmix_read),
-    };
-    let mut backend = match super::backend::Backend::select(global) {
-        Ok(b) => b,
-        Err(e) => return e.report(),
-    };
-    let res = backend.bench("disk", &params, &bar, |bar, cancel| {
-        let cfg = params
-            .config()
-            .map_err(|m| CliError::new(m, exit::INVALID))?;
-        disk::run(&cfg, bar, cancel).map_err(|e| CliError::new(e.to_string(), code(&e)))
-    });
-    bar.finish();
-    match res {
-        Ok(r) => {
-            if !r.cancelled {
-                super::record::bench_disk(&global.paths(), &params.dir, &r);
-            }
-            if global.json {
-                print_json(&r);
-            } else {
-                print_report(&r);
-            }
-            if r.cancelled { exit::FAILED } else { exit::OK }
-        }
-        Err(e) => {
-            eprintln!("hlctl bench disk: {}", e.message);
-            e.code
-        }
     }
 }
 

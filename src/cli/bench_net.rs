@@ -4,14 +4,14 @@ use std::io::IsTerminal;
 
 use clap::Args;
 
-use crate::bench::net::{self, Direction, NetError, text};
+use crate::bench::net::{Direction, NetError, text};
 use crate::bench::progress::{Progress, ProgressEvent};
 use crate::dbus::wire::bench::NetParams;
 use crate::path::peer::{DEFAULT_PORT, PeerSpec};
 
-use super::args::Global;
-use super::backend::CliError;
+use super::error::CliError;
 use super::exit;
+use super::global::Global;
 use super::output::{ProgressBar, print_json};
 
 /// Measure throughput to a server running `iperf3 -s` or `hlctl serve`.
@@ -247,13 +247,14 @@ pub(crate) fn run(global: &Global, args: NetArgs) -> i32 {
         }
     }
     let result = backend.bench("net", &params, &bar, |_, cancel| {
-        net::run_client(&cfg, &lines, &cancel)
+        let who = crate::ops::Requester::this_process();
+        crate::ops::bench::net(&global.paths(), &cfg, who, &lines, &cancel)
+            .map(super::kept::warn_unstored)
             .map_err(|e| CliError::new(e.to_string(), exit_code(&e)))
     });
     bar.finish();
     match result {
         Ok(report) => {
-            super::record::bench_net(&global.paths(), &cfg.host, cfg.port, &report);
             if global.json {
                 print_json(&report);
             } else {

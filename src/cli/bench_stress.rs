@@ -4,10 +4,10 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::args::Global;
-use super::backend::CliError;
 use super::bench_parse;
+use super::error::CliError;
 use super::exit;
+use super::global::Global;
 use super::output::{ProgressBar, print_json};
 use crate::bench::size::Bytes;
 use crate::bench::stress::{self, MemAmount, StressError, StressReport};

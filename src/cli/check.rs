@@ -3,13 +3,13 @@
 
 use clap::Args;
 
-use super::args::Global;
 use super::exit;
+use super::global::Global;
 use super::output::{ProgressBar, print_json, table};
 use crate::check::{self, CheckReport, PREVIOUS_CHECK};
 use crate::config::Config;
 use crate::history::compare::Comparison;
-use crate::history::{History, Kind, NewResult, Verdict};
+use crate::history::{History, Verdict};
 use crate::path::Peer;
 
 /// Run the checks configured in hlctl.toml ([check]): network to every peer
@@ -105,23 +105,10 @@ pub(crate) fn run(global: &Global, args: CheckArgs) -> i32 {
         Err(code) => return code,
     };
     let paths = global.paths();
-    if args.if_kernel_changed {
-        let now = crate::host::HostInfo::current().kernel;
-        let last = History::open(&paths.state_dir).and_then(|mut h| check::last_kernel(&mut h));
-        match last {
-            Ok(Some(k)) if k == now => {
-                println!("hlctl check: kernel {now} is the one of the last check; nothing to do");
-                return exit::OK;
-            }
-            Ok(None) => {
-                println!(
-                    "hlctl check: no check ran yet; the timer's first run makes the reference"
-                );
-                return exit::OK;
-            }
-            Ok(Some(k)) => println!("hlctl check: kernel changed ({k} → {now}): checking"),
-            Err(e) => return super::fail(&e, exit::FAILED),
-        }
+    if args.if_kernel_changed
+        && let Some(code) = same_kernel(&paths)
+    {
+        return code;
     }
     if !cfg.check_has_work() {
         eprintln!(
@@ -131,20 +118,7 @@ pub(crate) fn run(global: &Global, args: CheckArgs) -> i32 {
         return exit::INVALID;
     }
     let r = measure(global, &cfg);
-    let failures: Vec<String> = r
-        .report
-        .network
-        .iter()
-        .filter_map(|n| n.error.clone())
-        .chain(
-            r.report
-                .disk
-                .iter()
-                .chain(&r.report.cpu)
-                .filter_map(|e| e.error.as_ref().map(|x| format!("{}: {x}", e.subject))),
-        )
-        .collect();
-    store(global, &r);
+    let failures = failures(&r);
     let comparison = match History::open(&paths.state_dir)
         .and_then(|mut h| check::last_comparison(&mut h, &cfg.check))
     {
@@ -156,22 +130,14 @@ pub(crate) fn run(global: &Global, args: CheckArgs) -> i32 {
         .flat_map(|c| &c.metrics)
         .filter(|m| m.verdict == Verdict::Regression)
         .collect();
-    let mut logged_to = None;
-    for m in &regressions {
-        logged_to = Some(check::journal::regression(
+    let logged_to = regressions.iter().fold(None, |_, m| {
+        Some(check::journal::regression(
             &format!("regression: {}", m.text),
             &m.name,
             &m.subject,
-        ));
-    }
-    let metrics_file = match crate::metrics::refresh(&paths, &cfg) {
-        Some(Ok(p)) => Some(p),
-        Some(Err(e)) => {
-            eprintln!("hlctl check: warning: metrics file not written: {e}");
-            None
-        }
-        None => None,
-    };
+        ))
+    });
+    let metrics_file = refresh_metrics(&paths, &cfg);
     if global.json {
         print_json(&serde_json::json!({
             "check": r,
@@ -197,52 +163,62 @@ pub(crate) fn run(global: &Global, args: CheckArgs) -> i32 {
     }
 }
 
-fn measure(global: &Global, cfg: &Config) -> CheckReport {
-    let paths = global.paths();
-    let (size, secs) = (cfg.check.disk_size_mib << 20, cfg.check.bench_time_s);
-    let disk =
-        move |d: &str, c: &crate::bench::progress::Cancel| crate::measure::disk(d, size, secs, c);
-    let cpu = move |t: u32, c: &crate::bench::progress::Cancel| crate::measure::cpu(t, secs, c);
-    let cancel = super::interrupt::cancel_on_interrupt();
-    let bar = ProgressBar::new(global.json);
-    let r = check::run(
-        &cfg.check,
-        &cfg.peers(),
-        &paths.measure_lock_file(),
-        &check::Benches {
-            disk: &disk,
-            cpu: &cpu,
-        },
-        &bar,
-        &cancel,
-    );
-    bar.finish();
-    r
+/// `--if-kernel-changed`: the exit code when there is nothing to do (the
+/// kernel is the last check's, or no check ran yet), `None` to check.
+fn same_kernel(paths: &crate::paths::Paths) -> Option<i32> {
+    let now = crate::host::HostInfo::current().kernel;
+    match History::open(&paths.state_dir).and_then(|mut h| check::last_kernel(&mut h)) {
+        Ok(Some(k)) if k == now => {
+            println!("hlctl check: kernel {now} is the one of the last check; nothing to do");
+            Some(exit::OK)
+        }
+        Ok(None) => {
+            println!("hlctl check: no check ran yet; the timer's first run makes the reference");
+            Some(exit::OK)
+        }
+        Ok(Some(k)) => {
+            println!("hlctl check: kernel changed ({k} → {now}): checking");
+            None
+        }
+        Err(e) => Some(super::fail(&e, exit::FAILED)),
+    }
 }
 
-fn store(global: &Global, r: &CheckReport) {
-    let paths = global.paths();
-    let ifaces: Vec<String> = r
-        .report
+/// What could not be measured, each with its subject.
+fn failures(r: &CheckReport) -> Vec<String> {
+    r.report
         .network
         .iter()
-        .filter_map(|n| n.interface.clone())
-        .collect();
-    let mut ifaces_unique = ifaces.clone();
-    ifaces_unique.dedup();
-    super::record::store(
-        &paths,
-        &NewResult {
-            kind: Kind::Check,
-            host: r.report.host.clone(),
-            interface: ifaces.first().cloned(),
-            peer: r.report.network.first().map(|n| n.peer.clone()),
-            settings: crate::measure::settings_snapshot(&paths, &ifaces_unique),
-            result: serde_json::to_value(r).unwrap_or_default(),
-            metrics: r.report.metrics(),
-            ts: Some(r.report.timestamp),
-        },
-    );
+        .filter_map(|n| n.error.clone())
+        .chain(
+            r.report
+                .disk
+                .iter()
+                .chain(&r.report.cpu)
+                .filter_map(|e| e.error.as_ref().map(|x| format!("{}: {x}", e.subject))),
+        )
+        .collect()
+}
+
+/// Rewrite the Prometheus textfile when one is configured; warn when it fails.
+fn refresh_metrics(paths: &crate::paths::Paths, cfg: &Config) -> Option<std::path::PathBuf> {
+    match crate::metrics::refresh(paths, cfg) {
+        Some(Ok(p)) => Some(p),
+        Some(Err(e)) => {
+            eprintln!("hlctl check: warning: metrics file not written: {e}");
+            None
+        }
+        None => None,
+    }
+}
+
+fn measure(global: &Global, cfg: &Config) -> CheckReport {
+    let cancel = super::interrupt::cancel_on_interrupt();
+    let bar = ProgressBar::new(global.json);
+    let who = crate::ops::Requester::this_process();
+    let ran = crate::ops::check::run(cfg, &global.paths(), who, &bar, &cancel);
+    bar.finish();
+    super::kept::warn_unstored(ran)
 }
 
 fn print_text(r: &CheckReport, c: Option<&Comparison>) {

@@ -2,8 +2,8 @@
 
 use clap::Args;
 
-use super::args::Global;
 use super::exit;
+use super::global::Global;
 use super::output::print_json;
 
 /// Compare the latest result of every baseline metric with the baseline:
@@ -32,7 +32,7 @@ pub(crate) fn run(global: &Global, args: CompareArgs) -> i32 {
         );
         return exit::INVALID;
     }
-    let c = match super::records::compare(global, args.name.as_deref(), args.threshold) {
+    let c = match super::kept::compare(global, args.name.as_deref(), args.threshold) {
         Ok(c) => c,
         Err(e) => return e.report(),
     };

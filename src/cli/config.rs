@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use super::args::Global;
 use super::exit;
+use super::global::Global;
 use super::output::print_json;
 
 /// Validate or show the configuration file (hlctl.toml(5)).

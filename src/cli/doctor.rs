@@ -2,11 +2,11 @@
 
 use clap::Args;
 
-use super::args::Global;
-use super::backend::CliError;
+use super::error::CliError;
 use super::exit;
+use super::global::Global;
 use super::output::{ProgressBar, print_json};
-use super::remote::Remote;
+use super::remote::{JobCall, Remote};
 use crate::bench::progress::Cancel;
 use crate::dbus::wire::doctor::DoctorParams;
 use crate::doctor::{self, Check, Finding, Options, Report};
@@ -87,8 +87,9 @@ pub(crate) fn run(global: &Global, args: DoctorArgs) -> i32 {
             return exit::INVALID;
         }
     };
-    let remote = match super::records::remote(global) {
-        Ok(r) => r,
+    let remote = match super::backend::Backend::select(global) {
+        Ok(super::backend::Backend::Bus(r)) => Some(r),
+        Ok(super::backend::Backend::Local { .. }) => None,
         Err(e) => return e.report(),
     };
     let bar = ProgressBar::new(global.json);
@@ -130,12 +131,11 @@ fn in_process(
         .map(|p| crate::measure::for_peer(p, args.time));
     let cancel = Cancel::new();
     let paths = global.paths();
-    let (report, inputs) = match doctor::run(&opts, &paths, measure.as_deref(), bar, &cancel) {
-        Ok(r) => r,
-        Err(doctor::DoctorError::Nic(e)) => return Err(e.into()),
-    };
-    super::record::store(&paths, &crate::history::record::doctor(&report, &inputs));
-    Ok(report)
+    let who = crate::ops::Requester::this_process();
+    match crate::ops::doctor::run(&opts, &paths, measure.as_deref(), who, bar, &cancel) {
+        Ok(ran) => Ok(super::kept::warn_unstored(ran)),
+        Err(doctor::DoctorError::Nic(e)) => Err(e.into()),
+    }
 }
 
 /// Run the doctor as an hlctld job (it stores the report in the history).
@@ -150,7 +150,14 @@ fn through_daemon(r: &Remote, args: &DoctorArgs, bar: &ProgressBar) -> Result<Re
         time_s: args.time,
         detached: false,
     };
-    r.follow_job("doctor", bar, r.manager.doctor(params.encode()))
+    let call = JobCall {
+        what: "doctor",
+        progress: bar,
+        confirm: false,
+        cancelling: "cancelling",
+        partial_ok: false,
+    };
+    r.follow(call, r.manager.doctor(params.encode()))
 }
 
 fn finding_text(f: &Finding) -> String {

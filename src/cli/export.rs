@@ -3,8 +3,8 @@
 use clap::{Args, ValueEnum};
 use serde_json::json;
 
-use super::args::Global;
 use super::exit;
+use super::global::Global;
 use super::output::print_json;
 use crate::nic::{export, persist, read};
 

@@ -2,8 +2,8 @@
 
 use clap::Args;
 
-use super::args::Global;
 use super::exit;
+use super::global::Global;
 use super::output::{print_json, table};
 use crate::dbus::wire::records::HistoryFilter;
 use crate::history::History;
@@ -36,7 +36,7 @@ pub(crate) struct HistoryArgs {
 }
 
 pub(crate) fn run(global: &Global, args: HistoryArgs) -> i32 {
-    let kind = match super::records::kind(args.kind.as_deref()) {
+    let kind = match super::kept::kind(args.kind.as_deref()) {
         Ok(k) => k,
         Err(e) => return e.report(),
     };
@@ -52,7 +52,7 @@ pub(crate) fn run(global: &Global, args: HistoryArgs) -> i32 {
         since,
         limit: args.limit,
     };
-    let rows = match super::records::history(global, filter) {
+    let rows = match super::kept::history(global, filter) {
         Ok(r) => r,
         Err(e) => return e.report(),
     };

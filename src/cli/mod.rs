@@ -16,12 +16,13 @@ pub(crate) mod check;
 pub(crate) mod compare;
 pub(crate) mod config;
 pub(crate) mod doctor;
+pub(crate) mod error;
 pub(crate) mod export;
+pub(crate) mod global;
 pub(crate) mod history;
 pub(crate) mod interrupt;
+pub(crate) mod kept;
 pub(crate) mod output;
-pub(crate) mod record;
-pub(crate) mod records;
 pub(crate) mod remote;
 pub(crate) mod report;
 pub(crate) mod rollback;
@@ -31,7 +32,7 @@ pub(crate) mod show;
 pub(crate) mod status;
 pub(crate) mod sysctl;
 pub(crate) mod tune;
-pub(crate) mod tune_remote;
+pub(crate) mod tune_text;
 
 use clap::Parser;
 

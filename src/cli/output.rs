@@ -55,22 +55,6 @@ impl Progress for ProgressBar {
     }
 }
 
-/// `1536` → `1.5 KiB` (sizes in base 2, like ethtool and ip).
-pub(crate) fn bytes(n: u64) -> String {
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{n} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
-}
-
 /// Words joined by spaces, wrapped at `width` columns, continuation lines
 /// indented to line up after `first` (which starts the first line).
 pub(crate) fn wrap(first: &str, words: &[String], width: usize) -> String {
@@ -121,6 +105,7 @@ pub(crate) fn table(rows: &[Vec<String>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::bytes;
 
     #[test]
     fn sizes_and_tables() {

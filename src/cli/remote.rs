@@ -7,12 +7,15 @@ use serde::Deserialize;
 use zbus::proxy::CacheProperties;
 use zbus::{Connection, OwnedObjectPath, Variant};
 
-use super::backend::CliError;
+use super::error::CliError;
 use super::exit;
 use crate::dbus::client::job::{Follow, JobClient, WaitError};
 use crate::dbus::client::proxy::{LinkProxy, ManagerProxy};
 use crate::dbus::wire::job::JobStatus;
 use crate::dbus::wire::{BUS_NAME, PATH, error::short_name, set_rows, settings};
+
+/// The interface of a link object.
+const LINK_IFACE: &str = "org.hlctl.Daemon1.Link";
 use crate::nic::model::{ChangeSet, Interface};
 use crate::nic::set::SetReply;
 use crate::sysctl;
@@ -30,7 +33,9 @@ pub(crate) fn remote_error(e: zbus::Error) -> CliError {
         zbus::Error::MethodError(name, desc, _) => {
             let desc = desc.unwrap_or_default();
             let code = match short_name(name.as_str()) {
-                Some("InvalidArgument") | Some("NoSuchInterface") => exit::INVALID,
+                Some("InvalidArgument") | Some("NoSuchInterface") | Some("InvalidState") => {
+                    exit::INVALID
+                }
                 Some("NotAuthorized") => exit::NOT_PERMITTED,
                 Some(_) => exit::FAILED,
                 None if name.as_str() == "org.freedesktop.DBus.Error.AccessDenied" => {
@@ -141,42 +146,51 @@ impl Remote {
         decode(&json)
     }
 
+    /// Every link but `lo`, physical first, from `GetManagedObjects`.
+    async fn all_models(&self) -> Result<Vec<Interface>, CliError> {
+        let om = zbus::fdo::ObjectManagerProxy::builder(&self.conn)
+            .destination(BUS_NAME)
+            .path(PATH)
+            .cache_properties(CacheProperties::No)
+            .build()
+            .await
+            .map_err(remote_error)?;
+        let objects = om
+            .get_managed_objects()
+            .await
+            .map_err(|e| remote_error(e.into()))?;
+        let mut out = Vec::new();
+        for ifaces in objects.values() {
+            let Some(props) = ifaces
+                .iter()
+                .find(|(k, _)| k.as_str() == LINK_IFACE)
+                .map(|(_, p)| p)
+            else {
+                continue;
+            };
+            let Some(json) = props
+                .get("Settings")
+                .and_then(|v| <&str>::try_from(&**v).ok())
+            else {
+                continue;
+            };
+            let i: Interface = decode(json)?;
+            if i.name != "lo" {
+                out.push(i);
+            }
+        }
+        out.sort_by_key(|i| (!i.physical, i.ifindex));
+        Ok(out)
+    }
+
     pub(crate) fn show(&self, names: &[String]) -> Result<Vec<Interface>, CliError> {
         self.rt.block_on(async {
             let mut out = Vec::new();
             if names.is_empty() {
-                // All links' models in parallel: one round trip's latency, not N.
-                let paths = self.manager.links().await.map_err(remote_error)?;
-                let mut reads = tokio::task::JoinSet::new();
-                for p in paths {
-                    let conn = self.conn.clone();
-                    reads.spawn(async move {
-                        let link = LinkProxy::builder(&conn)
-                            .path(p)
-                            .cache_properties(CacheProperties::No)
-                            .build()
-                            .await?;
-                        link.settings().await
-                    });
-                }
-                while let Some(r) = reads.join_next().await {
-                    let json = match r {
-                        Ok(Ok(j)) => j,
-                        // Gone between the listing and the read: skip it, as in-process does.
-                        Ok(Err(zbus::Error::MethodError(n, _, _)))
-                            if n.as_str() == "org.freedesktop.DBus.Error.UnknownObject" =>
-                        {
-                            continue;
-                        }
-                        Ok(Err(e)) => return Err(remote_error(e)),
-                        Err(e) => return Err(CliError::new(e.to_string(), exit::FAILED)),
-                    };
-                    let i: Interface = decode(&json)?;
-                    if i.name != "lo" {
-                        out.push(i);
-                    }
-                }
-                out.sort_by_key(|i| (!i.physical, i.ifindex));
+                // Every link's model in one call (the ObjectManager), however
+                // many links a hypervisor has: no per-link round trips, no
+                // limit on pending replies.
+                out = self.all_models().await?;
             } else {
                 for n in names {
                     let p = self.manager.get_link(n).await.map_err(remote_error)?;
@@ -228,7 +242,7 @@ impl Remote {
         assignments: &[(String, String)],
         dry_run: bool,
         persist: bool,
-    ) -> Result<sysctl::set::SetReply, CliError> {
+    ) -> Result<sysctl::set::SysctlReply, CliError> {
         let pairs: Vec<(&str, &str)> = assignments
             .iter()
             .map(|(k, v)| (k.as_str(), v.as_str()))
@@ -249,44 +263,56 @@ impl Remote {
     }
 }
 
-impl Remote {
-    /// Start a benchmark job, follow its progress into `progress`, cancel it
-    /// on Ctrl-C, and return its result (JSON; `{"error": ...}` when it failed).
-    pub(crate) fn run_job(
-        &self,
-        kind: &str,
-        params: &HashMap<String, zbus::OwnedVariant>,
-        progress: &dyn crate::bench::progress::Progress,
-    ) -> Result<serde_json::Value, CliError> {
-        self.rt.block_on(async {
-            let mut jobs = JobClient::subscribe(&self.conn)
-                .await
-                .map_err(remote_error)?;
-            let path = self
-                .manager
-                .start_benchmark(kind, params, HashMap::new())
-                .await
-                .map_err(remote_error)?;
-            let follow = Follow {
-                progress,
-                confirm: false,
-                cancelling: "cancelling",
-            };
-            let end = jobs
-                .wait(&path, follow)
-                .await
-                .map_err(|e| wait_error(e, "benchmark"))?;
-            decode(&end.result)
-        })
-    }
+/// How to follow one job to its end.
+pub(crate) struct JobCall<'a> {
+    /// What runs, for messages: `benchmark`, `doctor`, `report`, `tune`.
+    pub(crate) what: &'a str,
+    pub(crate) progress: &'a dyn crate::bench::progress::Progress,
+    /// Confirm the job when it awaits confirmation (a tune's commit-confirm).
+    pub(crate) confirm: bool,
+    /// The progress message once Ctrl-C asked the job to stop.
+    pub(crate) cancelling: &'a str,
+    /// A job that ended without an `error` still has a result to show (a
+    /// cancelled benchmark reports what it measured).
+    pub(crate) partial_ok: bool,
+}
 
-    /// Start a job with `start` (after subscribing to its signals), follow it
-    /// into `progress` (Ctrl-C cancels it), and decode its result; a failed
-    /// job is an error naming `what` with its class's exit code.
-    pub(crate) fn follow_job<T: serde::de::DeserializeOwned>(
+/// The message of a job that ended without a result.
+fn failure(call: &JobCall<'_>, state: JobStatus, v: &serde_json::Value) -> CliError {
+    let msg = v["error"].as_str().unwrap_or(state.as_str());
+    let text = if call.partial_ok {
+        msg.to_string()
+    } else {
+        format!("{} {state}: {msg}", call.what)
+    };
+    CliError::new(text, exit_for_class(v["class"].as_str()))
+}
+
+/// A tune cut off from hlctld: what happens to its changes.
+fn lost(call: &JobCall<'_>, e: WaitError) -> CliError {
+    match (call.confirm, e) {
+        (true, WaitError::DaemonGone) => CliError::new(
+            "hlctld stopped while the tune ran: it restores the journalled settings when it \
+             starts again (hlctl status shows them)",
+            exit::FAILED,
+        ),
+        (true, WaitError::ConnectionLost) => CliError::new(
+            "lost the connection to hlctld while the tune ran (it rolls back at the deadline)",
+            exit::FAILED,
+        ),
+        (_, e) => wait_error(e, call.what),
+    }
+}
+
+impl Remote {
+    /// The one way to run a job through hlctld: subscribe to its signals
+    /// (from hlctld alone), start it with `start`, follow its progress
+    /// (Ctrl-C cancels it; a tune is confirmed when it asks), and decode its
+    /// result, or turn its failure into the message and exit code of its
+    /// class.
+    pub(crate) fn follow<T: serde::de::DeserializeOwned>(
         &self,
-        what: &str,
-        progress: &dyn crate::bench::progress::Progress,
+        call: JobCall<'_>,
         start: impl Future<Output = zbus::Result<OwnedObjectPath>>,
     ) -> Result<T, CliError> {
         let end = self.rt.block_on(async {
@@ -295,28 +321,27 @@ impl Remote {
                 .map_err(remote_error)?;
             let path = start.await.map_err(remote_error)?;
             let follow = Follow {
-                progress,
-                confirm: false,
-                cancelling: "cancelling",
+                progress: call.progress,
+                confirm: call.confirm,
+                cancelling: call.cancelling,
             };
-            jobs.wait(&path, follow)
-                .await
-                .map_err(|e| wait_error(e, what))
+            jobs.wait(&path, follow).await.map_err(|e| lost(&call, e))
         })?;
         let v: serde_json::Value = serde_json::from_str(&end.result).unwrap_or_default();
-        if end.state != JobStatus::Succeeded {
-            let msg = v["error"]
-                .as_str()
-                .unwrap_or(end.state.as_str())
-                .to_string();
-            return Err(CliError::new(
-                format!("{what} {}: {msg}", end.state),
-                exit_for_class(v["class"].as_str()),
-            ));
+        let has_result = if call.partial_ok {
+            v.get("error").is_none()
+        } else {
+            end.state == JobStatus::Succeeded
+        };
+        if !has_result {
+            return Err(failure(&call, end.state, &v));
         }
         serde_json::from_value(v).map_err(|e| {
             CliError::new(
-                format!("hlctld sent a {what} result this hlctl cannot read: {e}"),
+                format!(
+                    "hlctld sent a {} result this hlctl cannot read: {e}",
+                    call.what
+                ),
                 exit::FAILED,
             )
         })

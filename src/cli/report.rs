@@ -4,11 +4,11 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::args::Global;
 use super::exit;
+use super::global::Global;
 use super::output::{ProgressBar, print_json};
 use crate::dbus::wire::report::ReportParams;
-use crate::measure::{ReportSpan, report_row, run_report};
+use crate::measure::ReportSpan;
 use crate::path::Peer;
 use crate::report;
 
@@ -56,8 +56,9 @@ pub(crate) fn run(global: &Global, args: ReportArgs) -> i32 {
             }
         }
     }
-    let remote = match super::records::remote(global) {
-        Ok(r) => r,
+    let remote = match super::backend::Backend::select(global) {
+        Ok(super::backend::Backend::Bus(r)) => Some(r),
+        Ok(super::backend::Backend::Local { .. }) => None,
         Err(e) => return e.report(),
     };
     let bar = ProgressBar::new(global.json);
@@ -71,7 +72,14 @@ pub(crate) fn run(global: &Global, args: ReportArgs) -> i32 {
                 bench_time_s: args.bench_time as u32,
                 detached: false,
             };
-            remote.follow_job("report", &bar, remote.manager.report(params.encode()))
+            let call = super::remote::JobCall {
+                what: "report",
+                progress: &bar,
+                confirm: false,
+                cancelling: "cancelling",
+                partial_ok: false,
+            };
+            remote.follow(call, remote.manager.report(params.encode()))
         }
         None => {
             let span = ReportSpan {
@@ -80,7 +88,10 @@ pub(crate) fn run(global: &Global, args: ReportArgs) -> i32 {
                 bench_time_s: args.bench_time,
             };
             let cancel = super::interrupt::cancel_on_interrupt();
-            Ok(run_report(&peers, &args.dirs, span, &bar, &cancel))
+            let who = crate::ops::Requester::this_process();
+            let paths = global.paths();
+            let ran = crate::ops::report::run(&peers, &args.dirs, span, &paths, who, &bar, &cancel);
+            Ok(super::kept::warn_unstored(ran))
         }
     };
     bar.finish();
@@ -99,11 +110,6 @@ pub(crate) fn run(global: &Global, args: ReportArgs) -> i32 {
             eprintln!("hlctl report: {}: {e}", p.display());
             return exit::FAILED;
         }
-    }
-    if remote.is_none() {
-        // Through hlctld the daemon stores it.
-        let paths = global.paths();
-        super::record::store(&paths, &report_row(&paths, &r));
     }
     if global.json {
         print_json(&serde_json::json!({ "report": r, "markdown": md, "json": js }));

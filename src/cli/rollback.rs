@@ -2,8 +2,8 @@
 
 use clap::Args;
 
-use super::args::Global;
 use super::exit;
+use super::global::Global;
 use super::output::print_json;
 use crate::tune::change::show;
 
@@ -24,7 +24,7 @@ pub(crate) struct RollbackArgs {
 }
 
 pub(crate) fn run(global: &Global, args: RollbackArgs) -> i32 {
-    match super::records::rollback(global, args.interface.as_deref()) {
+    match super::kept::rollback(global, args.interface.as_deref()) {
         Ok(r) => {
             let failed = r.pending_restored.iter().any(|p| !p.errors.is_empty());
             if global.json {

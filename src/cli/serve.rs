@@ -8,8 +8,8 @@ use clap::Args;
 use crate::bench::net::{NetError, Server, ServerConfig, StopReason, TestOutcome};
 use crate::bench::progress::{Progress, ProgressEvent};
 
-use super::args::Global;
 use super::exit;
+use super::global::Global;
 use super::output::print_json;
 
 /// Serve network tests to `iperf3 -c` and `hlctl bench net` clients.

@@ -2,8 +2,8 @@
 
 use clap::Args;
 
-use super::args::Global;
 use super::exit;
+use super::global::Global;
 use super::output::{print_json, table};
 use crate::nic::apply::Outcome;
 use crate::nic::change;

@@ -3,8 +3,9 @@
 use clap::Args;
 use serde::Serialize;
 
-use super::args::Global;
-use super::output::{bytes, print_json, wrap};
+use super::global::Global;
+use super::output::{print_json, wrap};
+use crate::units::bytes;
 use serde_json::Value;
 
 use crate::nic::model::Interface;

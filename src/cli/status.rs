@@ -2,8 +2,8 @@
 
 use clap::Args;
 
-use super::args::Global;
 use super::exit;
+use super::global::Global;
 use super::output::{print_json, table};
 use crate::tune::checkpoint::Phase;
 
@@ -14,7 +14,7 @@ use crate::tune::checkpoint::Phase;
 pub(crate) struct StatusArgs {}
 
 pub(crate) fn run(global: &Global, _args: StatusArgs) -> i32 {
-    let st = match super::records::status(global) {
+    let st = match super::kept::status(global) {
         Ok(s) => s,
         Err(e) => return e.report(),
     };

@@ -3,9 +3,10 @@
 use clap::Args;
 use serde_json::json;
 
-use super::args::Global;
 use super::exit;
+use super::global::Global;
 use super::output::{print_json, table};
+use crate::sysctl::set::SysctlReply;
 use crate::sysctl::{self, SysctlError};
 
 /// Show or change network sysctls.
@@ -46,39 +47,12 @@ pub(crate) fn run(global: &Global, args: SysctlArgs) -> i32 {
     };
     if sets.is_empty() {
         return match backend.sysctl_show(&args.items) {
-            Ok(entries) => {
-                if global.json {
-                    print_json(&json!({ "sysctls": entries }));
-                } else {
-                    let mut rows = vec![vec!["key".to_string(), "value".into(), "".into()]];
-                    for e in &entries {
-                        rows.push(vec![
-                            e.key.clone(),
-                            e.value
-                                .clone()
-                                .unwrap_or_else(|| "(not present here)".into()),
-                            e.about.map(|a| format!("# {a}")).unwrap_or_default(),
-                        ]);
-                    }
-                    print!("{}", table(&rows));
-                }
-                exit::OK
-            }
+            Ok(entries) => show(global, &entries),
             Err(e) => e.report(),
         };
     }
     if !gets.is_empty() {
-        let problems = gets
-            .iter()
-            .map(|g| {
-                crate::problem::Problem::new(
-                    g.as_str(),
-                    None,
-                    "mix of reads and writes: give KEY=VALUE for every key, or only keys to show",
-                )
-            })
-            .collect();
-        return super::fail(&SysctlError::Invalid(problems), exit::INVALID);
+        return mixed(&gets);
     }
     let assignments: Vec<(String, String)> = sets
         .iter()
@@ -87,19 +61,62 @@ pub(crate) fn run(global: &Global, args: SysctlArgs) -> i32 {
                 .map(|(k, v)| (k.trim().to_string(), v.to_string()))
         })
         .collect();
-    let reply = match backend.sysctl_set(&assignments, args.dry_run, args.persist) {
-        Ok(r) => r,
-        Err(e) => return e.report(),
-    };
-    if reply.dry_run {
-        if global.json {
-            print_json(&json!({ "dry_run": true, "changes": reply.changes }));
-        } else {
-            println!("dry run: nothing changed");
-            print!("{}", change_table(&reply.changes));
-        }
+    match backend.sysctl_set(&assignments, args.dry_run, args.persist) {
+        Ok(reply) if reply.dry_run => planned(global, &reply),
+        Ok(reply) => changed(global, &reply),
+        Err(e) => e.report(),
+    }
+}
+
+/// `hlctl sysctl [KEY...]`: the values, with what each key is about.
+fn show(global: &Global, entries: &[sysctl::Entry]) -> i32 {
+    if global.json {
+        print_json(&json!({ "sysctls": entries }));
         return exit::OK;
     }
+    let mut rows = vec![vec!["key".to_string(), "value".into(), "".into()]];
+    for e in entries {
+        rows.push(vec![
+            e.key.clone(),
+            e.value
+                .clone()
+                .unwrap_or_else(|| "(not present here)".into()),
+            e.about.map(|a| format!("# {a}")).unwrap_or_default(),
+        ]);
+    }
+    print!("{}", table(&rows));
+    exit::OK
+}
+
+/// Reads and writes in one call: refused, naming each read.
+fn mixed(gets: &[&String]) -> i32 {
+    let problems = gets
+        .iter()
+        .map(|g| {
+            crate::problem::Problem::new(
+                g.as_str(),
+                None,
+                "mix of reads and writes: give KEY=VALUE for every key, or only keys to show",
+            )
+        })
+        .collect();
+    super::fail(&SysctlError::Invalid(problems), exit::INVALID)
+}
+
+/// `--dry-run`: what would change.
+fn planned(global: &Global, reply: &SysctlReply) -> i32 {
+    if global.json {
+        print_json(&json!({ "dry_run": true, "changes": reply.changes }));
+    } else {
+        println!("dry run: nothing changed");
+        print!("{}", change_table(&reply.changes));
+    }
+    exit::OK
+}
+
+/// What changed, what failed and was restored, where it was persisted and
+/// which files override it at boot.
+fn changed(global: &Global, reply: &SysctlReply) -> i32 {
     let mut code = match &reply.failed {
         None => exit::OK,
         Some(f) if f.contains("ermission denied") || f.contains("not permitted") => {
@@ -118,29 +135,35 @@ pub(crate) fn run(global: &Global, args: SysctlArgs) -> i32 {
             "overridden_by": reply.overridden_by }),
         );
     } else {
-        if let Some(f) = &reply.failed {
-            println!("FAILED: {f}");
-            if reply.restore_errors.is_empty() {
-                println!("every value written before the failure was restored");
-            } else {
-                println!("restore incomplete: {:?}", reply.restore_errors);
-            }
-        }
-        print!("{}", change_table(&reply.changes));
-        if let Some(p) = &reply.persisted {
-            println!("persisted in {p}");
-        }
-        for o in &reply.overridden_by {
-            println!(
-                "warning: {} sets {} = {} and is applied after {} at boot, so its value wins",
-                o.path.display(),
-                o.key,
-                o.value,
-                crate::paths::SYSCTL_FILE
-            );
-        }
+        print!("{}", changed_text(reply));
     }
     code
+}
+
+fn changed_text(reply: &SysctlReply) -> String {
+    let mut s = String::new();
+    if let Some(f) = &reply.failed {
+        s += &format!("FAILED: {f}\n");
+        if reply.restore_errors.is_empty() {
+            s += "every value written before the failure was restored\n";
+        } else {
+            s += &format!("restore incomplete: {:?}\n", reply.restore_errors);
+        }
+    }
+    s += &change_table(&reply.changes);
+    if let Some(p) = &reply.persisted {
+        s += &format!("persisted in {p}\n");
+    }
+    for o in &reply.overridden_by {
+        s += &format!(
+            "warning: {} sets {} = {} and is applied after {} at boot, so its value wins\n",
+            o.path.display(),
+            o.key,
+            o.value,
+            crate::paths::SYSCTL_FILE
+        );
+    }
+    s
 }
 
 fn change_table(changes: &[sysctl::Change]) -> String {
@@ -165,12 +188,4 @@ fn change_table(changes: &[sysctl::Change]) -> String {
         ]);
     }
     table(&rows)
-}
-
-pub(crate) fn sysctl_code(e: &SysctlError) -> i32 {
-    match e {
-        SysctlError::Invalid(_) => exit::INVALID,
-        _ if matches!(e.errno(), Some(libc::EPERM) | Some(libc::EACCES)) => exit::NOT_PERMITTED,
-        _ => exit::FAILED,
-    }
 }

@@ -5,13 +5,14 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::args::Global;
-use super::backend::{Backend, CliError};
+use super::backend::Backend;
+use super::error::CliError;
 use super::exit;
-use super::output::{ProgressBar, print_json, table};
-use crate::path::measure::format_bps;
+use super::global::Global;
+use super::output::{ProgressBar, print_json};
+use super::tune_text::render;
 use crate::tune::params::TuneParams;
-use crate::tune::report::{Outcome, StepStatus, TuneReport};
+use crate::tune::report::{Outcome, TuneReport};
 use crate::tune::{self, checkpoint, rollback};
 
 /// Tune an interface against a peer, with before/after proof and rollback.
@@ -149,7 +150,7 @@ pub(crate) fn run(global: &Global, args: TuneArgs) -> i32 {
     let bar = ProgressBar::new(global.json);
     let result = match Backend::select(global) {
         Err(e) => return e.report(),
-        Ok(Backend::Bus(remote)) => super::tune_remote::tune(&remote, &p, &bar),
+        Ok(Backend::Bus(remote)) => through_daemon(&remote, &p, &bar),
         Ok(Backend::Local { paths, .. }) => local(&paths, &p, &bar).map_err(|e| {
             let code = match &e {
                 tune::TuneError::Invalid(_) => exit::INVALID,
@@ -193,163 +194,31 @@ fn local(
         |r| eprintln!("hlctl tune: {}: {}: restored", r.interface, r.why),
     );
     let mut confirm = |_: &TuneReport| true;
-    let r = tune::session::tune(p, paths, bar, &cancel, &mut confirm);
+    let who = crate::ops::Requester::this_process();
+    let r = crate::ops::tune::run(p, paths, who, bar, &cancel, &mut confirm);
     stop.cancel();
     let _ = dog.join();
-    r
+    r.map(super::kept::warn_unstored)
 }
 
-fn pct(before: f64, after: f64) -> String {
-    if before <= 0.0 {
-        return "-".into();
-    }
-    let c = (after - before) / before * 100.0;
-    format!("{}{:.0}%", if c >= 0.0 { "+" } else { "−" }, c.abs())
-}
-
-/// The text report: the before/after table.
-pub(crate) fn render(r: &TuneReport) -> String {
-    let mut s = format!(
-        "hlctl tune {} → {} ({} runs each way, {}; min gain {}%){}\n\n",
-        r.interface,
-        r.peer,
-        r.runs,
-        r.method,
-        r.min_gain_percent,
-        r.rtt_ms
-            .map(|m| format!(", RTT {m:.2} ms"))
-            .unwrap_or_default()
-    );
-    if !r.findings.is_empty() {
-        s += "Doctor:\n";
-        for f in &r.findings {
-            s += &format!("  {:<8} {}\n", f.severity.to_string(), f.title);
-        }
-        s.push('\n');
-    }
-    if let Some(b) = &r.baseline {
-        s += &format!(
-            "Baseline ({} runs each way): upload {} (spread {:.0}%), download {} (spread {:.0}%)\n\n",
-            b.upload.runs_bps.len(),
-            format_bps(b.upload.median_bps),
-            b.upload.spread_percent,
-            format_bps(b.download.median_bps),
-            b.download.spread_percent
-        );
-    }
-    if r.steps.is_empty() {
-        s += "No candidates: nothing on this host to try.\n";
-    } else {
-        let mut rows = vec![vec![
-            "candidate".to_string(),
-            "setting".into(),
-            "before".into(),
-            "tried".into(),
-            "upload".into(),
-            "Δ".into(),
-            "download".into(),
-            "Δ".into(),
-            "result".into(),
-        ]];
-        for st in &r.steps {
-            let up = st
-                .deltas
-                .iter()
-                .find(|d| d.direction == crate::path::measure::Direction::Upload);
-            let down = st
-                .deltas
-                .iter()
-                .find(|d| d.direction == crate::path::measure::Direction::Download);
-            let cell = |d: Option<&tune::decide::DirDelta>| {
-                d.map_or(("-".to_string(), "".to_string()), |d| {
-                    (
-                        format!("{} → {}", format_bps(d.before_bps), format_bps(d.after_bps)),
-                        pct(d.before_bps, d.after_bps),
-                    )
-                })
-            };
-            let (u, ud) = cell(up);
-            let (dn, dd) = cell(down);
-            let status = match st.status {
-                StepStatus::Kept => "KEPT",
-                StepStatus::Reverted => "reverted",
-                StepStatus::Failed => "failed",
-                StepStatus::Skipped => "not tried",
-            };
-            // How many runs decided it (fewer than the budget when the first already did).
-            let status = match st.runs {
-                0 => status.to_string(),
-                n => format!("{status} ({n}/{} runs)", r.runs),
-            };
-            let settings = if st.settings.is_empty() {
-                vec![tune::report::SettingRow {
-                    setting: "-".into(),
-                    before: "-".into(),
-                    tried: "-".into(),
-                }]
-            } else {
-                st.settings.clone()
-            };
-            for (i, set) in settings.iter().enumerate() {
-                let first = i == 0;
-                rows.push(vec![
-                    if first {
-                        st.title.clone()
-                    } else {
-                        String::new()
-                    },
-                    set.setting.clone(),
-                    set.before.clone(),
-                    set.tried.clone(),
-                    if first { u.clone() } else { String::new() },
-                    if first { ud.clone() } else { String::new() },
-                    if first { dn.clone() } else { String::new() },
-                    if first { dd.clone() } else { String::new() },
-                    if first {
-                        status.to_string()
-                    } else {
-                        String::new()
-                    },
-                ]);
-            }
-        }
-        s += &table(&rows);
-        s.push('\n');
-        for st in &r.steps {
-            s += &format!("  {}: {}\n", st.title, st.reason);
-        }
-        s.push('\n');
-    }
-    if let (Some(b), Some(a)) = (&r.baseline, &r.after) {
-        s += &format!(
-            "Result: upload {} → {} ({}), download {} → {} ({})\n",
-            format_bps(b.upload.median_bps),
-            format_bps(a.upload.median_bps),
-            pct(b.upload.median_bps, a.upload.median_bps),
-            format_bps(b.download.median_bps),
-            format_bps(a.download.median_bps),
-            pct(b.download.median_bps, a.download.median_bps)
-        );
-    }
-    let kept: Vec<&str> = r.kept_steps().map(|s| s.title.as_str()).collect();
-    s += &format!(
-        "Kept: {}\n",
-        if kept.is_empty() {
-            "nothing".to_string()
-        } else {
-            kept.join(", ")
-        }
-    );
-    if let Some(p) = &r.persisted {
-        for f in [&p.sysctl_file, &p.nic_state_file].into_iter().flatten() {
-            s += &format!("Persisted: {f}\n");
-        }
-    }
-    for l in &r.limits {
-        s += &format!("Limit: {}\n", l.text);
-    }
-    for n in r.plan_notes.iter().chain(&r.notes) {
-        s += &format!("Note: {n}\n");
-    }
-    s
+/// Through hlctld: the tune job, confirmed when it asks (commit-confirm: if
+/// this client is gone by then, the daemon rolls the changes back at the
+/// deadline); Ctrl-C cancels it.
+fn through_daemon(
+    r: &super::remote::Remote,
+    p: &TuneParams,
+    bar: &ProgressBar,
+) -> Result<TuneReport, CliError> {
+    let params =
+        serde_json::to_string(p).map_err(|e| CliError::new(e.to_string(), exit::FAILED))?;
+    let mut opts = std::collections::HashMap::new();
+    opts.insert("params", zbus::Variant::from(params.as_str()));
+    let call = super::remote::JobCall {
+        what: "tune",
+        progress: bar,
+        confirm: true,
+        cancelling: "cancelling: rolling back",
+        partial_ok: false,
+    };
+    r.follow(call, r.manager.tune(opts))
 }

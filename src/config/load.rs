@@ -16,7 +16,7 @@ use super::Config;
 
 /// One thing wrong in the file.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub(crate) struct Problem {
+pub(crate) struct ConfigProblem {
     pub(crate) file: PathBuf,
     /// 1-based; 0 when the problem is the file itself (unreadable).
     pub(crate) line: usize,
@@ -25,7 +25,7 @@ pub(crate) struct Problem {
     pub(crate) message: String,
 }
 
-impl std::fmt::Display for Problem {
+impl std::fmt::Display for ConfigProblem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}", self.file.display())?;
         if self.line > 0 {
@@ -46,7 +46,7 @@ pub(crate) struct Loaded {
     /// False when the file does not exist (all defaults; not a problem).
     pub(crate) exists: bool,
     pub(crate) config: Config,
-    pub(crate) problems: Vec<Problem>,
+    pub(crate) problems: Vec<ConfigProblem>,
 }
 
 /// Read `file`. A missing file is all defaults when `required` is false.
@@ -65,7 +65,7 @@ pub(crate) fn load(file: &Path, required: bool) -> Loaded {
             out.problems = problems;
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => {}
-        Err(e) => out.problems.push(Problem {
+        Err(e) => out.problems.push(ConfigProblem {
             file: file.to_path_buf(),
             line: 0,
             key: String::new(),
@@ -76,7 +76,7 @@ pub(crate) fn load(file: &Path, required: bool) -> Loaded {
 }
 
 /// Parse the text of `file` (named in the problems).
-pub(crate) fn parse(file: &Path, text: &str) -> (Config, Vec<Problem>) {
+pub(crate) fn parse(file: &Path, text: &str) -> (Config, Vec<ConfigProblem>) {
     let mut p = Parser {
         file,
         text,
@@ -87,7 +87,7 @@ pub(crate) fn parse(file: &Path, text: &str) -> (Config, Vec<Problem>) {
         Ok(root) => p.root(root.get_ref()),
         Err(e) => {
             let line = e.span().map_or(0, |s| p.line(&s));
-            p.problems.push(Problem {
+            p.problems.push(ConfigProblem {
                 file: file.to_path_buf(),
                 line,
                 key: String::new(),
@@ -103,7 +103,7 @@ pub(crate) fn parse(file: &Path, text: &str) -> (Config, Vec<Problem>) {
 struct Parser<'a> {
     file: &'a Path,
     text: &'a str,
-    problems: Vec<Problem>,
+    problems: Vec<ConfigProblem>,
     config: Config,
 }
 
@@ -120,7 +120,7 @@ impl Parser<'_> {
 
     fn problem(&mut self, span: &Range<usize>, key: &str, message: String) {
         let line = self.line(span);
-        self.problems.push(Problem {
+        self.problems.push(ConfigProblem {
             file: self.file.to_path_buf(),
             line,
             key: key.to_string(),

@@ -1,7 +1,7 @@
 //! `/etc/hlctl/hlctl.toml`: what `hlctl check` measures and when, where the
 //! Prometheus textfile goes, and whether `hlctl serve` is socket-activated.
 //!
-//! - [`load`]: reading a file into a [`Config`] plus every [`Problem`] found
+//! - [`load`]: reading a file into a [`Config`] plus every [`ConfigProblem`] found
 //!   (file, line, key); a bad key is dropped, the rest is used;
 //! - [`systemd`]: the unit drop-ins and links the systemd generator writes.
 

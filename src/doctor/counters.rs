@@ -4,7 +4,7 @@
 
 use super::finding::{Finding, Outcome, Severity};
 use super::inputs::IfaceSample;
-use crate::nic::model::Counters;
+use crate::nic::model::{Counters, Rings};
 use crate::nic::registry;
 
 struct Counter {
@@ -86,6 +86,13 @@ const COUNTERS: &[Counter] = &[
 ];
 
 pub(crate) fn check(s: &IfaceSample, out: &mut Outcome) {
+    let ring_pressure = counters(s, out);
+    rings(s, &ring_pressure, out);
+}
+
+/// Each counter: rising, historic or clean. Returns the ring-related
+/// counters that are not clean (rising, or non-zero in the past).
+fn counters(s: &IfaceSample, out: &mut Outcome) -> Vec<String> {
     let name = s.name();
     let n = Some(name);
     let a = &s.first.counters;
@@ -98,40 +105,14 @@ pub(crate) fn check(s: &IfaceSample, out: &mut Outcome) {
         let rising = after.is_some_and(|x| x > before);
         let total = after.unwrap_or(before);
         if rising {
-            out.find(
-                Finding::new(
-                    &format!("counter-{}", c.key.replace('_', "-")),
-                    c.rising,
-                    n,
-                    format!(
-                        "{name}: {} rising ({} in {:.0} s)",
-                        c.key,
-                        total - before,
-                        s.interval_s
-                    ),
-                )
-                .evidence(c.key, format!("{before} → {total}"))
-                .why(c.why)
-                .fix(format!("# watch it: hlctl show {name} --json (counters)")),
-            );
+            out.find(rising_finding(c, s, before, total));
             if c.ring_related {
                 ring_pressure.push(format!("{} rising", c.key));
             }
         } else if total > 0
             && let Some(sev) = c.historic
         {
-            out.find(
-                Finding::new(
-                    &format!("counter-{}", c.key.replace('_', "-")),
-                    sev,
-                    n,
-                    format!("{name}: {total} {} since the counters were reset (not rising now)", c.key),
-                )
-                .evidence(c.key, total)
-                .evidence("rising", "no (two samples)")
-                .why(c.why)
-                .fix(format!("# not rising now; if it grows under load, look at the cable/port; watch: hlctl show {name}")),
-            );
+            out.find(historic_finding(c, name, sev, total));
             if c.ring_related {
                 ring_pressure.push(format!("{} {total}", c.key));
             }
@@ -145,63 +126,114 @@ pub(crate) fn check(s: &IfaceSample, out: &mut Outcome) {
     if !clean.is_empty() {
         out.pass("counters", n, clean.join(", "));
     }
+    ring_pressure
+}
 
-    let i = s.now();
-    match &i.rings {
-        None => out.skip("rings", n, "the driver does not report ring sizes"),
-        Some(r) => {
-            let below = |cur: Option<u32>, max: Option<u32>| matches!((cur, max), (Some(c), Some(m)) if c < m);
-            let rx_below = below(r.rx, r.rx_max);
-            let tx_below = below(r.tx, r.tx_max);
-            if (rx_below || tx_below) && !ring_pressure.is_empty() {
-                let mut f = Finding::new(
-                    "rings-below-max",
-                    Severity::Warning,
-                    n,
-                    format!("{name}: drops while the rings are below their maximum"),
-                )
-                .evidence(
-                    &registry::name("ring", "rx"),
-                    format!("{} (max {})", fmt(r.rx), fmt(r.rx_max)),
-                )
-                .evidence(
-                    &registry::name("ring", "tx"),
-                    format!("{} (max {})", fmt(r.tx), fmt(r.tx_max)),
-                );
-                for p in &ring_pressure {
-                    f = f.evidence("drops", p);
+/// A counter that rose between the two samples.
+fn rising_finding(c: &Counter, s: &IfaceSample, before: u64, total: u64) -> Finding {
+    let name = s.name();
+    Finding::new(
+        &format!("counter-{}", c.key.replace('_', "-")),
+        c.rising,
+        Some(name),
+        format!(
+            "{name}: {} rising ({} in {:.0} s)",
+            c.key,
+            total - before,
+            s.interval_s
+        ),
+    )
+    .evidence(c.key, format!("{before} → {total}"))
+    .why(c.why)
+    .fix(format!("# watch it: hlctl show {name} --json (counters)"))
+}
+
+/// A counter that is not zero but did not rise while we watched.
+fn historic_finding(c: &Counter, name: &str, sev: Severity, total: u64) -> Finding {
+    Finding::new(
+        &format!("counter-{}", c.key.replace('_', "-")),
+        sev,
+        Some(name),
+        format!(
+            "{name}: {total} {} since the counters were reset (not rising now)",
+            c.key
+        ),
+    )
+    .evidence(c.key, total)
+    .evidence("rising", "no (two samples)")
+    .why(c.why)
+    .fix(format!(
+        "# not rising now; if it grows under load, look at the cable/port; watch: hlctl show {name}"
+    ))
+}
+
+/// Rings below their maximum while the NIC drops or misses frames.
+fn rings(s: &IfaceSample, ring_pressure: &[String], out: &mut Outcome) {
+    let name = s.name();
+    let n = Some(name);
+    let Some(r) = &s.now().rings else {
+        out.skip("rings", n, "the driver does not report ring sizes");
+        return;
+    };
+    let below =
+        |cur: Option<u32>, max: Option<u32>| matches!((cur, max), (Some(c), Some(m)) if c < m);
+    let rx_below = below(r.rx, r.rx_max);
+    let tx_below = below(r.tx, r.tx_max);
+    if (rx_below || tx_below) && !ring_pressure.is_empty() {
+        out.find(rings_finding(name, r, (rx_below, tx_below), ring_pressure));
+    } else {
+        out.pass(
+            "rings",
+            n,
+            format!(
+                "rx {} (max {}), tx {} (max {}){}",
+                fmt(r.rx),
+                fmt(r.rx_max),
+                fmt(r.tx),
+                fmt(r.tx_max),
+                if ring_pressure.is_empty() {
+                    ", no drops"
+                } else {
+                    ""
                 }
-                let mut line = format!("hlctl set {name} ring");
-                if let (true, Some(m)) = (rx_below, r.rx_max) {
-                    line += &format!(" rx {m}");
-                }
-                if let (true, Some(m)) = (tx_below, r.tx_max) {
-                    line += &format!(" tx {m}");
-                }
-                out.find(
-                    f.why("larger rings absorb bursts the CPU cannot drain at once (changing them may reset the NIC briefly)")
-                        .fix(line),
-                );
-            } else {
-                out.pass(
-                    "rings",
-                    n,
-                    format!(
-                        "rx {} (max {}), tx {} (max {}){}",
-                        fmt(r.rx),
-                        fmt(r.rx_max),
-                        fmt(r.tx),
-                        fmt(r.tx_max),
-                        if ring_pressure.is_empty() {
-                            ", no drops"
-                        } else {
-                            ""
-                        }
-                    ),
-                );
-            }
-        }
+            ),
+        );
     }
+}
+
+/// Drops while the rings (rx, tx: which are below their maximum) could grow.
+fn rings_finding(
+    name: &str,
+    r: &Rings,
+    (rx_below, tx_below): (bool, bool),
+    ring_pressure: &[String],
+) -> Finding {
+    let mut f = Finding::new(
+        "rings-below-max",
+        Severity::Warning,
+        Some(name),
+        format!("{name}: drops while the rings are below their maximum"),
+    )
+    .evidence(
+        &registry::name("ring", "rx"),
+        format!("{} (max {})", fmt(r.rx), fmt(r.rx_max)),
+    )
+    .evidence(
+        &registry::name("ring", "tx"),
+        format!("{} (max {})", fmt(r.tx), fmt(r.tx_max)),
+    );
+    for p in ring_pressure {
+        f = f.evidence("drops", p);
+    }
+    let mut line = format!("hlctl set {name} ring");
+    if let (true, Some(m)) = (rx_below, r.rx_max) {
+        line += &format!(" rx {m}");
+    }
+    if let (true, Some(m)) = (tx_below, r.tx_max) {
+        line += &format!(" tx {m}");
+    }
+    f.why("larger rings absorb bursts the CPU cannot drain at once (changing them may reset the NIC briefly)")
+        .fix(line)
 }
 
 fn fmt(v: Option<u32>) -> String {

@@ -4,20 +4,32 @@
 use super::finding::{Finding, Outcome, Severity};
 use super::inputs::IfaceSample;
 use super::link_speed as speed;
-use crate::nic::model::Duplex;
+use crate::nic::model::{Duplex, Interface, LinkModes};
 use crate::nic::shortfall::renegotiate_command;
 
 pub(crate) fn check(s: &IfaceSample, out: &mut Outcome) {
     let i = s.now();
     let name = i.name.as_str();
-    let n = Some(name);
     let Some(link) = &i.link else {
-        out.skip("link", n, "the driver reports no link settings");
+        out.skip("link", Some(name), "the driver reports no link settings");
         return;
     };
-
     speed::check(i, link, out);
+    duplex(name, link, out);
+    autoneg(name, link, out);
+    carrier(s, name, out);
+    txqueuelen(i, link, out);
+}
 
+/// The link speed as evidence.
+fn speed_text(link: &LinkModes) -> String {
+    link.speed_mbps
+        .map_or("unknown".into(), |s| format!("{s} Mb/s"))
+}
+
+/// Half duplex is critical; full passes.
+fn duplex(name: &str, link: &LinkModes, out: &mut Outcome) {
+    let n = Some(name);
     if link.duplex == Some(Duplex::Half) {
         out.find(
             Finding::new(
@@ -27,7 +39,7 @@ pub(crate) fn check(s: &IfaceSample, out: &mut Outcome) {
                 format!("{name}: half duplex"),
             )
             .evidence("duplex", "half")
-            .evidence("speed", link.speed_mbps.map_or("unknown".into(), |s| format!("{s} Mb/s")))
+            .evidence("speed", speed_text(link))
             .evidence("autoneg", if link.autoneg { "on" } else { "off" })
             .why("half duplex sends or receives, never both: collisions and late collisions; against a full-duplex switch port it is a duplex mismatch that collapses throughput")
             .fix(if let Some(cmd) = renegotiate_command(name, link) {
@@ -44,7 +56,11 @@ pub(crate) fn check(s: &IfaceSample, out: &mut Outcome) {
     } else if link.duplex == Some(Duplex::Full) {
         out.pass("duplex", n, "full");
     }
+}
 
+/// Autonegotiation off on a device that can negotiate.
+fn autoneg(name: &str, link: &LinkModes, out: &mut Outcome) {
+    let n = Some(name);
     if link.capabilities.iter().any(|c| c == "Autoneg") {
         if link.autoneg {
             out.pass("autoneg", n, "on");
@@ -52,7 +68,7 @@ pub(crate) fn check(s: &IfaceSample, out: &mut Outcome) {
             out.find(
                 Finding::new("link-autoneg-off", Severity::Warning, n, format!("{name}: autonegotiation off"))
                     .evidence("autoneg", "off")
-                    .evidence("speed", link.speed_mbps.map_or("unknown".into(), |s| format!("{s} Mb/s")))
+                    .evidence("speed", speed_text(link))
                     .evidence("duplex", link.duplex.map_or("unknown".into(), |d| d.to_string()))
                     .why("with one end forced and the other negotiating, the negotiating end falls back to half duplex: a duplex mismatch")
                     // A forced link may advertise only its forced mode: name them all.
@@ -66,8 +82,11 @@ pub(crate) fn check(s: &IfaceSample, out: &mut Outcome) {
             "the device does not negotiate (no Autoneg capability)",
         );
     }
+}
 
-    // Carrier changes between the two samples.
+/// Carrier changes between the two samples.
+fn carrier(s: &IfaceSample, name: &str, out: &mut Outcome) {
+    let n = Some(name);
     if let (Some(a), Some(b)) = (
         s.first.carrier_changes,
         s.second.as_ref().and_then(|x| x.carrier_changes),
@@ -87,13 +106,17 @@ pub(crate) fn check(s: &IfaceSample, out: &mut Outcome) {
             );
         }
     }
+}
 
-    // txqueuelen: 0 means noqueue by design (bridges, tunnels).
+/// A short transmit queue; 0 means noqueue by design (bridges, tunnels).
+fn txqueuelen(i: &Interface, link: &LinkModes, out: &mut Outcome) {
+    let name = i.name.as_str();
+    let n = Some(name);
     if i.txqueuelen > 0 && i.txqueuelen < 1000 {
         out.find(
             Finding::new("txqueuelen-short", Severity::Warning, n, format!("{name}: transmit queue of {} packets", i.txqueuelen))
                 .evidence("txqueuelen", i.txqueuelen)
-                .evidence("speed", link.speed_mbps.map_or("unknown".into(), |s| format!("{s} Mb/s")))
+                .evidence("speed", speed_text(link))
                 .why("a short queue drops packets of bursts the NIC cannot send at once; TCP reads the drops as congestion and slows down")
                 .fix(format!("hlctl set {name} txqueuelen 1000")),
         );

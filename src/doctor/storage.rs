@@ -146,21 +146,11 @@ fn fmt_mb(v: f64) -> String {
     format!("{v:.1} MB/s")
 }
 
+/// One measured directory: its path, its figures and its mount (when known).
+type Measured<'a> = (&'a str, &'a DdFigures, Option<&'a MountData>);
+
 pub(crate) fn check(inp: &Inputs, out: &mut Outcome) {
-    let figures: Vec<(&str, &DdFigures, Option<&MountData>)> = inp
-        .storage
-        .iter()
-        .filter_map(|r| match &r.measured {
-            Ok(f) => Some((r.dir.as_str(), f, mount_of(inp, &r.dir))),
-            Err(e) => {
-                out.skip("storage", None, e.clone());
-                None
-            }
-        })
-        .collect();
-    let fs_of = |m: Option<&MountData>, f: &DdFigures| {
-        m.map_or(f.filesystem.clone(), |m| m.fs_type.clone())
-    };
+    let figures = measured(inp, out);
     for (dir, f, m) in &figures {
         out.pass(
             "storage",
@@ -174,14 +164,48 @@ pub(crate) fn check(inp: &Inputs, out: &mut Outcome) {
             ),
         );
     }
-    // The reference: the fastest local directory on a disk; a memory-backed
-    // one (tmpfs) only when no other was given (the evidence says so).
-    let speed = |f: &DdFigures| f.write_mb_s.min(f.read_mb_s);
-    let locals: Vec<&(&str, &DdFigures, Option<&MountData>)> = figures
+    let local = reference(&figures);
+    let network = network_mb_s(inp);
+    for (dir, f, m) in figures
+        .iter()
+        .filter(|(_, f, m)| is_network_fs(&fs_of(*m, f)))
+    {
+        out.find(layer_finding((dir, f, *m), local, network));
+    }
+}
+
+/// The directories that were measured (a failed one is skipped, saying why).
+fn measured<'a>(inp: &'a Inputs, out: &mut Outcome) -> Vec<Measured<'a>> {
+    inp.storage
+        .iter()
+        .filter_map(|r| match &r.measured {
+            Ok(f) => Some((r.dir.as_str(), f, mount_of(inp, &r.dir))),
+            Err(e) => {
+                out.skip("storage", None, e.clone());
+                None
+            }
+        })
+        .collect()
+}
+
+/// The filesystem type: the mount's, else the one the dd test saw.
+fn fs_of(m: Option<&MountData>, f: &DdFigures) -> String {
+    m.map_or(f.filesystem.clone(), |m| m.fs_type.clone())
+}
+
+/// The slower of write and read, MB/s.
+fn speed(f: &DdFigures) -> f64 {
+    f.write_mb_s.min(f.read_mb_s)
+}
+
+/// The reference: the fastest local directory on a disk; a memory-backed
+/// one (tmpfs) only when no other was given (the evidence says so).
+fn reference<'f, 'a>(figures: &'f [Measured<'a>]) -> Option<&'f Measured<'a>> {
+    let locals: Vec<&Measured<'a>> = figures
         .iter()
         .filter(|(_, f, m)| !is_network_fs(&fs_of(*m, f)))
         .collect();
-    let local = locals
+    locals
         .iter()
         .filter(|(_, f, _)| !f.memory_backed)
         .max_by(|a, b| speed(a.1).total_cmp(&speed(b.1)))
@@ -190,67 +214,73 @@ pub(crate) fn check(inp: &Inputs, out: &mut Outcome) {
                 .iter()
                 .max_by(|a, b| speed(a.1).total_cmp(&speed(b.1)))
         })
-        .copied();
-    let network = network_mb_s(inp);
-    for (dir, f, m) in figures
-        .iter()
-        .filter(|(_, f, m)| is_network_fs(&fs_of(*m, f)))
-    {
-        let fs = fs_of(*m, f);
-        let problems = m.map(mounts::option_problems).unwrap_or_default();
-        let net = f.write_mb_s.min(f.read_mb_s);
-        let local_v = local.map(|(_, l, _)| speed(l));
-        let layer = limiting_layer(net, network, &problems, local_v);
-        let mut fnd = Finding::new(
-            "storage-layer",
-            if local_v.is_some_and(|l| net < 0.5 * l) {
-                Severity::Warning
-            } else {
-                Severity::Info
-            },
-            None,
-            format!("{dir} ({fs}): limited by {}", layer_words(layer)),
-        )
-        .evidence("limit", layer.name())
-        .evidence(&format!("{dir} write"), fmt_mb(f.write_mb_s))
-        .evidence(&format!("{dir} read"), fmt_mb(f.read_mb_s));
-        if let Some((ldir, l, _)) = local {
-            let kind = if l.memory_backed {
-                "local, memory-backed: no disk was given"
-            } else {
-                "local"
-            };
-            fnd = fnd
-                .evidence(&format!("{ldir} write ({kind})"), fmt_mb(l.write_mb_s))
-                .evidence(&format!("{ldir} read ({kind})"), fmt_mb(l.read_mb_s))
-                .evidence(
-                    "network fs / local",
-                    format!(
-                        "write {:.1}%, read {:.1}%",
-                        100.0 * f.write_mb_s / l.write_mb_s.max(1e-9),
-                        100.0 * f.read_mb_s / l.read_mb_s.max(1e-9)
-                    ),
-                );
-        }
-        match network {
-            Some(n) => fnd = fnd.evidence("network to the peer (slower direction)", fmt_mb(n)),
-            None => {
-                fnd = fnd.evidence(
-                    "network to the peer",
-                    "not measured (give --peer NAS with a benchmark server there)",
-                )
-            }
-        }
-        for p in &problems {
-            fnd = fnd.evidence("mount option", p);
-        }
-        let (why, fix) = advice(layer, dir, m.map(|m| m.mount_point.as_str()));
-        fnd = fnd.why(&why);
-        for l in fix {
-            fnd = fnd.fix(l);
-        }
-        out.find(fnd);
+        .copied()
+}
+
+/// Which layer limits a network filesystem, with the figures that say so.
+fn layer_finding(
+    (dir, f, m): Measured<'_>,
+    local: Option<&Measured<'_>>,
+    network: Option<f64>,
+) -> Finding {
+    let fs = fs_of(m, f);
+    let problems = m.map(mounts::option_problems).unwrap_or_default();
+    let net = f.write_mb_s.min(f.read_mb_s);
+    let local_v = local.map(|(_, l, _)| speed(l));
+    let layer = limiting_layer(net, network, &problems, local_v);
+    let mut fnd = Finding::new(
+        "storage-layer",
+        if local_v.is_some_and(|l| net < 0.5 * l) {
+            Severity::Warning
+        } else {
+            Severity::Info
+        },
+        None,
+        format!("{dir} ({fs}): limited by {}", layer_words(layer)),
+    )
+    .evidence("limit", layer.name())
+    .evidence(&format!("{dir} write"), fmt_mb(f.write_mb_s))
+    .evidence(&format!("{dir} read"), fmt_mb(f.read_mb_s));
+    if let Some((ldir, l, _)) = local {
+        fnd = local_evidence(fnd, f, ldir, l);
     }
+    match network {
+        Some(n) => fnd = fnd.evidence("network to the peer (slower direction)", fmt_mb(n)),
+        None => {
+            fnd = fnd.evidence(
+                "network to the peer",
+                "not measured (give --peer NAS with a benchmark server there)",
+            )
+        }
+    }
+    for p in &problems {
+        fnd = fnd.evidence("mount option", p);
+    }
+    let (why, fix) = advice(layer, dir, m.map(|m| m.mount_point.as_str()));
+    fnd = fnd.why(&why);
+    for l in fix {
+        fnd = fnd.fix(l);
+    }
+    fnd
+}
+
+/// The local reference `ldir` (figures `l`) beside the network filesystem's `f`.
+fn local_evidence(fnd: Finding, f: &DdFigures, ldir: &str, l: &DdFigures) -> Finding {
+    let kind = if l.memory_backed {
+        "local, memory-backed: no disk was given"
+    } else {
+        "local"
+    };
+    fnd.evidence(&format!("{ldir} write ({kind})"), fmt_mb(l.write_mb_s))
+        .evidence(&format!("{ldir} read ({kind})"), fmt_mb(l.read_mb_s))
+        .evidence(
+            "network fs / local",
+            format!(
+                "write {:.1}%, read {:.1}%",
+                100.0 * f.write_mb_s / l.write_mb_s.max(1e-9),
+                100.0 * f.read_mb_s / l.read_mb_s.max(1e-9)
+            ),
+        )
 }
 
 fn layer_words(l: Layer) -> &'static str {

@@ -2,7 +2,7 @@
 //! slow start after idle.
 
 use super::finding::{Finding, Outcome, Severity};
-use super::inputs::Inputs;
+use super::inputs::{Inputs, PeerData, Rtt};
 use crate::path::limit::buffer_for;
 use crate::units::bytes;
 
@@ -25,13 +25,37 @@ pub(crate) fn bdp(link_mbps: u32, rtt_ms: f64) -> u64 {
 }
 
 pub(crate) fn check_buffers(inp: &Inputs, out: &mut Outcome) {
+    let Some((p, rtt, mbps)) = buffer_inputs(inp, out) else {
+        return;
+    };
+    let bdp = bdp(mbps, rtt.ms);
+    let short = short_buffers(inp, bdp.saturating_mul(2), out);
+    if short.is_empty() {
+        out.pass(
+            "tcp-buffers",
+            None,
+            format!(
+                "tcp_rmem/tcp_wmem maxima ≥ 2 × BDP ({} = {mbps} Mb/s × {:.2} ms)",
+                bytes(bdp),
+                rtt.ms
+            ),
+        );
+        return;
+    }
+    out.find(buffers_finding(p, rtt, mbps, bdp, &short));
+}
+
+/// What the bandwidth-delay product needs: the peer, the round-trip time to
+/// it and the link speed towards it (`None`, with a skip saying why, when
+/// one is missing).
+fn buffer_inputs<'a>(inp: &'a Inputs, out: &mut Outcome) -> Option<(&'a PeerData, &'a Rtt, u32)> {
     let Some(p) = &inp.peer else {
         out.skip(
             "tcp-buffers",
             None,
             "no --peer: the round-trip time is needed for the bandwidth-delay product",
         );
-        return;
+        return None;
     };
     let rtt = match &p.rtt {
         Ok(r) => r,
@@ -41,7 +65,7 @@ pub(crate) fn check_buffers(inp: &Inputs, out: &mut Outcome) {
                 None,
                 format!("no round-trip time to the peer: {e}"),
             );
-            return;
+            return None;
         }
     };
     let Some(mbps) = peer_link_mbps(inp) else {
@@ -50,11 +74,14 @@ pub(crate) fn check_buffers(inp: &Inputs, out: &mut Outcome) {
             None,
             "the link speed towards the peer is unknown",
         );
-        return;
+        return None;
     };
-    let bdp = bdp(mbps, rtt.ms);
-    let need = bdp.saturating_mul(2);
-    let target = buffer_for(bdp);
+    Some((p, rtt, mbps))
+}
+
+/// The buffer sysctls whose maximum is below `need`: (key, maximum, its
+/// first two values or the kernel's defaults).
+fn short_buffers(inp: &Inputs, need: u64, out: &mut Outcome) -> Vec<(&'static str, u64, String)> {
     let mut short = Vec::new();
     for (key, default) in [
         ("net.ipv4.tcp_rmem", "4096 131072"),
@@ -72,18 +99,18 @@ pub(crate) fn check_buffers(inp: &Inputs, out: &mut Outcome) {
             None => out.skip("tcp-buffers", None, format!("{key} is not readable here")),
         }
     }
-    if short.is_empty() {
-        out.pass(
-            "tcp-buffers",
-            None,
-            format!(
-                "tcp_rmem/tcp_wmem maxima ≥ 2 × BDP ({} = {mbps} Mb/s × {:.2} ms)",
-                bytes(bdp),
-                rtt.ms
-            ),
-        );
-        return;
-    }
+    short
+}
+
+/// Buffers below twice the bandwidth-delay product, and the sysctls to raise them.
+fn buffers_finding(
+    p: &PeerData,
+    rtt: &Rtt,
+    mbps: u32,
+    bdp: u64,
+    short: &[(&'static str, u64, String)],
+) -> Finding {
+    let target = buffer_for(bdp);
     let mut f = Finding::new(
         "tcp-buffers-below-bdp",
         Severity::Warning,
@@ -97,17 +124,15 @@ pub(crate) fn check_buffers(inp: &Inputs, out: &mut Outcome) {
     .evidence("link speed", format!("{mbps} Mb/s"))
     .evidence("rtt", format!("{:.3} ms ({})", rtt.ms, rtt.source))
     .evidence("bdp", bytes(bdp));
-    for (key, max, _) in &short {
+    for (key, max, _) in short {
         f = f.evidence(&format!("{key} max"), format!("{max} ({})", bytes(*max)));
     }
     let args: Vec<String> = short
         .iter()
         .map(|(key, _, min_def)| format!("'{key}={min_def} {target}'"))
         .collect();
-    out.find(
-        f.why("TCP keeps at most one window in flight per round trip, and the kernel uses about half a buffer for data: a buffer below 2 × BDP caps throughput below the link's rate")
-            .fix(format!("hlctl sysctl {}", args.join(" "))),
-    );
+    f.why("TCP keeps at most one window in flight per round trip, and the kernel uses about half a buffer for data: a buffer below 2 × BDP caps throughput below the link's rate")
+        .fix(format!("hlctl sysctl {}", args.join(" ")))
 }
 
 pub(crate) fn check_congestion(inp: &Inputs, out: &mut Outcome) {

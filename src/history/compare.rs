@@ -351,6 +351,7 @@ mod tests {
             result: serde_json::json!({}),
             metrics: vec![Metric::new("net upload", "nas", bps, "bit/s")],
             ts: Some(ts),
+            uid: None,
         })
         .unwrap();
     }

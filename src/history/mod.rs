@@ -10,7 +10,6 @@
 //! - [`compare`]: baselines and verdicts.
 
 pub(crate) mod compare;
-pub(crate) mod record;
 pub(crate) mod schema;
 pub(crate) mod settings;
 pub mod store;

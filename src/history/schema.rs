@@ -45,6 +45,9 @@ const MIGRATIONS: &[&str] = &[
         higher_is_better INTEGER NOT NULL,
         settings TEXT NOT NULL
     );",
+    // 2: who asked for each result (the caller's uid; NULL in rows stored
+    // before, all of them root's or an in-process run's).
+    "ALTER TABLE results ADD COLUMN uid INTEGER;",
 ];
 
 /// The schema version this build writes.

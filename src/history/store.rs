@@ -1,5 +1,6 @@
 //! Writing results (one transaction per result with its metrics) and reading them back.
 
+use crate::path::measure::Direction;
 use rusqlite::params;
 use serde::{Deserialize, Serialize};
 
@@ -45,6 +46,24 @@ pub(crate) fn format_value(v: f64, unit: &str) -> String {
     }
 }
 
+/// The two throughput metrics of a path to `peer` (upload, download).
+pub(crate) fn net_metrics(peer: &str, upload_bps: f64, download_bps: f64) -> Vec<Metric> {
+    vec![
+        Metric::new(
+            &format!("net {}", Direction::Upload),
+            peer,
+            upload_bps,
+            "bit/s",
+        ),
+        Metric::new(
+            &format!("net {}", Direction::Download),
+            peer,
+            download_bps,
+            "bit/s",
+        ),
+    ]
+}
+
 /// A result to store.
 #[derive(Clone, Debug)]
 pub struct NewResult {
@@ -57,6 +76,9 @@ pub struct NewResult {
     pub metrics: Vec<Metric>,
     /// Unix seconds; `None` = now.
     pub ts: Option<i64>,
+    /// Who asked for it: the uid of hlctld's caller; `None` = the user of
+    /// this process (an in-process run).
+    pub uid: Option<u32>,
 }
 
 /// A stored result.
@@ -69,6 +91,9 @@ pub(crate) struct StoredResult {
     pub(crate) kernel: String,
     pub(crate) interface: Option<String>,
     pub(crate) peer: Option<String>,
+    /// Who asked for it (`None` in rows stored before uids were recorded).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) uid: Option<u32>,
     pub(crate) metrics: Vec<Metric>,
     pub(crate) settings: Snapshot,
     pub(crate) result: serde_json::Value,
@@ -79,8 +104,8 @@ impl History {
     pub fn add(&mut self, r: &NewResult) -> Result<i64, HistoryError> {
         let tx = self.conn().transaction()?;
         tx.execute(
-            "INSERT INTO results (ts, kind, host, kernel, interface, peer, settings, result)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            "INSERT INTO results (ts, kind, host, kernel, interface, peer, settings, result, uid)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             params![
                 r.ts.unwrap_or_else(crate::host::now_unix),
                 r.kind.as_str(),
@@ -90,6 +115,7 @@ impl History {
                 r.peer,
                 serde_json::to_string(&r.settings).unwrap_or_else(|_| "{}".into()),
                 r.result.to_string(),
+                r.uid.unwrap_or_else(|| nix::unistd::getuid().as_raw()),
             ],
         )?;
         let id = tx.last_insert_rowid();
@@ -130,7 +156,7 @@ impl History {
         let mut out = Vec::new();
         {
             let mut st = self.conn().prepare(
-                "SELECT id, ts, kind, host, kernel, interface, peer, settings, result FROM results
+                "SELECT id, ts, kind, host, kernel, interface, peer, settings, result, uid FROM results
                  WHERE (?1 IS NULL OR kind = ?1) AND (?2 IS NULL OR ts >= ?2)
                  ORDER BY ts DESC, id DESC LIMIT ?3",
             )?;
@@ -145,6 +171,7 @@ impl History {
                     kernel: r.get(4)?,
                     interface: r.get(5)?,
                     peer: r.get(6)?,
+                    uid: r.get(9)?,
                     metrics: Vec::new(),
                     settings: serde_json::from_str(&settings).unwrap_or_default(),
                     result: serde_json::from_str(&result).unwrap_or(serde_json::Value::Null),

@@ -28,8 +28,9 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
 use crate::check::CheckReport;
+use crate::check::net::{DirectionResult, PeerResult};
 use crate::history::compare::Comparison;
-use crate::nic::model::{Duplex, Interface};
+use crate::nic::model::{Duplex, Feature, Interface, LinkModes, Pause, Rings};
 
 pub(crate) use gather::Inputs;
 
@@ -79,36 +80,8 @@ fn b(x: bool) -> f64 {
 fn links(f: &mut Families, links: &[Interface], m: &Measured) {
     for i in links {
         let l = [("iface", i.name.as_str())];
-        if let Some(m) = &i.link {
-            if let Some(s) = m.speed_mbps {
-                f.set(
-                    "hlctl_link_speed_bps",
-                    "Link speed in bit/s",
-                    &l,
-                    s as f64 * 1e6,
-                );
-            }
-            if let Some(best) = m
-                .supported_modes
-                .iter()
-                .filter_map(|x| crate::nic::validate::mode_speed_duplex(x).map(|(s, _)| s))
-                .max()
-            {
-                f.set(
-                    "hlctl_link_supported_speed_bps",
-                    "Best speed the link supports, in bit/s",
-                    &l,
-                    best as f64 * 1e6,
-                );
-            }
-            if let Some(d) = m.duplex {
-                f.set(
-                    "hlctl_link_full_duplex",
-                    "1 when the link runs full duplex, 0 half",
-                    &l,
-                    b(d == Duplex::Full),
-                );
-            }
+        if let Some(modes) = &i.link {
+            link_modes(f, &l, modes);
         }
         f.set(
             "hlctl_link_speed_is_physical",
@@ -117,51 +90,89 @@ fn links(f: &mut Families, links: &[Interface], m: &Measured) {
             b(is_physical(i, m)),
         );
         if let Some(r) = &i.rings {
-            for (name, help, v) in [
-                ("hlctl_ring_rx_entries", "RX ring size", r.rx),
-                (
-                    "hlctl_ring_rx_max_entries",
-                    "Largest RX ring the driver allows",
-                    r.rx_max,
-                ),
-                ("hlctl_ring_tx_entries", "TX ring size", r.tx),
-                (
-                    "hlctl_ring_tx_max_entries",
-                    "Largest TX ring the driver allows",
-                    r.tx_max,
-                ),
-            ] {
-                if let Some(v) = v {
-                    f.set(name, help, &l, v as f64);
-                }
-            }
+            rings(f, &l, r);
         }
         if let Some(p) = &i.pause {
-            f.set(
-                "hlctl_pause_rx",
-                "1 when RX flow control is on",
-                &l,
-                b(p.rx),
-            );
-            f.set(
-                "hlctl_pause_tx",
-                "1 when TX flow control is on",
-                &l,
-                b(p.tx),
-            );
+            pause(f, &l, p);
         }
         f.set("hlctl_mtu_bytes", "MTU in bytes", &l, i.mtu as f64);
         if let Some(feats) = &i.features {
-            for name in crate::history::settings::FEATURES {
-                if let Some(x) = feats.get(*name) {
-                    f.set(
-                        "hlctl_offload_active",
-                        "1 when the offload is active (the set hlctl tunes)",
-                        &[("iface", i.name.as_str()), ("feature", name)],
-                        b(x.active),
-                    );
-                }
-            }
+            offloads(f, &i.name, feats);
+        }
+    }
+}
+
+/// A link's speed, the best it supports, and its duplex.
+fn link_modes(f: &mut Families, l: &[(&str, &str)], m: &LinkModes) {
+    if let Some(s) = m.speed_mbps {
+        f.set(
+            "hlctl_link_speed_bps",
+            "Link speed in bit/s",
+            l,
+            s as f64 * 1e6,
+        );
+    }
+    if let Some(best) = m
+        .supported_modes
+        .iter()
+        .filter_map(|x| crate::nic::validate::mode_speed_duplex(x).map(|(s, _)| s))
+        .max()
+    {
+        f.set(
+            "hlctl_link_supported_speed_bps",
+            "Best speed the link supports, in bit/s",
+            l,
+            best as f64 * 1e6,
+        );
+    }
+    if let Some(d) = m.duplex {
+        f.set(
+            "hlctl_link_full_duplex",
+            "1 when the link runs full duplex, 0 half",
+            l,
+            b(d == Duplex::Full),
+        );
+    }
+}
+
+/// A link's ring sizes and the largest the driver allows.
+fn rings(f: &mut Families, l: &[(&str, &str)], r: &Rings) {
+    for (name, help, v) in [
+        ("hlctl_ring_rx_entries", "RX ring size", r.rx),
+        (
+            "hlctl_ring_rx_max_entries",
+            "Largest RX ring the driver allows",
+            r.rx_max,
+        ),
+        ("hlctl_ring_tx_entries", "TX ring size", r.tx),
+        (
+            "hlctl_ring_tx_max_entries",
+            "Largest TX ring the driver allows",
+            r.tx_max,
+        ),
+    ] {
+        if let Some(v) = v {
+            f.set(name, help, l, v as f64);
+        }
+    }
+}
+
+/// A link's flow control.
+fn pause(f: &mut Families, l: &[(&str, &str)], p: &Pause) {
+    f.set("hlctl_pause_rx", "1 when RX flow control is on", l, b(p.rx));
+    f.set("hlctl_pause_tx", "1 when TX flow control is on", l, b(p.tx));
+}
+
+/// The offloads hlctl tunes, active or not.
+fn offloads(f: &mut Families, iface: &str, feats: &std::collections::BTreeMap<String, Feature>) {
+    for name in crate::history::settings::FEATURES {
+        if let Some(x) = feats.get(*name) {
+            f.set(
+                "hlctl_offload_active",
+                "1 when the offload is active (the set hlctl tunes)",
+                &[("iface", iface), ("feature", name)],
+                b(x.active),
+            );
         }
     }
 }
@@ -256,90 +267,13 @@ fn check(
     m: &Measured,
 ) {
     for p in &r.peers {
-        let local = p.interface.as_deref();
-        if let Some(bps) = local.and_then(|i| physical_bps(links, m, i)) {
-            f.set(
-                "hlctl_net_local_link_speed_bps",
-                LOCAL_SPEED_HELP,
-                &[("peer", p.peer.as_str())],
-                bps,
-            );
-        }
-        for d in &p.directions {
-            let dir = d.direction.to_string();
-            let l = [("peer", p.peer.as_str()), ("direction", dir.as_str())];
-            if let Some(v) = d.bps {
-                f.set(
-                    "hlctl_net_throughput_bps",
-                    "Throughput of the last check to the peer, bit/s (upload: this host sends)",
-                    &l,
-                    v,
-                );
-            }
-            if let Some(v) = d.retransmits {
-                f.set(
-                    "hlctl_net_retransmits",
-                    "TCP retransmits during the last check's run",
-                    &l,
-                    v as f64,
-                );
-            }
-            f.set(
-                "hlctl_net_busy_retries",
-                "Times the peer was busy and the run was tried again",
-                &l,
-                d.busy_retries as f64,
-            );
-        }
-        if let Some(a) = &p.address {
-            f.set(
-                "hlctl_net_peer_address",
-                PEER_ADDRESS_HELP,
-                &[("peer", p.peer.as_str()), ("address", a.as_str())],
-                1.0,
-            );
-        }
-        if let Some(rtt) = p.rtt_seconds {
-            f.set(
-                "hlctl_net_rtt_seconds",
-                "Idle round-trip time to the peer (ICMP echo), seconds",
-                &[("peer", p.peer.as_str())],
-                rtt,
-            );
-        }
+        peer(f, p, links, m);
     }
     for e in &r.report.disk {
-        for (pattern, iops, bps) in disk_figures(e) {
-            let l = [("dir", e.subject.as_str()), ("pattern", pattern.as_str())];
-            f.set(
-                "hlctl_disk_iops",
-                "Disk I/O operations per second",
-                &l,
-                iops,
-            );
-            f.set(
-                "hlctl_disk_bytes_per_second",
-                "Disk throughput, bytes/s",
-                &l,
-                bps,
-            );
-        }
+        disk(f, e);
     }
     for e in &r.report.cpu {
-        let threads = if e.subject == "single" {
-            1
-        } else {
-            r.cpu_threads
-        }
-        .to_string();
-        for x in &e.figures {
-            f.set(
-                "hlctl_cpu_events_per_second",
-                "CPU benchmark events per second",
-                &[("threads", threads.as_str())],
-                x.value,
-            );
-        }
+        cpu(f, e, r.cpu_threads);
     }
     f.set(
         "hlctl_check_timestamp_seconds",
@@ -348,21 +282,124 @@ fn check(
         ts as f64,
     );
     if let Some(c) = c {
-        for m in &c.metrics {
-            let l = [("metric", m.name.as_str()), ("subject", m.subject.as_str())];
-            f.set(
-                "hlctl_check_regression",
-                "1 when the last check found this metric regressed against its reference",
-                &l,
-                b(m.verdict == crate::history::Verdict::Regression),
-            );
-            f.set(
-                "hlctl_check_reference_value",
-                "The reference (baseline or previous check) the last check was compared with",
-                &l,
-                m.baseline,
-            );
-        }
+        regressions(f, c);
+    }
+}
+
+/// One peer of the last check: this host's link speed toward it, each
+/// direction's figures, the address it resolved to, the RTT.
+fn peer(f: &mut Families, p: &PeerResult, links: &[Interface], m: &Measured) {
+    let local = p.interface.as_deref();
+    if let Some(bps) = local.and_then(|i| physical_bps(links, m, i)) {
+        f.set(
+            "hlctl_net_local_link_speed_bps",
+            LOCAL_SPEED_HELP,
+            &[("peer", p.peer.as_str())],
+            bps,
+        );
+    }
+    for d in &p.directions {
+        direction(f, &p.peer, d);
+    }
+    if let Some(a) = &p.address {
+        f.set(
+            "hlctl_net_peer_address",
+            PEER_ADDRESS_HELP,
+            &[("peer", p.peer.as_str()), ("address", a.as_str())],
+            1.0,
+        );
+    }
+    if let Some(rtt) = p.rtt_seconds {
+        f.set(
+            "hlctl_net_rtt_seconds",
+            "Idle round-trip time to the peer (ICMP echo), seconds",
+            &[("peer", p.peer.as_str())],
+            rtt,
+        );
+    }
+}
+
+/// One direction of a peer: throughput, retransmits, busy retries.
+fn direction(f: &mut Families, peer: &str, d: &DirectionResult) {
+    let dir = d.direction.to_string();
+    let l = [("peer", peer), ("direction", dir.as_str())];
+    if let Some(v) = d.bps {
+        f.set(
+            "hlctl_net_throughput_bps",
+            "Throughput of the last check to the peer, bit/s (upload: this host sends)",
+            &l,
+            v,
+        );
+    }
+    if let Some(v) = d.retransmits {
+        f.set(
+            "hlctl_net_retransmits",
+            "TCP retransmits during the last check's run",
+            &l,
+            v as f64,
+        );
+    }
+    f.set(
+        "hlctl_net_busy_retries",
+        "Times the peer was busy and the run was tried again",
+        &l,
+        d.busy_retries as f64,
+    );
+}
+
+/// One directory's disk figures, by pattern.
+fn disk(f: &mut Families, e: &crate::report::Entry) {
+    for (pattern, iops, bps) in disk_figures(e) {
+        let l = [("dir", e.subject.as_str()), ("pattern", pattern.as_str())];
+        f.set(
+            "hlctl_disk_iops",
+            "Disk I/O operations per second",
+            &l,
+            iops,
+        );
+        f.set(
+            "hlctl_disk_bytes_per_second",
+            "Disk throughput, bytes/s",
+            &l,
+            bps,
+        );
+    }
+}
+
+/// One CPU run's events per second, by its number of threads.
+fn cpu(f: &mut Families, e: &crate::report::Entry, cpu_threads: u32) {
+    let threads = if e.subject == "single" {
+        1
+    } else {
+        cpu_threads
+    }
+    .to_string();
+    for x in &e.figures {
+        f.set(
+            "hlctl_cpu_events_per_second",
+            "CPU benchmark events per second",
+            &[("threads", threads.as_str())],
+            x.value,
+        );
+    }
+}
+
+/// Each compared metric: regressed or not, and the reference it was compared with.
+fn regressions(f: &mut Families, c: &Comparison) {
+    for m in &c.metrics {
+        let l = [("metric", m.name.as_str()), ("subject", m.subject.as_str())];
+        f.set(
+            "hlctl_check_regression",
+            "1 when the last check found this metric regressed against its reference",
+            &l,
+            b(m.verdict == crate::history::Verdict::Regression),
+        );
+        f.set(
+            "hlctl_check_reference_value",
+            "The reference (baseline or previous check) the last check was compared with",
+            &l,
+            m.baseline,
+        );
     }
 }
 
@@ -534,6 +571,7 @@ mod tests {
             kernel: "6.1".into(),
             interface: Some("eth0".into()),
             peer: None,
+            uid: None,
             metrics: vec![],
             settings: Default::default(),
             result: serde_json::json!({

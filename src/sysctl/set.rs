@@ -11,7 +11,7 @@ use crate::paths::Paths;
 
 /// The result of a sysctl change request.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct SetReply {
+pub(crate) struct SysctlReply {
     pub(crate) dry_run: bool,
     pub(crate) changes: Vec<Change>,
     /// The write that failed; every earlier write was restored.
@@ -33,17 +33,17 @@ pub(crate) fn set(
     assignments: &[(String, String)],
     dry_run: bool,
     persist_it: bool,
-) -> Result<SetReply, SysctlError> {
+) -> Result<SysctlReply, SysctlError> {
     let plan = super::plan(paths, assignments)?;
     if dry_run {
-        return Ok(SetReply {
+        return Ok(SysctlReply {
             dry_run: true,
             changes: plan,
             ..Default::default()
         });
     }
     let outcome = super::apply(paths, plan);
-    let mut reply = SetReply {
+    let mut reply = SysctlReply {
         dry_run: false,
         changes: outcome.changes,
         failed: outcome.failed,

@@ -1,6 +1,6 @@
 //! One whole tune as the CLI (`--local`) and hlctld run it: gather the
-//! doctor's inputs, measure, run the loop with a confirm callback, record the
-//! result in the history.
+//! doctor's inputs, measure, run the loop with a confirm callback
+//! ([`crate::ops::tune`] records the result in the history).
 
 use super::params::TuneParams;
 use super::report::TuneReport;
@@ -8,9 +8,6 @@ use super::target::LiveTarget;
 use super::{Context, TuneError, run};
 use crate::bench::progress::{Cancel, Progress};
 use crate::doctor::{self, Options as DoctorOptions};
-use crate::history::settings::Snapshot;
-use crate::history::store::NewResult;
-use crate::history::{History, Kind, record};
 use crate::nic::netlink::Netlink;
 use crate::nic::read;
 use crate::paths::Paths;
@@ -58,36 +55,5 @@ pub(crate) fn tune(
             confirm,
         },
     )?;
-    if !p.dry_run {
-        let now = read::interface(&mut nl, &p.interface).ok();
-        let snap = crate::history::settings::snapshot(
-            &now.into_iter().collect::<Vec<_>>(),
-            &doctor::gather::sysctls(paths),
-        );
-        if let Err(e) =
-            History::open(&paths.state_dir).and_then(|mut h| h.add(&history_row(&report, snap)))
-        {
-            tracing::warn!("tune result not stored in the history: {e}");
-        }
-    }
     Ok(report)
-}
-
-/// The history row of a tune; its metrics are the throughput after the kept changes.
-fn history_row(r: &TuneReport, settings: Snapshot) -> NewResult {
-    let metrics = r
-        .after
-        .as_ref()
-        .map(|a| record::net_metrics(&r.peer, a.upload.median_bps, a.download.median_bps))
-        .unwrap_or_default();
-    NewResult {
-        kind: Kind::Tune,
-        host: r.host.clone(),
-        interface: Some(r.interface.clone()),
-        peer: Some(r.peer.clone()),
-        settings,
-        result: serde_json::to_value(r).unwrap_or_default(),
-        metrics,
-        ts: Some(r.timestamp),
-    }
 }

@@ -1,14 +1,15 @@
 //! One disk benchmark run: check, lay out, start the workers together, watch, report.
 
 use std::sync::atomic::Ordering;
-use std::thread::ScopedJoinHandle;
+use std::thread::{Scope, ScopedJoinHandle};
 use std::time::{Duration, Instant};
 
 use super::job::{JobSpec, Live, StartGate, WorkerStats};
 use super::layout::{self, BenchFile};
 use super::offsets::OffsetGen;
 use super::{
-    DiskConfig, DiskError, DiskReport, EngineChoice, MAX_PSYNC_THREADS, psync, report, space, uring,
+    DiskConfig, DiskError, DiskReport, EngineChoice, FsInfo, MAX_PSYNC_THREADS, psync, report,
+    space, uring,
 };
 use crate::bench::progress::{Cancel, Progress, ProgressEvent};
 
@@ -28,23 +29,59 @@ pub fn run(
     let mut warnings = fs.warnings();
     let (engine, note) = pick_engine(cfg.engine)?;
     warnings.extend(note);
+    let mut files = lay_out(cfg, progress, &cancel)?;
+    let direct = reopen(cfg, &mut files, &fs, &mut warnings)?;
+    if cancel.is_cancelled() {
+        return Err(DiskError::Cancelled);
+    }
+    let (start, results, cpu) = measure(cfg, engine, &files, progress, &cancel)?;
+    let ctx = report::Context {
+        cfg,
+        engine: engine.name(),
+        direct,
+        fs: &fs,
+        warnings,
+        cancelled: cancel.is_cancelled(),
+        cpu,
+    };
+    let report = report::build(ctx, start, results);
+    drop(files);
+    Ok(report)
+}
 
-    let nblocks = cfg.size / cfg.bs;
-    let io_size = nblocks * cfg.bs;
+/// Create one file per job and lay it out: written in full for reads,
+/// preallocated for writes; then dropped from the page cache.
+fn lay_out(
+    cfg: &DiskConfig,
+    progress: &dyn Progress,
+    cancel: &Cancel,
+) -> Result<Vec<BenchFile>, DiskError> {
+    let io_size = cfg.size / cfg.bs * cfg.bs;
     let mut files = Vec::with_capacity(cfg.jobs as usize);
     for j in 0..cfg.jobs {
         let file = BenchFile::create(&cfg.dir)?;
         let label = format!("laying out file {}/{}", j + 1, cfg.jobs);
         if cfg.rw.reads() {
-            layout::write_full(&file, io_size, progress, &label, &cancel)?;
+            layout::write_full(&file, io_size, progress, &label, cancel)?;
         } else {
             layout::preallocate(&file, io_size)?;
         }
         layout::drop_cache(&file);
         files.push(file);
     }
+    Ok(files)
+}
+
+/// Reopen the files for the measurement: with O_DIRECT when asked for and
+/// the file system takes it, else buffered (with a warning). True if direct.
+fn reopen(
+    cfg: &DiskConfig,
+    files: &mut [BenchFile],
+    fs: &FsInfo,
+    warnings: &mut Vec<String>,
+) -> Result<bool, DiskError> {
     let mut direct = cfg.direct;
-    for file in &mut files {
+    for file in files {
         if direct && !file.reopen(true)? {
             warnings.push(format!(
                 "{} refused O_DIRECT: fell back to buffered I/O (results include the page cache)",
@@ -56,12 +93,21 @@ pub fn run(
             file.reopen(false)?;
         }
     }
-    if cancel.is_cancelled() {
-        return Err(DiskError::Cancelled);
-    }
+    Ok(direct)
+}
 
+/// Run the workers, started together, and watch them: the start instant,
+/// their statistics and the CPU the process used meanwhile.
+fn measure(
+    cfg: &DiskConfig,
+    engine: Engine,
+    files: &[BenchFile],
+    progress: &dyn Progress,
+    cancel: &Cancel,
+) -> Result<(Instant, Vec<WorkerStats>, report::CpuUse), DiskError> {
     let live = Live::default();
     let gate = StartGate::default();
+    let nblocks = cfg.size / cfg.bs;
     let gens: Vec<OffsetGen> = (0..cfg.jobs)
         .map(|j| OffsetGen::new(cfg.rw, nblocks, cfg.bs, cfg.rwmix_read, !cfg.time_based, j))
         .collect();
@@ -82,16 +128,10 @@ pub fn run(
                     offsets,
                     runtime: cfg.runtime,
                     gate: &gate,
-                    cancel: &cancel,
+                    cancel,
                     live: &live,
                 };
-                let spawned = std::thread::Builder::new()
-                    .name("hlctl-disk".into())
-                    .spawn_scoped(scope, move || match engine {
-                        Engine::Uring => uring::run_job(&spec),
-                        Engine::Psync => psync::run_thread(&spec),
-                    });
-                match spawned {
+                match spawn_worker(scope, engine, spec) {
                     Ok(h) => handles.push(h),
                     Err(e) => {
                         spawn_err = Some(DiskError::Thread(e.to_string()));
@@ -100,32 +140,47 @@ pub fn run(
                 }
             }
         }
-        // Start everyone together once all have set up (or abort on a failure).
-        while spawn_err.is_none()
-            && gate.ready.load(Ordering::SeqCst) < handles.len()
-            && !handles.iter().any(|h| h.is_finished())
-        {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        let early_exit = handles.iter().any(|h| h.is_finished());
-        let start = gate.open(spawn_err.is_some() || early_exit);
+        let start = start_together(&gate, &handles, spawn_err.is_some());
         monitor(cfg, &live, start, progress, &handles);
         (start, collect(handles, spawn_err))
     });
     let results = results?;
-    let cpu = report::cpu_use(before, report::rusage_now());
-    let ctx = report::Context {
-        cfg,
-        engine: engine.name(),
-        direct,
-        fs: &fs,
-        warnings,
-        cancelled: cancel.is_cancelled(),
-        cpu,
-    };
-    let report = report::build(ctx, start, results);
-    drop(files);
-    Ok(report)
+    Ok((
+        start,
+        results,
+        report::cpu_use(before, report::rusage_now()),
+    ))
+}
+
+/// One worker thread running `spec` on `engine`.
+fn spawn_worker<'scope>(
+    scope: &'scope Scope<'scope, '_>,
+    engine: Engine,
+    spec: JobSpec<'scope>,
+) -> std::io::Result<ScopedJoinHandle<'scope, Result<WorkerStats, DiskError>>> {
+    std::thread::Builder::new()
+        .name("hlctl-disk".into())
+        .spawn_scoped(scope, move || match engine {
+            Engine::Uring => uring::run_job(&spec),
+            Engine::Psync => psync::run_thread(&spec),
+        })
+}
+
+/// Start everyone together once all have set up (or abort on a failure:
+/// a worker that could not be spawned, or one that already ended).
+fn start_together<T>(
+    gate: &StartGate,
+    handles: &[ScopedJoinHandle<'_, T>],
+    spawn_failed: bool,
+) -> Instant {
+    while !spawn_failed
+        && gate.ready.load(Ordering::SeqCst) < handles.len()
+        && !handles.iter().any(|h| h.is_finished())
+    {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let early_exit = handles.iter().any(|h| h.is_finished());
+    gate.open(spawn_failed || early_exit)
 }
 
 fn collect(

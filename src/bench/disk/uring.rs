@@ -119,13 +119,46 @@ fn new_ring(entries: u32) -> std::io::Result<IoUring> {
 
 /// Run one job to its end; returns its statistics.
 pub(crate) fn run_job(spec: &JobSpec) -> Result<WorkerStats, DiskError> {
+    let (mut ring, buf, target) = set_up(spec)?;
+    let mut stats = WorkerStats::new();
+    let Some(start) = spec.wait_start() else {
+        return Ok(stats);
+    };
+    let deadline = start + spec.runtime;
+    let mut queue = Queue::new(start, spec.iodepth as usize);
+    queue.refill(&mut ring, &target, spec);
+    while queue.in_flight > 0 {
+        if let Err(e) = wait_unless_ready(&mut ring) {
+            // The kernel may still own buffers we cannot reap: never free them.
+            std::mem::forget(buf);
+            spec.abort_all();
+            return Err(DiskError::Io {
+                path: spec.file.path().to_path_buf(),
+                op: "io_uring_enter",
+                offset: 0,
+                source: e,
+            });
+        }
+        let now = Instant::now();
+        queue.reap(&mut ring, spec, &mut stats, now);
+        if queue.failure.is_none() && !spec.stopping(deadline, now) {
+            queue.refill(&mut ring, &target, spec);
+        }
+    }
+    drop(ring);
+    drop(buf);
+    queue.failure.map_or(Ok(stats), Err)
+}
+
+/// The ring, its buffer (random bytes) and what the ring could register, for one job.
+fn set_up(spec: &JobSpec) -> Result<(IoUring, AlignedBuf, Target), DiskError> {
     let depth = spec.iodepth as usize;
     let bs = spec.bs as usize;
     let unavailable = |what: &str, e: std::io::Error| DiskError::EngineUnavailable {
         engine: "io_uring",
         reason: format!("{what}: {e}"),
     };
-    let mut ring =
+    let ring =
         new_ring(spec.iodepth.next_power_of_two()).map_err(|e| unavailable("io_uring_setup", e))?;
     let mut buf =
         AlignedBuf::for_block_io(depth * bs).map_err(|e| unavailable("buffer allocation", e))?;
@@ -138,7 +171,8 @@ pub(crate) fn run_job(spec: &JobSpec) -> Result<WorkerStats, DiskError> {
         })
         .collect();
     let fd = spec.file.file().as_raw_fd();
-    // SAFETY: the buffer outlives the ring's use of it (reaped below, or leaked on failure).
+    // SAFETY: the buffer outlives the ring's use of it (`run_job` reaps every I/O, or
+    // leaks the buffer on failure).
     let fixed_bufs = depth <= usize::from(u16::MAX)
         && unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
     let fixed_file = ring.submitter().register_files(&[fd]).is_ok();
@@ -149,38 +183,62 @@ pub(crate) fn run_job(spec: &JobSpec) -> Result<WorkerStats, DiskError> {
         fixed_bufs,
         fixed_file,
     };
+    Ok((ring, buf, target))
+}
 
-    let mut stats = WorkerStats::new();
-    let Some(start) = spec.wait_start() else {
-        return Ok(stats);
-    };
-    let deadline = start + spec.runtime;
-    let mut issued: Vec<(Instant, Io)> = vec![
-        (
-            start,
-            Io {
-                offset: 0,
-                write: false
-            }
-        );
-        depth
-    ];
-    let mut free: Vec<usize> = (0..depth).rev().collect();
-    let mut done: Vec<(u64, i32)> = Vec::with_capacity(depth);
-    let mut in_flight = 0usize;
-    let mut failure: Option<DiskError> = None;
+/// Completions the last submit posted are reaped without a system call; wait
+/// (and send anything still queued) only when there are none. An interrupted or
+/// busy wait is no error: the loop comes back.
+fn wait_unless_ready(ring: &mut IoUring) -> std::io::Result<()> {
+    if ring.completion().is_empty()
+        && let Err(e) = ring.submit_and_wait(1)
+    {
+        match e.raw_os_error() {
+            Some(libc::EINTR) | Some(libc::EAGAIN) | Some(libc::EBUSY) => {}
+            _ => return Err(e),
+        }
+    }
+    Ok(())
+}
 
-    let refill = |ring: &mut IoUring,
-                  free: &mut Vec<usize>,
-                  issued: &mut Vec<(Instant, Io)>,
-                  in_flight: &mut usize| {
-        while let Some(slot) = free.pop() {
+/// The job's slots: which are free, what each has in flight, and the first failure.
+struct Queue {
+    issued: Vec<(Instant, Io)>,
+    free: Vec<usize>,
+    done: Vec<(u64, i32)>,
+    in_flight: usize,
+    failure: Option<DiskError>,
+}
+
+impl Queue {
+    fn new(start: Instant, depth: usize) -> Queue {
+        Queue {
+            issued: vec![
+                (
+                    start,
+                    Io {
+                        offset: 0,
+                        write: false
+                    }
+                );
+                depth
+            ],
+            free: (0..depth).rev().collect(),
+            done: Vec::with_capacity(depth),
+            in_flight: 0,
+            failure: None,
+        }
+    }
+
+    /// Submit the next I/O in every free slot (until the offsets run out).
+    fn refill(&mut self, ring: &mut IoUring, target: &Target, spec: &JobSpec) {
+        while let Some(slot) = self.free.pop() {
             let Some(io) = spec.offsets.next() else {
-                free.push(slot);
+                self.free.push(slot);
                 break;
             };
             let entry = target.entry(slot, io);
-            issued[slot] = (Instant::now(), io);
+            self.issued[slot] = (Instant::now(), io);
             // SAFETY: the entry points into our buffer, which lives until every I/O is reaped.
             let mut pushed = unsafe { ring.submission().push(&entry) }.is_ok();
             if !pushed && submit_posting(ring).is_ok() {
@@ -188,50 +246,30 @@ pub(crate) fn run_job(spec: &JobSpec) -> Result<WorkerStats, DiskError> {
                 pushed = unsafe { ring.submission().push(&entry) }.is_ok();
             }
             if !pushed {
-                free.push(slot);
+                self.free.push(slot);
                 break;
             }
-            *in_flight += 1;
+            self.in_flight += 1;
             // Submit at once, like fio's default iodepth_batch_submit=1: on virtio disks this
             // measured ~20 % lower latency than one submit per batch. An error here leaves the
             // entry queued; the next submit sends it.
             let _ = submit_posting(ring);
         }
-    };
-    refill(&mut ring, &mut free, &mut issued, &mut in_flight);
+    }
 
-    while in_flight > 0 {
-        // Completions the last submit posted are reaped without a system call; wait
-        // (and send anything still queued) only when there are none.
-        if ring.completion().is_empty()
-            && let Err(e) = ring.submit_and_wait(1)
-        {
-            match e.raw_os_error() {
-                Some(libc::EINTR) | Some(libc::EAGAIN) | Some(libc::EBUSY) => {}
-                _ => {
-                    // The kernel may still own buffers we cannot reap: never free them.
-                    std::mem::forget(buf);
-                    spec.abort_all();
-                    return Err(DiskError::Io {
-                        path: spec.file.path().to_path_buf(),
-                        op: "io_uring_enter",
-                        offset: 0,
-                        source: e,
-                    });
-                }
-            }
-        }
-        let now = Instant::now();
-        done.extend(ring.completion().map(|c| (c.user_data(), c.result())));
+    /// Record every completion that is there and free its slot.
+    fn reap(&mut self, ring: &mut IoUring, spec: &JobSpec, stats: &mut WorkerStats, now: Instant) {
+        self.done
+            .extend(ring.completion().map(|c| (c.user_data(), c.result())));
         let (mut n, mut bytes) = (0u64, 0u64);
-        for (ud, res) in done.drain(..) {
+        for (ud, res) in self.done.drain(..) {
             let slot = ud as usize;
-            in_flight -= 1;
-            free.push(slot);
-            let (t0, io) = issued[slot];
+            self.in_flight -= 1;
+            self.free.push(slot);
+            let (t0, io) = self.issued[slot];
             if res < 0 {
                 spec.abort_all();
-                failure.get_or_insert_with(|| io_error(spec, io, -res));
+                self.failure.get_or_insert_with(|| io_error(spec, io, -res));
                 continue;
             }
             stats.record(io.write, res as u64, spec.bs, now - t0, now);
@@ -239,13 +277,7 @@ pub(crate) fn run_job(spec: &JobSpec) -> Result<WorkerStats, DiskError> {
             bytes += res as u64;
         }
         spec.live.add(n, bytes);
-        if failure.is_none() && !spec.stopping(deadline, now) {
-            refill(&mut ring, &mut free, &mut issued, &mut in_flight);
-        }
     }
-    drop(ring);
-    drop(buf);
-    failure.map_or(Ok(stats), Err)
 }
 
 fn io_error(spec: &JobSpec, io: Io, errno: i32) -> DiskError {

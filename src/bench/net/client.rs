@@ -236,92 +236,156 @@ fn run_on(
     cancel: &Cancel,
     accepted: &mut dyn FnMut(),
 ) -> Result<NetReport, NetError> {
-    let t = cfg.reply_timeout;
-    let by = || Instant::now() + t;
-    let check = || {
-        if cancel.is_cancelled() {
+    let steps = Steps {
+        ctrl,
+        cfg,
+        cancel,
+        t: cfg.reply_timeout,
+    };
+    let (server, cookie, params) = steps.negotiate(accepted)?;
+    let specs = steps.connect_streams(server, &cookie, &params)?;
+    let mut engine = steps.run_test(specs, &params, progress)?;
+    steps.exchange_results(&mut engine, &params)
+}
+
+/// The role of the `i`-th stream the client connects.
+fn client_role(d: Direction, i: usize, parallel: usize) -> Role {
+    match d {
+        Direction::Forward => Role::Send,
+        Direction::Reverse => Role::Recv,
+        Direction::Bidir if i < parallel => Role::Send,
+        Direction::Bidir => Role::Recv,
+    }
+}
+
+/// One test's control connection, what to test, and the limit for each answer.
+struct Steps<'a> {
+    ctrl: &'a TcpStream,
+    cfg: &'a ClientConfig,
+    cancel: &'a Cancel,
+    /// The client's reply timeout.
+    t: Duration,
+}
+
+impl Steps<'_> {
+    /// The deadline of an answer asked for now.
+    fn by(&self) -> Instant {
+        Instant::now() + self.t
+    }
+
+    fn check(&self) -> Result<(), NetError> {
+        if self.cancel.is_cancelled() {
             Err(NetError::Cancelled)
         } else {
             Ok(())
         }
-    };
-    ctrl.set_nodelay(true)
-        .map_err(|e| NetError::io("setting TCP_NODELAY", e))?;
-    let server = ctrl
-        .peer_addr()
-        .map_err(|e| NetError::io("reading the peer address", e))?;
-    let cookie = Cookie::generate().map_err(|e| NetError::io("reading /dev/urandom", e))?;
-    control::write_all(ctrl, cookie.bytes(), t, "the cookie")?;
-    control::expect_state(ctrl, State::ParamExchange, by())?;
-    check()?;
-    accepted();
-    let params = cfg.params(ctrl);
-    control::write_json(ctrl, &params.to_json(), t, "the test parameters")?;
-    control::expect_state(ctrl, State::CreateStreams, by())?;
-    check()?;
-
-    let total = params.total_streams() as usize;
-    let mut specs = Vec::with_capacity(total);
-    for i in 0..total {
-        let id = stream_id(i);
-        let role = match params.direction {
-            Direction::Forward => Role::Send,
-            Direction::Reverse => Role::Recv,
-            Direction::Bidir if i < params.parallel as usize => Role::Send,
-            Direction::Bidir => Role::Recv,
-        };
-        let sock = match params.protocol {
-            Protocol::Tcp => DataSock::Tcp(tcp::connect(
-                server,
-                &params,
-                &cookie,
-                cfg.connect_timeout,
-                id,
-            )?),
-            Protocol::Udp => DataSock::Udp(udp::connect(server, &params, cfg.connect_timeout, id)?),
-        };
-        specs.push(StreamSpec { id, role, sock });
-        check()?;
     }
-    control::expect_state(ctrl, State::TestStart, by())?;
-    control::expect_state(ctrl, State::TestRunning, by())?;
 
-    let mut engine = Engine::start(specs, &params, Side::Client, None)?;
-    let spec = DriveSpec {
-        side: Side::Client,
-        tick: cfg.interval,
-        lines: super::text::interval_lines,
-        safety: None,
-        stall: None,
-    };
-    engine.drive(ctrl, &spec, progress, cancel)?;
-    engine.end_client(progress);
-    control::write_state(ctrl, State::TestEnd, t)?;
-    // Receivers go on counting until the server has stopped sending (it
-    // answers TEST_END after closing its streams), so both count the same bytes.
-    control::expect_state(ctrl, State::ExchangeResults, by())?;
-    engine.finish_receiving();
-    engine.stop_all();
-    let cpu = engine.cpu_util();
-    let local = engine.local_streams();
-    let congestion = engine.congestion();
-    let mine = report::local_results(&local, params.protocol, cpu, congestion.clone());
-    control::write_json(ctrl, &mine.to_json(), t, "our results")?;
-    let theirs = control::read_json(ctrl, MAX_RESULTS_JSON, by(), "results from the server")?;
-    let theirs = PeerResults::from_json(&theirs)?;
-    control::expect_state(ctrl, State::DisplayResults, by())?;
-    control::write_state(ctrl, State::IperfDone, t)?;
-    report::build(BuildInput {
-        side: Side::Client,
-        params: &params,
-        peer: cfg.peer_label(),
-        local: &local,
-        remote: &theirs,
-        cpu,
-        intervals: engine.intervals().to_vec(),
-        duration_s: engine.duration_s(),
-        congestion,
-    })
+    /// Cookie and parameters, up to the server's CREATE_STREAMS: the
+    /// server's address, the cookie and the test's parameters.
+    fn negotiate(
+        &self,
+        accepted: &mut dyn FnMut(),
+    ) -> Result<(SocketAddr, Cookie, TestParams), NetError> {
+        let (ctrl, t) = (self.ctrl, self.t);
+        ctrl.set_nodelay(true)
+            .map_err(|e| NetError::io("setting TCP_NODELAY", e))?;
+        let server = ctrl
+            .peer_addr()
+            .map_err(|e| NetError::io("reading the peer address", e))?;
+        let cookie = Cookie::generate().map_err(|e| NetError::io("reading /dev/urandom", e))?;
+        control::write_all(ctrl, cookie.bytes(), t, "the cookie")?;
+        control::expect_state(ctrl, State::ParamExchange, self.by())?;
+        self.check()?;
+        accepted();
+        let params = self.cfg.params(ctrl);
+        control::write_json(ctrl, &params.to_json(), t, "the test parameters")?;
+        control::expect_state(ctrl, State::CreateStreams, self.by())?;
+        self.check()?;
+        Ok((server, cookie, params))
+    }
+
+    /// Connect every data stream to `server`.
+    fn connect_streams(
+        &self,
+        server: SocketAddr,
+        cookie: &Cookie,
+        params: &TestParams,
+    ) -> Result<Vec<StreamSpec>, NetError> {
+        let timeout = self.cfg.connect_timeout;
+        let total = params.total_streams() as usize;
+        let mut specs = Vec::with_capacity(total);
+        for i in 0..total {
+            let id = stream_id(i);
+            let role = client_role(params.direction, i, params.parallel as usize);
+            let sock = match params.protocol {
+                Protocol::Tcp => DataSock::Tcp(tcp::connect(server, params, cookie, timeout, id)?),
+                Protocol::Udp => DataSock::Udp(udp::connect(server, params, timeout, id)?),
+            };
+            specs.push(StreamSpec { id, role, sock });
+            self.check()?;
+        }
+        Ok(specs)
+    }
+
+    /// Run the test to the end of its time and tell the server (TEST_END).
+    fn run_test(
+        &self,
+        specs: Vec<StreamSpec>,
+        params: &TestParams,
+        progress: &dyn Progress,
+    ) -> Result<Engine, NetError> {
+        let ctrl = self.ctrl;
+        control::expect_state(ctrl, State::TestStart, self.by())?;
+        control::expect_state(ctrl, State::TestRunning, self.by())?;
+        let mut engine = Engine::start(specs, params, Side::Client, None)?;
+        let spec = DriveSpec {
+            side: Side::Client,
+            tick: self.cfg.interval,
+            lines: super::text::interval_lines,
+            safety: None,
+            stall: None,
+        };
+        engine.drive(ctrl, &spec, progress, self.cancel)?;
+        engine.end_client(progress);
+        control::write_state(ctrl, State::TestEnd, self.t)?;
+        Ok(engine)
+    }
+
+    /// Stop counting once the server has, swap results and build the report.
+    fn exchange_results(
+        &self,
+        engine: &mut Engine,
+        params: &TestParams,
+    ) -> Result<NetReport, NetError> {
+        let (ctrl, t) = (self.ctrl, self.t);
+        // Receivers go on counting until the server has stopped sending (it
+        // answers TEST_END after closing its streams), so both count the same bytes.
+        control::expect_state(ctrl, State::ExchangeResults, self.by())?;
+        engine.finish_receiving();
+        engine.stop_all();
+        let cpu = engine.cpu_util();
+        let local = engine.local_streams();
+        let congestion = engine.congestion();
+        let mine = report::local_results(&local, params.protocol, cpu, congestion.clone());
+        control::write_json(ctrl, &mine.to_json(), t, "our results")?;
+        let theirs =
+            control::read_json(ctrl, MAX_RESULTS_JSON, self.by(), "results from the server")?;
+        let theirs = PeerResults::from_json(&theirs)?;
+        control::expect_state(ctrl, State::DisplayResults, self.by())?;
+        control::write_state(ctrl, State::IperfDone, t)?;
+        report::build(BuildInput {
+            side: Side::Client,
+            params,
+            peer: self.cfg.peer_label(),
+            local: &local,
+            remote: &theirs,
+            cpu,
+            intervals: engine.intervals().to_vec(),
+            duration_s: engine.duration_s(),
+            congestion,
+        })
+    }
 }
 
 #[cfg(test)]

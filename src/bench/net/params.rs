@@ -163,14 +163,6 @@ impl TestParams {
             (false, true) => Direction::Bidir,
             (false, false) => Direction::Forward,
         };
-        let ranged =
-            |k: &str, v: Option<i64>, max: i64, code: i32| -> Result<Option<u64>, NetError> {
-                match v {
-                    None => Ok(None),
-                    Some(x) if (0..=max).contains(&x) => Ok(Some(x as u64)),
-                    Some(x) => Err(bad(code, &format!("`{k}` = {x} is outside 0..={max}"))),
-                }
-            };
         let omit_s =
             ranged("omit", int("omit")?, MAX_OMIT_S as i64, e::IEOMIT)?.unwrap_or(0) as u32;
         let time_s =
@@ -194,22 +186,7 @@ impl TestParams {
         let mss = ranged("MSS", int("MSS")?, MAX_MSS as i64, e::IEMSS)?
             .filter(|&m| m > 0)
             .map(|m| m as u32);
-        let len = match (protocol, int("len")?) {
-            (Protocol::Tcp, None | Some(0)) => DEFAULT_TCP_LEN,
-            (Protocol::Udp, None | Some(0)) => DEFAULT_UDP_LEN,
-            (Protocol::Tcp, Some(l)) => {
-                ranged("len", Some(l), MAX_TCP_LEN as i64, e::IEBLOCKSIZE)?.unwrap_or(0) as u32
-            }
-            (Protocol::Udp, Some(l)) => {
-                if !(MIN_UDP_LEN as i64..=MAX_UDP_LEN as i64).contains(&l) {
-                    return Err(bad(
-                        e::IEUDPBLOCKSIZE,
-                        &format!("`len` = {l} is outside {MIN_UDP_LEN}..={MAX_UDP_LEN} for UDP"),
-                    ));
-                }
-                l as u32
-            }
-        };
+        let len = block_len(protocol, int("len")?)?;
         let bandwidth_bps = ranged("bandwidth", int("bandwidth")?, i64::MAX, e::IERECVPARAMS)?
             .unwrap_or(if protocol == Protocol::Udp {
                 DEFAULT_UDP_RATE
@@ -236,6 +213,36 @@ impl TestParams {
             hlctl_version: string("hlctl_version"),
         })
     }
+}
+
+/// `v` (the value of key `k`) within `0..=max`, else the error `code`.
+fn ranged(k: &str, v: Option<i64>, max: i64, code: i32) -> Result<Option<u64>, NetError> {
+    match v {
+        None => Ok(None),
+        Some(x) if (0..=max).contains(&x) => Ok(Some(x as u64)),
+        Some(x) => Err(bad(code, &format!("`{k}` = {x} is outside 0..={max}"))),
+    }
+}
+
+/// The block length `len` (absent or 0: the protocol's default) within the
+/// protocol's limits.
+fn block_len(protocol: Protocol, len: Option<i64>) -> Result<u32, NetError> {
+    Ok(match (protocol, len) {
+        (Protocol::Tcp, None | Some(0)) => DEFAULT_TCP_LEN,
+        (Protocol::Udp, None | Some(0)) => DEFAULT_UDP_LEN,
+        (Protocol::Tcp, Some(l)) => {
+            ranged("len", Some(l), MAX_TCP_LEN as i64, e::IEBLOCKSIZE)?.unwrap_or(0) as u32
+        }
+        (Protocol::Udp, Some(l)) => {
+            if !(MIN_UDP_LEN as i64..=MAX_UDP_LEN as i64).contains(&l) {
+                return Err(bad(
+                    e::IEUDPBLOCKSIZE,
+                    &format!("`len` = {l} is outside {MIN_UDP_LEN}..={MAX_UDP_LEN} for UDP"),
+                ));
+            }
+            l as u32
+        }
+    })
 }
 
 fn bad(i_errno: i32, reason: &str) -> NetError {

@@ -2,13 +2,15 @@
 //! time; everyone else gets iperf3's busy answer. Every wait has a timeout and
 //! nothing a client sends can make it panic. One test is in [`super::session`].
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, UdpSocket};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Mutex, mpsc};
+use std::thread::{Scope, ScopedJoinHandle};
 use std::time::{Duration, Instant};
 
 use socket2::{Domain, Socket, Type};
 
+use crate::bench::exclusive::MeasureLock;
 use crate::bench::progress::{Cancel, Progress};
 
 use super::control;
@@ -143,133 +145,22 @@ impl Server {
             completed: AtomicU64::new(0),
             failed: AtomicU64::new(0),
         };
-        let mut busy_refusals = 0u64;
-        let stop_reason = std::thread::scope(|scope| {
-            let mut session: Option<std::thread::ScopedJoinHandle<'_, ()>> = None;
-            let mut idle_since = Instant::now();
-            loop {
-                if cancel.is_cancelled() {
-                    return StopReason::Cancelled;
-                }
-                // A session that is done (or about to be) frees the server; a
-                // client arriving in that instant is served, not refused.
-                let reap = |session: &mut Option<std::thread::ScopedJoinHandle<'_, ()>>| -> bool {
-                    let done = session.as_ref().is_some_and(|h| {
-                        h.is_finished() || shared.phase.load(Ordering::SeqCst) == DONE
-                    });
-                    if done && let Some(h) = session.take() {
-                        let _ = h.join();
-                        shared.phase.store(IDLE, Ordering::SeqCst);
-                    }
-                    done
-                };
-                if reap(&mut session) {
-                    idle_since = Instant::now();
-                    if self.cfg.one_off {
-                        return StopReason::OneOff;
-                    }
-                }
-                if session.is_none()
-                    && self
-                        .cfg
-                        .idle_timeout
-                        .is_some_and(|t| idle_since.elapsed() >= t)
-                {
-                    return StopReason::IdleTimeout;
-                }
-                control::wait_readable(&self.listener, Duration::from_millis(100));
-                loop {
-                    let (conn, peer) = match self.listener.accept() {
-                        Ok(c) => c,
-                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                        Err(e) => {
-                            // Out of descriptors or similar: back off, keep serving.
-                            say(progress, format!("accept failed: {e}"));
-                            std::thread::sleep(Duration::from_millis(50));
-                            break;
-                        }
-                    };
-                    let _ = conn.set_nonblocking(false);
-                    if reap(&mut session) && self.cfg.one_off {
-                        return StopReason::OneOff;
-                    }
-                    // The host measures to someone else right now: busy too.
-                    let gate = match &self.cfg.exclusive {
-                        Some(p) if session.is_none() => {
-                            match crate::bench::exclusive::MeasureLock::try_acquire(p) {
-                                Ok(Some(g)) => Some(g),
-                                Ok(None) => {
-                                    refuse(conn);
-                                    busy_refusals += 1;
-                                    say(
-                                        progress,
-                                        format!(
-                                            "refused {peer}: this host is measuring (sent ACCESS_DENIED)"
-                                        ),
-                                    );
-                                    continue;
-                                }
-                                Err(_) => None,
-                            }
-                        }
-                        _ => None,
-                    };
-                    if session.is_none() {
-                        shared.phase.store(BUSY, Ordering::SeqCst);
-                        let shared = &shared;
-                        let ctx = Ctx {
-                            addr: self.addr,
-                            cfg: &self.cfg,
-                            shared,
-                            progress,
-                            cancel,
-                        };
-                        session = Some(scope.spawn(move || {
-                            let result = serve_test(conn, peer, &ctx);
-                            *shared.streams.lock().unwrap_or_else(|p| p.into_inner()) = None;
-                            drop(gate);
-                            // Done with the client: the next one is served as soon as
-                            // the lines and the callback below return.
-                            shared.phase.store(DONE, Ordering::SeqCst);
-                            match &result {
-                                Ok(r) => {
-                                    shared.completed.fetch_add(1, Ordering::Relaxed);
-                                    say(progress, text::summary(r));
-                                }
-                                Err(err) => {
-                                    shared.failed.fetch_add(1, Ordering::Relaxed);
-                                    say(progress, format!("test from {peer} failed: {err}"));
-                                }
-                            }
-                            on_test(&TestOutcome { peer, result });
-                        }));
-                        continue;
-                    }
-                    if shared.phase.load(Ordering::SeqCst) == TAKING_TCP_STREAMS {
-                        let tx = shared
-                            .streams
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .clone();
-                        if let Some(tx) = tx {
-                            match tx.send(conn) {
-                                Ok(()) => continue,
-                                Err(mpsc::SendError(conn)) => refuse(conn),
-                            }
-                        } else {
-                            refuse(conn);
-                        }
-                    } else {
-                        refuse(conn);
-                    }
-                    busy_refusals += 1;
-                    say(
-                        progress,
-                        format!("refused {peer}: a test is running (sent ACCESS_DENIED)"),
-                    );
-                }
-            }
+        let ctx = Ctx {
+            addr: self.addr,
+            cfg: &self.cfg,
+            shared: &shared,
+            progress,
+            cancel,
+        };
+        let (stop_reason, busy_refusals) = std::thread::scope(|scope| {
+            let mut accepting = Accepting {
+                server: self,
+                ctx,
+                on_test,
+                session: None,
+                busy_refusals: 0,
+            };
+            (accepting.serve(scope), accepting.busy_refusals)
         });
         Ok(ServeSummary {
             tests_completed: shared.completed.load(Ordering::Relaxed),
@@ -278,4 +169,194 @@ impl Server {
             stop_reason,
         })
     }
+
+    /// The next waiting connection, or `None` when none is waiting (or
+    /// accepting failed: then after a short back-off).
+    fn accept_next(&self, progress: &dyn Progress) -> Option<(TcpStream, SocketAddr)> {
+        loop {
+            match self.listener.accept() {
+                Ok(c) => return Some(c),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return None,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    // Out of descriptors or similar: back off, keep serving.
+                    say(progress, format!("accept failed: {e}"));
+                    std::thread::sleep(Duration::from_millis(50));
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// The host's measurement lock for a new test: `Ok(None)` when there is
+    /// no lock to take (or it cannot be opened), `Err(HostMeasuring)` when
+    /// the host measures to someone else right now.
+    fn exclusive_gate(&self) -> Result<Option<MeasureLock>, HostMeasuring> {
+        match &self.cfg.exclusive {
+            Some(p) => match MeasureLock::try_acquire(p) {
+                Ok(Some(g)) => Ok(Some(g)),
+                Ok(None) => Err(HostMeasuring),
+                Err(_) => Ok(None),
+            },
+            None => Ok(None),
+        }
+    }
+}
+
+/// The host's measurement lock is held by someone else.
+struct HostMeasuring;
+
+/// The accept loop's state: the running session, if any, and how many
+/// clients were told busy.
+struct Accepting<'scope, 'env> {
+    server: &'env Server,
+    ctx: Ctx<'env>,
+    on_test: &'env (dyn Fn(&TestOutcome) + Sync),
+    session: Option<ScopedJoinHandle<'scope, ()>>,
+    busy_refusals: u64,
+}
+
+impl<'scope, 'env> Accepting<'scope, 'env> {
+    /// Serve until cancelled, idle, or (one-off) done.
+    fn serve(&mut self, scope: &'scope Scope<'scope, 'env>) -> StopReason {
+        let cfg = &self.server.cfg;
+        let mut idle_since = Instant::now();
+        loop {
+            if self.ctx.cancel.is_cancelled() {
+                return StopReason::Cancelled;
+            }
+            if self.reap() {
+                idle_since = Instant::now();
+                if cfg.one_off {
+                    return StopReason::OneOff;
+                }
+            }
+            if self.session.is_none() && cfg.idle_timeout.is_some_and(|t| idle_since.elapsed() >= t)
+            {
+                return StopReason::IdleTimeout;
+            }
+            control::wait_readable(&self.server.listener, Duration::from_millis(100));
+            if let Some(stop) = self.accept_waiting(scope) {
+                return stop;
+            }
+        }
+    }
+
+    /// Answer every connection that is waiting: start a test, hand a data
+    /// stream to the running one, or refuse. `Some` when the server stops.
+    fn accept_waiting(&mut self, scope: &'scope Scope<'scope, 'env>) -> Option<StopReason> {
+        while let Some((conn, peer)) = self.server.accept_next(self.ctx.progress) {
+            let _ = conn.set_nonblocking(false);
+            if self.reap() && self.server.cfg.one_off {
+                return Some(StopReason::OneOff);
+            }
+            if self.session.is_some() {
+                if !hand_over(self.ctx.shared, conn) {
+                    self.refused(format!(
+                        "refused {peer}: a test is running (sent ACCESS_DENIED)"
+                    ));
+                }
+                continue;
+            }
+            // The host measures to someone else right now: busy too.
+            match self.server.exclusive_gate() {
+                Ok(gate) => self.start_session(scope, conn, peer, gate),
+                Err(HostMeasuring) => {
+                    refuse(conn);
+                    self.refused(format!(
+                        "refused {peer}: this host is measuring (sent ACCESS_DENIED)"
+                    ));
+                }
+            }
+        }
+        None
+    }
+
+    /// A session that is done (or about to be) frees the server; a client
+    /// arriving in that instant is served, not refused. True if one ended.
+    fn reap(&mut self) -> bool {
+        let shared = self.ctx.shared;
+        let done = self
+            .session
+            .as_ref()
+            .is_some_and(|h| h.is_finished() || shared.phase.load(Ordering::SeqCst) == DONE);
+        if done && let Some(h) = self.session.take() {
+            let _ = h.join();
+            shared.phase.store(IDLE, Ordering::SeqCst);
+        }
+        done
+    }
+
+    /// Run a test with `conn` on its own thread.
+    fn start_session(
+        &mut self,
+        scope: &'scope Scope<'scope, 'env>,
+        conn: TcpStream,
+        peer: SocketAddr,
+        gate: Option<MeasureLock>,
+    ) {
+        self.ctx.shared.phase.store(BUSY, Ordering::SeqCst);
+        let (ctx, on_test) = (self.ctx, self.on_test);
+        self.session = Some(scope.spawn(move || run_session(conn, peer, ctx, gate, on_test)));
+    }
+
+    /// Count a client told busy, and say so.
+    fn refused(&mut self, message: String) {
+        self.busy_refusals += 1;
+        say(self.ctx.progress, message);
+    }
+}
+
+/// A connection while a test runs: a data stream handed to the session if it
+/// waits for its TCP streams, else refused. True if handed over.
+fn hand_over(shared: &Shared, conn: TcpStream) -> bool {
+    if shared.phase.load(Ordering::SeqCst) != TAKING_TCP_STREAMS {
+        refuse(conn);
+        return false;
+    }
+    let tx = shared
+        .streams
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    let Some(tx) = tx else {
+        refuse(conn);
+        return false;
+    };
+    match tx.send(conn) {
+        Ok(()) => true,
+        Err(mpsc::SendError(conn)) => {
+            refuse(conn);
+            false
+        }
+    }
+}
+
+/// One test on its session thread: serve it, free the server, count and
+/// report it.
+fn run_session(
+    conn: TcpStream,
+    peer: SocketAddr,
+    ctx: Ctx<'_>,
+    gate: Option<MeasureLock>,
+    on_test: &(dyn Fn(&TestOutcome) + Sync),
+) {
+    let (shared, progress) = (ctx.shared, ctx.progress);
+    let result = serve_test(conn, peer, &ctx);
+    *shared.streams.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    drop(gate);
+    // Done with the client: the next one is served as soon as
+    // the lines and the callback below return.
+    shared.phase.store(DONE, Ordering::SeqCst);
+    match &result {
+        Ok(r) => {
+            shared.completed.fetch_add(1, Ordering::Relaxed);
+            say(progress, text::summary(r));
+        }
+        Err(err) => {
+            shared.failed.fetch_add(1, Ordering::Relaxed);
+            say(progress, format!("test from {peer} failed: {err}"));
+        }
+    }
+    on_test(&TestOutcome { peer, result });
 }

@@ -102,134 +102,203 @@ fn serve_steps(
     ctx: &Ctx<'_>,
     told: &Cell<bool>,
 ) -> Result<NetReport, NetError> {
-    let Ctx {
-        addr,
-        cfg,
-        shared,
-        progress,
-        cancel,
-    } = *ctx;
-    let t = cfg.setup_timeout;
-    let by = || Instant::now() + t;
-    ctrl.set_nodelay(true)
-        .map_err(|e| NetError::io("setting TCP_NODELAY", e))?;
-    let mut raw = [0u8; COOKIE_SIZE];
-    control::read_exact_by(ctrl, &mut raw, by(), "the client's cookie")?;
-    let cookie = Cookie::from_bytes(raw);
-    control::write_state(ctrl, State::ParamExchange, t)?;
-    let params = control::read_json(ctrl, MAX_PARAMS_JSON, by(), "parameter block")?;
-    let params = TestParams::from_json(&params)?;
-    say(
-        progress,
-        format!(
-            "Accepted connection from {peer}: {:?} {:?}, {} stream(s), {} s",
-            params.protocol, params.direction, params.parallel, params.time_s
-        ),
-    );
-    let total = params.total_streams() as usize;
-    let parallel = params.parallel as usize;
-    let mut specs = Vec::with_capacity(total);
-    match params.protocol {
-        Protocol::Tcp => {
-            let (tx, rx) = mpsc::channel();
-            *shared.streams.lock().unwrap_or_else(|p| p.into_inner()) = Some(tx);
-            shared.phase.store(TAKING_TCP_STREAMS, Ordering::SeqCst);
-            let taken = control::write_state(ctrl, State::CreateStreams, t).and_then(|()| {
-                take_tcp_streams(ctrl, &rx, &cookie, &params, by(), progress, cancel)
-            });
-            shared.phase.store(BUSY, Ordering::SeqCst);
-            *shared.streams.lock().unwrap_or_else(|p| p.into_inner()) = None;
-            for (i, s) in taken?.into_iter().enumerate() {
-                let role = server_role(params.direction, i, parallel);
-                specs.push(StreamSpec {
-                    id: stream_id(i),
-                    role,
-                    sock: DataSock::Tcp(s),
-                });
-            }
-        }
-        Protocol::Udp => {
-            let mut listener = match udp::listen(addr) {
-                Ok(l) => l,
-                Err(err) => {
-                    let errno = err.raw_os_error().unwrap_or(0);
-                    let _ = control::write_server_error(ctrl, e::IESTREAMLISTEN, errno, t);
-                    return Err(NetError::io(format!("binding UDP {addr}"), err));
-                }
-            };
-            control::write_state(ctrl, State::CreateStreams, t)?;
-            let deadline = by();
-            for i in 0..total {
-                if cancel.is_cancelled() {
-                    return Err(NetError::Cancelled);
-                }
-                let s = udp::accept(&mut listener, addr, &params, deadline, stream_id(i))?;
-                let role = server_role(params.direction, i, parallel);
-                specs.push(StreamSpec {
-                    id: stream_id(i),
-                    role,
-                    sock: DataSock::Udp(s),
-                });
-            }
-        }
-    }
-    control::write_state(ctrl, State::TestStart, t)?;
-    control::write_state(ctrl, State::TestRunning, t)?;
-    let local_sends = specs.iter().any(|s| s.role == Role::Send);
-    say(progress, text::header(params.protocol, local_sends));
-    let mut engine = Engine::start(specs, &params, Side::Server, Some(ctrl))?;
-    let run_for = Duration::from_secs((params.time_s + params.omit_s) as u64);
-    let spec = DriveSpec {
-        side: Side::Server,
-        tick: Some(Duration::from_secs(1)),
-        lines: text::interval_lines,
-        // iperf3's server timer: duration + omit + 40 s grace.
-        safety: Some(if params.time_s > 0 {
-            run_for + Duration::from_secs(40)
-        } else {
-            Duration::from_secs(3600)
-        }),
-        stall: Some(cfg.stall_timeout),
-    };
-    if let Err(err) = engine.drive(ctrl, &spec, progress, cancel) {
-        if matches!(err, NetError::Cancelled) {
-            // Tell the client before its streams close under it.
-            let _ = control::write_state(ctrl, State::ServerTerminate, Duration::from_secs(1));
-            told.set(true);
-        }
-        return Err(err);
-    }
-    // hlctl clients count until our streams close; iperf3 stops at its deadline.
-    engine.end_server(progress, params.hlctl_version.is_none());
-    engine.stop_all();
-    let cpu = engine.cpu_util();
-    let local = engine.local_streams();
-    let congestion = engine.congestion();
-    control::write_state(ctrl, State::ExchangeResults, t)?;
-    let theirs = control::read_json(ctrl, MAX_RESULTS_JSON, by(), "results from the client")?;
-    let theirs = PeerResults::from_json(&theirs)?;
-    let mine = report::local_results(&local, params.protocol, cpu, congestion.clone());
-    control::write_json(ctrl, &mine.to_json(), t, "our results")?;
-    control::write_state(ctrl, State::DisplayResults, t)?;
-    // The client's IPERF_DONE, or its close; either way we are done.
-    let mut done = [0u8; 1];
-    let _ = control::read_exact_by(
+    let steps = Steps {
         ctrl,
-        &mut done,
-        Instant::now() + Duration::from_secs(2),
-        "IPERF_DONE",
-    );
-    report::build(BuildInput {
-        side: Side::Server,
-        params: &params,
-        peer: peer.to_string(),
-        local: &local,
-        remote: &theirs,
-        cpu,
-        intervals: engine.intervals().to_vec(),
-        duration_s: engine.duration_s(),
-        congestion,
-    })
+        ctx,
+        t: ctx.cfg.setup_timeout,
+    };
+    let (cookie, params) = steps.parameters(peer)?;
+    let specs = match params.protocol {
+        Protocol::Tcp => steps.tcp_streams(&cookie, &params)?,
+        Protocol::Udp => steps.udp_streams(&params)?,
+    };
+    let mut engine = steps.run_test(specs, &params, told)?;
+    steps.exchange_results(&mut engine, &params, peer)
+}
+
+/// One test's control connection and the limit for each setup step.
+struct Steps<'a> {
+    ctrl: &'a TcpStream,
+    ctx: &'a Ctx<'a>,
+    /// The server's setup timeout.
+    t: Duration,
+}
+
+impl Steps<'_> {
+    /// The deadline of a setup step that starts now.
+    fn by(&self) -> Instant {
+        Instant::now() + self.t
+    }
+
+    /// The client's cookie and its test parameters.
+    fn parameters(&self, peer: SocketAddr) -> Result<(Cookie, TestParams), NetError> {
+        let ctrl = self.ctrl;
+        ctrl.set_nodelay(true)
+            .map_err(|e| NetError::io("setting TCP_NODELAY", e))?;
+        let mut raw = [0u8; COOKIE_SIZE];
+        control::read_exact_by(ctrl, &mut raw, self.by(), "the client's cookie")?;
+        let cookie = Cookie::from_bytes(raw);
+        control::write_state(ctrl, State::ParamExchange, self.t)?;
+        let params = control::read_json(ctrl, MAX_PARAMS_JSON, self.by(), "parameter block")?;
+        let params = TestParams::from_json(&params)?;
+        say(
+            self.ctx.progress,
+            format!(
+                "Accepted connection from {peer}: {:?} {:?}, {} stream(s), {} s",
+                params.protocol, params.direction, params.parallel, params.time_s
+            ),
+        );
+        Ok((cookie, params))
+    }
+
+    /// The TCP data streams, handed over by the accept loop.
+    fn tcp_streams(
+        &self,
+        cookie: &Cookie,
+        params: &TestParams,
+    ) -> Result<Vec<StreamSpec>, NetError> {
+        let Ctx {
+            shared,
+            progress,
+            cancel,
+            ..
+        } = *self.ctx;
+        let parallel = params.parallel as usize;
+        let mut specs = Vec::with_capacity(params.total_streams() as usize);
+        let (tx, rx) = mpsc::channel();
+        *shared.streams.lock().unwrap_or_else(|p| p.into_inner()) = Some(tx);
+        shared.phase.store(TAKING_TCP_STREAMS, Ordering::SeqCst);
+        let taken = control::write_state(self.ctrl, State::CreateStreams, self.t).and_then(|()| {
+            take_tcp_streams(self.ctrl, &rx, cookie, params, self.by(), progress, cancel)
+        });
+        shared.phase.store(BUSY, Ordering::SeqCst);
+        *shared.streams.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        for (i, s) in taken?.into_iter().enumerate() {
+            let role = server_role(params.direction, i, parallel);
+            specs.push(StreamSpec {
+                id: stream_id(i),
+                role,
+                sock: DataSock::Tcp(s),
+            });
+        }
+        Ok(specs)
+    }
+
+    /// The UDP data streams, each from its handshake on the server's port.
+    fn udp_streams(&self, params: &TestParams) -> Result<Vec<StreamSpec>, NetError> {
+        let (ctrl, addr, t) = (self.ctrl, self.ctx.addr, self.t);
+        let total = params.total_streams() as usize;
+        let parallel = params.parallel as usize;
+        let mut specs = Vec::with_capacity(total);
+        let mut listener = match udp::listen(addr) {
+            Ok(l) => l,
+            Err(err) => {
+                let errno = err.raw_os_error().unwrap_or(0);
+                let _ = control::write_server_error(ctrl, e::IESTREAMLISTEN, errno, t);
+                return Err(NetError::io(format!("binding UDP {addr}"), err));
+            }
+        };
+        control::write_state(ctrl, State::CreateStreams, t)?;
+        let deadline = self.by();
+        for i in 0..total {
+            if self.ctx.cancel.is_cancelled() {
+                return Err(NetError::Cancelled);
+            }
+            let s = udp::accept(&mut listener, addr, params, deadline, stream_id(i))?;
+            let role = server_role(params.direction, i, parallel);
+            specs.push(StreamSpec {
+                id: stream_id(i),
+                role,
+                sock: DataSock::Udp(s),
+            });
+        }
+        Ok(specs)
+    }
+
+    /// Start the test and run it to the client's TEST_END.
+    fn run_test(
+        &self,
+        specs: Vec<StreamSpec>,
+        params: &TestParams,
+        told: &Cell<bool>,
+    ) -> Result<Engine, NetError> {
+        let Ctx {
+            cfg,
+            progress,
+            cancel,
+            ..
+        } = *self.ctx;
+        let ctrl = self.ctrl;
+        control::write_state(ctrl, State::TestStart, self.t)?;
+        control::write_state(ctrl, State::TestRunning, self.t)?;
+        let local_sends = specs.iter().any(|s| s.role == Role::Send);
+        say(progress, text::header(params.protocol, local_sends));
+        let mut engine = Engine::start(specs, params, Side::Server, Some(ctrl))?;
+        let run_for = Duration::from_secs((params.time_s + params.omit_s) as u64);
+        let spec = DriveSpec {
+            side: Side::Server,
+            tick: Some(Duration::from_secs(1)),
+            lines: text::interval_lines,
+            // iperf3's server timer: duration + omit + 40 s grace.
+            safety: Some(if params.time_s > 0 {
+                run_for + Duration::from_secs(40)
+            } else {
+                Duration::from_secs(3600)
+            }),
+            stall: Some(cfg.stall_timeout),
+        };
+        if let Err(err) = engine.drive(ctrl, &spec, progress, cancel) {
+            if matches!(err, NetError::Cancelled) {
+                // Tell the client before its streams close under it.
+                let _ = control::write_state(ctrl, State::ServerTerminate, Duration::from_secs(1));
+                told.set(true);
+            }
+            return Err(err);
+        }
+        Ok(engine)
+    }
+
+    /// End the streams, swap results with the client and build the report.
+    fn exchange_results(
+        &self,
+        engine: &mut Engine,
+        params: &TestParams,
+        peer: SocketAddr,
+    ) -> Result<NetReport, NetError> {
+        let ctrl = self.ctrl;
+        // hlctl clients count until our streams close; iperf3 stops at its deadline.
+        engine.end_server(self.ctx.progress, params.hlctl_version.is_none());
+        engine.stop_all();
+        let cpu = engine.cpu_util();
+        let local = engine.local_streams();
+        let congestion = engine.congestion();
+        control::write_state(ctrl, State::ExchangeResults, self.t)?;
+        let theirs =
+            control::read_json(ctrl, MAX_RESULTS_JSON, self.by(), "results from the client")?;
+        let theirs = PeerResults::from_json(&theirs)?;
+        let mine = report::local_results(&local, params.protocol, cpu, congestion.clone());
+        control::write_json(ctrl, &mine.to_json(), self.t, "our results")?;
+        control::write_state(ctrl, State::DisplayResults, self.t)?;
+        // The client's IPERF_DONE, or its close; either way we are done.
+        let mut done = [0u8; 1];
+        let _ = control::read_exact_by(
+            ctrl,
+            &mut done,
+            Instant::now() + Duration::from_secs(2),
+            "IPERF_DONE",
+        );
+        report::build(BuildInput {
+            side: Side::Server,
+            params,
+            peer: peer.to_string(),
+            local: &local,
+            remote: &theirs,
+            cpu,
+            intervals: engine.intervals().to_vec(),
+            duration_s: engine.duration_s(),
+            congestion,
+        })
+    }
 }
 
 /// Take the client's TCP data streams from the accept loop, checking cookies.

@@ -22,6 +22,7 @@ pub(crate) mod verdict;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::{Scope, ScopedJoinHandle};
 use std::time::{Duration, Instant};
 
 use crate::bench::progress::{Cancel, Progress, ProgressEvent};
@@ -167,76 +168,18 @@ pub fn run(
     let vm_workers = if per_vm == 0 { 0 } else { cfg.vm_workers };
     let inv = Inventory::discover(&cfg.sysfs_root);
     let first = inv.read();
-    let stop = AtomicBool::new(false);
-    let cpu_events = AtomicU64::new(0);
-    let mem_bytes = AtomicU64::new(0);
+    let counts = Counts::default();
     let start = Instant::now();
     let (readings, samples, cpu_done, mem_done) = std::thread::scope(|scope| {
-        let spawn = |name: &str| std::thread::Builder::new().name(name.to_string());
-        let mut cpu_handles = Vec::new();
-        let mut mem_handles = Vec::new();
-        let mut spawn_err = None;
-        for _ in 0..cfg.cpu_workers {
-            let (stop, ev) = (&stop, &cpu_events);
-            match spawn("hlctl-stress-cpu").spawn_scoped(scope, move || cpu_worker(stop, ev)) {
-                Ok(h) => cpu_handles.push(h),
-                Err(e) => spawn_err = Some(StressError::Thread(e.to_string())),
-            }
-        }
-        for i in 0..vm_workers {
-            let (stop, mb) = (&stop, &mem_bytes);
-            match spawn("hlctl-stress-vm")
-                .spawn_scoped(scope, move || memory::worker(i, per_vm, stop, mb))
-            {
-                Ok(h) => mem_handles.push(h),
-                Err(e) => spawn_err = Some(StressError::Thread(e.to_string())),
-            }
-        }
+        let mut workers = Workers::spawn(scope, &counts, cfg.cpu_workers, vm_workers, per_vm);
         let mut sampler = report::Sampler::new(&inv, &first, start);
-        let end = start + cfg.time;
-        let mut next = start + cfg.interval;
-        while spawn_err.is_none()
-            && !cancel.is_cancelled()
-            && !mem_handles.iter().any(|h| h.is_finished())
-        {
-            let now = Instant::now();
-            if now >= next.min(end) {
-                let s = sampler.take(
-                    now,
-                    cpu_events.load(Ordering::Relaxed),
-                    mem_bytes.load(Ordering::Relaxed),
-                );
-                progress.report(ProgressEvent {
-                    fraction: (now.duration_since(start).as_secs_f64() / cfg.time.as_secs_f64())
-                        .min(1.0),
-                    message: s.line(),
-                });
-                next += cfg.interval;
-                if now >= end {
-                    break;
-                }
-            }
-            std::thread::sleep(
-                next.min(end)
-                    .saturating_duration_since(now)
-                    .min(Duration::from_millis(50)),
-            );
-        }
-        stop.store(true, Ordering::SeqCst);
-        let cpu_done: u64 = cpu_handles.into_iter().filter_map(|h| h.join().ok()).sum();
-        let mut mem_done = Vec::new();
-        for h in mem_handles {
-            match h.join() {
-                Ok(Ok(w)) => mem_done.push(w),
-                Ok(Err(bytes)) => spawn_err = spawn_err.or(Some(StressError::Alloc { bytes })),
-                Err(_) => {
-                    spawn_err =
-                        spawn_err.or(Some(StressError::Thread("a memory worker panicked".into())))
-                }
-            }
-        }
+        workers.sample(cfg, &mut sampler, start, progress, &cancel);
+        counts.stop.store(true, Ordering::SeqCst);
+        let (cpu_done, mem_done) = workers.join();
         let (readings, samples) = sampler.finish();
-        spawn_err.map_or(Ok((readings, samples, cpu_done, mem_done)), Err)
+        workers
+            .err
+            .map_or(Ok((readings, samples, cpu_done, mem_done)), Err)
     })?;
     let elapsed = start.elapsed();
     let (verdict, reasons) = verdict::judge(&inv, &first, &readings);
@@ -254,6 +197,119 @@ pub fn run(
         memory: mem_done,
         cancelled: cancel.is_cancelled(),
     }))
+}
+
+/// What the workers and the sampling loop share: the stop flag and the work done so far.
+#[derive(Default)]
+struct Counts {
+    stop: AtomicBool,
+    cpu_events: AtomicU64,
+    mem_bytes: AtomicU64,
+}
+
+/// The running workers, and the first error starting or ending one.
+struct Workers<'scope> {
+    counts: &'scope Counts,
+    cpu: Vec<ScopedJoinHandle<'scope, u64>>,
+    mem: Vec<ScopedJoinHandle<'scope, Result<memory::MemoryWorker, u64>>>,
+    err: Option<StressError>,
+}
+
+impl<'scope> Workers<'scope> {
+    /// Start the CPU workers, then the memory workers (`per_vm` bytes each).
+    fn spawn(
+        scope: &'scope Scope<'scope, '_>,
+        counts: &'scope Counts,
+        cpu_workers: usize,
+        vm_workers: usize,
+        per_vm: u64,
+    ) -> Workers<'scope> {
+        let spawn = |name: &str| std::thread::Builder::new().name(name.to_string());
+        let mut w = Workers {
+            counts,
+            cpu: Vec::new(),
+            mem: Vec::new(),
+            err: None,
+        };
+        for _ in 0..cpu_workers {
+            let (stop, ev) = (&counts.stop, &counts.cpu_events);
+            match spawn("hlctl-stress-cpu").spawn_scoped(scope, move || cpu_worker(stop, ev)) {
+                Ok(h) => w.cpu.push(h),
+                Err(e) => w.err = Some(StressError::Thread(e.to_string())),
+            }
+        }
+        for i in 0..vm_workers {
+            let (stop, mb) = (&counts.stop, &counts.mem_bytes);
+            match spawn("hlctl-stress-vm")
+                .spawn_scoped(scope, move || memory::worker(i, per_vm, stop, mb))
+            {
+                Ok(h) => w.mem.push(h),
+                Err(e) => w.err = Some(StressError::Thread(e.to_string())),
+            }
+        }
+        w
+    }
+
+    /// Sample the sensors every interval until the time is up, the run is
+    /// cancelled, a worker failed to start or a memory worker ended.
+    fn sample(
+        &self,
+        cfg: &StressConfig,
+        sampler: &mut report::Sampler<'_>,
+        start: Instant,
+        progress: &dyn Progress,
+        cancel: &Cancel,
+    ) {
+        let end = start + cfg.time;
+        let mut next = start + cfg.interval;
+        while self.err.is_none()
+            && !cancel.is_cancelled()
+            && !self.mem.iter().any(|h| h.is_finished())
+        {
+            let now = Instant::now();
+            if now >= next.min(end) {
+                let s = sampler.take(
+                    now,
+                    self.counts.cpu_events.load(Ordering::Relaxed),
+                    self.counts.mem_bytes.load(Ordering::Relaxed),
+                );
+                progress.report(ProgressEvent {
+                    fraction: (now.duration_since(start).as_secs_f64() / cfg.time.as_secs_f64())
+                        .min(1.0),
+                    message: s.line(),
+                });
+                next += cfg.interval;
+                if now >= end {
+                    break;
+                }
+            }
+            std::thread::sleep(
+                next.min(end)
+                    .saturating_duration_since(now)
+                    .min(Duration::from_millis(50)),
+            );
+        }
+    }
+
+    /// Wait for every worker: the CPU events and the memory workers' results
+    /// (a failed memory worker sets `err` if nothing else did).
+    fn join(&mut self) -> (u64, Vec<memory::MemoryWorker>) {
+        let cpu_done: u64 = self.cpu.drain(..).filter_map(|h| h.join().ok()).sum();
+        let mut mem_done = Vec::new();
+        for h in self.mem.drain(..) {
+            match h.join() {
+                Ok(Ok(w)) => mem_done.push(w),
+                Ok(Err(bytes)) => self.err = self.err.take().or(Some(StressError::Alloc { bytes })),
+                Err(_) => {
+                    self.err = self
+                        .err
+                        .take()
+                        .or(Some(StressError::Thread("a memory worker panicked".into())))
+                }
+            }
+        }
+        (cpu_done, mem_done)
+    }
 }
 
 fn cpu_worker(stop: &AtomicBool, events: &AtomicU64) -> u64 {

@@ -4,6 +4,11 @@
 //! tune's kept changes when the job asks, cancels on Ctrl-C, and stops with
 //! [`WaitError::DaemonGone`] when hlctld leaves the bus instead of waiting
 //! forever.
+//!
+//! The system bus lets any local user broadcast a signal on any path, so
+//! every subscription names hlctld's unique bus name as the sender (resolved
+//! when subscribing) and every message is checked against it again: a
+//! `Finished` or `PropertiesChanged` from anyone else is never read.
 
 use std::collections::HashMap;
 
@@ -53,6 +58,8 @@ pub(crate) struct Follow<'a> {
 /// The signal subscriptions a job's client needs, made before the job starts.
 pub(crate) struct JobClient {
     conn: Connection,
+    /// hlctld's unique bus name when we subscribed.
+    daemon: zbus::names::OwnedUniqueName,
     finished: MessageStream,
     changes: MessageStream,
     gone: MessageStream,
@@ -95,21 +102,35 @@ impl Seen {
     }
 }
 
-fn signals(iface: &'static str, member: &'static str) -> zbus::Result<MatchRule<'static>> {
-    MatchRule::builder()
+fn signals(
+    sender: &zbus::names::UniqueName<'_>,
+    iface: &'static str,
+    member: &'static str,
+) -> zbus::Result<MatchRule<'static>> {
+    Ok(MatchRule::builder()
         .msg_type(zbus::message::Type::Signal)
+        .sender(zbus::names::BusName::Unique(sender.to_owned()))
         .interface(iface)
         .member(member)
         .path_namespace(JOBS_PATH)
-        .build()
+        .build()?
+        .into_owned())
 }
 
 impl JobClient {
     /// Subscribe to the job signals and to hlctld's bus name; call before
     /// starting the job.
     pub(crate) async fn subscribe(conn: &Connection) -> zbus::Result<JobClient> {
-        let finished = signals(JOB_IFACE, "Finished")?;
-        let changes = signals("org.freedesktop.DBus.Properties", "PropertiesChanged")?;
+        let daemon = zbus::fdo::DBusProxy::new(conn)
+            .await?
+            .get_name_owner(zbus::names::BusName::try_from(BUS_NAME)?)
+            .await?;
+        let finished = signals(&daemon, JOB_IFACE, "Finished")?;
+        let changes = signals(
+            &daemon,
+            "org.freedesktop.DBus.Properties",
+            "PropertiesChanged",
+        )?;
         let gone = MatchRule::builder()
             .msg_type(zbus::message::Type::Signal)
             .sender("org.freedesktop.DBus")
@@ -118,6 +139,7 @@ impl JobClient {
             .build()?;
         Ok(JobClient {
             conn: conn.clone(),
+            daemon,
             finished: MessageStream::for_match_rule(finished, conn, None).await?,
             changes: MessageStream::for_match_rule(changes, conn, None).await?,
             gone: MessageStream::for_match_rule(gone, conn, None).await?,
@@ -135,7 +157,12 @@ impl JobClient {
             .cache_properties(CacheProperties::No)
             .build()
             .await?;
-        let ours = |m: &Message| m.header().path().is_some_and(|p| p == path);
+        let daemon = self.daemon.clone();
+        let ours = |m: &Message| {
+            let h = m.header();
+            h.path().is_some_and(|p| p == path)
+                && h.sender().is_some_and(|s| s.as_str() == daemon.as_str())
+        };
         let mut seen = Seen::default();
         let mut ctrl_c = std::pin::pin!(tokio::signal::ctrl_c());
         let (mut cancelling, mut confirmed) = (false, false);

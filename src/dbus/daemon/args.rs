@@ -53,6 +53,12 @@ pub struct DaemonArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     pub(crate) job_linger: u64,
 
+    /// The longest a job may run: hlctld cancels it then (a cancelled
+    /// benchmark still reports what it measured; a tune rolls back).
+    #[arg(long, value_name = "SECONDS", default_value_t = 4 * 3600,
+          value_parser = clap::value_parser!(u64).range(1..=7 * 24 * 3600))]
+    pub(crate) max_job_seconds: u64,
+
     /// Testing aid: hold every change this many milliseconds before applying it.
     #[arg(long, value_name = "MS", default_value_t = 0, hide = true)]
     pub(crate) test_hold_ms: u64,
@@ -94,6 +100,7 @@ impl DaemonArgs {
             paths: self.paths(),
             hold: Duration::from_millis(self.test_hold_ms),
             job_linger: Duration::from_secs(self.job_linger),
+            job_lifetime: Duration::from_secs(self.max_job_seconds),
         }
     }
 }

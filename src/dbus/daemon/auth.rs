@@ -73,6 +73,20 @@ impl Caller {
     pub(crate) fn uid_text(&self) -> String {
         self.uid.map_or("?".into(), |u| u.to_string())
     }
+
+    /// Who asked, for the history row of what this caller starts (an
+    /// unknown uid is recorded as `u32::MAX`, never as root's).
+    pub(crate) fn requester(&self, record: bool) -> crate::ops::Requester {
+        crate::ops::Requester {
+            uid: self.uid.unwrap_or(u32::MAX),
+            record,
+        }
+    }
+
+    /// The same connection, or another connection of the same (known) user.
+    pub(crate) fn same_user(&self, other: &Caller) -> bool {
+        self.sender == other.sender || (self.uid.is_some() && self.uid == other.uid)
+    }
 }
 
 /// The caller of the method whose header is `hdr`.

@@ -1,5 +1,7 @@
 //! Benchmarks the daemon runs as jobs: the work closure for each kind, built
-//! from its parameters ([`crate::dbus::wire::bench`]) once they decoded.
+//! from its parameters ([`crate::dbus::wire::bench`]) once they decoded. The
+//! work is [`crate::ops::bench`]'s, which stores the history row here, under
+//! the caller's uid: the client never writes what it received.
 
 use std::collections::HashMap;
 
@@ -8,15 +10,16 @@ use serde::de::DeserializeOwned;
 use zbus::OwnedVariant;
 
 use super::job::{Failure, Work};
-use crate::bench::cpu::{self, CpuError};
+use crate::bench::cpu::CpuError;
 use crate::bench::disk;
-use crate::bench::net;
-use crate::bench::stress::{self, StressError};
+use crate::bench::stress::StressError;
 use crate::dbus::wire::bench::{
     CpuParams, DiskParams, KINDS, NetParams, StressParams, disk_class, net_class,
 };
 use crate::dbus::wire::error::{Error, Result};
 use crate::dbus::wire::params as wire_params;
+use crate::ops::{self, Requester};
+use crate::paths::Paths;
 
 /// `StartBenchmark`'s parameters (`a{sv}`).
 pub(crate) type Params = HashMap<String, OwnedVariant>;
@@ -42,32 +45,44 @@ fn to_json<T: Serialize>(v: T) -> std::result::Result<serde_json::Value, Failure
     serde_json::to_value(v).map_err(|e| Failure::from(e.to_string()))
 }
 
-/// Decode `params` for `kind` and return the work to run.
-pub(crate) fn prepare(kind: &str, params: &Params) -> Result<Work> {
+fn warn_unstored(stored: &ops::Stored) {
+    if let Some(w) = stored.warning() {
+        tracing::warn!("benchmark result {w}");
+    }
+}
+
+/// Decode `params` for `kind` and return the work to run for `who`.
+pub(crate) fn prepare(kind: &str, params: &Params, paths: Paths, who: Requester) -> Result<Work> {
     match kind {
         "net" => {
             let p: NetParams = parse(kind, params)?;
             let cfg = p.config().map_err(Error::InvalidArgument)?;
             Ok(Box::new(move |progress, cancel| {
-                let report = net::run_client(&cfg, progress, cancel).map_err(|e| Failure {
-                    class: net_class(&e),
-                    message: e.to_string(),
-                })?;
-                to_json(report)
+                let ran =
+                    ops::bench::net(&paths, &cfg, who, progress, cancel).map_err(|e| Failure {
+                        class: net_class(&e),
+                        message: e.to_string(),
+                    })?;
+                warn_unstored(&ran.stored);
+                to_json(ran.report)
             }))
         }
         "cpu" => {
             let p: CpuParams = parse(kind, params)?;
             let cfg = p.config().map_err(Error::InvalidArgument)?;
             Ok(Box::new(move |progress, cancel| {
-                let report = cpu::run(&cfg, progress, cancel.clone()).map_err(|e| Failure {
-                    class: match e {
-                        CpuError::InvalidConfig { .. } => "invalid",
-                        _ => "failed",
-                    },
-                    message: e.to_string(),
-                })?;
-                to_json(report)
+                let ran =
+                    ops::bench::cpu(&paths, &cfg, who, progress, cancel.clone()).map_err(|e| {
+                        Failure {
+                            class: match e {
+                                CpuError::InvalidConfig { .. } => "invalid",
+                                _ => "failed",
+                            },
+                            message: e.to_string(),
+                        }
+                    })?;
+                warn_unstored(&ran.stored);
+                to_json(ran.report)
             }))
         }
         "disk" => {
@@ -75,24 +90,29 @@ pub(crate) fn prepare(kind: &str, params: &Params) -> Result<Work> {
             let cfg = p.config().map_err(Error::InvalidArgument)?;
             let dir = p.dir;
             Ok(Box::new(move |progress, cancel| {
-                let report = disk::run(&cfg, progress, cancel.clone()).map_err(|e| Failure {
-                    class: disk_class(e.class()),
-                    message: disk_message(&e, &dir),
-                })?;
-                to_json(report)
+                let ran =
+                    ops::bench::disk(&paths, &cfg, who, progress, cancel.clone()).map_err(|e| {
+                        Failure {
+                            class: disk_class(e.class()),
+                            message: disk_message(&e, &dir),
+                        }
+                    })?;
+                warn_unstored(&ran.stored);
+                to_json(ran.report)
             }))
         }
         "stress" => {
             let p: StressParams = parse(kind, params)?;
             let cfg = p.config().map_err(Error::InvalidArgument)?;
             Ok(Box::new(move |progress, cancel| {
-                let report = stress::run(&cfg, progress, cancel.clone()).map_err(|e| Failure {
-                    class: match e {
-                        StressError::InvalidConfig { .. } => "invalid",
-                        _ => "failed",
-                    },
-                    message: e.to_string(),
-                })?;
+                let report =
+                    ops::bench::stress(&cfg, progress, cancel.clone()).map_err(|e| Failure {
+                        class: match e {
+                            StressError::InvalidConfig { .. } => "invalid",
+                            _ => "failed",
+                        },
+                        message: e.to_string(),
+                    })?;
                 to_json(report)
             }))
         }
@@ -112,6 +132,18 @@ mod tests {
     fn p(json: &str) -> Params {
         let v: serde_json::Value = serde_json::from_str(json).unwrap();
         wire_params::encode(&v).unwrap()
+    }
+
+    fn prepare(kind: &str, params: &Params) -> Result<Work> {
+        super::prepare(
+            kind,
+            params,
+            Paths::default(),
+            Requester {
+                uid: 0,
+                record: false,
+            },
+        )
     }
 
     #[test]

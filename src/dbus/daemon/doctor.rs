@@ -1,22 +1,95 @@
-//! The doctor as a daemon job (`Manager.Doctor`): read-only diagnosis, open
-//! to every local user, except the disk measurement in `dirs`, which writes
-//! files as root and needs the run-benchmark authorization. The report is the
-//! job's result and lands in the history like an in-process run's.
+//! The doctor as a daemon job (`Manager.Doctor`). Its read-only checks are
+//! open to every local user; what it measures (a CPU stress, transfers and
+//! probes to a peer, a disk run that writes files) runs as root and needs
+//! the run-benchmark authorization, whichever method asks for it. A caller
+//! without it gets the read-only checks and the report says what was left
+//! out and why. The report lands in the history only when its
+//! measurements were authorized, or the caller is root.
 
 use std::time::Duration;
 
 use tracing::warn;
+use zbus::Connection;
+use zbus::message::Header;
 
+use super::auth::{self, Action, Caller};
 use super::job::{Failure, Work};
 use crate::dbus::wire::doctor::DoctorParams;
-use crate::doctor::{self, Options};
-use crate::history::History;
+use crate::dbus::wire::error::{Error, Result};
+use crate::doctor::{self, Check, Options};
 use crate::path::Peer;
 use crate::paths::Paths;
 
-/// The work of a doctor job for `p` (already decoded and checked).
-pub(crate) fn prepare(p: DoctorParams, paths: Paths) -> Work {
+/// What a doctor job may do for its caller.
+pub(crate) struct Grant {
+    pub(crate) owner: Caller,
+    /// The request, less the measurements that were not authorized.
+    pub(crate) params: DoctorParams,
+    /// Each measurement left out, with the reason.
+    pub(crate) skipped: Vec<Check>,
+    /// Store the report in the shared history.
+    pub(crate) record: bool,
+}
+
+impl Grant {
+    /// Whether the job measures (and so takes the host's measurement lock).
+    pub(crate) fn measures(&self) -> bool {
+        !self.params.measurements().is_empty()
+    }
+}
+
+/// Ask polkit for run-benchmark when `asked` measures; without it, keep the
+/// read-only checks.
+pub(crate) async fn authorize(
+    conn: &Connection,
+    hdr: &Header<'_>,
+    asked: DoctorParams,
+) -> Result<Grant> {
+    let measurements = asked.measurements();
+    if measurements.is_empty() {
+        let owner = auth::caller(conn, hdr).await?;
+        let record = owner.uid == Some(0);
+        return Ok(Grant {
+            owner,
+            params: asked,
+            skipped: Vec::new(),
+            record,
+        });
+    }
+    match auth::authorize(conn, hdr, &[Action::RunBenchmark], "doctor measurements").await {
+        Ok(owner) => Ok(Grant {
+            owner,
+            params: asked,
+            skipped: Vec::new(),
+            record: true,
+        }),
+        Err(Error::NotAuthorized(why)) => {
+            let owner = auth::caller(conn, hdr).await?;
+            let skipped = measurements
+                .iter()
+                .map(|m| Check {
+                    check: m.to_string(),
+                    interface: None,
+                    detail: format!(
+                        "skipped: measuring needs the run-benchmark authorization ({why})"
+                    ),
+                })
+                .collect();
+            Ok(Grant {
+                owner,
+                params: asked.read_only(),
+                skipped,
+                record: false,
+            })
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The work of a doctor job (already decoded, checked and authorized).
+pub(crate) fn prepare(grant: Grant, paths: Paths) -> Work {
     Box::new(move |progress, cancel| {
+        let p = &grant.params;
         let peer = p
             .peer
             .as_deref()
@@ -38,7 +111,8 @@ pub(crate) fn prepare(p: DoctorParams, paths: Paths) -> Work {
         let measure = peer
             .as_ref()
             .map(|peer| crate::path::measure_for(peer, p.time_s));
-        let (report, inputs) = doctor::run(&opts, &paths, measure.as_deref(), progress, cancel)
+        let who = grant.owner.requester(grant.record);
+        let ran = crate::ops::doctor::run(&opts, &paths, measure.as_deref(), who, progress, cancel)
             .map_err(|e| Failure {
                 class: match &e {
                     doctor::DoctorError::Nic(crate::nic::error::NicError::NoSuchInterface {
@@ -48,10 +122,12 @@ pub(crate) fn prepare(p: DoctorParams, paths: Paths) -> Work {
                 },
                 message: e.to_string(),
             })?;
-        let row = crate::history::record::doctor(&report, &inputs);
-        if let Err(e) = History::open(&paths.state_dir).and_then(|mut h| h.add(&row)) {
-            warn!("doctor report not stored in the history: {e}");
+        if let Some(w) = ran.stored.warning() {
+            warn!("doctor report {w}");
         }
+        // Stored only when nothing was left out (see `authorize`).
+        let mut report = ran.report;
+        report.not_checked.extend(grant.skipped.iter().cloned());
         serde_json::to_value(report).map_err(|e| Failure::from(e.to_string()))
     })
 }

@@ -18,8 +18,10 @@ use zbus::object_server::SignalEmitter;
 use zbus::{Connection, OwnedObjectPath, OwnedVariant, interface};
 
 use super::auth::{self, Action, Caller};
+use super::limits;
 use super::state::{Claim, Confirmation, Daemon, JobInner, lock};
 pub(crate) use super::state::{JobState, JobStatus};
+use crate::bench::exclusive::MeasureLock;
 use crate::bench::progress::{Cancel, Progress, ProgressEvent};
 use crate::dbus::wire::error::{Error, Result};
 use crate::dbus::wire::headline;
@@ -75,16 +77,18 @@ pub(crate) struct JobObject {
 }
 
 impl JobObject {
-    /// The caller, when it is the job's owner; anyone else needs `action`.
+    /// The caller, when it is the job's owner (the connection that started
+    /// it, or another connection of the same user, as UDisks2 compares
+    /// uids); anyone else needs `action`.
     async fn owner_or(
         &self,
         conn: &Connection,
         hdr: &Header<'_>,
         action: Action,
     ) -> Result<Caller> {
-        let sender = hdr.sender().map(|s| s.to_string()).unwrap_or_default();
-        if sender == self.job.owner.sender {
-            auth::caller(conn, hdr).await
+        let who = auth::caller(conn, hdr).await?;
+        if self.job.owner.same_user(&who) {
+            Ok(who)
         } else {
             auth::authorize(conn, hdr, &[action], &self.job.kind).await
         }
@@ -174,8 +178,42 @@ impl JobObject {
         self.job.detached
     }
 
-    /// Ask the job to stop. Its owner may always cancel it; anyone else needs
-    /// the run-benchmark authorization.
+    /// The uid of the user who started the job (as UDisks2's Job has it);
+    /// that user may cancel or confirm it from any connection.
+    #[zbus(property(emits_changed_signal = "const"), name = "StartedByUID")]
+    fn started_by_uid(&self) -> u32 {
+        self.job.owner.uid.unwrap_or(u32::MAX)
+    }
+
+    /// The link objects the job works on (empty when it works on none).
+    #[zbus(property(emits_changed_signal = "const"))]
+    fn objects(&self) -> Vec<OwnedObjectPath> {
+        self.job.objects.clone()
+    }
+
+    /// When the job started, in µs since 1970-01-01 UTC.
+    #[zbus(property(emits_changed_signal = "const"))]
+    fn start_time(&self) -> u64 {
+        self.job.start_time_us
+    }
+
+    /// Whether `Cancel` can stop it: true while it runs (a tune rolls
+    /// back what it changed), false once it has ended.
+    #[zbus(property)]
+    fn cancelable(&self) -> bool {
+        self.job.status().is_active()
+    }
+
+    /// Whether `Progress` is an honest fraction of the work; false for a
+    /// tune, whose length depends on what it finds.
+    #[zbus(property(emits_changed_signal = "const"))]
+    fn progress_valid(&self) -> bool {
+        self.job.progress_valid
+    }
+
+    /// Ask the job to stop. Its owner (the starting connection or the same
+    /// user from any connection) may always cancel it; anyone else needs the
+    /// run-benchmark authorization.
     async fn cancel(
         &self,
         #[zbus(header)] hdr: Header<'_>,
@@ -190,21 +228,33 @@ impl JobObject {
     }
 
     /// Confirm a tune's kept changes (commit-confirm). Without this call
-    /// before the confirm timeout, the daemon rolls them back. Only the job's
-    /// owner, or a caller with the tune authorization.
+    /// before the confirm timeout, the daemon rolls them back. Taken only
+    /// while the job is `awaiting-confirmation` (else `InvalidState`, and
+    /// nothing is remembered for later), from the job's owner or a caller
+    /// with the tune authorization.
     async fn confirm(
         &self,
         #[zbus(header)] hdr: Header<'_>,
         #[zbus(connection)] conn: &Connection,
     ) -> Result<()> {
-        let who = self.owner_or(conn, &hdr, Action::Tune).await?;
-        let Some(flag) = &self.job.confirm else {
-            return Err(Error::InvalidArgument(format!(
-                "job {} ({}) has nothing to confirm",
-                self.job.id, self.job.kind
-            )));
+        let not_awaiting = || {
+            Error::InvalidState(format!(
+                "job {} ({}) is {}, not awaiting confirmation: nothing to confirm",
+                self.job.id,
+                self.job.kind,
+                self.job.status().as_str()
+            ))
         };
-        flag.confirm();
+        let Some(flag) = &self.job.confirm else {
+            return Err(not_awaiting());
+        };
+        if !flag.is_awaiting() {
+            return Err(not_awaiting());
+        }
+        let who = self.owner_or(conn, &hdr, Action::Tune).await?;
+        if !flag.confirm() {
+            return Err(not_awaiting());
+        }
         info!(job = self.job.id, caller_uid = %who.uid_text(), "job {} confirmed", self.job.id);
         Ok(())
     }
@@ -230,6 +280,13 @@ pub(crate) struct NewJob {
     pub(crate) claim: Option<Claim>,
     /// A tune's commit-confirm handshake (`Job.Confirm`).
     pub(crate) confirm: Option<Arc<Confirmation>>,
+    /// The work measures: it runs only while it holds the host's
+    /// measurement lock (waiting for it first).
+    pub(crate) measures: bool,
+    /// The links it works on (their object paths).
+    pub(crate) objects: Vec<OwnedObjectPath>,
+    /// Its progress is an honest fraction of the work (a tune's is not).
+    pub(crate) progress_valid: bool,
 }
 
 /// Register a job object and start `work` on a blocking thread.
@@ -245,13 +302,22 @@ pub(crate) async fn start(
         detached,
         claim,
         confirm,
+        measures,
+        objects,
+        progress_valid,
     } = new;
     let id = d.next_job_id();
+    let start_time_us = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |t| t.as_micros() as u64);
     let job = Arc::new(JobState {
         id,
         kind,
         owner,
         detached,
+        objects,
+        start_time_us,
+        progress_valid,
         cancel: Cancel::new(),
         confirm,
         inner: std::sync::Mutex::new(JobInner {
@@ -262,12 +328,22 @@ pub(crate) async fn start(
         }),
         changed: tokio::sync::Notify::new(),
     });
+    {
+        // Checked and counted under one lock: concurrent starts cannot both
+        // slip under a limit.
+        let mut jobs = lock(&d.jobs);
+        limits::admit(&jobs, &job.owner)?;
+        jobs.insert(id, job.clone());
+    }
     let p = path(id);
-    conn.object_server()
+    if let Err(e) = conn
+        .object_server()
         .at(p.clone(), JobObject { job: job.clone() })
         .await
-        .map_err(|e| Error::Failed(format!("cannot register job: {e}")))?;
-    lock(&d.jobs).insert(id, job.clone());
+    {
+        lock(&d.jobs).remove(&id);
+        return Err(Error::Failed(format!("cannot register job: {e}")));
+    }
     info!(
         job = id,
         kind = %job.kind,
@@ -276,10 +352,38 @@ pub(crate) async fn start(
         detached,
         "job {id} started"
     );
+    let work = if measures {
+        exclusive(d.paths().measure_lock_file(), work)
+    } else {
+        work
+    };
     tokio::spawn(drive(conn.clone(), d.clone(), job, claim, work));
     Ok(p)
 }
 
+/// `work`, run once the host's measurement lock at `lock_file` is held
+/// (waiting for another measurement to end first, cancellable).
+fn exclusive(lock_file: std::path::PathBuf, work: Work) -> Work {
+    Box::new(move |progress, cancel| {
+        let _held = MeasureLock::acquire_waiting(&lock_file, progress, cancel)
+            .map_err(|e| {
+                Failure::from(format!(
+                    "cannot take the measurement lock {}: {e}",
+                    lock_file.display()
+                ))
+            })?
+            .ok_or_else(|| {
+                Failure::from("cancelled while waiting for another measurement".to_string())
+            })?;
+        work(progress, cancel)
+    })
+}
+
+/// The job's object, for its property and signal announcements.
+type JobRef = zbus::object_server::InterfaceRef<JobObject>;
+
+/// Run a job to its end: start its thread, announce its progress, record
+/// how it ended, announce that, and keep its object for the linger time.
 async fn drive(
     conn: Connection,
     d: Arc<Daemon>,
@@ -288,9 +392,32 @@ async fn drive(
     work: Work,
 ) {
     let p = path(job.id);
+    let task = spawn_work(&job, work);
+    let iref = conn
+        .object_server()
+        .interface::<_, JobObject>(p.clone())
+        .await
+        .ok();
+    let outcome = follow(&job, d.opts.job_lifetime, task, iref.as_ref()).await;
+    drop(claim);
+    let (status, result) = ending(&job, outcome);
+    announce_end(&job, iref.as_ref(), status, &result).await;
+    tokio::time::sleep(d.opts.job_linger).await;
+    let _ = conn.object_server().remove::<JobObject, _>(p).await;
+    lock(&d.jobs).remove(&job.id);
+}
+
+type WorkOutcome = std::result::Result<std::result::Result<serde_json::Value, Failure>, RecvError>;
+type RecvError = tokio::sync::oneshot::error::RecvError;
+
+/// Long work gets a thread of its own, not one of the runtime's short-task
+/// threads; its result arrives on the returned channel.
+fn spawn_work(
+    job: &Arc<JobState>,
+    work: Work,
+) -> tokio::sync::oneshot::Receiver<std::result::Result<serde_json::Value, Failure>> {
     let (j, cancel) = (job.clone(), job.cancel.clone());
-    // Long work gets a thread of its own, not one of the runtime's short-task threads.
-    let (tx, mut task) = tokio::sync::oneshot::channel();
+    let (tx, task) = tokio::sync::oneshot::channel();
     let spawned = std::thread::Builder::new()
         .name(format!("job-{}", job.id))
         .spawn(move || {
@@ -299,34 +426,52 @@ async fn drive(
     if let Err(e) = spawned {
         warn!(job = job.id, "cannot start the job's thread: {e}");
     }
-    let iref = conn
-        .object_server()
-        .interface::<_, JobObject>(p.clone())
-        .await
-        .ok();
+    task
+}
+
+/// Wait for the work, announcing its progress (at most ten times a second)
+/// and cancelling it when it outlives `lifetime`.
+async fn follow(
+    job: &JobState,
+    lifetime: Duration,
+    mut task: tokio::sync::oneshot::Receiver<std::result::Result<serde_json::Value, Failure>>,
+    iref: Option<&JobRef>,
+) -> WorkOutcome {
     let mut announced = JobStatus::Running;
-    let outcome = loop {
+    let end_of_life = tokio::time::sleep(lifetime);
+    tokio::pin!(end_of_life);
+    loop {
         tokio::select! {
-            r = &mut task => break r,
+            r = &mut task => return r,
+            _ = &mut end_of_life, if !job.cancel.is_cancelled() => {
+                warn!(job = job.id, "job {} ran for {} s, the longest a job may run (--max-job-seconds): cancelled", job.id, lifetime.as_secs());
+                job.cancel.cancel();
+            }
             _ = job.changed.notified() => {
-                if let Some(iref) = &iref {
-                    let obj = iref.get().await;
-                    let e = iref.signal_emitter();
-                    let now = job.status();
-                    if now != announced {
-                        announced = now;
-                        let _ = obj.state_changed(e).await;
-                    }
-                    let _ = obj.progress_changed(e).await;
-                    let _ = obj.message_changed(e).await;
+                if let Some(iref) = iref {
+                    announce_progress(job, iref, &mut announced).await;
                 }
-                // At most ten progress announcements a second.
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
         }
-    };
-    drop(claim);
-    // A cancelled benchmark still returns what it measured (marked partial).
+    }
+}
+
+async fn announce_progress(job: &JobState, iref: &JobRef, announced: &mut JobStatus) {
+    let obj = iref.get().await;
+    let e = iref.signal_emitter();
+    let now = job.status();
+    if now != *announced {
+        *announced = now;
+        let _ = obj.state_changed(e).await;
+    }
+    let _ = obj.progress_changed(e).await;
+    let _ = obj.message_changed(e).await;
+}
+
+/// How the job ended, stored in its state: a cancelled benchmark still
+/// returns what it measured (marked partial).
+fn ending(job: &JobState, outcome: WorkOutcome) -> (JobStatus, String) {
     let cancelled = job.cancel.is_cancelled();
     let (status, result) = match outcome {
         Ok(Ok(v)) if cancelled => (JobStatus::Cancelled, v),
@@ -355,24 +500,28 @@ async fn drive(
         i.message = status.as_str().to_string();
     }
     info!(job = job.id, kind = %job.kind, "job {} {}", job.id, status.as_str());
-    if let Some(iref) = &iref {
-        let obj = iref.get().await;
-        let e = iref.signal_emitter();
-        let r = obj
-            .state_changed(e)
-            .await
-            .and(obj.progress_changed(e).await)
-            .and(obj.message_changed(e).await)
-            .and(obj.result_changed(e).await)
-            .and(obj.result_json_changed(e).await)
-            .and(JobObject::finished(e, status.as_str(), &result).await);
-        if let Err(err) = r {
-            warn!(job = job.id, "cannot announce the end of the job: {err}");
-        }
+    (status, result)
+}
+
+/// The end: every changed property, then `Finished`.
+async fn announce_end(job: &JobState, iref: Option<&JobRef>, status: JobStatus, result: &str) {
+    let Some(iref) = iref else {
+        return;
+    };
+    let obj = iref.get().await;
+    let e = iref.signal_emitter();
+    let r = obj
+        .state_changed(e)
+        .await
+        .and(obj.progress_changed(e).await)
+        .and(obj.message_changed(e).await)
+        .and(obj.result_changed(e).await)
+        .and(obj.result_json_changed(e).await)
+        .and(obj.cancelable_changed(e).await)
+        .and(JobObject::finished(e, status.as_str(), result).await);
+    if let Err(err) = r {
+        warn!(job = job.id, "cannot announce the end of the job: {err}");
     }
-    tokio::time::sleep(d.opts.job_linger).await;
-    let _ = conn.object_server().remove::<JobObject, _>(p).await;
-    lock(&d.jobs).remove(&job.id);
 }
 
 /// The caller `name` left the bus: cancel its running, attached jobs.

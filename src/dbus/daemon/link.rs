@@ -24,7 +24,7 @@ use crate::dbus::wire::set_rows::{self, Row};
 use crate::dbus::wire::{settings, typed};
 use crate::nic::error::NicError;
 use crate::nic::model::Interface;
-use crate::nic::set::{SetReply, apply_and_persist};
+use crate::nic::set::SetReply;
 
 /// The object path of the link with `ifindex`.
 pub(crate) fn path(ifindex: u32) -> OwnedObjectPath {
@@ -230,6 +230,9 @@ impl LinkObject {
                 .to_string(),
             )
         };
+        crate::dbus::wire::bounds::check_dict("settings", &settings)
+            .and_then(|()| crate::dbus::wire::bounds::check_dict("options", &options))
+            .map_err(Error::InvalidArgument)?;
         let cs = settings::decode_changes(&settings).map_err(invalid)?;
         let flags = settings::decode_flags(&options, &["dry_run", "persist"]).map_err(invalid)?;
         let dry_run = flags.get("dry_run").copied().unwrap_or(false);
@@ -243,17 +246,22 @@ impl LinkObject {
             }
             auth::authorize(conn, &hdr, &actions, &name).await?
         };
-        let claim = self
-            .link
-            .claim(format!("a change by uid {}", caller.uid_text()))?;
-        if !self.daemon.opts.hold.is_zero() {
+        // A dry run changes nothing, so it holds nothing either.
+        let claim = match dry_run {
+            true => None,
+            false => Some(
+                self.link
+                    .claim(format!("a change by uid {}", caller.uid_text()))?,
+            ),
+        };
+        if claim.is_some() && !self.daemon.opts.hold.is_zero() {
             tokio::time::sleep(self.daemon.opts.hold).await;
         }
         let d = self.daemon.clone();
         let iface = name.clone();
         let reply = tokio::task::spawn_blocking(move || {
             let mut nl = lock(&d.writer);
-            apply_and_persist(&mut nl, d.paths(), &iface, &cs, dry_run, persist)
+            crate::ops::nic::set(&mut nl, d.paths(), &iface, &cs, dry_run, persist)
         })
         .await
         .map_err(|e| Error::Failed(format!("{name}: the change task failed: {e}")))??;

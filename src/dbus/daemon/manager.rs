@@ -13,10 +13,13 @@ use zbus::{Connection, ObjectPath, OwnedObjectPath, OwnedVariant, interface};
 use super::auth::{self, Action};
 use super::state::Daemon;
 use super::{bench, job, link, records};
+use crate::dbus::wire::bounds;
 use crate::dbus::wire::error::{Error, Result};
 use crate::dbus::wire::records::Dict;
 use crate::dbus::wire::settings::{self, MAX_ENTRIES, MAX_STR};
+use crate::dbus::wire::start::{BenchOptions, TuneOptions};
 use crate::dbus::wire::sysctl as sysctl_wire;
+use crate::ops;
 use crate::problem::Problem;
 use crate::sysctl::{self, SysctlError};
 
@@ -44,8 +47,31 @@ fn check_strings<'a>(what: &str, items: impl Iterator<Item = &'a str>) -> Result
     Ok(())
 }
 
+/// Every `a{sv}` argument within [`crate::dbus::wire::bounds`], before any
+/// other look at it.
+fn bounded(args: &[(&str, &HashMap<String, OwnedVariant>)]) -> Result<()> {
+    args.iter()
+        .try_for_each(|(what, m)| bounds::check_dict(what, m))
+        .map_err(Error::InvalidArgument)
+}
+
+fn no_such(name: &str) -> Error {
+    Error::NoSuchInterface(format!("{name}: no such interface"))
+}
+
 fn invalid(problems: Vec<Problem>) -> Error {
     Error::InvalidArgument(SysctlError::Invalid(problems).to_string())
+}
+
+impl Manager {
+    /// The object paths of the named links that exist.
+    fn paths_of(&self, names: &[String]) -> Vec<OwnedObjectPath> {
+        names
+            .iter()
+            .filter_map(|n| self.daemon.link_by_name(n))
+            .map(|l| link::path(l.ifindex))
+            .collect()
+    }
 }
 
 #[interface(name = "org.hlctl.Daemon1.Manager")]
@@ -106,13 +132,23 @@ impl Manager {
             .unwrap_or_default()
     }
 
+    /// Every job on the bus: running ones, and ended ones for the time their
+    /// result can still be read.
+    #[zbus(property(emits_changed_signal = "false"))]
+    fn jobs(&self) -> Vec<OwnedObjectPath> {
+        super::state::lock(&self.daemon.jobs)
+            .keys()
+            .map(|id| job::path(*id))
+            .collect()
+    }
+
     /// The object path of the link named `name`.
     async fn get_link(&self, name: &str) -> Result<OwnedObjectPath> {
         check_strings("name", std::iter::once(name))?;
         self.daemon
             .link_by_name(name)
             .map(|l| link::path(l.ifindex))
-            .ok_or_else(|| Error::NoSuchInterface(format!("{name}: no such interface")))
+            .ok_or_else(|| no_such(name))
     }
 
     /// Read sysctls: the given `keys` (under `net.`), or the tuning set when
@@ -121,7 +157,7 @@ impl Manager {
     async fn show_sysctl(&self, keys: Vec<String>) -> Result<Vec<sysctl_wire::ShowRow>> {
         check_strings("keys", keys.iter().map(String::as_str))?;
         let d = self.daemon.clone();
-        let entries = tokio::task::spawn_blocking(move || sysctl::show(d.paths(), &keys))
+        let entries = tokio::task::spawn_blocking(move || ops::sysctl::show(d.paths(), &keys))
             .await
             .map_err(|e| Error::Failed(e.to_string()))??;
         Ok(sysctl_wire::encode_show(&entries))
@@ -156,6 +192,7 @@ impl Manager {
                 "nothing to set: give KEY=VALUE pairs",
             )]));
         }
+        bounded(&[("options", &options)])?;
         let flags = settings::decode_flags(&options, &["dry_run", "persist"]).map_err(invalid)?;
         let dry_run = flags.get("dry_run").copied().unwrap_or(false);
         let persist = flags.get("persist").copied().unwrap_or(false) && !dry_run;
@@ -171,7 +208,7 @@ impl Manager {
         };
         let d = self.daemon.clone();
         let reply = tokio::task::spawn_blocking(move || {
-            sysctl::set::set(d.paths(), &values, dry_run, persist)
+            ops::sysctl::set(d.paths(), &values, dry_run, persist)
         })
         .await
         .map_err(|e| Error::Failed(e.to_string()))??;
@@ -225,34 +262,13 @@ impl Manager {
         #[zbus(connection)] conn: &Connection,
     ) -> Result<OwnedObjectPath> {
         check_strings("kind", std::iter::once(kind))?;
-        let mut detached = false;
-        let mut on_link = None;
-        let mut problems = Vec::new();
-        for (k, v) in &options {
-            match k.as_str() {
-                "detached" => match settings::as_bool(k, v) {
-                    Ok(b) => detached = b,
-                    Err(p) => problems.push(p),
-                },
-                "link" => match settings::as_str(k, v) {
-                    Ok(s) => on_link = Some(s),
-                    Err(p) => problems.push(p),
-                },
-                _ => problems.push(Problem::new(
-                    format!("option {}", k.chars().take(64).collect::<String>()),
-                    None,
-                    "unknown option: allowed detached (b), link (s)",
-                )),
-            }
-        }
-        if !problems.is_empty() {
-            return Err(Error::InvalidArgument(crate::problem::join(&problems)));
-        }
-        let link_state = match &on_link {
+        bounded(&[("params", &params), ("options", &options)])?;
+        let o = BenchOptions::decode(&options)?;
+        let link_state = match &o.link {
             Some(name) => Some(
                 self.daemon
                     .link_by_name(name)
-                    .ok_or_else(|| Error::NoSuchInterface(format!("{name}: no such interface")))?,
+                    .ok_or_else(|| no_such(name))?,
             ),
             None => None,
         };
@@ -263,7 +279,12 @@ impl Manager {
             &format!("benchmark {kind}"),
         )
         .await?;
-        let work = bench::prepare(kind, &params)?;
+        let work = bench::prepare(
+            kind,
+            &params,
+            self.daemon.opts.paths.clone(),
+            caller.requester(true),
+        )?;
         let claim = match &link_state {
             Some(l) => Some(l.claim(format!("a {kind} benchmark (uid {})", caller.uid_text()))?),
             None => None,
@@ -271,9 +292,12 @@ impl Manager {
         let new = job::NewJob {
             kind: format!("benchmark:{kind}"),
             owner: caller,
-            detached,
+            detached: o.detached,
             claim,
             confirm: None,
+            measures: true,
+            objects: link_state.iter().map(|l| link::path(l.ifindex)).collect(),
+            progress_valid: true,
         };
         job::start(conn, &self.daemon, new, work).await
     }
@@ -291,41 +315,15 @@ impl Manager {
         #[zbus(header)] hdr: Header<'_>,
         #[zbus(connection)] conn: &Connection,
     ) -> Result<OwnedObjectPath> {
-        let mut params = None;
-        let mut detached = false;
-        let mut problems = Vec::new();
-        for (k, v) in &options {
-            match k.as_str() {
-                "params" => match settings::as_str(k, v) {
-                    Ok(s) if s.len() <= 64 * 1024 => params = Some(s),
-                    Ok(_) => problems.push(Problem::new(
-                        "option params",
-                        None,
-                        "at most 65536 bytes of JSON",
-                    )),
-                    Err(p) => problems.push(p),
-                },
-                "detached" => match settings::as_bool(k, v) {
-                    Ok(b) => detached = b,
-                    Err(p) => problems.push(p),
-                },
-                _ => problems.push(Problem::new(
-                    format!("option {}", k.chars().take(64).collect::<String>()),
-                    None,
-                    "unknown option: allowed params (s), detached (b)",
-                )),
-            }
-        }
-        if !problems.is_empty() {
-            return Err(Error::InvalidArgument(crate::problem::join(&problems)));
-        }
+        bounded(&[("options", &options)])?;
+        let o = TuneOptions::decode(&options)?;
         // Refuse callers without the tune authorization before looking at the params.
         let mut caller = auth::authorize(conn, &hdr, &[Action::Tune], "tune").await?;
-        let p = super::tune::parse(params.as_deref().unwrap_or(""))?;
+        let p = super::tune::parse(o.params.as_deref().unwrap_or(""))?;
         let link = self
             .daemon
             .link_by_name(&p.interface)
-            .ok_or_else(|| Error::NoSuchInterface(format!("{}: no such interface", p.interface)))?;
+            .ok_or_else(|| no_such(&p.interface))?;
         if !p.no_persist && !p.dry_run {
             caller = auth::authorize(
                 conn,
@@ -337,44 +335,53 @@ impl Manager {
         }
         let claim = link.claim(format!("a tune (uid {})", caller.uid_text()))?;
         let kind = format!("tune:{}", p.interface);
-        let (work, flag) = super::tune::prepare(p, self.daemon.opts.paths.clone());
+        let who = caller.requester(true);
+        let (work, flag) = super::tune::prepare(p, self.daemon.opts.paths.clone(), who);
         let new = job::NewJob {
             kind,
             owner: caller,
-            detached,
+            detached: o.detached,
             claim: Some(claim),
             confirm: Some(flag),
+            measures: true,
+            objects: vec![link::path(link.ifindex)],
+            progress_valid: false,
         };
         job::start(conn, &self.daemon, new, work).await
     }
 
-    /// Diagnose as a job (the findings of `hlctl doctor`, read-only); open to
-    /// everyone, but measuring disks in `dirs` needs run-benchmark. Options
-    /// (defaults those of `hlctl doctor`): `interfaces` (as), `peer` (s:
-    /// HOST[:PORT]), `dirs` (as, absolute), `runs` (u, 1..=20), `stress_s`
-    /// (u, 0..=600), `disk_size_mib` (u, 0..=1048576), `time_s` (u, 1..=60),
-    /// `detached` (b). The job's result is the doctor's report; it is stored
-    /// in the history. Returns the job's path.
+    /// Diagnose as a job (the findings of `hlctl doctor`). The read-only
+    /// checks are open to everyone; every measurement it would make (the
+    /// CPU stress with `stress_s` > 0, transfers and probes to `peer`, the
+    /// disk run in `dirs` with `disk_size_mib` > 0) needs run-benchmark. A
+    /// caller without it gets the read-only checks, with each measurement
+    /// left out under `not_checked` saying why. Options (defaults those of
+    /// `hlctl doctor`): `interfaces` (as), `peer` (s: HOST[:PORT]), `dirs`
+    /// (as, absolute), `runs` (u, 1..=20), `stress_s` (u, 0..=600),
+    /// `disk_size_mib` (u, 0..=1048576), `time_s` (u, 1..=60), `detached`
+    /// (b). The job's result is the doctor's report; it is stored in the
+    /// history only when its measurements were authorized (or the caller is
+    /// root). Returns the job's path.
     async fn doctor(
         &self,
         options: HashMap<String, OwnedVariant>,
         #[zbus(header)] hdr: Header<'_>,
         #[zbus(connection)] conn: &Connection,
     ) -> Result<OwnedObjectPath> {
-        let p = crate::dbus::wire::doctor::DoctorParams::decode(&options)?;
-        let owner = if p.writes_files() {
-            auth::authorize(conn, &hdr, &[Action::RunBenchmark], "doctor --dir").await?
-        } else {
-            auth::caller(conn, &hdr).await?
-        };
+        bounded(&[("options", &options)])?;
+        let asked = crate::dbus::wire::doctor::DoctorParams::decode(&options)?;
+        let grant = super::doctor::authorize(conn, &hdr, asked).await?;
         let new = job::NewJob {
             kind: "doctor".into(),
-            owner,
-            detached: p.detached,
+            owner: grant.owner.clone(),
+            detached: grant.params.detached,
             claim: None,
             confirm: None,
+            measures: grant.measures(),
+            objects: self.paths_of(&grant.params.interfaces),
+            progress_valid: true,
         };
-        let work = super::doctor::prepare(p, self.daemon.opts.paths.clone());
+        let work = super::doctor::prepare(grant, self.daemon.opts.paths.clone());
         job::start(conn, &self.daemon, new, work).await
     }
 
@@ -390,16 +397,21 @@ impl Manager {
         #[zbus(header)] hdr: Header<'_>,
         #[zbus(connection)] conn: &Connection,
     ) -> Result<OwnedObjectPath> {
+        bounded(&[("options", &options)])?;
         let p = crate::dbus::wire::report::ReportParams::decode(&options)?;
         let owner = auth::authorize(conn, &hdr, &[Action::RunBenchmark], "report").await?;
+        let who = owner.requester(true);
         let new = job::NewJob {
             kind: "report".into(),
             owner,
             detached: p.detached,
             claim: None,
             confirm: None,
+            measures: true,
+            objects: Vec::new(),
+            progress_valid: true,
         };
-        let work = super::report::prepare(p, self.daemon.opts.paths.clone());
+        let work = super::report::prepare(p, self.daemon.opts.paths.clone(), who);
         job::start(conn, &self.daemon, new, work).await
     }
 
@@ -407,9 +419,11 @@ impl Manager {
     /// net, disk, cpu, doctor, tune, report, check), `since` (x, Unix
     /// seconds), `limit` (u, 1..=10000, default 50). Each row: `id` x, `ts` x,
     /// `kind` s, `host` s, `kernel` s, `interface` s and `peer` s (when there
-    /// is one), `metrics` a(sssdb) (name, subject, value, unit, higher is
+    /// is one), `uid` u (who asked; absent in rows stored before it was
+    /// recorded), `metrics` a(sssdb) (name, subject, value, unit, higher is
     /// better), `settings` a{ss}, `result_json` s.
     async fn list_history(&self, filter: HashMap<String, OwnedVariant>) -> Result<Vec<Dict>> {
+        bounded(&[("filter", &filter)])?;
         records::list_history(&self.daemon, &filter).await
     }
 
@@ -426,6 +440,7 @@ impl Manager {
     /// `json` s (the whole comparison).
     async fn compare(&self, name: &str, options: HashMap<String, OwnedVariant>) -> Result<Dict> {
         check_strings("name", std::iter::once(name))?;
+        bounded(&[("options", &options)])?;
         records::compare(&self.daemon, name, &options).await
     }
 

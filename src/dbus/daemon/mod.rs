@@ -1,7 +1,7 @@
 //! hlctld's side of `org.hlctl.Daemon1`: [`manager`]
 //! (`org.hlctl.Daemon1.Manager` at `/org/hlctl/Daemon1`), [`link`]
 //! (`org.hlctl.Daemon1.Link`, one object per link), [`job`]
-//! (`org.hlctl.Daemon1.Job`), [`state`] (the link cache, change claims, the job
+//! (`org.hlctl.Daemon1.Job`), [`limits`] (what one caller may start), [`state`] (the link cache, change claims, the job
 //! table and each job's state), [`auth`] (polkit on the caller), [`monitor`]
 //! (netlink notifications → `PropertiesChanged`), [`reapply`] (persisted
 //! settings), [`bench`] and [`tune`] (benchmark and tune jobs), [`service`]
@@ -15,6 +15,7 @@ pub(crate) mod bench;
 pub(crate) mod doctor;
 pub(crate) mod guard;
 pub(crate) mod job;
+pub(crate) mod limits;
 pub(crate) mod link;
 pub mod logging;
 pub(crate) mod manager;

@@ -123,6 +123,7 @@ pub(crate) async fn reconcile(
         Err(e) => return warn!("link refresh task failed: {e}"),
     };
     let mut links_changed = false;
+    let mut removed = 0;
     for gone in d
         .all_links()
         .into_iter()
@@ -130,6 +131,12 @@ pub(crate) async fn reconcile(
     {
         remove(conn, d, &gone).await;
         links_changed = true;
+        removed += 1;
+    }
+    if removed > 0 {
+        // The objects of the links that went are free now: give the pages
+        // back (a hypervisor's guests come and go by the hundred).
+        super::memory::trim();
     }
     for iface in fresh {
         match d.link(iface.ifindex) {

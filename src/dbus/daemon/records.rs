@@ -12,8 +12,7 @@ use super::auth::{self, Action};
 use super::state::Daemon;
 use crate::dbus::wire::error::{Error, Result};
 use crate::dbus::wire::records::{self, Dict, HistoryFilter, OwnedDict};
-use crate::history::History;
-use crate::host::HostInfo;
+use crate::ops::records as ops;
 use crate::paths::Paths;
 
 /// Run `f` on a blocking thread with the daemon's paths.
@@ -27,14 +26,10 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| Error::Failed(format!("the worker thread failed: {e}")))?
 }
 
-fn open(paths: &Paths) -> Result<History> {
-    Ok(History::open(&paths.state_dir)?)
-}
-
 pub(crate) async fn list_history(d: &Daemon, filter: &OwnedDict) -> Result<Vec<Dict>> {
     let f = HistoryFilter::decode(filter)?;
     blocking(d, move |p| {
-        let rows = open(p)?.list(f.kind, f.since, f.limit)?;
+        let rows = ops::history(p, f.kind, f.since, f.limit)?;
         Ok(rows.iter().map(records::encode_row).collect())
     })
     .await
@@ -42,7 +37,7 @@ pub(crate) async fn list_history(d: &Daemon, filter: &OwnedDict) -> Result<Vec<D
 
 pub(crate) async fn list_baselines(d: &Daemon) -> Result<Vec<Dict>> {
     blocking(d, |p| {
-        let b = open(p)?.baselines()?;
+        let b = ops::baselines(p)?;
         Ok(b.iter().map(records::encode_baseline).collect())
     })
     .await
@@ -52,7 +47,7 @@ pub(crate) async fn compare(d: &Daemon, name: &str, options: &OwnedDict) -> Resu
     let threshold = records::compare_threshold(options)?;
     let name = (!name.is_empty()).then(|| name.to_string());
     blocking(d, move |p| {
-        let c = open(p)?.compare(name.as_deref(), threshold)?;
+        let c = ops::compare(p, name.as_deref(), threshold)?;
         Ok(records::encode_comparison(&c))
     })
     .await
@@ -67,19 +62,13 @@ pub(crate) async fn save_baseline(
     crate::history::compare::check_name(name)?;
     let who = auth::authorize(conn, hdr, &[Action::SaveBaseline], name).await?;
     let n = name.to_string();
-    let saved = blocking(d, move |p| {
-        Ok(open(p)?.save_baseline(&n, &HostInfo::current())?)
-    })
-    .await?;
+    let saved = blocking(d, move |p| Ok(ops::save_baseline(p, &n)?)).await?;
     info!(caller_uid = %who.uid_text(), "baseline '{name}' saved: {saved} metric(s)");
     Ok(saved as u32)
 }
 
 pub(crate) async fn tune_status(d: &Daemon) -> Result<Dict> {
-    blocking(d, |p| {
-        Ok(records::encode_status(&crate::tune::status::status(p)))
-    })
-    .await
+    blocking(d, |p| Ok(records::encode_status(&ops::status(p)))).await
 }
 
 pub(crate) async fn rollback(
@@ -96,8 +85,7 @@ pub(crate) async fn rollback(
         return Err(Error::NoSuchInterface(format!("{i}: no such interface")));
     }
     let r = blocking(d, move |p| {
-        crate::tune::rollback::rollback(p, iface.as_deref())
-            .map_err(|e| Error::Failed(e.to_string()))
+        ops::rollback(p, iface.as_deref()).map_err(|e| Error::Failed(e.to_string()))
     })
     .await?;
     info!(

@@ -1,18 +1,19 @@
 //! `hlctl report` as a daemon job (`Manager.Report`, run-benchmark): the
-//! benchmarks run in hlctld, the report is the job's result and lands in the
-//! history like an in-process run's.
+//! benchmarks run in hlctld ([`crate::ops::report`]), the report is the
+//! job's result and lands in the history under the caller's uid.
 
 use tracing::warn;
 
 use super::job::{Failure, Work};
 use crate::dbus::wire::report::ReportParams;
-use crate::history::History;
-use crate::measure::{ReportSpan, report_row, run_report};
+use crate::measure::ReportSpan;
+use crate::ops::Requester;
 use crate::path::Peer;
 use crate::paths::Paths;
 
-/// The work of a report job for `p` (already decoded and checked).
-pub(crate) fn prepare(p: ReportParams, paths: Paths) -> Work {
+/// The work of a report job for `p` (already decoded, checked and
+/// authorized for `who`).
+pub(crate) fn prepare(p: ReportParams, paths: Paths, who: Requester) -> Work {
     Box::new(move |progress, cancel| {
         let peers = p
             .peers
@@ -28,12 +29,10 @@ pub(crate) fn prepare(p: ReportParams, paths: Paths) -> Work {
             disk_size: u64::from(p.disk_size_mib) << 20,
             bench_time_s: p.bench_time_s.into(),
         };
-        let report = run_report(&peers, &p.dirs, span, progress, cancel);
-        if let Err(e) =
-            History::open(&paths.state_dir).and_then(|mut h| h.add(&report_row(&paths, &report)))
-        {
-            warn!("report not stored in the history: {e}");
+        let ran = crate::ops::report::run(&peers, &p.dirs, span, &paths, who, progress, cancel);
+        if let Some(w) = ran.stored.warning() {
+            warn!("report {w}");
         }
-        serde_json::to_value(report).map_err(|e| Failure::from(e.to_string()))
+        serde_json::to_value(ran.report).map_err(|e| Failure::from(e.to_string()))
     })
 }

@@ -75,19 +75,59 @@ pub fn run(bus: Bus, opts: Options) -> Result<(), ServiceError> {
 
 async fn serve(bus: Bus, opts: Options) -> Result<(), ServiceError> {
     let t0 = Instant::now();
-    // A bad configuration file is logged (file, line, key) and its good keys
-    // used: the daemon serves regardless.
+    load_config(&opts);
+    let d = Daemon::new(opts)?;
+    let conn = connect(&bus, &d).await?;
+    info!(
+        links = d.all_links().len(),
+        "hlctld {} serving {BUS_NAME} ({} ms to the bus name)",
+        env!("CARGO_PKG_VERSION"),
+        t0.elapsed().as_millis()
+    );
+    // Reading every link and registering the objects left free heap behind.
+    memory::trim();
+    let lost_rx = start_tasks(&conn, &d);
+    let lost = tokio::select! {
+        r = wait_for_signal() => { r?; false }
+        _ = lost_rx => true,
+    };
+    if lost {
+        warn!("lost the bus connection; shutting down");
+    } else {
+        info!("shutting down");
+    }
+    cancel_jobs(&d).await;
+    if lost {
+        return Err(ServiceError::BusLost);
+    }
+    info!("stopped");
+    let _ = conn.release_name(BUS_NAME).await;
+    Ok(())
+}
+
+/// Read the configuration and start rewriting the metrics file. A bad
+/// configuration file is logged (file, line, key) and its good keys used:
+/// the daemon serves regardless.
+fn load_config(opts: &Options) {
     let config = crate::config::load(&opts.paths.config_file, false);
     for p in &config.problems {
         warn!("configuration: {p} (ignored; the rest is used)");
     }
     crate::metrics::watch::spawn(opts.paths.clone(), config.config);
-    let d = Daemon::new(opts)?;
+}
+
+/// Read every link, register the manager and one object per link, and own
+/// the bus name.
+async fn connect(bus: &Bus, d: &Arc<Daemon>) -> Result<Connection, ServiceError> {
     let dd = d.clone();
     let ifaces = tokio::task::spawn_blocking(move || dd.read_all())
         .await
         .map_err(std::io::Error::other)??;
-    let mut b = builder(&bus).serve_at(PATH, Manager { daemon: d.clone() });
+    // The ObjectManager first: clients (Cockpit, gdbus, a page) list every
+    // link and job in one call and watch them come and go.
+    let mut b = builder(bus)
+        .serve_at(PATH, zbus::fdo::ObjectManager)
+        .serve_at(PATH, Manager { daemon: d.clone() });
     {
         let mut links = d.links.write().unwrap_or_else(|p| p.into_inner());
         for iface in ifaces {
@@ -102,17 +142,15 @@ async fn serve(bus: Bus, opts: Options) -> Result<(), ServiceError> {
             links.insert(state.ifindex, state);
         }
     }
-    let conn = b.name(BUS_NAME).build().await?;
-    info!(
-        links = d.all_links().len(),
-        "hlctld {} serving {BUS_NAME} ({} ms to the bus name)",
-        env!("CARGO_PKG_VERSION"),
-        t0.elapsed().as_millis()
-    );
-    // Reading every link and registering the objects left free heap behind.
-    memory::trim();
+    Ok(b.name(BUS_NAME).build().await?)
+}
+
+/// Follow netlink changes, watch callers leaving the bus, and re-apply the
+/// persisted settings (then tell systemd we are ready). The receiver fires
+/// when the bus connection is lost.
+fn start_tasks(conn: &Connection, d: &Arc<Daemon>) -> tokio::sync::oneshot::Receiver<()> {
     let (conn_for_watch, dd_for_watch) = (conn.clone(), d.clone());
-    if let Err(e) = monitor::spawn(&conn, &d) {
+    if let Err(e) = monitor::spawn(conn, d) {
         warn!(
             "cannot follow netlink changes: {e}; properties refresh on reads and our own changes only"
         );
@@ -136,15 +174,11 @@ async fn serve(bus: Bus, opts: Options) -> Result<(), ServiceError> {
             Err(e) => warn!("sd_notify: {e}"),
         }
     });
-    let lost = tokio::select! {
-        r = wait_for_signal() => { r?; false }
-        _ = lost_rx => true,
-    };
-    if lost {
-        warn!("lost the bus connection; shutting down");
-    } else {
-        info!("shutting down");
-    }
+    lost_rx
+}
+
+/// Cancel every job and give them up to 3 s to end.
+async fn cancel_jobs(d: &Daemon) {
     let jobs: Vec<_> = lock(&d.jobs).values().cloned().collect();
     for j in &jobs {
         j.cancel.cancel();
@@ -153,12 +187,6 @@ async fn serve(bus: Bus, opts: Options) -> Result<(), ServiceError> {
     while Instant::now() < deadline && jobs.iter().any(|j| j.status().is_active()) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    if lost {
-        return Err(ServiceError::BusLost);
-    }
-    info!("stopped");
-    let _ = conn.release_name(BUS_NAME).await;
-    Ok(())
 }
 
 async fn wait_for_signal() -> std::io::Result<()> {

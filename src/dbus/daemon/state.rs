@@ -136,13 +136,15 @@ impl Drop for Claim {
 }
 
 /// Settings of the daemon given on its command line.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Options {
     pub(crate) paths: Paths,
     /// Testing aid: hold each change this long before applying it.
     pub(crate) hold: Duration,
     /// How long a finished job object stays on the bus for its result to be read.
     pub(crate) job_linger: Duration,
+    /// The longest a job may run before it is cancelled (`--max-job-seconds`).
+    pub(crate) job_lifetime: Duration,
 }
 
 /// Everything the D-Bus objects share.
@@ -261,31 +263,44 @@ pub(crate) fn settings_only(i: &Interface) -> Interface {
     }
 }
 
-/// A tune's commit-confirm handshake: the work says it waits (the job's state
-/// becomes `awaiting-confirmation`), `Job.Confirm` sets the flag.
+/// A tune's commit-confirm handshake: the work opens a window (the job's
+/// state becomes `awaiting-confirmation`), `Job.Confirm` is taken only while
+/// that window is open, and each window starts unconfirmed: a confirmation
+/// sent before the window (a forged `State` read by a client, a hostile
+/// caller) is refused, never remembered.
 #[derive(Debug, Default)]
 pub(crate) struct Confirmation {
-    awaiting: AtomicBool,
-    confirmed: AtomicBool,
+    /// (awaiting, confirmed), changed together.
+    state: Mutex<(bool, bool)>,
 }
 
 impl Confirmation {
-    /// The work starts or stops waiting for `Job.Confirm`.
+    /// The work starts or stops waiting for `Job.Confirm`; either way the
+    /// window starts (or ends) unconfirmed unless confirmed inside it.
     pub(crate) fn set_awaiting(&self, on: bool) {
-        self.awaiting.store(on, Ordering::SeqCst);
+        let mut s = lock(&self.state);
+        if on && !s.0 {
+            s.1 = false;
+        }
+        s.0 = on;
     }
 
     pub(crate) fn is_awaiting(&self) -> bool {
-        self.awaiting.load(Ordering::SeqCst)
+        lock(&self.state).0
     }
 
-    /// `Job.Confirm` came.
-    pub(crate) fn confirm(&self) {
-        self.confirmed.store(true, Ordering::SeqCst);
+    /// `Job.Confirm` came: true when the window was open (and is now
+    /// confirmed), false when nothing awaited confirmation.
+    pub(crate) fn confirm(&self) -> bool {
+        let mut s = lock(&self.state);
+        if s.0 {
+            s.1 = true;
+        }
+        s.0
     }
 
     pub(crate) fn is_confirmed(&self) -> bool {
-        self.confirmed.load(Ordering::SeqCst)
+        lock(&self.state).1
     }
 }
 
@@ -303,6 +318,12 @@ pub(crate) struct JobState {
     pub(crate) kind: String,
     pub(crate) owner: Caller,
     pub(crate) detached: bool,
+    /// The link objects the job works on.
+    pub(crate) objects: Vec<zbus::OwnedObjectPath>,
+    /// When it started, µs since the Unix epoch.
+    pub(crate) start_time_us: u64,
+    /// Whether `Progress` means anything (a tune's does not).
+    pub(crate) progress_valid: bool,
     pub(crate) cancel: Cancel,
     /// A tune's commit-confirm handshake; `None` for a job with nothing to
     /// confirm.
@@ -322,5 +343,32 @@ impl JobState {
         } else {
             s
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Confirmation;
+
+    #[test]
+    fn a_confirmation_before_the_window_is_refused_and_not_remembered() {
+        let c = Confirmation::default();
+        assert!(!c.confirm(), "nothing awaits confirmation yet");
+        c.set_awaiting(true);
+        assert!(!c.is_confirmed(), "the early confirm must not pre-approve");
+        assert!(c.confirm());
+        assert!(c.is_confirmed());
+        c.set_awaiting(false);
+        assert!(!c.confirm(), "the window closed");
+    }
+
+    #[test]
+    fn each_window_starts_unconfirmed() {
+        let c = Confirmation::default();
+        c.set_awaiting(true);
+        assert!(c.confirm());
+        c.set_awaiting(false);
+        c.set_awaiting(true);
+        assert!(!c.is_confirmed(), "a new window needs its own confirm");
     }
 }

@@ -28,7 +28,11 @@ pub(crate) fn parse(params: &str) -> Result<TuneParams> {
 }
 
 /// The job's work, and its commit-confirm handshake (`Job.Confirm`).
-pub(crate) fn prepare(p: TuneParams, paths: Paths) -> (Work, Arc<Confirmation>) {
+pub(crate) fn prepare(
+    p: TuneParams,
+    paths: Paths,
+    who: crate::ops::Requester,
+) -> (Work, Arc<Confirmation>) {
     let flag = Arc::new(Confirmation::default());
     let f = flag.clone();
     let work: Work = Box::new(move |progress, cancel| {
@@ -56,9 +60,14 @@ pub(crate) fn prepare(p: TuneParams, paths: Paths) -> (Work, Arc<Confirmation>) 
             }
             confirmed
         };
-        let r = crate::tune::session::tune(&p, &paths, progress, cancel, &mut confirm);
+        let r = crate::ops::tune::run(&p, &paths, who, progress, cancel, &mut confirm);
         match r {
-            Ok(report) => serde_json::to_value(report).map_err(|e| Failure::from(e.to_string())),
+            Ok(ran) => {
+                if let Some(w) = ran.stored.warning() {
+                    warn!("tune result {w}");
+                }
+                serde_json::to_value(ran.report).map_err(|e| Failure::from(e.to_string()))
+            }
             Err(e) => Err(Failure {
                 class: match e {
                     crate::tune::TuneError::Invalid(_) => "invalid",

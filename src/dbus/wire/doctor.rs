@@ -105,4 +105,31 @@ impl DoctorParams {
     pub(crate) fn writes_files(&self) -> bool {
         !self.dirs.is_empty() && self.disk_size_mib > 0
     }
+
+    /// The measurements it asks for, as the report names them when they are
+    /// left out: each runs as root and needs run-benchmark.
+    pub(crate) fn measurements(&self) -> Vec<&'static str> {
+        let mut m = Vec::new();
+        if self.stress_s > 0 {
+            m.push("cpu stress");
+        }
+        if self.peer.is_some() {
+            m.push("peer path and throughput");
+        }
+        if self.writes_files() {
+            m.push("storage throughput");
+        }
+        m
+    }
+
+    /// The same request without any measurement: the read-only checks
+    /// (the directories' mounts are still looked at).
+    pub(crate) fn read_only(self) -> DoctorParams {
+        DoctorParams {
+            stress_s: 0,
+            peer: None,
+            disk_size_mib: 0,
+            ..self
+        }
+    }
 }

@@ -29,6 +29,13 @@ pub(crate) enum Error {
     InvalidArgument(String),
     /// Another change (or a benchmark) holds the link.
     Busy(String),
+    /// The object is not in a state where the call means anything (e.g.
+    /// `Job.Confirm` on a job that does not await confirmation); nothing is
+    /// remembered for later.
+    InvalidState(String),
+    /// A limit on concurrent jobs (per caller or in total) is reached; try
+    /// again when one has ended.
+    LimitExceeded(String),
     /// The operation ran and failed.
     Failed(String),
 }
@@ -82,6 +89,8 @@ mod tests {
             (Error::NotSupported("x".into()), "NotSupported"),
             (Error::InvalidArgument("x".into()), "InvalidArgument"),
             (Error::Busy("x".into()), "Busy"),
+            (Error::InvalidState("x".into()), "InvalidState"),
+            (Error::LimitExceeded("x".into()), "LimitExceeded"),
             (Error::Failed("x".into()), "Failed"),
         ];
         for (e, short) in cases {

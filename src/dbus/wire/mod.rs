@@ -8,6 +8,7 @@
 //! `SetSysctl` rows).
 
 pub(crate) mod bench;
+pub(crate) mod bounds;
 pub(crate) mod doctor;
 pub(crate) mod error;
 pub(crate) mod headline;
@@ -17,6 +18,7 @@ pub(crate) mod records;
 pub(crate) mod report;
 pub mod set_rows;
 pub(crate) mod settings;
+pub(crate) mod start;
 pub mod sysctl;
 pub(crate) mod typed;
 

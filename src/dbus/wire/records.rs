@@ -116,6 +116,9 @@ pub(crate) fn encode_row(r: &StoredResult) -> Dict {
     if let Some(p) = &r.peer {
         m.insert("peer".into(), s(p));
     }
+    if let Some(u) = r.uid {
+        m.insert("uid".into(), Variant::U32(u));
+    }
     let metrics: Vec<(String, String, f64, String, bool)> = r
         .metrics
         .iter()
@@ -192,6 +195,7 @@ pub(crate) fn decode_row(m: &OwnedDict) -> Result<StoredResult> {
         kernel: take_str(m, "kernel")?,
         interface: take_opt::<&str>(m, "interface")?.map(str::to_string),
         peer: take_opt::<&str>(m, "peer")?.map(str::to_string),
+        uid: take_opt::<u32>(m, "uid")?,
         metrics: metrics
             .into_iter()
             .map(|(name, subject, value, unit, higher_is_better)| Metric {

@@ -14,7 +14,7 @@ use zbus::OwnedVariant;
 
 use super::typed::{get, non_empty, owned};
 use crate::sysctl::persist::Override;
-use crate::sysctl::set::SetReply;
+use crate::sysctl::set::SysctlReply;
 use crate::sysctl::{Change, Entry, keys};
 
 /// One `ShowSysctl` row: key, exists, value.
@@ -63,7 +63,7 @@ pub(crate) fn decode_show(rows: Vec<ShowRow>) -> Vec<Entry> {
 }
 
 /// Encode `SetSysctl`'s reply: the rows and the summary.
-pub(crate) fn encode_set(r: &SetReply) -> (Vec<SetRow>, HashMap<String, OwnedVariant>) {
+pub(crate) fn encode_set(r: &SysctlReply) -> (Vec<SetRow>, HashMap<String, OwnedVariant>) {
     let rows = r
         .changes
         .iter()
@@ -102,7 +102,7 @@ pub(crate) fn encode_set(r: &SetReply) -> (Vec<SetRow>, HashMap<String, OwnedVar
 pub(crate) fn decode_set(
     rows: Vec<SetRow>,
     m: &HashMap<String, OwnedVariant>,
-) -> Result<SetReply, String> {
+) -> Result<SysctlReply, String> {
     let dry_run: bool = get(m, "dry_run")?;
     let changes = rows
         .into_iter()
@@ -115,7 +115,7 @@ pub(crate) fn decode_set(
         .collect();
     let restore: HashMap<String, String> = get(m, "restore_errors")?;
     let overrides: Vec<OverrideRow> = get(m, "overridden_by")?;
-    Ok(SetReply {
+    Ok(SysctlReply {
         dry_run,
         changes,
         failed: non_empty(get(m, "failed")?),
@@ -139,7 +139,7 @@ mod tests {
 
     #[test]
     fn a_set_reply_survives_the_wire() {
-        let r = SetReply {
+        let r = SysctlReply {
             dry_run: false,
             changes: vec![
                 Change {

@@ -69,126 +69,176 @@ impl Engine {
     ) -> Result<(), NetError> {
         self.lines = spec.tick.map(|_| spec.lines);
         self.tick = spec.tick.unwrap_or(SAMPLE_EVERY);
-        let omit = Duration::from_secs(self.params.omit_s as u64);
-        let run_for = omit + Duration::from_secs(self.params.time_s as u64);
-        let deadline = (spec.side == Side::Client).then_some(self.started + run_for);
-        let safety = spec.safety.map(|s| self.started + s);
-        let mut last_rx = (self.received_total(), Instant::now());
-        let omit_end = self.started + omit;
-        let schedule = |e: &Engine| -> Instant {
-            let t = e.last_tick + e.tick;
-            if e.omitting { t.min(omit_end) } else { t }
-        };
-        let mut next_tick = schedule(self);
+        let mut at = self.timeline(spec);
         loop {
             if cancel.is_cancelled() {
                 return Err(NetError::Cancelled);
             }
             let now = Instant::now();
-            if self.omitting && now >= omit_end {
+            if self.omitting && now >= at.omit_end {
                 self.end_omit(progress);
-                next_tick = schedule(self);
+                at.schedule(self);
                 continue;
             }
-            if deadline.is_some_and(|d| now >= d) {
+            if at.deadline.is_some_and(|d| now >= d) {
                 return Ok(());
             }
-            if now >= next_tick {
-                match deadline {
-                    // A tick in the last tenth of an interval: leave it to `end_test`.
-                    Some(d) if next_tick + self.tick / 10 >= d => next_tick = d + self.tick,
-                    _ => {
-                        self.sample(progress);
-                        next_tick = schedule(self);
-                    }
-                }
+            if now >= at.next_tick {
+                self.tick_due(&mut at, progress);
             }
-            if spec.side == Side::Client {
-                if let Some(e) = self.early_failure() {
-                    // A server that stops closes its streams right after telling
-                    // us why; prefer its message to the broken stream.
-                    if control::wait_readable(ctrl, Duration::from_millis(200)) {
-                        let mut b = [0u8; 1];
-                        if let Ok(1) = (&*ctrl).read(&mut b) {
-                            control::check_peer_failure(
-                                ctrl,
-                                b[0],
-                                Instant::now() + Duration::from_secs(1),
-                            )?;
-                        }
-                    }
-                    return Err(e);
-                }
-            } else {
-                if safety.is_some_and(|s| now >= s) {
-                    return Err(NetError::Timeout {
-                        what: "the client's TEST_END".into(),
-                        after: now.duration_since(self.started),
-                    });
-                }
-                if let Some(stall) = spec.stall {
-                    let rx = self.received_total();
-                    if rx != last_rx.0 {
-                        last_rx = (rx, now);
-                    } else if self.has_role(Role::Recv) && now.duration_since(last_rx.1) >= stall {
-                        return Err(NetError::Timeout {
-                            what: "data from the client".into(),
-                            after: stall,
-                        });
-                    }
-                }
+            match spec.side {
+                Side::Client => self.check_client(ctrl)?,
+                Side::Server => self.check_server(spec, &mut at, now)?,
             }
-            let mut wake = next_tick.min(now + WATCH_EVERY);
-            if let Some(d) = deadline {
-                wake = wake.min(d);
-            }
-            if self.omitting {
-                wake = wake.min(omit_end);
-            }
-            let wait = wake.saturating_duration_since(now);
-            if !control::wait_readable(ctrl, wait) {
-                continue;
-            }
-            ctrl.set_read_timeout(Some(Duration::from_millis(100)))
-                .map_err(|e| NetError::io("waiting on the control connection", e))?;
-            let mut b = [0u8; 1];
-            match (&*ctrl).read(&mut b) {
-                Ok(0) => {
-                    return Err(NetError::ControlClosed {
-                        during: "the test".into(),
-                    });
-                }
-                Ok(_) => match spec.side {
-                    Side::Client => {
-                        control::check_peer_failure(
-                            ctrl,
-                            b[0],
-                            Instant::now() + Duration::from_secs(5),
-                        )?;
-                        return Err(NetError::Protocol {
-                            expected: "no control message while the test runs".into(),
-                            received: control::describe_byte(b[0]),
-                        });
-                    }
-                    Side::Server => {
-                        return match State::from_byte(b[0]) {
-                            Some(State::TestEnd) => Ok(()),
-                            Some(State::ClientTerminate) => Err(NetError::ClientTerminated),
-                            _ => Err(NetError::Protocol {
-                                expected: State::TestEnd.describe(),
-                                received: control::describe_byte(b[0]),
-                            }),
-                        };
-                    }
-                },
-                Err(e) if is_timeout(&e) || e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) if is_reset(&e) => {
-                    return Err(NetError::ControlClosed {
-                        during: "the test".into(),
-                    });
-                }
-                Err(e) => return Err(NetError::io("waiting on the control connection", e)),
+            if watch_control(ctrl, spec.side, at.wait(self.omitting, now))? {
+                return Ok(());
             }
         }
+    }
+
+    /// The instants `drive` starts with.
+    fn timeline(&self, spec: &DriveSpec) -> Timeline {
+        let omit = Duration::from_secs(self.params.omit_s as u64);
+        let run_for = omit + Duration::from_secs(self.params.time_s as u64);
+        let mut at = Timeline {
+            deadline: (spec.side == Side::Client).then_some(self.started + run_for),
+            safety: spec.safety.map(|s| self.started + s),
+            last_rx: (self.received_total(), Instant::now()),
+            omit_end: self.started + omit,
+            next_tick: self.started,
+        };
+        at.schedule(self);
+        at
+    }
+
+    /// An interval tick is due: sample it, unless it falls in the last tenth
+    /// of an interval before the client's deadline (left to `end_test`).
+    fn tick_due(&mut self, at: &mut Timeline, progress: &dyn Progress) {
+        match at.deadline {
+            Some(d) if at.next_tick + self.tick / 10 >= d => at.next_tick = d + self.tick,
+            _ => {
+                self.sample(progress);
+                at.schedule(self);
+            }
+        }
+    }
+
+    /// Client: a stream that ended on its own ends the test.
+    fn check_client(&mut self, ctrl: &TcpStream) -> Result<(), NetError> {
+        let Some(e) = self.early_failure() else {
+            return Ok(());
+        };
+        // A server that stops closes its streams right after telling
+        // us why; prefer its message to the broken stream.
+        if control::wait_readable(ctrl, Duration::from_millis(200)) {
+            let mut b = [0u8; 1];
+            if let Ok(1) = (&*ctrl).read(&mut b) {
+                control::check_peer_failure(ctrl, b[0], Instant::now() + Duration::from_secs(1))?;
+            }
+        }
+        Err(e)
+    }
+
+    /// Server: give up when TEST_END is overdue or the receiving streams stall.
+    fn check_server(
+        &self,
+        spec: &DriveSpec,
+        at: &mut Timeline,
+        now: Instant,
+    ) -> Result<(), NetError> {
+        if at.safety.is_some_and(|s| now >= s) {
+            return Err(NetError::Timeout {
+                what: "the client's TEST_END".into(),
+                after: now.duration_since(self.started),
+            });
+        }
+        if let Some(stall) = spec.stall {
+            let rx = self.received_total();
+            if rx != at.last_rx.0 {
+                at.last_rx = (rx, now);
+            } else if self.has_role(Role::Recv) && now.duration_since(at.last_rx.1) >= stall {
+                return Err(NetError::Timeout {
+                    what: "data from the client".into(),
+                    after: stall,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The instants `drive` waits for.
+struct Timeline {
+    /// Client: the end of the test.
+    deadline: Option<Instant>,
+    /// Server: drop the test if TEST_END has not come by then.
+    safety: Option<Instant>,
+    /// Server: the received total, and when it last changed.
+    last_rx: (u64, Instant),
+    omit_end: Instant,
+    next_tick: Instant,
+}
+
+impl Timeline {
+    /// The next interval tick (cut short at the end of the omit period).
+    fn schedule(&mut self, e: &Engine) {
+        let t = e.last_tick + e.tick;
+        self.next_tick = if e.omitting { t.min(self.omit_end) } else { t };
+    }
+
+    /// How long to watch the control connection before the next thing to do.
+    fn wait(&self, omitting: bool, now: Instant) -> Duration {
+        let mut wake = self.next_tick.min(now + WATCH_EVERY);
+        if let Some(d) = self.deadline {
+            wake = wake.min(d);
+        }
+        if omitting {
+            wake = wake.min(self.omit_end);
+        }
+        wake.saturating_duration_since(now)
+    }
+}
+
+/// Watch the control connection for up to `wait`. True when the test ended
+/// (the server got TEST_END); an error for anything else the peer sent or did.
+fn watch_control(ctrl: &TcpStream, side: Side, wait: Duration) -> Result<bool, NetError> {
+    if !control::wait_readable(ctrl, wait) {
+        return Ok(false);
+    }
+    ctrl.set_read_timeout(Some(Duration::from_millis(100)))
+        .map_err(|e| NetError::io("waiting on the control connection", e))?;
+    let mut b = [0u8; 1];
+    match (&*ctrl).read(&mut b) {
+        Ok(0) => Err(NetError::ControlClosed {
+            during: "the test".into(),
+        }),
+        Ok(_) => peer_message(ctrl, side, b[0]).map(|()| true),
+        Err(e) if is_timeout(&e) || e.kind() == std::io::ErrorKind::Interrupted => Ok(false),
+        Err(e) if is_reset(&e) => Err(NetError::ControlClosed {
+            during: "the test".into(),
+        }),
+        Err(e) => Err(NetError::io("waiting on the control connection", e)),
+    }
+}
+
+/// A control message while the test runs: the server's TEST_END is the end;
+/// anything else is an error.
+fn peer_message(ctrl: &TcpStream, side: Side, byte: u8) -> Result<(), NetError> {
+    match side {
+        Side::Client => {
+            control::check_peer_failure(ctrl, byte, Instant::now() + Duration::from_secs(5))?;
+            Err(NetError::Protocol {
+                expected: "no control message while the test runs".into(),
+                received: control::describe_byte(byte),
+            })
+        }
+        Side::Server => match State::from_byte(byte) {
+            Some(State::TestEnd) => Ok(()),
+            Some(State::ClientTerminate) => Err(NetError::ClientTerminated),
+            _ => Err(NetError::Protocol {
+                expected: State::TestEnd.describe(),
+                received: control::describe_byte(byte),
+            }),
+        },
     }
 }

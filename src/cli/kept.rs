@@ -1,24 +1,28 @@
-//! Where the verbs that read what hlctl keeps (history, baselines, compare,
-//! status) or change it (baseline save, rollback) do their work: through
-//! hlctld for an unprivileged user (reads open to everyone, changes through
-//! polkit) or when `--bus` names a bus; in this process for root (and with
-//! `--local`). Both paths return the same types, so output and exit codes do
-//! not depend on the path. `hlctl doctor` picks its path the same way.
+//! What hlctl keeps, from the command line: the verbs that read it
+//! (history, baselines, compare, status) or change it (baseline save,
+//! rollback), through hlctld or in this process as [`Backend::select`]
+//! decides for every verb (reads open to everyone, changes through polkit),
+//! and the warning when a row of work done in this process could not be
+//! stored. Both paths return the same types, so output and exit codes do not
+//! depend on the path.
 
 use std::collections::HashMap;
 
 use zbus::Variant;
 
-use super::args::Global;
-use super::backend::{Backend, CliError};
+use super::backend::Backend;
+use super::error::CliError;
 use super::exit;
+use super::global::Global;
 use super::remote::{Remote, remote_error};
 use crate::dbus::wire::error::Error as WireError;
 use crate::dbus::wire::records::{self, HistoryFilter};
 use crate::history::compare::{BaselineInfo, Comparison};
 use crate::history::store::StoredResult;
-use crate::history::{History, HistoryError, Kind};
-use crate::host::HostInfo;
+use crate::history::{HistoryError, Kind};
+use crate::ops::bench::Ran;
+use crate::ops::record::Stored;
+use crate::ops::records as ops;
 use crate::paths::Paths;
 use crate::tune::rollback::RollbackReport;
 use crate::tune::status::Status;
@@ -28,23 +32,11 @@ enum Where {
     Bus(Remote),
 }
 
+/// Where the work happens: [`Backend::select`]'s one rule.
 fn select(global: &Global) -> Result<Where, CliError> {
-    Ok(match remote(global)? {
-        Some(r) => Where::Bus(r),
-        None => Where::Local(global.paths()),
-    })
-}
-
-/// hlctld for an unprivileged user or when `--bus` names a bus; `None`: work
-/// in this process (root, `--local`, or root when the daemon is unreachable).
-pub(crate) fn remote(global: &Global) -> Result<Option<Remote>, CliError> {
-    let root = nix::unistd::Uid::effective().is_root();
-    if root && !global.local && global.bus.is_none() {
-        return Ok(None);
-    }
     Ok(match Backend::select(global)? {
-        Backend::Local { .. } => None,
-        Backend::Bus(r) => Some(r),
+        Backend::Local { paths, .. } => Where::Local(*paths),
+        Backend::Bus(r) => Where::Bus(r),
     })
 }
 
@@ -70,19 +62,15 @@ fn wire_err(e: WireError) -> CliError {
     }
 }
 
-fn open(paths: &Paths) -> Result<History, CliError> {
-    History::open(&paths.state_dir).map_err(local_err)
-}
-
 /// `hlctl history`: stored results, newest first.
 pub(crate) fn history(
     global: &Global,
     filter: HistoryFilter,
 ) -> Result<Vec<StoredResult>, CliError> {
     match select(global)? {
-        Where::Local(p) => open(&p)?
-            .list(filter.kind, filter.since, filter.limit)
-            .map_err(local_err),
+        Where::Local(p) => {
+            ops::history(&p, filter.kind, filter.since, filter.limit).map_err(local_err)
+        }
         Where::Bus(r) => {
             let rows =
                 r.rt.block_on(r.manager.list_history(filter.encode()))
@@ -97,7 +85,7 @@ pub(crate) fn history(
 /// `hlctl baseline list`.
 pub(crate) fn baselines(global: &Global) -> Result<Vec<BaselineInfo>, CliError> {
     match select(global)? {
-        Where::Local(p) => open(&p)?.baselines().map_err(local_err),
+        Where::Local(p) => ops::baselines(&p).map_err(local_err),
         Where::Bus(r) => {
             let rows =
                 r.rt.block_on(r.manager.list_baselines())
@@ -112,9 +100,7 @@ pub(crate) fn baselines(global: &Global) -> Result<Vec<BaselineInfo>, CliError> 
 /// `hlctl baseline save NAME`: how many metrics it holds.
 pub(crate) fn save_baseline(global: &Global, name: &str) -> Result<usize, CliError> {
     match select(global)? {
-        Where::Local(p) => open(&p)?
-            .save_baseline(name, &HostInfo::current())
-            .map_err(local_err),
+        Where::Local(p) => ops::save_baseline(&p, name).map_err(local_err),
         Where::Bus(r) => {
             r.rt.block_on(r.manager.save_baseline(name))
                 .map(|n| n as usize)
@@ -130,7 +116,7 @@ pub(crate) fn compare(
     threshold: f64,
 ) -> Result<Comparison, CliError> {
     match select(global)? {
-        Where::Local(p) => open(&p)?.compare(name, threshold).map_err(local_err),
+        Where::Local(p) => ops::compare(&p, name, threshold).map_err(local_err),
         Where::Bus(r) => {
             let mut opts: HashMap<&str, Variant<'_>> = HashMap::new();
             opts.insert("threshold", Variant::F64(threshold));
@@ -145,7 +131,7 @@ pub(crate) fn compare(
 /// `hlctl status`.
 pub(crate) fn status(global: &Global) -> Result<Status, CliError> {
     match select(global)? {
-        Where::Local(p) => Ok(crate::tune::status::status(&p)),
+        Where::Local(p) => Ok(ops::status(&p)),
         Where::Bus(r) => {
             let m =
                 r.rt.block_on(r.manager.tune_status())
@@ -158,8 +144,9 @@ pub(crate) fn status(global: &Global) -> Result<Status, CliError> {
 /// `hlctl rollback [IFACE]`.
 pub(crate) fn rollback(global: &Global, iface: Option<&str>) -> Result<RollbackReport, CliError> {
     match select(global)? {
-        Where::Local(p) => crate::tune::rollback::rollback(&p, iface)
-            .map_err(|e| CliError::new(e.to_string(), exit::FAILED)),
+        Where::Local(p) => {
+            ops::rollback(&p, iface).map_err(|e| CliError::new(e.to_string(), exit::FAILED))
+        }
         Where::Bus(r) => {
             let m =
                 r.rt.block_on(r.manager.rollback(iface.unwrap_or("")))
@@ -172,4 +159,17 @@ pub(crate) fn rollback(global: &Global, iface: Option<&str>) -> Result<RollbackR
 /// The `--kind` of `hlctl history`, checked.
 pub(crate) fn kind(s: Option<&str>) -> Result<Option<Kind>, CliError> {
     s.map(Kind::parse).transpose().map_err(local_err)
+}
+
+fn warn(stored: &Stored) {
+    if let Some(w) = stored.warning() {
+        eprintln!("hlctl: warning: {w}");
+    }
+}
+
+/// The report of an operation run in this process, after warning when its
+/// row could not be stored.
+pub(crate) fn warn_unstored<R>(ran: Ran<R>) -> R {
+    warn(&ran.stored);
+    ran.report
 }

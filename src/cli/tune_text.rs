@@ -1,0 +1,198 @@
+//! `hlctl tune`'s text report: the header, what the doctor found, the
+//! baseline, the steps table (before / tried / Δ / KEPT or reverted), and
+//! the result with what was kept and persisted.
+
+use super::output::table;
+use crate::path::measure::{Direction, format_bps};
+use crate::tune::decide::DirDelta;
+use crate::tune::report::{SettingRow, Step, StepStatus, TuneReport};
+
+/// `+12%` / `−5%` from `before` to `after`; `-` without a before.
+fn pct(before: f64, after: f64) -> String {
+    if before <= 0.0 {
+        return "-".into();
+    }
+    let c = (after - before) / before * 100.0;
+    format!("{}{:.0}%", if c >= 0.0 { "+" } else { "−" }, c.abs())
+}
+
+/// The text report: the before/after table.
+pub(crate) fn render(r: &TuneReport) -> String {
+    let mut s = header(r);
+    s += &doctor(r);
+    s += &baseline(r);
+    s += &steps(r);
+    s += &result(r);
+    s
+}
+
+fn header(r: &TuneReport) -> String {
+    format!(
+        "hlctl tune {} → {} ({} runs each way, {}; min gain {}%){}\n\n",
+        r.interface,
+        r.peer,
+        r.runs,
+        r.method,
+        r.min_gain_percent,
+        r.rtt_ms
+            .map(|m| format!(", RTT {m:.2} ms"))
+            .unwrap_or_default()
+    )
+}
+
+fn doctor(r: &TuneReport) -> String {
+    if r.findings.is_empty() {
+        return String::new();
+    }
+    let mut s = "Doctor:\n".to_string();
+    for f in &r.findings {
+        s += &format!("  {:<8} {}\n", f.severity.to_string(), f.title);
+    }
+    s + "\n"
+}
+
+fn baseline(r: &TuneReport) -> String {
+    let Some(b) = &r.baseline else {
+        return String::new();
+    };
+    format!(
+        "Baseline ({} runs each way): upload {} (spread {:.0}%), download {} (spread {:.0}%)\n\n",
+        b.upload.runs_bps.len(),
+        format_bps(b.upload.median_bps),
+        b.upload.spread_percent,
+        format_bps(b.download.median_bps),
+        b.download.spread_percent
+    )
+}
+
+/// The steps table, then each step's reason.
+fn steps(r: &TuneReport) -> String {
+    if r.steps.is_empty() {
+        return "No candidates: nothing on this host to try.\n".into();
+    }
+    let mut rows = vec![
+        [
+            "candidate",
+            "setting",
+            "before",
+            "tried",
+            "upload",
+            "Δ",
+            "download",
+            "Δ",
+            "result",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    for st in &r.steps {
+        rows.extend(step_rows(st, r.runs));
+    }
+    let mut s = table(&rows) + "\n";
+    for st in &r.steps {
+        s += &format!("  {}: {}\n", st.title, st.reason);
+    }
+    s + "\n"
+}
+
+/// One direction's cell and its change: `a → b`, `+n%`.
+fn delta_cells(st: &Step, dir: Direction) -> (String, String) {
+    let d: Option<&DirDelta> = st.deltas.iter().find(|d| d.direction == dir);
+    d.map_or(("-".to_string(), String::new()), |d| {
+        (
+            format!("{} → {}", format_bps(d.before_bps), format_bps(d.after_bps)),
+            pct(d.before_bps, d.after_bps),
+        )
+    })
+}
+
+/// KEPT / reverted / failed / not tried, with the runs that decided it
+/// (fewer than the budget when the first already did).
+fn status(st: &Step, budget: u32) -> String {
+    let word = match st.status {
+        StepStatus::Kept => "KEPT",
+        StepStatus::Reverted => "reverted",
+        StepStatus::Failed => "failed",
+        StepStatus::Skipped => "not tried",
+    };
+    match st.runs {
+        0 => word.to_string(),
+        n => format!("{word} ({n}/{budget} runs)"),
+    }
+}
+
+/// A step's rows: one per setting it changed; the figures on the first.
+fn step_rows(st: &Step, budget: u32) -> Vec<Vec<String>> {
+    let (u, ud) = delta_cells(st, Direction::Upload);
+    let (dn, dd) = delta_cells(st, Direction::Download);
+    let none = [SettingRow {
+        setting: "-".into(),
+        before: "-".into(),
+        tried: "-".into(),
+    }];
+    let settings: &[SettingRow] = if st.settings.is_empty() {
+        &none
+    } else {
+        &st.settings
+    };
+    let figures = [st.title.clone(), u, ud, dn, dd, status(st, budget)];
+    settings
+        .iter()
+        .enumerate()
+        .map(|(i, set)| {
+            let f = |k: usize| {
+                if i == 0 {
+                    figures[k].clone()
+                } else {
+                    String::new()
+                }
+            };
+            vec![
+                f(0),
+                set.setting.clone(),
+                set.before.clone(),
+                set.tried.clone(),
+                f(1),
+                f(2),
+                f(3),
+                f(4),
+                f(5),
+            ]
+        })
+        .collect()
+}
+
+/// The result, what was kept and persisted, limits and notes.
+fn result(r: &TuneReport) -> String {
+    let mut s = String::new();
+    if let (Some(b), Some(a)) = (&r.baseline, &r.after) {
+        s += &format!(
+            "Result: upload {} → {} ({}), download {} → {} ({})\n",
+            format_bps(b.upload.median_bps),
+            format_bps(a.upload.median_bps),
+            pct(b.upload.median_bps, a.upload.median_bps),
+            format_bps(b.download.median_bps),
+            format_bps(a.download.median_bps),
+            pct(b.download.median_bps, a.download.median_bps)
+        );
+    }
+    let kept: Vec<&str> = r.kept_steps().map(|s| s.title.as_str()).collect();
+    let kept = if kept.is_empty() {
+        "nothing".to_string()
+    } else {
+        kept.join(", ")
+    };
+    s += &format!("Kept: {kept}\n");
+    if let Some(p) = &r.persisted {
+        for f in [&p.sysctl_file, &p.nic_state_file].into_iter().flatten() {
+            s += &format!("Persisted: {f}\n");
+        }
+    }
+    for l in &r.limits {
+        s += &format!("Limit: {}\n", l.text);
+    }
+    for n in r.plan_notes.iter().chain(&r.notes) {
+        s += &format!("Note: {n}\n");
+    }
+    s
+}

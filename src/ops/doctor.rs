@@ -1,0 +1,25 @@
+//! `doctor` as an operation: gather, check, store the report under the uid
+//! that asked.
+
+use super::bench::Ran;
+use super::record::{Requester, store};
+use super::rows;
+use crate::bench::progress::{Cancel, Progress};
+use crate::doctor::{self, DoctorError, Options, Report};
+use crate::path::measure::Measure;
+use crate::paths::Paths;
+
+/// Diagnose as `opts` asks, measuring the path with `measure` when a peer
+/// is given.
+pub(crate) fn run(
+    opts: &Options,
+    paths: &Paths,
+    measure: Option<&dyn Measure>,
+    who: Requester,
+    progress: &dyn Progress,
+    cancel: &Cancel,
+) -> Result<Ran<Report>, DoctorError> {
+    let (report, inputs) = doctor::run(opts, paths, measure, progress, cancel)?;
+    let stored = store(paths, who, rows::doctor(&report, &inputs));
+    Ok(Ran { report, stored })
+}

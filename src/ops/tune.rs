@@ -1,0 +1,39 @@
+//! `tune` as an operation: the whole tune, then its history row (unless a
+//! dry run) with the settings the link has afterwards, under the uid that
+//! asked.
+
+use super::bench::Ran;
+use super::record::{Requester, Stored, store};
+use super::rows;
+use crate::bench::progress::{Cancel, Progress};
+use crate::nic::netlink::Netlink;
+use crate::paths::Paths;
+use crate::tune::params::TuneParams;
+use crate::tune::{TuneError, TuneReport, session};
+
+/// Tune as `p` asks; `confirm` is called when kept changes await
+/// confirmation (true keeps them).
+pub(crate) fn run(
+    p: &TuneParams,
+    paths: &Paths,
+    who: Requester,
+    progress: &dyn Progress,
+    cancel: &Cancel,
+    confirm: &mut dyn FnMut(&TuneReport) -> bool,
+) -> Result<Ran<TuneReport>, TuneError> {
+    let report = session::tune(p, paths, progress, cancel, confirm)?;
+    if p.dry_run {
+        return Ok(Ran {
+            report,
+            stored: Stored::NotAsked,
+        });
+    }
+    let now: Vec<_> = Netlink::new()
+        .ok()
+        .and_then(|mut nl| crate::nic::read::interface(&mut nl, &p.interface).ok())
+        .into_iter()
+        .collect();
+    let snap = crate::history::settings::snapshot(&now, &crate::doctor::gather::sysctls(paths));
+    let stored = store(paths, who, rows::tune(&report, snap));
+    Ok(Ran { report, stored })
+}
