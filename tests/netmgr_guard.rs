@@ -40,17 +40,15 @@ fn a_value_set_back_twice_is_reapplied_once_then_reported_not_fought() {
     let root_arg = root.path().display().to_string();
     let lab = Lab::new(&["--root", &root_arg]);
     let a = lab.a.clone();
+    // The guard is what is tested here: the veth gets a classic ifupdown
+    // stanza (no ifupdown2), which owns no mtu without a line, so hlctl
+    // writes nothing into it and the warning names it as the manager.
     std::fs::create_dir_all(root.path().join("etc/network")).unwrap();
-    std::fs::create_dir_all(root.path().join("usr/share/ifupdown2")).unwrap();
-    // The persisted MTU goes into a stanza of another interface's file: the
-    // guard is what is tested here, so the veth gets a stanza hlctl may not
-    // write (classic ifupdown, which owns no mtu without a line).
     std::fs::write(
         root.path().join("etc/network/interfaces"),
         format!("iface {a} inet manual\n\tbridge-stp off\n"),
     )
     .unwrap();
-    std::fs::remove_dir(root.path().join("usr/share/ifupdown2")).unwrap();
     let r = lab.json(&["set", &a, "mtu", "9000", "--persist"]);
     assert!(r["persisted"].is_string(), "{r}");
     assert_eq!(mtu(&lab, &a), 9000);

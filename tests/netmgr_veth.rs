@@ -126,117 +126,110 @@ fn ifupdown2_owns_the_mtu_and_set_persist_writes_the_stanza() {
     assert_eq!(f["fix"][0], format!("hlctl set {a} mtu 4000 --persist"));
 }
 
-/// A link netplan rendered for networkd: the `.network` and `.link` files
-/// own the MTU and TSO, so `set --persist` writes hlctl's drop-ins beside
-/// them; a `.link` file matching every device gets no drop-in: the change
-/// is applied, persisting is refused with the key to set, and nothing is
-/// left behind.
-#[test]
-fn networkd_files_get_hlctl_dropins_and_a_shared_link_file_is_refused() {
-    let lab = Lab::new();
-    let root = tempfile::tempdir().unwrap();
+/// The files of a link netplan rendered for networkd, under `root`: the
+/// `.network` sets the MTU, the `.link` (matched by `link_match`) sets TSO.
+/// Returns the `.link` file's path.
+fn netplan_networkd(lab: &Lab, root: &Path, link_match: &str) -> String {
     let a = lab.a.as_str();
-    let ifindex = json(&lab, root.path(), &["show", a])["interfaces"][0]["ifindex"]
+    let ifindex = json(lab, root, &["show", a])["interfaces"][0]["ifindex"]
         .as_u64()
         .unwrap();
     let network = format!("/run/systemd/network/10-netplan-{a}.network");
     let link = format!("/run/systemd/network/10-netplan-{a}.link");
     write(
-        root.path(),
+        root,
         &format!("/run/systemd/netif/links/{ifindex}"),
         &format!("ADMIN_STATE=configured\nOPER_STATE=routable\nNETWORK_FILE={network}\n"),
     );
     write(
-        root.path(),
+        root,
         &format!("/run/udev/data/n{ifindex}"),
         &format!("E:ID_NET_LINK_FILE={link}\n"),
     );
     write(
-        root.path(),
+        root,
         &network,
         &format!("[Match]\nName={a}\n\n[Link]\nMTUBytes=1500\n\n[Network]\nDHCP=ipv4\n"),
     );
     write(
-        root.path(),
+        root,
         &link,
-        &format!("[Match]\nOriginalName={a}\n\n[Link]\nTCPSegmentationOffload=true\n"),
+        &format!("[Match]\n{link_match}\n\n[Link]\nTCPSegmentationOffload=true\n"),
     );
     write(
-        root.path(),
+        root,
         "/etc/netplan/01-lab.yaml",
         &format!("network:\n  version: 2\n  ethernets:\n    {a}:\n      mtu: 1500\n"),
     );
+    link
+}
+
+/// A link netplan rendered for networkd: the `.network` and `.link` files
+/// own the MTU and TSO, so `set --persist` writes hlctl's drop-ins beside
+/// them.
+#[test]
+fn networkd_and_link_files_get_hlctl_dropins() {
+    let lab = Lab::new();
+    let root = tempfile::tempdir().unwrap();
+    let a = lab.a.as_str();
+    netplan_networkd(&lab, root.path(), &format!("OriginalName={a}"));
     let owners = json(&lab, root.path(), &["show", a])["interfaces"][0]["owners"].clone();
     assert_eq!(owners[0]["manager"], "networkd", "{owners}");
     assert_eq!(owners[0]["netplan"], "/etc/netplan/01-lab.yaml", "{owners}");
     assert_eq!(owners[1]["manager"], "link-file", "{owners}");
+    let tso = Value::from("feature tx-tcp-segmentation");
     assert!(
-        owners[1]["owns"]
-            .as_array()
-            .unwrap()
-            .contains(&Value::from("feature tx-tcp-segmentation")),
+        owners[1]["owns"].as_array().unwrap().contains(&tso),
         "{owners}"
     );
 
-    let r = json(
-        &lab,
-        root.path(),
-        &[
-            "set",
-            a,
-            "mtu",
-            "1400",
-            "feature",
-            "tso",
-            "off",
-            "--persist",
-        ],
-    );
+    let args = [
+        "set",
+        a,
+        "mtu",
+        "1400",
+        "feature",
+        "tso",
+        "off",
+        "--persist",
+    ];
+    let r = json(&lab, root.path(), &args);
     assert_eq!(kernel_mtu(&lab, a), 1400);
     assert_eq!(
         r["persisted_through"].as_array().map(Vec::len),
         Some(2),
         "{r}"
     );
-    let net_dropin = root.path().join(format!(
-        "etc/systemd/network/10-netplan-{a}.network.d/90-hlctl.conf"
-    ));
-    let link_dropin = root.path().join(format!(
-        "etc/systemd/network/10-netplan-{a}.link.d/90-hlctl.conf"
-    ));
-    assert!(
-        std::fs::read_to_string(&net_dropin)
-            .unwrap()
-            .ends_with("[Link]\nMTUBytes=1400\n")
-    );
-    assert!(
-        std::fs::read_to_string(&link_dropin)
-            .unwrap()
-            .ends_with("[Link]\nTCPSegmentationOffload=no\n")
-    );
+    let dropin = |kind: &str| {
+        let p = format!("etc/systemd/network/10-netplan-{a}.{kind}.d/90-hlctl.conf");
+        std::fs::read_to_string(root.path().join(p)).unwrap()
+    };
+    assert!(dropin("network").ends_with("[Link]\nMTUBytes=1400\n"));
+    assert!(dropin("link").ends_with("[Link]\nTCPSegmentationOffload=no\n"));
+}
 
-    // The same files, but the .link file matches every device.
-    std::fs::remove_dir_all(root.path().join("etc/systemd")).unwrap();
-    std::fs::remove_dir_all(lab.dir.path().join("state")).unwrap();
-    write(
-        root.path(),
-        &link,
-        "[Match]\nOriginalName=*\n\n[Link]\nTCPSegmentationOffload=true\n",
-    );
-    let out = hlctl(
-        &lab,
-        root.path(),
-        &["set", a, "feature", "tso", "on", "--persist"],
-    );
+/// A `.link` file matching every device gets no drop-in: the change is
+/// applied, persisting is refused with the key to set, and nothing (not the
+/// `.network` drop-in written first, not the state entry) is left behind.
+#[test]
+fn a_link_file_for_every_device_is_refused_and_nothing_is_left_behind() {
+    let lab = Lab::new();
+    let root = tempfile::tempdir().unwrap();
+    let a = lab.a.as_str();
+    netplan_networkd(&lab, root.path(), "OriginalName=*");
+    let args = ["set", a, "mtu", "1400", "feature", "tso", "on", "--persist"];
+    let out = hlctl(&lab, root.path(), &args);
     assert_eq!(out.status.code(), Some(1));
+    assert_eq!(kernel_mtu(&lab, a), 1400, "applied, not persisted");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("matches more than one device") && err.contains("TCPSegmentationOffload=yes"),
         "{err}"
     );
+    let left = walk(&root.path().join("etc/systemd"));
     assert!(
-        !root.path().join("etc/systemd").exists(),
-        "no drop-in left behind"
+        left.is_empty(),
+        "the .network drop-in written first is left: {left:?}"
     );
     assert!(
         !lab.dir.path().join("state/nic-settings.json").exists(),
