@@ -7,6 +7,9 @@ use serde::Serialize;
 /// File locations used by the engine.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub(crate) struct Paths {
+    /// The root every other path is under (`/` on a live system); the network
+    /// managers' files are found below it ([`crate::nic::owner::Roots`]).
+    pub(crate) root: PathBuf,
     /// State directory: persisted NIC settings, history, tuning journal.
     pub(crate) state_dir: PathBuf,
     /// The sysctl.d directory hlctl writes `90-hlctl.conf` into.
@@ -35,6 +38,7 @@ impl Paths {
     pub(crate) fn under(root: &Path) -> Self {
         let r = |p: &str| root.join(p.trim_start_matches('/'));
         Self {
+            root: root.to_path_buf(),
             state_dir: r("/var/lib/hlctl"),
             sysctl_dir: r("/etc/sysctl.d"),
             sysctl_search: [

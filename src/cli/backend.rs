@@ -105,7 +105,10 @@ impl Backend {
     /// `hlctl show`: the named interfaces, or all but `lo` (physical first).
     pub(crate) fn show(&mut self, names: &[String]) -> Result<Vec<Interface>, CliError> {
         match self {
-            Backend::Local { nl, .. } => Ok(ops::nic::show(Self::netlink(nl)?, names)?),
+            Backend::Local { nl, paths } => {
+                let paths = paths.clone();
+                Ok(ops::nic::show(Self::netlink(nl)?, &paths, names)?)
+            }
             Backend::Bus(r) => r.show(names),
         }
     }

@@ -111,6 +111,9 @@ pub(crate) fn run(global: &Global, args: SetArgs) -> i32 {
         if let Some(p) = &reply.persisted {
             println!("persisted in {p}");
         }
+        for t in &reply.persisted_through {
+            println!("persisted through the network manager: {t}");
+        }
     }
     code
 }

@@ -26,7 +26,14 @@ use crate::nic::registry::{self, Check, Setting};
 /// "tx_max",...},"pause":{"autoneg","rx","tx"},"features":{"<kernel name>":{"active",
 /// "requested","fixed"}},"channels":{...},"coalesce":{...},"counters":{...},
 /// "driver_stats":{...},"stack":null|{"top","members":[{"name","kind","master",
-/// "master_kind","lowers","bond_mode","active_slave","port_state","mtu"}]}}]}
+/// "master_kind","lowers","bond_mode","active_slave","port_state","mtu"}]},
+/// "owners":[{"manager","name","file","netplan","owns":["mtu","ring rx",...]}]}]}
+///
+/// `owner` lines name the network managers that set the link's settings
+/// from their own configuration (NetworkManager, systemd-networkd, a udev
+/// `.link` file, ifupdown2/ifupdown, and netplan when it generated their
+/// files), and which settings each one sets: a change hlctl makes to those
+/// is undone by the manager unless it is persisted through it (`set --persist`).
 ///
 /// A bridge or bond and its ports form a stack: naming any member shows the
 /// whole stack (`eth2: port of vmbr0`; `bond0: active-backup, slaves eth2
@@ -74,7 +81,7 @@ fn num(v: Option<u32>) -> String {
 
 /// Things worth a look, as `!` lines.
 pub(crate) fn highlights(i: &Interface) -> Vec<String> {
-    let mut h = Vec::new();
+    let mut h: Vec<String> = i.conflicts.clone();
     if let Some(l) = &i.link {
         if let Some(s) = crate::nic::shortfall::shortfall(i)
             && s.slow()
@@ -140,7 +147,9 @@ pub(crate) fn stack_lines(i: &Interface) -> Vec<String> {
 
 /// One interface as a text block.
 pub(crate) fn render(i: &Interface) -> String {
-    let mut lines = vec![identity_line(i), state_line(i), mtu_line(i)];
+    let mut lines = vec![identity_line(i), state_line(i)];
+    lines.extend(owner_lines(i));
+    lines.push(mtu_line(i));
     lines.extend(stack_lines(i));
     lines.extend(link_lines(i));
     lines.extend(settings_lines(i));
@@ -188,6 +197,22 @@ fn state_line(i: &Interface) -> String {
         state += &format!(", mac {m}");
     }
     state
+}
+
+/// `  owner     managed by ifupdown2 (iface vmbr0, /etc/network/interfaces): owns mtu`.
+pub(crate) fn owner_lines(i: &Interface) -> Vec<String> {
+    i.owners
+        .iter()
+        .enumerate()
+        .map(|(k, o)| {
+            let head = if k == 0 {
+                "  owner     "
+            } else {
+                "            "
+            };
+            format!("{head}{}", o.describe())
+        })
+        .collect()
 }
 
 fn mtu_line(i: &Interface) -> String {

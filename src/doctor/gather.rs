@@ -2,6 +2,7 @@
 //! sample interval apart, the sysctls, and towards the peer the round-trip
 //! time, the path MTU and (when a benchmark server answers) the throughput.
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use super::inputs::{CpuData, IfaceSample, Inputs, PeerData, Rtt, Throughput};
@@ -44,7 +45,7 @@ fn choose(all: &[Interface], peer_iface: Option<&str>) -> Vec<String> {
     all.iter().filter(up).map(|i| i.name.clone()).collect()
 }
 
-pub(crate) fn sysctls(paths: &Paths) -> std::collections::BTreeMap<String, String> {
+pub(crate) fn sysctls(paths: &Paths) -> BTreeMap<String, String> {
     keys::TUNING_SET
         .iter()
         .filter_map(|k| {
@@ -229,8 +230,11 @@ pub(crate) fn gather(
     for n in stack::expand(&names, &found).into_iter().skip(names.len()) {
         first.push(read::interface(&mut nl, &n)?);
     }
+    let roots = crate::nic::owner::Roots::new(paths);
+    crate::nic::owner::annotate(&roots, &mut first);
     let t0 = Instant::now();
     let mut inp = Inputs {
+        persisted: persisted(paths, &first),
         sysctls: sysctls(paths),
         ..Default::default()
     };
@@ -246,7 +250,10 @@ pub(crate) fn gather(
     }
     let interval_s = t0.elapsed().as_secs_f64();
     for f in first {
-        let second = read::interface(&mut nl, &f.name).ok();
+        let second = read::interface(&mut nl, &f.name).ok().map(|mut s| {
+            s.owners = f.owners.clone();
+            s
+        });
         inp.interfaces.push(IfaceSample {
             first: f,
             second,
@@ -269,4 +276,22 @@ pub(crate) fn gather(
         ));
     }
     Ok(inp)
+}
+
+/// The persisted settings of each interface (by MAC, else name), from
+/// hlctl's state file; none when it cannot be read.
+fn persisted(
+    paths: &Paths,
+    ifaces: &[Interface],
+) -> BTreeMap<String, crate::nic::model::ChangeSet> {
+    let Ok(state) = crate::nic::persist::State::load(&paths.nic_state_file()) else {
+        return BTreeMap::new();
+    };
+    ifaces
+        .iter()
+        .filter_map(|i| {
+            let e = state.find(&i.name, i.mac.as_deref())?;
+            Some((i.name.clone(), e.settings.clone()))
+        })
+        .collect()
 }

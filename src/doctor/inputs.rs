@@ -95,6 +95,9 @@ pub(crate) struct Inputs {
     /// Per `--dir`: sequential write and read measured there.
     #[serde(default)]
     pub(crate) storage: Vec<DirResult>,
+    /// The persisted (set --persist or tuned) settings of each interface.
+    #[serde(default)]
+    pub(crate) persisted: BTreeMap<String, crate::nic::model::ChangeSet>,
 }
 
 impl Inputs {

@@ -5,6 +5,7 @@
 //! - [`gather`]: read interfaces (twice, a second apart), sysctls, and
 //!   towards `--peer` the RTT, path MTU and throughput;
 //! - checks, one file per area: [`link`] (with [`link_speed`]), [`counters`], [`features`],
+//!   [`owners`] (persisted settings a network manager sets back),
 //!   [`mtu`], [`tcp`], [`path`], [`cpu`], [`mounts`], [`stack`] (bridges
 //!   and bonds), [`storage`] (the NFS playbook: network vs NFS vs local disk);
 //! - [`finding`]: the report's types.
@@ -19,6 +20,7 @@ pub(crate) mod link;
 pub(crate) mod link_speed;
 pub(crate) mod mounts;
 pub(crate) mod mtu;
+pub(crate) mod owners;
 pub(crate) mod path;
 pub(crate) mod stack;
 pub(crate) mod storage;
@@ -108,6 +110,7 @@ pub(crate) fn check(inp: &Inputs) -> Outcome {
         features::check_pause(s, &mut out);
     }
     stack::check(inp, &mut out);
+    owners::check(inp, &mut out);
     mtu::check(inp, &mut out);
     tcp::check_buffers(inp, &mut out);
     tcp::check_congestion(inp, &mut out);

@@ -176,6 +176,39 @@ fn adjusted_reason(setting: &str, after: &Interface) -> Option<String> {
         .then(|| "pause autoneg is on: the negotiation decides; add `autoneg off` to force".into())
 }
 
+/// The settings of `cs` that `iface` holds differently now (a value the
+/// driver does not report is left out): (setting, wanted, now).
+pub(crate) fn drifted(iface: &Interface, cs: &ChangeSet) -> Vec<(String, Value, Value)> {
+    flatten(cs)
+        .into_iter()
+        .filter_map(|(setting, wanted)| {
+            let now = current(iface, &setting);
+            (!now.is_null() && now != wanted).then_some((setting, wanted, now))
+        })
+        .collect()
+}
+
+/// The part of `cs` that sets the named settings (as [`flatten`] names them).
+pub(crate) fn only(cs: &ChangeSet, names: &[String]) -> ChangeSet {
+    let mut out = ChangeSet::default();
+    for (setting, v) in flatten(cs).into_iter().filter(|(n, _)| names.contains(n)) {
+        match setting
+            .strip_prefix(FEATURE)
+            .and_then(|r| r.strip_prefix(' '))
+        {
+            Some(f) => {
+                out.features.insert(f.to_string(), v == "on");
+            }
+            None => {
+                if let Some(s) = registry::by_name(&setting) {
+                    (s.put)(&mut out, &v);
+                }
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -324,5 +357,31 @@ mod tests {
             s.statuses,
             BTreeMap::from([(Status::Restored, 1), (Status::NotApplied, 1)])
         );
+    }
+
+    #[test]
+    fn drifted_names_what_differs_and_only_takes_it_back_out() {
+        let iface = e1000e_like(NEGOTIATED, 256, 1500);
+        let mut cs = ChangeSet {
+            mtu: Some(9000),
+            rings: Some(RingsSet {
+                rx: Some(256),
+                tx: Some(4096),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        cs.features.insert("rx-gro".into(), true);
+        let d = drifted(&iface, &cs);
+        let names: Vec<&str> = d.iter().map(|(n, _, _)| n.as_str()).collect();
+        assert!(names.contains(&"mtu"), "{d:?}");
+        assert!(
+            !names.contains(&"ring rx"),
+            "rx holds what was persisted: {d:?}"
+        );
+        let back = only(&cs, &["mtu".to_string(), "feature rx-gro".to_string()]);
+        assert_eq!(back.mtu, Some(9000));
+        assert_eq!(back.rings, None);
+        assert_eq!(back.features.get("rx-gro"), Some(&true));
     }
 }

@@ -36,6 +36,9 @@ pub enum NicError {
     },
     #[error("{path}: malformed state file: {message}")]
     StateFormat { path: String, message: String },
+    /// Writing through the link's network manager failed; its file is as it was.
+    #[error(transparent)]
+    Owner(#[from] crate::nic::owner::error::OwnerError),
 }
 
 impl NicError {
@@ -46,6 +49,7 @@ impl NicError {
             NicError::Ioctl { source, .. } | NicError::State { source, .. } => {
                 source.raw_os_error()
             }
+            NicError::Owner(e) => e.errno(),
             _ => None,
         }
     }

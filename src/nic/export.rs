@@ -7,7 +7,7 @@ use crate::nic::model::ChangeSet;
 use crate::nic::registry::{self, LinkFormat, SettingValue};
 
 /// kernel feature → systemd `.link` key.
-const FEATURE_KEYS: &[(&str, &str)] = &[
+pub(crate) const FEATURE_KEYS: &[(&str, &str)] = &[
     ("rx-checksum", "ReceiveChecksumOffload"),
     ("tx-checksum-ip-generic", "TransmitChecksumOffload"),
     ("tx-checksum-ipv4", "TransmitChecksumOffload"),
@@ -29,7 +29,7 @@ const FEATURE_KEYS: &[(&str, &str)] = &[
 ];
 
 /// A setting's value as systemd writes it.
-fn link_value(format: LinkFormat, v: &Value) -> String {
+pub(crate) fn link_value(format: LinkFormat, v: &Value) -> String {
     let text = || v.as_str().map_or_else(|| v.to_string(), str::to_string);
     match format {
         LinkFormat::Plain | LinkFormat::Duplex => text(),

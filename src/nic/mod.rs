@@ -19,6 +19,8 @@ pub(crate) mod export;
 pub mod ioctl;
 pub mod model;
 pub mod netlink;
+pub(crate) mod owned;
+pub(crate) mod owner;
 pub(crate) mod persist;
 pub(crate) mod read;
 pub(crate) mod registry;

@@ -51,6 +51,14 @@ pub(crate) struct Interface {
     /// The bridge/bond stack this interface belongs to (as upper or port).
     #[serde(default)]
     pub(crate) stack: Option<crate::nic::stack::Stack>,
+    /// The network managers that set this link's settings from their own
+    /// configuration ([`crate::nic::owner`]); filled in by `show`.
+    #[serde(default)]
+    pub(crate) owners: Vec<crate::nic::owned::Owner>,
+    /// Persisted settings hlctld stopped re-applying because a network
+    /// manager sets them back, each with who sets it (hlctld only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) conflicts: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::nic::error::NicError;
 use crate::nic::model::ChangeSet;
+use crate::nic::owner::placed::{Placed, merge as merge_placed};
 
 /// One interface's persisted settings.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -16,6 +17,10 @@ pub(crate) struct Entry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) mac: Option<String>,
     pub(crate) settings: ChangeSet,
+    /// Where the settings also went: the lines and keys hlctl wrote into the
+    /// files of the network managers that own them ([`crate::nic::owner`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) placed: Vec<Placed>,
 }
 
 /// The whole state file.
@@ -81,6 +86,17 @@ impl State {
 
     /// Merge `settings` into the entry for this interface (creating it).
     pub(crate) fn record(&mut self, name: &str, mac: Option<&str>, settings: &ChangeSet) {
+        self.record_placed(name, mac, settings, &[]);
+    }
+
+    /// [`State::record`], with the keys written into managers' files.
+    pub(crate) fn record_placed(
+        &mut self,
+        name: &str,
+        mac: Option<&str>,
+        settings: &ChangeSet,
+        placed: &[Placed],
+    ) {
         let idx = mac
             .and_then(|m| {
                 self.interfaces
@@ -96,11 +112,13 @@ impl State {
                     e.mac = mac.map(str::to_string);
                 }
                 e.settings.merge(settings);
+                merge_placed(&mut e.placed, placed);
             }
             None => self.interfaces.push(Entry {
                 name: name.to_string(),
                 mac: mac.map(str::to_string),
                 settings: settings.clone(),
+                placed: placed.to_vec(),
             }),
         }
     }
@@ -112,8 +130,11 @@ pub(crate) fn record(
     name: &str,
     mac: Option<&str>,
     settings: &ChangeSet,
+    placed: &[Placed],
 ) -> Result<(), NicError> {
-    update(path, |state| state.record(name, mac, settings))
+    update(path, |state| {
+        state.record_placed(name, mac, settings, placed)
+    })
 }
 
 /// Load, change and save the state file under its lock, so that concurrent
@@ -149,8 +170,8 @@ mod tests {
             }),
             ..Default::default()
         };
-        record(&p, "eth0", Some("02:00:00:00:00:01"), &a).unwrap();
-        record(&p, "enp3s0", Some("02:00:00:00:00:01"), &b).unwrap();
+        record(&p, "eth0", Some("02:00:00:00:00:01"), &a, &[]).unwrap();
+        record(&p, "enp3s0", Some("02:00:00:00:00:01"), &b, &[]).unwrap();
         let s = State::load(&p).unwrap();
         assert_eq!(s.interfaces.len(), 1);
         let e = s.find("whatever", Some("02:00:00:00:00:01")).unwrap();

@@ -1,15 +1,15 @@
 //! Apply a change set and optionally persist it: the one call behind both
 //! `hlctl set --local` and the daemon's `Link.ApplyChanges`.
 
-use std::path::Path;
-
 use serde::{Deserialize, Serialize};
 
 use crate::nic::apply::{self, Outcome};
 use crate::nic::error::NicError;
 use crate::nic::model::ChangeSet;
 use crate::nic::netlink::Netlink;
+use crate::nic::owner::{self, Roots, placed::Placed};
 use crate::nic::{persist, read, validate};
+use crate::paths::Paths;
 
 /// The result of a `set`: the change-set outcome and where it was persisted.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -18,16 +18,23 @@ pub(crate) struct SetReply {
     pub(crate) outcome: Outcome,
     /// The state file the settings were recorded in (`--persist`).
     pub(crate) persisted: Option<String>,
+    /// Where the settings also went: the lines and keys written into the
+    /// files of the network managers that own them (`mtu 9000 in iface vmbr0
+    /// of /etc/network/interfaces`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) persisted_through: Vec<String>,
     /// The settings were applied but could not be persisted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) persist_error: Option<String>,
 }
 
 /// Validate and apply `cs` to `name` (or only plan it when `dry_run`); when
-/// `persist` and everything applied, record the validated settings in `state_file`.
+/// `persist` and everything applied, write the validated settings where the
+/// link's network managers read them ([`owner::write`]) and record them in
+/// hlctl's state file.
 pub(crate) fn apply_and_persist(
     nl: &mut Netlink,
-    state_file: &Path,
+    paths: &Paths,
     name: &str,
     cs: &ChangeSet,
     dry_run: bool,
@@ -37,23 +44,41 @@ pub(crate) fn apply_and_persist(
     let mut reply = SetReply {
         outcome,
         persisted: None,
+        persisted_through: Vec::new(),
         persist_error: None,
     };
     if persist_it && !dry_run && reply.outcome.ok() {
-        match record(nl, state_file, name, cs) {
-            Ok(()) => reply.persisted = Some(state_file.display().to_string()),
+        match record(nl, paths, name, cs) {
+            Ok(placed) => {
+                reply.persisted = Some(paths.nic_state_file().display().to_string());
+                reply.persisted_through = placed.iter().map(Placed::describe).collect();
+            }
             Err(e) => reply.persist_error = Some(e.to_string()),
         }
     }
     Ok(reply)
 }
 
-fn record(nl: &mut Netlink, state_file: &Path, name: &str, cs: &ChangeSet) -> Result<(), NicError> {
+/// Write through the owners, then record in the state file; when recording
+/// fails, the owners' files are put back.
+fn record(
+    nl: &mut Netlink,
+    paths: &Paths,
+    name: &str,
+    cs: &ChangeSet,
+) -> Result<Vec<Placed>, NicError> {
     let iface = read::interface(nl, name)?;
     // Store kernel names (`rx-gro`, not `gro`), so re-applying never depends on aliases.
     let cs = validate::validate(&iface, cs).map_err(|problems| NicError::Invalid {
         iface: name.to_string(),
         problems,
     })?;
-    persist::record(state_file, name, iface.mac.as_deref(), &cs)
+    let roots = Roots::new(paths);
+    let placed = owner::write::persist(&roots, name, iface.ifindex, &cs)?;
+    let state_file = paths.nic_state_file();
+    if let Err(e) = persist::record(&state_file, name, iface.mac.as_deref(), &cs, &placed) {
+        let _ = owner::write::undo(&roots, name, &placed);
+        return Err(e);
+    }
+    Ok(placed)
 }

@@ -7,13 +7,20 @@ use crate::nic::netlink::Netlink;
 use crate::nic::set::SetReply;
 use crate::paths::Paths;
 
-/// `show`: the named interfaces, or all of them (physical first).
-pub(crate) fn show(nl: &mut Netlink, names: &[String]) -> Result<Vec<Interface>, NicError> {
-    crate::nic::read::interfaces(nl, names)
+/// `show`: the named interfaces, or all of them (physical first), each with
+/// the network managers that own its settings.
+pub(crate) fn show(
+    nl: &mut Netlink,
+    paths: &Paths,
+    names: &[String],
+) -> Result<Vec<Interface>, NicError> {
+    let mut list = crate::nic::read::interfaces(nl, names)?;
+    crate::nic::owner::annotate(&crate::nic::owner::Roots::new(paths), &mut list);
+    Ok(list)
 }
 
-/// `set`: apply (or plan) `cs` on `iface`, recording it in hlctl's state
-/// file when `persist`.
+/// `set`: apply (or plan) `cs` on `iface`; when `persist`, write it where
+/// the link's network managers read it and record it in hlctl's state file.
 pub(crate) fn set(
     nl: &mut Netlink,
     paths: &Paths,
@@ -22,8 +29,7 @@ pub(crate) fn set(
     dry_run: bool,
     persist: bool,
 ) -> Result<SetReply, NicError> {
-    let state = paths.nic_state_file();
-    crate::nic::set::apply_and_persist(nl, &state, iface, cs, dry_run, persist)
+    crate::nic::set::apply_and_persist(nl, paths, iface, cs, dry_run, persist)
 }
 
 /// Why `export` has nothing to write.

@@ -12,6 +12,9 @@ use super::change::Change;
 use super::checkpoint;
 use super::outcome::Persisted;
 use crate::nic::model::ChangeSet;
+use crate::nic::owner::placed::Placed;
+use crate::nic::owner::write as owner_write;
+use crate::nic::owner::{Roots, ifindex_of};
 use crate::nic::persist::State;
 use crate::paths::Paths;
 use crate::sysctl::persist as sysctl_persist;
@@ -24,6 +27,10 @@ pub(crate) struct NicBefore {
     /// The entries of the other devices of its bridge/bond stack the tune changed.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) stack: BTreeMap<String, Option<ChangeSet>>,
+    /// Per interface, the keys hlctl had written into network managers'
+    /// files before the tune (the entry's `placed`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) placed: BTreeMap<String, Vec<Placed>>,
 }
 
 /// What `hlctl rollback` needs to undo a finished tune.
@@ -96,8 +103,16 @@ pub(crate) fn persist(
     let members: Vec<(&String, &ChangeSet)> =
         kept.stack.iter().filter(|(_, cs)| !cs.is_empty()).collect();
     if !kept.nic.is_empty() || !members.is_empty() {
+        let roots = Roots::new(paths);
+        let mut todo: Vec<(&str, Option<&str>, &ChangeSet)> = Vec::new();
+        if !kept.nic.is_empty() {
+            todo.push((iface, mac, &kept.nic));
+        }
+        // Stack members are recorded by name (a bridge's MAC follows its ports).
+        todo.extend(members.iter().map(|(m, cs)| (m.as_str(), None, *cs)));
+        let placed = place(&roots, &todo)?;
         let p = paths.nic_state_file();
-        files.nic = Some(crate::nic::persist::update(&p, |state| {
+        let recorded = crate::nic::persist::update(&p, |state| {
             let before = NicBefore {
                 entry: state.find(iface, mac).map(|e| e.settings.clone()),
                 stack: members
@@ -109,19 +124,49 @@ pub(crate) fn persist(
                         )
                     })
                     .collect(),
+                placed: todo
+                    .iter()
+                    .map(|(n, m, _)| {
+                        let was = state.find(n, *m).map(|e| e.placed.clone());
+                        (n.to_string(), was.unwrap_or_default())
+                    })
+                    .collect(),
             };
-            if !kept.nic.is_empty() {
-                state.record(iface, mac, &kept.nic);
-            }
-            // Stack members are recorded by name (a bridge's MAC follows its ports).
-            for (m, cs) in &members {
-                state.record(m, None, cs);
+            for ((name, m, cs), pl) in todo.iter().zip(&placed) {
+                state.record_placed(name, *m, cs, pl);
             }
             before
-        })?);
+        });
+        if recorded.is_err() {
+            for ((name, _, _), pl) in todo.iter().zip(&placed) {
+                let _ = owner_write::undo(&roots, name, pl);
+            }
+        }
+        files.nic = Some(recorded?);
         out.nic_state_file = Some(p.display().to_string());
     }
     Ok((out, files))
+}
+
+/// Write each interface's kept settings through its network managers; on a
+/// failure, what was written for the others is undone.
+fn place(
+    roots: &Roots,
+    todo: &[(&str, Option<&str>, &ChangeSet)],
+) -> Result<Vec<Vec<Placed>>, TuneError> {
+    let mut done: Vec<Vec<Placed>> = Vec::new();
+    for (name, _, cs) in todo {
+        match owner_write::persist(roots, name, ifindex_of(name), cs) {
+            Ok(p) => done.push(p),
+            Err(e) => {
+                for ((n, _, _), pl) in todo.iter().zip(&done) {
+                    let _ = owner_write::undo(roots, n, pl);
+                }
+                return Err(TuneError::Persist(e.to_string()));
+            }
+        }
+    }
+    Ok(done)
 }
 
 /// The persisted files' state before a tune.
@@ -141,13 +186,30 @@ pub(crate) fn unpersist(paths: &Paths, last: &LastTune) -> Result<Vec<String>, T
     }
     if let Some(before) = &last.nic_state_before {
         let p = paths.nic_state_file();
+        let roots = Roots::new(paths);
+        let mut errors = Vec::new();
+        let mut files = Vec::new();
         crate::nic::persist::update(&p, |state| {
-            restore_entry(state, &last.interface, last.mac.as_deref(), &before.entry);
+            let mut one = |name: &str, mac: Option<&str>, entry: &Option<ChangeSet>| {
+                let was = before.placed.get(name).map_or(&[][..], Vec::as_slice);
+                match restore_placed(state, &roots, name, mac, was) {
+                    Ok(f) => files.extend(f),
+                    Err(e) => errors.push(e.to_string()),
+                }
+                restore_entry(state, name, mac, entry);
+            };
+            one(&last.interface, last.mac.as_deref(), &before.entry);
             for (m, entry) in &before.stack {
-                restore_entry(state, m, None, entry);
+                one(m, None, entry);
             }
         })?;
         done.push(p.display().to_string());
+        files.sort();
+        files.dedup();
+        done.extend(files);
+        if !errors.is_empty() {
+            return Err(TuneError::Persist(errors.join("; ")));
+        }
     }
     Ok(done)
 }
@@ -177,6 +239,32 @@ fn restore_sysctl_text(text: &str, before: &BTreeMap<String, Option<String>>) ->
     } else {
         sysctl_persist::merge(&out, &restore)
     }
+}
+
+/// Put the network managers' files of one interface back to the keys
+/// recorded before the tune (`was`), and the entry's list with them.
+/// Returns the files touched.
+fn restore_placed(
+    state: &mut State,
+    roots: &Roots,
+    name: &str,
+    mac: Option<&str>,
+    was: &[Placed],
+) -> Result<Vec<String>, crate::nic::owner::error::OwnerError> {
+    let idx = mac
+        .and_then(|m| {
+            state
+                .interfaces
+                .iter()
+                .position(|e| e.mac.as_deref() == Some(m))
+        })
+        .or_else(|| state.interfaces.iter().position(|e| e.name == name));
+    let Some(i) = idx else {
+        return Ok(Vec::new());
+    };
+    let now = std::mem::replace(&mut state.interfaces[i].placed, was.to_vec());
+    owner_write::restore(roots, name, &now, was)?;
+    Ok(now.iter().map(|p| p.file.clone()).collect())
 }
 
 /// Put one interface's NIC state entry back as it was (`None`: no entry).
@@ -241,5 +329,60 @@ mod tests {
         assert_eq!(text, "# mine\nnet.core.rmem_max = 1048576\n");
         let state = State::load(&paths.nic_state_file()).unwrap();
         assert!(state.interfaces.is_empty());
+    }
+
+    /// A tune's MTU on a Proxmox bridge and its port goes into their
+    /// stanzas (ifupdown2 would reset it otherwise); rollback's unpersist
+    /// puts `/etc/network/interfaces` back byte for byte.
+    #[test]
+    fn a_tuned_mtu_goes_into_the_stanzas_and_unpersist_restores_them() {
+        const PVE: &str = "auto lo\niface lo inet loopback\n\niface hlt-nope0 inet manual\n\nauto hlt-nobr0\niface hlt-nobr0 inet static\n\taddress 192.0.2.10/24\n\tbridge-ports hlt-nope0\n\tbridge-stp off\n\tbridge-fd 0\n";
+        let d = tempfile::tempdir().unwrap();
+        let paths = Paths::under(d.path());
+        std::fs::create_dir_all(d.path().join("etc/network")).unwrap();
+        std::fs::create_dir_all(d.path().join("usr/share/ifupdown2")).unwrap();
+        let file = d.path().join("etc/network/interfaces");
+        std::fs::write(&file, PVE).unwrap();
+        let mut kept = Change::default();
+        kept.nic.mtu = Some(9000);
+        kept.stack.insert(
+            "hlt-nope0".into(),
+            ChangeSet {
+                mtu: Some(9000),
+                ..Default::default()
+            },
+        );
+        let (_, files) = persist(&paths, "hlt-nobr0", None, &kept).unwrap();
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            text.contains("iface hlt-nope0 inet manual\n\tmtu 9000\n"),
+            "{text}"
+        );
+        assert!(text.ends_with("\tbridge-fd 0\n\tmtu 9000\n"), "{text}");
+        let state = State::load(&paths.nic_state_file()).unwrap();
+        assert_eq!(state.find("hlt-nobr0", None).unwrap().placed.len(), 1);
+        let last = LastTune {
+            tune_id: "t".into(),
+            ts: 0,
+            interface: "hlt-nobr0".into(),
+            mac: None,
+            original: Change::default(),
+            kept,
+            sysctl_file_before: None,
+            nic_state_before: files.nic,
+        };
+        let last: LastTune = serde_json::from_str(&serde_json::to_string(&last).unwrap()).unwrap();
+        let done = unpersist(&paths, &last).unwrap();
+        assert!(
+            done.contains(&"/etc/network/interfaces".to_string()),
+            "{done:?}"
+        );
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), PVE);
+        assert!(
+            State::load(&paths.nic_state_file())
+                .unwrap()
+                .interfaces
+                .is_empty()
+        );
     }
 }

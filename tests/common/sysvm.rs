@@ -38,6 +38,14 @@ pub const SYSTEM_ROOT: RootRecipe = RootRecipe {
     version: 1,
 };
 
+/// [`SYSTEM_ROOT`] with the network managers of issue 24 (ifupdown2 as on
+/// Proxmox VE 8), cached apart from the plain image.
+pub const NETMGR_ROOT: RootRecipe = RootRecipe {
+    include: "dbus,polkitd,systemd,systemd-sysv,udev,libpam-systemd,iproute2,ethtool,iperf3,adduser,kmod,procps,ifupdown2",
+    cache_dir: "/var/tmp/hlctl-sysvm-netmgr",
+    version: 1,
+};
+
 /// Kernel modules the initramfs loads before `switch_root`.
 /// (ext4 asks the crypto API for crc32c at mount time: crc32c_generic.)
 const MODULES: &[&str] = &[
@@ -114,9 +122,17 @@ pub struct SystemImage {
 
 /// The image, built when its inputs changed (under a lock).
 pub fn system_image() -> SystemImage {
-    let mods: Vec<String> = MODULES.iter().map(|m| m.to_string()).collect();
+    image_of(&SYSTEM_ROOT, &[])
+}
+
+/// The image of `recipe` whose initramfs also loads `extra` modules (the
+/// root holds no modules of the test kernel), built when its inputs changed
+/// (under a lock).
+pub fn image_of(recipe: &RootRecipe, extra: &[&str]) -> SystemImage {
+    let modules: Vec<&str> = MODULES.iter().chain(extra).copied().collect();
+    let mods: Vec<String> = modules.iter().map(|m| m.to_string()).collect();
     let (kernel, moddir) = fetch_kernel(&mods);
-    let tarball = cached_tarball(&SYSTEM_ROOT);
+    let tarball = cached_tarball(recipe);
     let initramfs_script = std::fs::read(vm_dir().join("build-initramfs.sh")).unwrap();
     let key = hash(&[
         tarball.to_string_lossy().as_bytes(),
@@ -129,7 +145,13 @@ pub fn system_image() -> SystemImage {
         IMAGE_SIZE.as_bytes(),
         &IMAGE_VERSION.to_le_bytes(),
     ]);
-    let dir = Path::new(SYSTEM_ROOT.cache_dir);
+    // Extra modules change the key; none keeps vm_systemd's cached image.
+    let key = if extra.is_empty() {
+        key
+    } else {
+        hash(&[key.as_bytes(), extra.join(" ").as_bytes()])
+    };
+    let dir = Path::new(recipe.cache_dir);
     let img = SystemImage {
         disk: dir.join(format!("system-{key}.ext4")),
         kernel,
@@ -155,13 +177,13 @@ pub fn system_image() -> SystemImage {
         }
     }
     let t = Instant::now();
-    build_initrd(&moddir, &img.initrd);
-    build_disk(&img.disk);
+    build_initrd(&moddir, &modules, &img.initrd);
+    build_disk(recipe, &img.disk);
     took("building the systemd VM image (once; cached)", t);
     img
 }
 
-fn build_initrd(moddir: &Path, out: &Path) {
+fn build_initrd(moddir: &Path, modules: &[&str], out: &Path) {
     let part = out.with_extension("part");
     let mut args = vec![
         "-o".to_string(),
@@ -171,7 +193,7 @@ fn build_initrd(moddir: &Path, out: &Path) {
         "-r".into(),
         "/dev/vda".into(),
     ];
-    for m in MODULES {
+    for m in modules {
         args.extend(["-m".to_string(), m.to_string()]);
     }
     let script = vm_dir().join("build-initramfs.sh");
@@ -180,8 +202,8 @@ fn build_initrd(moddir: &Path, out: &Path) {
     std::fs::rename(&part, out).unwrap();
 }
 
-fn build_disk(out: &Path) {
-    let root = DebianRoot::fresh_from(&SYSTEM_ROOT);
+fn build_disk(recipe: &RootRecipe, out: &Path) {
+    let root = DebianRoot::fresh_from(recipe);
     let put = |p: &str, text: &str| {
         let f = root.join(p);
         std::fs::create_dir_all(f.parent().unwrap()).unwrap();

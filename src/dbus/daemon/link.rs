@@ -109,7 +109,27 @@ impl LinkObject {
     /// that want everything. Counters are at most 0.5 s old.
     #[zbus(property)]
     async fn settings(&self) -> String {
-        serde_json::to_string(&self.fresh().await).unwrap_or_else(|_| "null".into())
+        let mut i = self.fresh().await;
+        i.owners = self.daemon.owners(&i.name, i.ifindex).await;
+        i.conflicts = lock(&self.link.guard.given_up).values().cloned().collect();
+        serde_json::to_string(&i).unwrap_or_else(|_| "null".into())
+    }
+
+    /// The network managers that set this link's settings from their own
+    /// configuration: (manager, name, file, netplan, owns), where manager is
+    /// network-manager, networkd, link-file, ifupdown2 or ifupdown; name the
+    /// connection or stanza; file the file it reads; netplan the YAML the
+    /// file was generated from ("" when none); owns the settings it sets
+    /// (`mtu`, `ring rx`, `feature rx-gro`). Read when asked, not announced.
+    #[zbus(property(emits_changed_signal = "false"))]
+    async fn owners(&self) -> Vec<(String, String, String, String, Vec<String>)> {
+        let m = self.link.model();
+        self.daemon
+            .owners(&m.name, m.ifindex)
+            .await
+            .into_iter()
+            .map(typed::owner)
+            .collect()
     }
 
     /// Ring sizes (`ethtool -g`): the keys the driver reports, empty when it
@@ -185,11 +205,13 @@ impl LinkObject {
     /// known; a value is "" when the driver reports none, and after is "" in
     /// a dry run. And a `summary` (a{sv}). Keys[summary]: interface s,
     /// dry_run b, changed u, statuses a{su}, failed_step s, error s, errno i,
-    /// restore_errors as, persisted s, persist_error s. (changed: settings
+    /// restore_errors as, persisted s, persisted_through as, persist_error s. (changed: settings
     /// the kernel now holds differently; statuses: settings per status;
     /// failed_step, error, errno: the request that failed, "" and 0 when none;
     /// restore_errors: what could not be put back; persisted: the state file
-    /// written, "" when not persisted; persist_error: why persisting failed.)
+    /// written, "" when not persisted; persisted_through: the lines and keys
+    /// written into the link's network managers' files; persist_error: why
+    /// persisting failed.)
     #[zbus(out_args("rows", "summary"))]
     async fn apply_changes(
         &self,
@@ -244,6 +266,16 @@ impl LinkObject {
         .await
         .map_err(|e| Error::Failed(format!("{name}: the change task failed: {e}")))??;
         drop(claim);
+        self.link.guard.own_values(&reply.outcome);
+        if reply.persisted.is_some() {
+            let names: Vec<String> = reply
+                .outcome
+                .settings
+                .iter()
+                .map(|s| s.setting.clone())
+                .collect();
+            self.link.guard.forget(&names);
+        }
         log_reply(&caller, &reply);
         if !dry_run {
             refresh(conn, &self.daemon, &self.link).await;

@@ -13,6 +13,7 @@ pub mod args;
 pub mod auth;
 pub(crate) mod bench;
 pub(crate) mod doctor;
+pub(crate) mod guard;
 pub(crate) mod job;
 pub(crate) mod limits;
 pub(crate) mod link;

@@ -140,7 +140,10 @@ pub(crate) async fn reconcile(
     }
     for iface in fresh {
         match d.link(iface.ifindex) {
-            Some(l) => link::publish(conn, &l, iface).await,
+            Some(l) => {
+                link::publish(conn, &l, iface).await;
+                super::guard::watch(conn, d, &l);
+            }
             None => {
                 if let Some(l) = add(conn, d, iface).await {
                     links_changed = true;

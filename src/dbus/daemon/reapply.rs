@@ -44,6 +44,7 @@ pub(crate) async fn reapply(conn: &Connection, d: &Arc<Daemon>, l: &Arc<LinkStat
     drop(claim);
     match r {
         Ok(Ok(outcome)) => {
+            l.guard.own_values(&outcome);
             for s in &outcome.settings {
                 let after = s.after.as_ref().map_or("-".to_string(), |v| v.to_string());
                 info!(

@@ -5,8 +5,8 @@
 //! Reads never wait for writes: properties come from the cache, refreshed
 //! through a netlink connection of their own; changes use another one.
 
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
@@ -35,6 +35,43 @@ pub(crate) struct LinkState {
     pub(crate) ifindex: u32,
     model: RwLock<(Interface, Instant)>,
     holder: Mutex<Option<String>>,
+    /// What the guard of persisted settings knows ([`super::guard`]).
+    pub(crate) guard: GuardState,
+}
+
+/// What the guard of persisted settings knows about one link.
+#[derive(Debug, Default)]
+pub(crate) struct GuardState {
+    /// A guard task runs for this link.
+    pub(crate) running: AtomicBool,
+    /// The value hlctl itself last set, per setting (`mtu`, `feature rx-gro`).
+    pub(crate) own: Mutex<BTreeMap<String, serde_json::Value>>,
+    /// Settings re-applied once after someone else changed them.
+    pub(crate) reasserted: Mutex<BTreeSet<String>>,
+    /// Settings hlctld stopped re-applying: setting → who sets it back.
+    pub(crate) given_up: Mutex<BTreeMap<String, String>>,
+}
+
+impl GuardState {
+    /// hlctl itself set these values (a change, a re-apply): not someone else's.
+    pub(crate) fn own_values(&self, outcome: &crate::nic::apply::Outcome) {
+        let mut own = lock(&self.own);
+        for s in &outcome.settings {
+            if let Some(after) = &s.after {
+                own.insert(s.setting.clone(), after.clone());
+            }
+        }
+    }
+
+    /// A new persisted value: guard it afresh.
+    pub(crate) fn forget(&self, settings: &[String]) {
+        let mut r = lock(&self.reasserted);
+        let mut g = lock(&self.given_up);
+        for s in settings {
+            r.remove(s);
+            g.remove(s);
+        }
+    }
 }
 
 impl LinkState {
@@ -43,6 +80,7 @@ impl LinkState {
             ifindex: iface.ifindex,
             model: RwLock::new((iface, Instant::now())),
             holder: Mutex::new(None),
+            guard: GuardState::default(),
         }
     }
 
@@ -119,6 +157,8 @@ pub(crate) struct Daemon {
     pub(crate) writer: Mutex<Netlink>,
     pub(crate) jobs: Mutex<BTreeMap<u64, Arc<JobState>>>,
     next_job: AtomicU64,
+    /// The system bus, where NetworkManager answers (connected on first use).
+    nm_bus: tokio::sync::OnceCell<Option<zbus::Connection>>,
 }
 
 impl Daemon {
@@ -132,11 +172,32 @@ impl Daemon {
             writer: Mutex::new(writer),
             jobs: Mutex::new(BTreeMap::new()),
             next_job: AtomicU64::new(1),
+            nm_bus: tokio::sync::OnceCell::new(),
         }))
     }
 
     pub(crate) fn paths(&self) -> &Paths {
         &self.opts.paths
+    }
+
+    /// Where the network managers keep their files.
+    pub(crate) fn roots(&self) -> crate::nic::owner::Roots {
+        crate::nic::owner::Roots::new(self.paths())
+    }
+
+    /// The system bus for NetworkManager (`None`: none, or a moved root).
+    pub(crate) async fn nm_bus(&self) -> Option<zbus::Connection> {
+        let roots = self.roots();
+        self.nm_bus
+            .get_or_init(|| crate::nic::owner::system_bus(&roots))
+            .await
+            .clone()
+    }
+
+    /// The network managers that hold a link.
+    pub(crate) async fn owners(&self, name: &str, ifindex: u32) -> Vec<crate::nic::owner::Owner> {
+        let bus = self.nm_bus().await;
+        crate::nic::owner::find(&self.roots(), bus.as_ref(), name, ifindex).await
     }
 
     pub(crate) fn link(&self, ifindex: u32) -> Option<Arc<LinkState>> {

@@ -33,6 +33,7 @@ pub(crate) const SUMMARY_KEYS: &[(&str, &str)] = &[
     ("errno", "i"),
     ("restore_errors", "as"),
     ("persisted", "s"),
+    ("persisted_through", "as"),
     ("persist_error", "s"),
 ];
 
@@ -110,6 +111,7 @@ pub(crate) fn encode(r: &SetReply) -> (Vec<Row>, HashMap<String, OwnedVariant>) 
     put("errno", owned(f.map_or(0, |f| f.errno)));
     put("restore_errors", owned(o.restore_errors.clone()));
     put("persisted", owned(r.persisted.clone().unwrap_or_default()));
+    put("persisted_through", owned(r.persisted_through.clone()));
     put(
         "persist_error",
         owned(r.persist_error.clone().unwrap_or_default()),
@@ -167,6 +169,7 @@ pub(crate) fn decode(
             restore_errors: get(m, "restore_errors")?,
         },
         persisted: non_empty(get(m, "persisted")?),
+        persisted_through: get(m, "persisted_through")?,
         persist_error: non_empty(get(m, "persist_error")?),
     })
 }
@@ -228,6 +231,7 @@ mod tests {
                 restore_errors: vec!["mtu: busy".into()],
             },
             persisted: Some("/var/lib/hlctl/nic-settings.json".into()),
+            persisted_through: Vec::new(),
             persist_error: None,
         };
         let (rows, summary) = encode(&reply);
@@ -262,6 +266,7 @@ mod tests {
                 restore_errors: vec![],
             },
             persisted: None,
+            persisted_through: Vec::new(),
             persist_error: None,
         };
         let (rows, summary) = encode(&reply);

@@ -161,6 +161,23 @@ pub(crate) fn link_modes(i: &Interface) -> HashMap<String, OwnedVariant> {
     m
 }
 
+/// One owner of a link as the `Owners` property carries it:
+/// (manager, name, file, netplan, owns), "" for none.
+pub(crate) fn owner(o: crate::nic::owner::Owner) -> (String, String, String, String, Vec<String>) {
+    let manager = o
+        .manager
+        .and_then(|m| serde_json::to_value(m).ok())
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    (
+        manager,
+        o.name.unwrap_or_default(),
+        o.file.unwrap_or_default(),
+        o.netplan.unwrap_or_default(),
+        o.owns.into_iter().collect(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,272 @@
+//! Living with the host's network manager, end to end on real veth pairs
+//! in a throw-away namespace: hlctl (in-process, `--local`) with `--root`
+//! pointing at a temporary tree that holds the managers' files as Proxmox's
+//! ifupdown2 and netplan-rendered systemd-networkd write them. With a moved
+//! root hlctl never runs the managers' tools (`ifquery`, `networkctl`,
+//! `udevadm`): the VM test does that; here the files are checked.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::lab::NsLab as Lab;
+use serde_json::Value;
+
+/// hlctl in-process inside the lab's namespace with `root` as its root.
+fn hlctl(lab: &Lab, root: &Path, args: &[&str]) -> std::process::Output {
+    let root = root.display().to_string();
+    let mut v = vec!["--local", "--root", root.as_str()];
+    v.extend_from_slice(args);
+    lab.hlctl(&v)
+}
+
+fn json(lab: &Lab, root: &Path, args: &[&str]) -> Value {
+    let mut v = args.to_vec();
+    v.push("--json");
+    let out = hlctl(lab, root, &v);
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "hlctl {args:?}: not JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn write(root: &Path, path: &str, text: &str) -> PathBuf {
+    let p = root.join(path.trim_start_matches('/'));
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn kernel_mtu(lab: &Lab, iface: &str) -> u64 {
+    let out = lab.ns.exec(&["ip", "-j", "link", "show", "dev", iface]);
+    serde_json::from_slice::<Value>(&out.stdout).unwrap()[0]["mtu"]
+        .as_u64()
+        .unwrap()
+}
+
+/// Proxmox VE's file with the veth as `vmbr0`'s port: `show` names
+/// ifupdown2 as the owner of the MTU; `set --persist` puts `mtu 9000` into
+/// the stanza (ifreload would reset it otherwise), leaves every other byte
+/// alone, and records the line in hlctl's state file.
+#[test]
+fn ifupdown2_owns_the_mtu_and_set_persist_writes_the_stanza() {
+    let lab = Lab::new();
+    let root = tempfile::tempdir().unwrap();
+    let a = lab.a.as_str();
+    let before = format!(
+        "auto lo\niface lo inet loopback\n\niface {a} inet manual\n\nauto vmbr0\niface vmbr0 inet static\n\taddress 192.0.2.10/24\n\tbridge-ports {a}\n\tbridge-stp off\n\tbridge-fd 0\n\n\nsource /etc/network/interfaces.d/*\n"
+    );
+    let file = write(root.path(), "/etc/network/interfaces", &before);
+    std::fs::create_dir_all(root.path().join("usr/share/ifupdown2")).unwrap();
+    let shown = json(&lab, root.path(), &["show", a]);
+    let owners = &shown["interfaces"][0]["owners"];
+    assert_eq!(owners[0]["manager"], "ifupdown2", "{owners}");
+    assert_eq!(owners[0]["file"], "/etc/network/interfaces", "{owners}");
+    assert_eq!(owners[0]["owns"], serde_json::json!(["mtu"]), "{owners}");
+    let text = String::from_utf8_lossy(&hlctl(&lab, root.path(), &["show", a]).stdout).into_owned();
+    assert!(
+        text.contains(&format!(
+            "owner     managed by ifupdown2 (iface {a}, /etc/network/interfaces): owns mtu"
+        )),
+        "{text}"
+    );
+
+    let r = json(&lab, root.path(), &["set", a, "mtu", "9000", "--persist"]);
+    assert_eq!(kernel_mtu(&lab, a), 9000);
+    assert_eq!(
+        r["persisted_through"],
+        serde_json::json!([format!("mtu 9000 in iface {a} of /etc/network/interfaces")]),
+        "{r}"
+    );
+    let after = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(
+        after,
+        before.replace(
+            &format!("iface {a} inet manual\n"),
+            &format!("iface {a} inet manual\n\tmtu 9000\n")
+        )
+    );
+    let backups: Vec<_> = std::fs::read_dir(lab.dir.path().join("state/owner-backup"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(backups.len(), 1);
+    assert_eq!(std::fs::read_to_string(backups[0].path()).unwrap(), before);
+    let state: Value = serde_json::from_str(
+        &std::fs::read_to_string(lab.dir.path().join("state/nic-settings.json")).unwrap(),
+    )
+    .unwrap();
+    let placed = &state["interfaces"][0]["placed"][0];
+    assert_eq!(placed["manager"], "ifupdown2", "{state}");
+    assert_eq!(placed["key"], "mtu");
+    assert_eq!(placed["before"], Value::Null, "hlctl added the line");
+    // Setting it again changes the line in place, keeping one line.
+    json(&lab, root.path(), &["set", a, "mtu", "4000", "--persist"]);
+    let again = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(again, after.replace("mtu 9000", "mtu 4000"));
+
+    // The stanza now says 1500 (edited by the user) and the link holds it,
+    // as after `ifreload -a`: the doctor says the persisted value is not in
+    // effect and that ifupdown2 sets it.
+    std::fs::write(&file, again.replace("mtu 4000", "mtu 1500")).unwrap();
+    lab.ns.exec(&["ip", "link", "set", "dev", a, "mtu", "1500"]);
+    let report = json(&lab, root.path(), &["doctor", a, "--stress", "0"]);
+    let findings = report["findings"].as_array().unwrap();
+    let f = findings
+        .iter()
+        .find(|f| f["id"] == "persisted-setting-overridden")
+        .unwrap_or_else(|| panic!("no finding: {report}"));
+    assert_eq!(
+        f["title"],
+        format!("{a}: persisted mtu 4000 is not in effect (1500); ifupdown2 sets it")
+    );
+    assert_eq!(f["fix"][0], format!("hlctl set {a} mtu 4000 --persist"));
+}
+
+/// The files of a link netplan rendered for networkd, under `root`: the
+/// `.network` sets the MTU, the `.link` (matched by `link_match`) sets TSO.
+/// Returns the `.link` file's path.
+fn netplan_networkd(lab: &Lab, root: &Path, link_match: &str) -> String {
+    let a = lab.a.as_str();
+    let ifindex = json(lab, root, &["show", a])["interfaces"][0]["ifindex"]
+        .as_u64()
+        .unwrap();
+    let network = format!("/run/systemd/network/10-netplan-{a}.network");
+    let link = format!("/run/systemd/network/10-netplan-{a}.link");
+    write(
+        root,
+        &format!("/run/systemd/netif/links/{ifindex}"),
+        &format!("ADMIN_STATE=configured\nOPER_STATE=routable\nNETWORK_FILE={network}\n"),
+    );
+    write(
+        root,
+        &format!("/run/udev/data/n{ifindex}"),
+        &format!("E:ID_NET_LINK_FILE={link}\n"),
+    );
+    write(
+        root,
+        &network,
+        &format!("[Match]\nName={a}\n\n[Link]\nMTUBytes=1500\n\n[Network]\nDHCP=ipv4\n"),
+    );
+    write(
+        root,
+        &link,
+        &format!("[Match]\n{link_match}\n\n[Link]\nTCPSegmentationOffload=true\n"),
+    );
+    write(
+        root,
+        "/etc/netplan/01-lab.yaml",
+        &format!("network:\n  version: 2\n  ethernets:\n    {a}:\n      mtu: 1500\n"),
+    );
+    link
+}
+
+/// A link netplan rendered for networkd: the `.network` and `.link` files
+/// own the MTU and TSO, so `set --persist` writes hlctl's drop-ins beside
+/// them.
+#[test]
+fn networkd_and_link_files_get_hlctl_dropins() {
+    let lab = Lab::new();
+    let root = tempfile::tempdir().unwrap();
+    let a = lab.a.as_str();
+    netplan_networkd(&lab, root.path(), &format!("OriginalName={a}"));
+    let owners = json(&lab, root.path(), &["show", a])["interfaces"][0]["owners"].clone();
+    assert_eq!(owners[0]["manager"], "networkd", "{owners}");
+    assert_eq!(owners[0]["netplan"], "/etc/netplan/01-lab.yaml", "{owners}");
+    assert_eq!(owners[1]["manager"], "link-file", "{owners}");
+    let tso = Value::from("feature tx-tcp-segmentation");
+    assert!(
+        owners[1]["owns"].as_array().unwrap().contains(&tso),
+        "{owners}"
+    );
+
+    let args = [
+        "set",
+        a,
+        "mtu",
+        "1400",
+        "feature",
+        "tso",
+        "off",
+        "--persist",
+    ];
+    let r = json(&lab, root.path(), &args);
+    assert_eq!(kernel_mtu(&lab, a), 1400);
+    assert_eq!(
+        r["persisted_through"].as_array().map(Vec::len),
+        Some(2),
+        "{r}"
+    );
+    let dropin = |kind: &str| {
+        let p = format!("etc/systemd/network/10-netplan-{a}.{kind}.d/90-hlctl.conf");
+        std::fs::read_to_string(root.path().join(p)).unwrap()
+    };
+    assert!(dropin("network").ends_with("[Link]\nMTUBytes=1400\n"));
+    assert!(dropin("link").ends_with("[Link]\nTCPSegmentationOffload=no\n"));
+}
+
+/// A `.link` file matching every device gets no drop-in: the change is
+/// applied, persisting is refused with the key to set, and nothing (not the
+/// `.network` drop-in written first, not the state entry) is left behind.
+#[test]
+fn a_link_file_for_every_device_is_refused_and_nothing_is_left_behind() {
+    let lab = Lab::new();
+    let root = tempfile::tempdir().unwrap();
+    let a = lab.a.as_str();
+    netplan_networkd(&lab, root.path(), "OriginalName=*");
+    let args = ["set", a, "mtu", "1400", "feature", "tso", "on", "--persist"];
+    let out = hlctl(&lab, root.path(), &args);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(kernel_mtu(&lab, a), 1400, "applied, not persisted");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("matches more than one device") && err.contains("TCPSegmentationOffload=yes"),
+        "{err}"
+    );
+    let left = walk(&root.path().join("etc/systemd"));
+    assert!(
+        left.is_empty(),
+        "the .network drop-in written first is left: {left:?}"
+    );
+    assert!(
+        !lab.dir.path().join("state/nic-settings.json").exists(),
+        "nothing recorded when the owner refused"
+    );
+}
+
+/// No manager's files at all (today's case): nothing is owned and
+/// `--persist` writes only hlctl's own state file, as before.
+#[test]
+fn without_a_manager_nothing_changes() {
+    let lab = Lab::new();
+    let root = tempfile::tempdir().unwrap();
+    let a = lab.a.as_str();
+    assert_eq!(
+        json(&lab, root.path(), &["show", a])["interfaces"][0]["owners"],
+        serde_json::json!([])
+    );
+    let r = json(&lab, root.path(), &["set", a, "mtu", "1400", "--persist"]);
+    assert!(r["persisted"].is_string(), "{r}");
+    assert!(r.get("persisted_through").is_none(), "{r}");
+    let entries: Vec<_> = walk(root.path());
+    assert!(
+        entries.is_empty(),
+        "files written under the root: {entries:?}"
+    );
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
