@@ -230,11 +230,20 @@ fn owned_dict(d: Dict) -> OwnedDict {
 /// compare options, and the rows the client decodes. Whatever decodes must
 /// encode and decode to itself.
 pub fn dbus_asv(data: &[u8]) {
-    use crate::dbus::wire::{bench, doctor, params, records, report, settings};
     let Some(m) = asv(data) else {
         return;
     };
-    if let Ok(cs) = settings::decode_changes(&m) {
+    let _ = crate::dbus::wire::bounds::check_dict("fuzz", &m);
+    asv_changes(&m);
+    asv_params(&m);
+    asv_options(&m);
+    asv_records(&m);
+}
+
+/// `ApplyChanges`' settings: a decoded change set encodes back to itself.
+fn asv_changes(m: &OwnedDict) {
+    use crate::dbus::wire::settings;
+    if let Ok(cs) = settings::decode_changes(m) {
         let back: OwnedDict = settings::encode_changes(&cs)
             .into_iter()
             .map(|(k, v)| (k, crate::dbus::wire::typed::owned(v)))
@@ -251,64 +260,72 @@ pub fn dbus_asv(data: &[u8]) {
             Some(sorted(cs))
         );
     }
-    let _ = settings::decode_flags(&m, &["dry_run", "persist"]);
-    if let Ok(p) = params::decode::<bench::NetParams>("net", &m) {
+    let _ = settings::decode_flags(m, &["dry_run", "persist"]);
+}
+
+/// `StartBenchmark`'s parameters of every kind.
+fn asv_params(m: &OwnedDict) {
+    use crate::dbus::wire::{bench, params};
+    if let Ok(p) = params::decode::<bench::NetParams>("net", m) {
         let _ = p.config();
     }
-    if let Ok(p) = params::decode::<bench::CpuParams>("cpu", &m) {
+    if let Ok(p) = params::decode::<bench::CpuParams>("cpu", m) {
         let _ = p.config();
     }
-    if let Ok(p) = params::decode::<bench::DiskParams>("disk", &m) {
+    if let Ok(p) = params::decode::<bench::DiskParams>("disk", m) {
         let _ = p.config();
     }
-    if let Ok(p) = params::decode::<bench::StressParams>("stress", &m) {
+    if let Ok(p) = params::decode::<bench::StressParams>("stress", m) {
         let _ = p.config();
     }
-    if let Ok(p) = doctor::DoctorParams::decode(&m) {
+}
+
+/// The options of `Doctor`, `Report`, `StartBenchmark` and `Tune` (its
+/// `params` JSON through the daemon's own parser); doctor's and report's
+/// encode back to themselves.
+fn asv_options(m: &OwnedDict) {
+    use crate::dbus::wire::{doctor, report, start};
+    if let Ok(p) = doctor::DoctorParams::decode(m) {
         assert_eq!(
             doctor::DoctorParams::decode(&owned_dict(p.encode())).ok(),
             Some(p)
         );
     }
-    if let Ok(p) = report::ReportParams::decode(&m) {
+    if let Ok(p) = report::ReportParams::decode(m) {
         assert_eq!(
             report::ReportParams::decode(&owned_dict(p.encode())).ok(),
             Some(p)
         );
     }
-    // Manager.Tune: `params` (s, at most 64 KiB of JSON) and `detached` (b).
-    for (k, v) in &m {
-        match k.as_str() {
-            "params" => {
-                if let Ok(s) = settings::as_str(k, v)
-                    && s.len() <= 64 * 1024
-                {
-                    let _ = crate::dbus::daemon::tune::parse(&s);
-                }
-            }
-            "detached" => {
-                let _ = settings::as_bool(k, v);
-            }
-            _ => {}
-        }
+    let _ = start::BenchOptions::decode(m);
+    if let Ok(o) = start::TuneOptions::decode(m)
+        && let Some(params) = &o.params
+    {
+        let _ = crate::dbus::daemon::tune::parse(params);
     }
-    if let Ok(f) = records::HistoryFilter::decode(&m) {
+}
+
+/// `ListHistory`'s filter, `Compare`'s options, and the replies a client
+/// decodes (a history row encodes back to itself).
+fn asv_records(m: &OwnedDict) {
+    use crate::dbus::wire::records;
+    if let Ok(f) = records::HistoryFilter::decode(m) {
         assert_eq!(
             records::HistoryFilter::decode(&owned_dict(f.encode())).ok(),
             Some(f)
         );
     }
-    let _ = records::compare_threshold(&m);
-    if let Ok(r) = records::decode_row(&m) {
+    let _ = records::compare_threshold(m);
+    if let Ok(r) = records::decode_row(m) {
         assert_eq!(
             records::decode_row(&owned_dict(records::encode_row(&r))).ok(),
             Some(r)
         );
     }
-    let _ = records::decode_baseline(&m);
-    let _ = records::decode_comparison(&m);
-    let _ = records::decode_status(&m);
-    let _ = records::decode_rollback(&m);
+    let _ = records::decode_baseline(m);
+    let _ = records::decode_comparison(m);
+    let _ = records::decode_status(m);
+    let _ = records::decode_rollback(m);
 }
 
 /// `/etc/hlctl/hlctl.toml`.

@@ -29,7 +29,8 @@ const ALLOWED: &[(&str, &[&str])] = &[];
 
 /// The layers of ARCHITECTURE.md, top first: (layer, its top-level modules).
 const LAYERS: &[(&str, &[&str])] = &[
-    ("command line", &["cli"]),
+    // The front ends: the CLI and the fuzz harness's entry points.
+    ("command line", &["cli", "fuzzing"]),
     ("D-Bus", &["dbus"]),
     ("operations", &["ops"]),
     (

@@ -193,6 +193,38 @@ fn cpu_under_stress(opts: &Options, progress: &dyn Progress, cancel: &Cancel) ->
     d
 }
 
+/// The interfaces to examine, read once: those asked for (else the one
+/// towards the peer, or the physical ones that are up), the one towards the
+/// peer (its link speed sets the BDP), and every port of a bridge or bond
+/// among them (a stack is examined whole).
+fn first_sample(
+    nl: &mut Netlink,
+    opts: &Options,
+    peer_iface: Option<&str>,
+) -> Result<Vec<Interface>, DoctorError> {
+    let mut names = if opts.interfaces.is_empty() {
+        let all = read::interfaces(nl, &[])?;
+        choose(&all, peer_iface)
+    } else {
+        opts.interfaces.clone()
+    };
+    if let Some(p) = peer_iface
+        && p != "lo"
+        && !names.iter().any(|n| n == p)
+    {
+        names.push(p.to_string());
+    }
+    let mut first: Vec<Interface> = names
+        .iter()
+        .map(|n| read::interface(nl, n))
+        .collect::<Result<_, _>>()?;
+    let found: Vec<_> = first.iter().filter_map(|i| i.stack.clone()).collect();
+    for n in stack::expand(&names, &found).into_iter().skip(names.len()) {
+        first.push(read::interface(nl, &n)?);
+    }
+    Ok(first)
+}
+
 pub(crate) fn gather(
     opts: &Options,
     paths: &Paths,
@@ -207,29 +239,8 @@ pub(crate) fn gather(
         .as_ref()
         .and_then(|p| p.ip().ok())
         .and_then(route::egress_interface);
-    let mut names = if opts.interfaces.is_empty() {
-        let all = read::interfaces(&mut nl, &[])?;
-        choose(&all, peer_iface.as_deref())
-    } else {
-        opts.interfaces.clone()
-    };
-    // The interface towards the peer is looked at too (its link speed sets the BDP).
-    if let Some(p) = &peer_iface
-        && p != "lo"
-        && !names.contains(p)
-    {
-        names.push(p.clone());
-    }
     step(progress, 0.0, "reading interfaces");
-    let mut first: Vec<Interface> = names
-        .iter()
-        .map(|n| read::interface(&mut nl, n))
-        .collect::<Result<_, _>>()?;
-    // A bridge or bond is examined whole: the upper and every port.
-    let found: Vec<_> = first.iter().filter_map(|i| i.stack.clone()).collect();
-    for n in stack::expand(&names, &found).into_iter().skip(names.len()) {
-        first.push(read::interface(&mut nl, &n)?);
-    }
+    let mut first = first_sample(&mut nl, opts, peer_iface.as_deref())?;
     let roots = crate::nic::owner::Roots::new(paths);
     crate::nic::owner::annotate(&roots, &mut first);
     let t0 = Instant::now();
