@@ -472,19 +472,11 @@ fn concurrent_jobs_are_capped_per_user_and_run_one_measurement_at_a_time() {
     }
 }
 
-fn rss_kib(pid: u32) -> u64 {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    s.lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
-}
-
 #[test]
 fn oversized_and_ill_typed_arguments_get_typed_errors_and_the_daemon_stays_small() {
     let lab = DaemonLab::new(&[]);
     let link = nobody(&lab.rig, &format!("get_link {}", lab.a)).unwrap();
-    let rss_before = rss_kib(lab.daemon.proc.pid());
+    let rss_before = common::rss_kib(lab.daemon.proc.pid());
     let invalid = "org.hlctl.Daemon1.Error.InvalidArgument";
     for (call, want) in [
         ("get_link_huge", "at most"),
@@ -518,7 +510,7 @@ fn oversized_and_ill_typed_arguments_get_typed_errors_and_the_daemon_stays_small
         "{}",
         String::from_utf8_lossy(&show.stderr)
     );
-    let rss_after = rss_kib(lab.daemon.proc.pid());
+    let rss_after = common::rss_kib(lab.daemon.proc.pid());
     assert!(
         rss_after <= rss_before + 8 * 1024,
         "hlctld grew from {rss_before} KiB to {rss_after} KiB"

@@ -45,19 +45,11 @@ fn wait_links(lab: &DaemonLab, want: impl Fn(usize) -> bool, what: &str) -> usiz
     }
 }
 
-fn rss_kib(pid: u32) -> u64 {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    s.lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
-}
-
 #[test]
 fn six_hundred_links_show_for_an_unprivileged_user_and_the_memory_comes_back() {
     let lab = DaemonLab::new(&[]);
     let before = link_count(&lab);
-    let idle = rss_kib(lab.daemon.proc.pid());
+    let idle = common::rss_kib(lab.daemon.proc.pid());
     let add: String = (0..PAIRS)
         .map(|i| format!("link add sa{i} type veth peer name sb{i}\n"))
         .collect();
@@ -81,13 +73,13 @@ fn six_hundred_links_show_for_an_unprivileged_user_and_the_memory_comes_back() {
         assert!(names.contains(&format!("sa{i}").as_str()));
         assert!(names.contains(&format!("sb{i}").as_str()));
     }
-    let busy = rss_kib(lab.daemon.proc.pid());
+    let busy = common::rss_kib(lab.daemon.proc.pid());
 
     let del: String = (0..PAIRS).map(|i| format!("link del sa{i}\n")).collect();
     batch(&lab.ns.name, &del);
     wait_links(&lab, |n| n == before, "after deleting them");
     std::thread::sleep(Duration::from_millis(500));
-    let after = rss_kib(lab.daemon.proc.pid());
+    let after = common::rss_kib(lab.daemon.proc.pid());
     println!(
         "{} links: hlctl show as nobody took {took:?}; hlctld RSS idle {idle} KiB, \
          with them {busy} KiB, after they went {after} KiB",

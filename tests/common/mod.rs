@@ -263,3 +263,12 @@ impl Drop for NetNs {
         let _ = std::fs::remove_dir_all(format!("/etc/netns/{}", self.name));
     }
 }
+
+/// The resident memory of process `pid`, in KiB (`VmRSS`).
+pub fn rss_kib(pid: u32) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    s.lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
