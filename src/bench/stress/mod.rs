@@ -104,30 +104,6 @@ pub(crate) fn parse_mem_available(text: &str) -> Result<u64, StressError> {
         .ok_or_else(|| StressError::MemInfo(format!("MemAvailable {kib} kB is out of range")))
 }
 
-#[cfg(test)]
-mod meminfo_tests {
-    use super::*;
-
-    #[test]
-    fn mem_available_in_bytes() {
-        let text = "MemTotal:       16318528 kB\nMemAvailable:   12345678 kB\n";
-        assert_eq!(parse_mem_available(text).unwrap(), 12345678 * 1024);
-        assert!(parse_mem_available("MemTotal: 1 kB\n").is_err());
-    }
-
-    /// Found by the proc_sys fuzz target: a MemAvailable too large for bytes
-    /// in a u64 overflowed (a panic with overflow checks, a wrong size without).
-    #[test]
-    fn mem_available_too_large_is_an_error() {
-        let e = parse_mem_available("MemAvailable: 18014398509481984 kB\n").unwrap_err();
-        assert!(e.to_string().contains("out of range"), "{e}");
-        assert_eq!(
-            parse_mem_available("MemAvailable: 18014398509481983 kB\n").unwrap(),
-            18014398509481983 * 1024
-        );
-    }
-}
-
 fn resolve_vm_bytes(cfg: &StressConfig) -> Result<u64, StressError> {
     if cfg.vm_workers == 0 {
         return Ok(0);
@@ -353,4 +329,28 @@ fn cpu_worker(stop: &AtomicBool, events: &AtomicU64) -> u64 {
         events.fetch_add(1, Ordering::Relaxed);
     }
     n
+}
+
+#[cfg(test)]
+mod meminfo_tests {
+    use super::*;
+
+    #[test]
+    fn mem_available_in_bytes() {
+        let text = "MemTotal:       16318528 kB\nMemAvailable:   12345678 kB\n";
+        assert_eq!(parse_mem_available(text).unwrap(), 12345678 * 1024);
+        assert!(parse_mem_available("MemTotal: 1 kB\n").is_err());
+    }
+
+    /// Found by the proc_sys fuzz target: a MemAvailable too large for bytes
+    /// in a u64 overflowed (a panic with overflow checks, a wrong size without).
+    #[test]
+    fn mem_available_too_large_is_an_error() {
+        let e = parse_mem_available("MemAvailable: 18014398509481984 kB\n").unwrap_err();
+        assert!(e.to_string().contains("out of range"), "{e}");
+        assert_eq!(
+            parse_mem_available("MemAvailable: 18014398509481983 kB\n").unwrap(),
+            18014398509481983 * 1024
+        );
+    }
 }
