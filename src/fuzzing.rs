@@ -44,6 +44,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("mountinfo", mountinfo),
     ("proc_sys", proc_sys),
     ("history_json", history_json),
+    ("sys_values", sys_values),
 ];
 
 fn text(data: &[u8]) -> std::borrow::Cow<'_, str> {
@@ -384,6 +385,43 @@ pub fn proc_sys(data: &[u8]) {
     }
     for r in crate::path::route::parse_v6(&t) {
         assert!(r.gateway.parse::<std::net::Ipv6Addr>().is_ok());
+    }
+}
+
+/// Values read from `/sys`: each line of the input is one file's text. Per
+/// CPU four lines (governor, scaling driver, maximum frequency, throttle
+/// count) fold into the doctor's CPU data; every line is also a sensor's
+/// temperature and a throttle counter. The totals never fall below any one
+/// count added (they saturate instead of overflowing).
+pub fn sys_values(data: &[u8]) {
+    use crate::bench::stress::sensors::{ThrottleTotals, parse_milli_c};
+    use crate::doctor::cpu::{CpuFiles, add_cpu};
+    let t = text(data);
+    let lines: Vec<&str> = t.split('\n').collect();
+    let mut d = crate::doctor::inputs::CpuData::default();
+    for (n, cpu) in lines.chunks(4).enumerate() {
+        let get = |i: usize| cpu.get(i).map(|s| s.to_string());
+        let before = d.throttle_before.unwrap_or(0);
+        add_cpu(
+            &mut d,
+            n as u32,
+            CpuFiles {
+                governor: get(0),
+                driver: get(1),
+                max_freq: get(2),
+                throttle_count: get(3),
+            },
+        );
+        assert!(d.throttle_before.unwrap_or(0) >= before);
+    }
+    let mut totals = ThrottleTotals::default();
+    for l in &lines {
+        if let Some(c) = parse_milli_c(l) {
+            assert!(c.is_finite());
+        }
+        let v = l.trim().parse::<u64>().unwrap_or(0);
+        totals.add((v, v), Some((v, v)));
+        assert!(totals.core_count >= v && totals.package_count >= v);
     }
 }
 

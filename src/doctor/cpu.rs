@@ -1,7 +1,6 @@
 //! CPU frequency governor and thermal throttling (during a short stress when
 //! the stress benchmark is available).
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::finding::{Finding, Outcome, Severity};
@@ -14,37 +13,53 @@ pub(crate) fn read(sys_cpu: &Path) -> CpuData {
     let Ok(entries) = std::fs::read_dir(sys_cpu) else {
         return d;
     };
-    let mut throttle: Option<u64> = None;
-    let mut governors = BTreeMap::new();
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         let Some(n) = name.strip_prefix("cpu").and_then(|n| n.parse::<u32>().ok()) else {
             continue;
         };
         let p = e.path();
-        let read = |rel: &str| {
-            std::fs::read_to_string(p.join(rel))
-                .ok()
-                .map(|s| s.trim().to_string())
-        };
-        if let Some(g) = read("cpufreq/scaling_governor") {
-            governors.insert(n, g);
-        }
-        if d.scaling_driver.is_none() {
-            d.scaling_driver = read("cpufreq/scaling_driver");
-        }
-        if let Some(m) = read("cpufreq/cpuinfo_max_freq").and_then(|v| v.parse().ok()) {
-            d.freq_max_khz = Some(d.freq_max_khz.map_or(m, |x: u64| x.max(m)));
-        }
-        if let Some(c) =
-            read("thermal_throttle/core_throttle_count").and_then(|v| v.parse::<u64>().ok())
-        {
-            throttle = Some(throttle.unwrap_or(0) + c);
-        }
+        let read = |rel: &str| std::fs::read_to_string(p.join(rel)).ok();
+        add_cpu(
+            &mut d,
+            n,
+            CpuFiles {
+                governor: read("cpufreq/scaling_governor"),
+                driver: read("cpufreq/scaling_driver"),
+                max_freq: read("cpufreq/cpuinfo_max_freq"),
+                throttle_count: read("thermal_throttle/core_throttle_count"),
+            },
+        );
     }
-    d.governors = governors;
-    d.throttle_before = throttle;
     d
+}
+
+/// What one `cpuN` directory of sysfs holds, as read (untrimmed).
+#[derive(Debug, Default)]
+pub(crate) struct CpuFiles {
+    pub(crate) governor: Option<String>,
+    pub(crate) driver: Option<String>,
+    pub(crate) max_freq: Option<String>,
+    pub(crate) throttle_count: Option<String>,
+}
+
+/// Fold CPU `n`'s files into `d`: its governor, the first scaling driver,
+/// the highest maximum frequency, and the throttle count added to the total
+/// (saturating: a counter from sysfs is any u64).
+pub(crate) fn add_cpu(d: &mut CpuData, n: u32, f: CpuFiles) {
+    let trim = |s: Option<String>| s.map(|s| s.trim().to_string());
+    if let Some(g) = trim(f.governor) {
+        d.governors.insert(n, g);
+    }
+    if d.scaling_driver.is_none() {
+        d.scaling_driver = trim(f.driver);
+    }
+    if let Some(m) = trim(f.max_freq).and_then(|v| v.parse::<u64>().ok()) {
+        d.freq_max_khz = Some(d.freq_max_khz.map_or(m, |x| x.max(m)));
+    }
+    if let Some(c) = trim(f.throttle_count).and_then(|v| v.parse::<u64>().ok()) {
+        d.throttle_before = Some(d.throttle_before.unwrap_or(0).saturating_add(c));
+    }
 }
 
 pub(crate) fn check(cpu: Option<&CpuData>, out: &mut Outcome) {
@@ -103,6 +118,24 @@ pub(crate) fn check(cpu: Option<&CpuData>, out: &mut Outcome) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn throttle_counts_past_u64_max_saturate() {
+        let mut d = CpuData::default();
+        for n in 0..2 {
+            add_cpu(
+                &mut d,
+                n,
+                CpuFiles {
+                    throttle_count: Some(format!("{}\n", u64::MAX)),
+                    max_freq: Some(" 3400000\n".into()),
+                    ..Default::default()
+                },
+            );
+        }
+        assert_eq!(d.throttle_before, Some(u64::MAX));
+        assert_eq!(d.freq_max_khz, Some(3_400_000));
+    }
+
     use super::*;
 
     #[test]

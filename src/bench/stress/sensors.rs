@@ -85,8 +85,25 @@ fn read_u64(p: &Path) -> Option<u64> {
 }
 
 fn read_milli_c(p: &Path) -> Option<f64> {
-    let v: i64 = read_trim(p)?.parse().ok()?;
+    parse_milli_c(&read_trim(p)?)
+}
+
+/// A hwmon/thermal temperature file's text (millidegrees Celsius) in °C.
+pub(crate) fn parse_milli_c(text: &str) -> Option<f64> {
+    let v: i64 = text.trim().parse().ok()?;
     Some(v as f64 / 1000.0)
+}
+
+impl ThrottleTotals {
+    /// Add one CPU's counters (saturating: sysfs counters are any u64).
+    pub(crate) fn add(&mut self, core: (u64, u64), package: Option<(u64, u64)>) {
+        self.core_count = self.core_count.saturating_add(core.0);
+        self.core_time_ms = self.core_time_ms.saturating_add(core.1);
+        if let Some((count, time_ms)) = package {
+            self.package_count = self.package_count.saturating_add(count);
+            self.package_time_ms = self.package_time_ms.saturating_add(time_ms);
+        }
+    }
 }
 
 /// Directory entries of `dir` whose name is `prefix` followed by a number, sorted by it.
@@ -207,12 +224,14 @@ impl Inventory {
             let mut t = ThrottleTotals::default();
             for (dir, with_package) in &self.throttle_dirs {
                 let r = |f: &str| read_u64(&dir.join(f)).unwrap_or(0);
-                t.core_count += r("core_throttle_count");
-                t.core_time_ms += r("core_throttle_total_time_ms");
-                if *with_package {
-                    t.package_count += r("package_throttle_count");
-                    t.package_time_ms += r("package_throttle_total_time_ms");
-                }
+                let core = (r("core_throttle_count"), r("core_throttle_total_time_ms"));
+                let package = with_package.then(|| {
+                    (
+                        r("package_throttle_count"),
+                        r("package_throttle_total_time_ms"),
+                    )
+                });
+                t.add(core, package);
             }
             t
         });
@@ -259,4 +278,20 @@ fn numbered_files(dir: &Path, prefix: &str, suffix: &str) -> Vec<u32> {
     v.sort();
     v.dedup();
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn throttle_totals_saturate_and_temperatures_parse() {
+        let mut t = ThrottleTotals::default();
+        t.add((u64::MAX, 1), Some((u64::MAX - 1, 2)));
+        t.add((5, 1), Some((5, 2)));
+        assert_eq!((t.core_count, t.core_time_ms), (u64::MAX, 2));
+        assert_eq!((t.package_count, t.package_time_ms), (u64::MAX, 4));
+        assert_eq!(parse_milli_c(" 45500\n"), Some(45.5));
+        assert_eq!(parse_milli_c("hot"), None);
+    }
 }
