@@ -121,6 +121,23 @@ fn hostile() {
                 let (d, p, i, n) = m("Compare");
                 conn.call_method(d, p, i, n, &("", o)).await?
             }
+            "apply_dry" => {
+                let mut s: HashMap<&str, Variant<'_>> = HashMap::new();
+                s.insert("mtu", Variant::U32(1400));
+                let mut o: HashMap<&str, Variant<'_>> = HashMap::new();
+                o.insert("dry_run", Variant::Bool(true));
+                let r = conn
+                    .call_method(
+                        Some(BUS_NAME),
+                        w[1],
+                        Some("org.hlctl.Daemon1.Link"),
+                        "ApplyChanges",
+                        &(s, o),
+                    )
+                    .await?;
+                let _ = r;
+                return Ok("dry run answered".to_string());
+            }
             "apply_wrong_type" => {
                 let mut s: HashMap<&str, Variant<'_>> = HashMap::new();
                 s.insert("mtu", Variant::from("nine thousand"));
@@ -544,4 +561,59 @@ fn a_job_that_outlives_the_daemons_limit_is_cancelled() {
         "{}",
         lab.log()
     );
+}
+
+#[test]
+fn a_dry_run_holds_nothing_and_needs_no_authorization() {
+    let lab = DaemonLab::new(&[]);
+    let link = nobody(&lab.rig, &format!("get_link {}", lab.a)).unwrap();
+    // Root's benchmark holds the link: a change would be Busy.
+    let job = lab.rig.rt.block_on(async {
+        let mut o: HashMap<&str, Variant<'_>> = HashMap::new();
+        o.insert("link", Variant::from(lab.a.as_str()));
+        let r = lab
+            .rig
+            .conn
+            .call_method(
+                Some(BUS_NAME),
+                ROOT,
+                Some(MANAGER),
+                "StartBenchmark",
+                &(
+                    "cpu",
+                    common::bus::bench_params(r#"{"time_s":20,"threads":1}"#),
+                    o,
+                ),
+            )
+            .await
+            .unwrap();
+        r.body()
+            .deserialize::<zbus::OwnedObjectPath>()
+            .unwrap()
+            .to_string()
+    });
+    let held: String = lab
+        .rig
+        .property(&link, "org.hlctl.Daemon1.Link", "HeldBy")
+        .try_into()
+        .unwrap();
+    assert!(held.contains("benchmark"), "HeldBy {held:?}");
+    // nobody's dry run answers (no polkit, no claim), and holds nothing.
+    assert_eq!(
+        nobody(&lab.rig, &format!("apply_dry {link}")).as_deref(),
+        Ok("dry run answered")
+    );
+    let still: String = lab
+        .rig
+        .property(&link, "org.hlctl.Daemon1.Link", "HeldBy")
+        .try_into()
+        .unwrap();
+    assert_eq!(still, held, "the benchmark still holds the link");
+    let _ = lab.rig.rt.block_on(lab.rig.conn.call_method(
+        Some(BUS_NAME),
+        job.as_str(),
+        Some("org.hlctl.Daemon1.Job"),
+        "Cancel",
+        &(),
+    ));
 }
