@@ -393,12 +393,7 @@ mod tests {
     const PVE: &str = "auto lo\niface lo inet loopback\n\niface enp1s0 inet manual\n\nauto vmbr0\niface vmbr0 inet static\n\taddress 192.168.1.10/24\n\tgateway 192.168.1.1\n\tbridge-ports enp1s0\n\tbridge-stp off\n\tbridge-fd 0\n\n\nsource /etc/network/interfaces.d/*\n";
 
     fn roots(dir: &Path) -> Roots {
-        Roots {
-            root: dir.to_path_buf(),
-            backup_dir: dir.join("backup"),
-            tools: false,
-            managed_ns: true,
-        }
+        Roots::new(&crate::paths::Paths::under(dir))
     }
 
     #[test]

@@ -67,12 +67,7 @@ mod tests {
     #[test]
     fn rendered_files_lead_back_to_their_yaml() {
         let dir = tempfile::tempdir().unwrap();
-        let r = Roots {
-            root: dir.path().to_path_buf(),
-            backup_dir: dir.path().join("b"),
-            tools: false,
-            managed_ns: true,
-        };
+        let r = Roots::new(&crate::paths::Paths::under(dir.path()));
         std::fs::create_dir_all(r.at("/etc/netplan")).unwrap();
         std::fs::write(
             r.at("/etc/netplan/50-cloud-init.yaml"),

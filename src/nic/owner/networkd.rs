@@ -167,12 +167,7 @@ mod tests {
     use super::*;
 
     fn roots(dir: &Path) -> Roots {
-        Roots {
-            root: dir.to_path_buf(),
-            backup_dir: dir.join("backup"),
-            tools: false,
-            managed_ns: true,
-        }
+        Roots::new(&crate::paths::Paths::under(dir))
     }
 
     fn write(r: &Roots, path: &str, text: &str) {

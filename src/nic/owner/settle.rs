@@ -66,12 +66,7 @@ mod tests {
     #[test]
     fn udev_queue_and_networkd_configuring_are_busy() {
         let dir = tempfile::tempdir().unwrap();
-        let r = Roots {
-            root: dir.path().to_path_buf(),
-            backup_dir: dir.path().join("b"),
-            tools: false,
-            managed_ns: true,
-        };
+        let r = Roots::new(&crate::paths::Paths::under(dir.path()));
         assert_eq!(busy_files(&r, 2), None);
         std::fs::create_dir_all(r.at("/run/systemd/netif/links")).unwrap();
         std::fs::write(r.networkd_link_state(2), "ADMIN_STATE=configuring\n").unwrap();

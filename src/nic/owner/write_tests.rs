@@ -10,12 +10,7 @@ mod ifupdown {
     const PVE: &str = "auto lo\niface lo inet loopback\n\niface enp1s0 inet manual\n\nauto vmbr0\niface vmbr0 inet static\n\taddress 192.168.1.10/24\n\tgateway 192.168.1.1\n\tbridge-ports enp1s0\n\tbridge-stp off\n\tbridge-fd 0\n\tgro-offload on\n\nsource /etc/network/interfaces.d/*\n";
 
     fn roots(dir: &Path) -> Roots {
-        let r = Roots {
-            root: dir.to_path_buf(),
-            backup_dir: dir.join("var/lib/hlctl/owner-backup"),
-            tools: false,
-            managed_ns: true,
-        };
+        let r = Roots::new(&crate::paths::Paths::under(dir));
         std::fs::create_dir_all(r.at("/etc/network/interfaces.d")).unwrap();
         std::fs::create_dir_all(r.at("/usr/share/ifupdown2")).unwrap();
         std::fs::write(r.interfaces(), PVE).unwrap();
