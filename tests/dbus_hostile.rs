@@ -209,6 +209,32 @@ fn wait_job(rig: &Rig, path: &str, timeout: Duration) {
     }
 }
 
+/// Root starts a cpu benchmark job (held on `link` when given); its path.
+fn root_cpu_job(lab: &DaemonLab, params: &str, link: Option<&str>) -> String {
+    let mut o: HashMap<&str, Variant<'_>> = HashMap::new();
+    if let Some(l) = link {
+        o.insert("link", Variant::from(l));
+    }
+    lab.rig.rt.block_on(async {
+        let r = lab
+            .rig
+            .conn
+            .call_method(
+                Some(BUS_NAME),
+                ROOT,
+                Some(MANAGER),
+                "StartBenchmark",
+                &("cpu", common::bus::bench_params(params), o),
+            )
+            .await
+            .unwrap();
+        r.body()
+            .deserialize::<zbus::OwnedObjectPath>()
+            .unwrap()
+            .to_string()
+    })
+}
+
 fn busctl_nobody(rig: &Rig, args: &[&str]) {
     let out = rig.busctl_as(NOBODY.0, NOBODY.1, args);
     assert!(
@@ -289,28 +315,7 @@ fn forged_job_signals_are_ignored_and_never_reach_the_history() {
 #[test]
 fn confirm_is_refused_unless_the_job_awaits_it() {
     let lab = DaemonLab::new(&[]);
-    let path = lab.rig.rt.block_on(async {
-        let r = lab
-            .rig
-            .conn
-            .call_method(
-                Some(BUS_NAME),
-                ROOT,
-                Some(MANAGER),
-                "StartBenchmark",
-                &(
-                    "cpu",
-                    common::bus::bench_params(r#"{"time_s":5,"threads":1}"#),
-                    HashMap::<&str, Variant<'_>>::new(),
-                ),
-            )
-            .await
-            .unwrap();
-        r.body()
-            .deserialize::<zbus::OwnedObjectPath>()
-            .unwrap()
-            .to_string()
-    });
+    let path = root_cpu_job(&lab, r#"{"time_s":5,"threads":1}"#, None);
     // As nobody: the state is checked first, so the answer says why.
     let (name, msg) = err_name(nobody(&lab.rig, &format!("confirm {path}")));
     assert_eq!(name, "org.hlctl.Daemon1.Error.InvalidState", "{msg}");
@@ -568,30 +573,7 @@ fn a_dry_run_holds_nothing_and_needs_no_authorization() {
     let lab = DaemonLab::new(&[]);
     let link = nobody(&lab.rig, &format!("get_link {}", lab.a)).unwrap();
     // Root's benchmark holds the link: a change would be Busy.
-    let job = lab.rig.rt.block_on(async {
-        let mut o: HashMap<&str, Variant<'_>> = HashMap::new();
-        o.insert("link", Variant::from(lab.a.as_str()));
-        let r = lab
-            .rig
-            .conn
-            .call_method(
-                Some(BUS_NAME),
-                ROOT,
-                Some(MANAGER),
-                "StartBenchmark",
-                &(
-                    "cpu",
-                    common::bus::bench_params(r#"{"time_s":20,"threads":1}"#),
-                    o,
-                ),
-            )
-            .await
-            .unwrap();
-        r.body()
-            .deserialize::<zbus::OwnedObjectPath>()
-            .unwrap()
-            .to_string()
-    });
+    let job = root_cpu_job(&lab, r#"{"time_s":20,"threads":1}"#, Some(&lab.a));
     let held: String = lab
         .rig
         .property(&link, "org.hlctl.Daemon1.Link", "HeldBy")
