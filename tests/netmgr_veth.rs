@@ -126,16 +126,74 @@ fn ifupdown2_owns_the_mtu_and_set_persist_writes_the_stanza() {
     assert_eq!(f["fix"][0], format!("hlctl set {a} mtu 4000 --persist"));
 }
 
-/// The files of a link netplan rendered for networkd, under `root`: the
-/// `.network` sets the MTU, the `.link` (matched by `link_match`) sets TSO.
-/// Returns the `.link` file's path.
-fn netplan_networkd(lab: &Lab, root: &Path, link_match: &str) -> String {
+/// `hlctl rollback IFACE` after `set --persist`: the live MTU, the stanza
+/// (byte for byte) and hlctl's state file go back to what they were before
+/// the latest persisted `set`, the one before it stays.
+#[test]
+fn rollback_undoes_the_last_persisted_set_in_the_stanza_too() {
+    let lab = Lab::new();
+    let root = tempfile::tempdir().unwrap();
+    let a = lab.a.as_str();
+    let before = format!(
+        "auto lo\niface lo inet loopback\n\niface {a} inet manual\n\taddress 192.0.2.10/24\n"
+    );
+    let file = write(root.path(), "/etc/network/interfaces", &before);
+    std::fs::create_dir_all(root.path().join("usr/share/ifupdown2")).unwrap();
+    let state_file = lab.dir.path().join("state/nic-settings.json");
+    let entry = || -> Value {
+        let v: Value =
+            serde_json::from_str(&std::fs::read_to_string(&state_file).unwrap()).unwrap();
+        v["interfaces"][0]["settings"].clone()
+    };
+
+    json(&lab, root.path(), &["set", a, "mtu", "4000", "--persist"]);
+    let first = std::fs::read_to_string(&file).unwrap();
+    assert!(first.contains("\tmtu 4000\n"), "{first}");
+    json(&lab, root.path(), &["set", a, "mtu", "9000", "--persist"]);
+    assert_eq!(entry()["mtu"], 9000);
+
+    let r = json(&lab, root.path(), &["rollback", a]);
+    assert_eq!(r["undone"][0]["interface"], a, "{r}");
+    assert_eq!(r["undone"][0]["restored"]["nic"]["mtu"], 4000, "{r}");
+    assert_eq!(kernel_mtu(&lab, a), 4000);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), first);
+    assert_eq!(entry()["mtu"], 4000, "the first set stays persisted");
+    let text =
+        String::from_utf8_lossy(&hlctl(&lab, root.path(), &["rollback", a]).stdout).into_owned();
+    assert_eq!(
+        text.trim(),
+        "Nothing to roll back.",
+        "only the latest is kept"
+    );
+
+    // From the start: set once, roll back, and the file is as the user wrote it.
+    json(&lab, root.path(), &["set", a, "mtu", "1500", "--persist"]);
+    json(&lab, root.path(), &["set", a, "mtu", "9000", "--persist"]);
+    json(&lab, root.path(), &["rollback", a]);
+    assert_eq!(kernel_mtu(&lab, a), 1500);
+    assert!(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("\tmtu 1500\n")
+    );
+}
+
+/// A link's systemd-networkd files under `root`: the `.network` sets the
+/// MTU, the `.link` (matched by `link_match`) sets TSO. With `netplan`,
+/// they are named and placed as netplan renders them, from
+/// `/etc/netplan/01-lab.yaml`; else they are the user's own in
+/// `/etc/systemd/network`. Returns the `.link` file's path.
+fn networkd_files(lab: &Lab, root: &Path, link_match: &str, netplan: bool) -> String {
     let a = lab.a.as_str();
     let ifindex = json(lab, root, &["show", a])["interfaces"][0]["ifindex"]
         .as_u64()
         .unwrap();
-    let network = format!("/run/systemd/network/10-netplan-{a}.network");
-    let link = format!("/run/systemd/network/10-netplan-{a}.link");
+    let base = if netplan {
+        format!("/run/systemd/network/10-netplan-{a}")
+    } else {
+        format!("/etc/systemd/network/10-{a}")
+    };
+    let (network, link) = (format!("{base}.network"), format!("{base}.link"));
     write(
         root,
         &format!("/run/systemd/netif/links/{ifindex}"),
@@ -156,26 +214,86 @@ fn netplan_networkd(lab: &Lab, root: &Path, link_match: &str) -> String {
         &link,
         &format!("[Match]\n{link_match}\n\n[Link]\nTCPSegmentationOffload=true\n"),
     );
-    write(
-        root,
-        "/etc/netplan/01-lab.yaml",
-        &format!("network:\n  version: 2\n  ethernets:\n    {a}:\n      mtu: 1500\n"),
-    );
+    if netplan {
+        write(root, "/etc/netplan/01-lab.yaml", &netplan_yaml(a));
+    }
     link
 }
 
-/// A link netplan rendered for networkd: the `.network` and `.link` files
-/// own the MTU and TSO, so `set --persist` writes hlctl's drop-ins beside
-/// them.
+fn netplan_yaml(a: &str) -> String {
+    format!("network:\n  version: 2\n  ethernets:\n    {a}:\n      mtu: 1500\n")
+}
+
+/// Files netplan rendered for networkd: the MTU and TSO go into hlctl's
+/// own netplan file (netplan merges it after the user's), the user's YAML
+/// and the rendered files stay as they are, and `rollback` takes hlctl's
+/// file away again.
+#[test]
+fn netplan_rendered_files_get_hlctls_netplan_file() {
+    let lab = Lab::new();
+    let root = tempfile::tempdir().unwrap();
+    let a = lab.a.as_str();
+    networkd_files(&lab, root.path(), &format!("OriginalName={a}"), true);
+    let shown = json(&lab, root.path(), &["show", a]);
+    assert_eq!(
+        shown["interfaces"][0]["owners"][0]["netplan"], "/etc/netplan/01-lab.yaml",
+        "{shown}"
+    );
+    let args = [
+        "set",
+        a,
+        "mtu",
+        "1400",
+        "feature",
+        "tso",
+        "off",
+        "--persist",
+    ];
+    let r = json(&lab, root.path(), &args);
+    let file = "/etc/netplan/90-hlctl.yaml";
+    assert_eq!(
+        r["persisted_through"],
+        serde_json::json!([
+            format!("mtu 1400 in ethernets.{a} of {file}"),
+            format!("tcp-segmentation-offload false in ethernets.{a} of {file}"),
+            format!("tcp6-segmentation-offload false in ethernets.{a} of {file}"),
+        ]),
+        "{r}"
+    );
+    let ours = root.path().join(file.trim_start_matches('/'));
+    let text = std::fs::read_to_string(&ours).unwrap();
+    assert!(
+        text.ends_with(&format!("network:\n  version: 2\n  ethernets:\n    \"{a}\":\n      mtu: 1400\n      tcp-segmentation-offload: false\n      tcp6-segmentation-offload: false\n")),
+        "{text}"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&ours).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "netplan wants its files private");
+    let user = std::fs::read_to_string(root.path().join("etc/netplan/01-lab.yaml")).unwrap();
+    assert_eq!(user, netplan_yaml(a));
+    let dropins: Vec<PathBuf> = walk(&root.path().join("etc/systemd"));
+    assert!(dropins.is_empty(), "no networkd drop-ins: {dropins:?}");
+
+    let rb = json(&lab, root.path(), &["rollback", a]);
+    assert_eq!(rb["undone"][0]["interface"], a, "{rb}");
+    assert!(
+        !ours.exists(),
+        "hlctl's netplan file is gone after rollback"
+    );
+    assert_eq!(kernel_mtu(&lab, a), 1500);
+}
+
+/// The user's own `.network` and `.link` files own the MTU and TSO, so
+/// `set --persist` writes hlctl's drop-ins beside them.
 #[test]
 fn networkd_and_link_files_get_hlctl_dropins() {
     let lab = Lab::new();
     let root = tempfile::tempdir().unwrap();
     let a = lab.a.as_str();
-    netplan_networkd(&lab, root.path(), &format!("OriginalName={a}"));
+    networkd_files(&lab, root.path(), &format!("OriginalName={a}"), false);
     let owners = json(&lab, root.path(), &["show", a])["interfaces"][0]["owners"].clone();
     assert_eq!(owners[0]["manager"], "networkd", "{owners}");
-    assert_eq!(owners[0]["netplan"], "/etc/netplan/01-lab.yaml", "{owners}");
+    assert_eq!(owners[0]["netplan"], Value::Null, "{owners}");
     assert_eq!(owners[1]["manager"], "link-file", "{owners}");
     let tso = Value::from("feature tx-tcp-segmentation");
     assert!(
@@ -201,7 +319,7 @@ fn networkd_and_link_files_get_hlctl_dropins() {
         "{r}"
     );
     let dropin = |kind: &str| {
-        let p = format!("etc/systemd/network/10-netplan-{a}.{kind}.d/90-hlctl.conf");
+        let p = format!("etc/systemd/network/10-{a}.{kind}.d/90-hlctl.conf");
         std::fs::read_to_string(root.path().join(p)).unwrap()
     };
     assert!(dropin("network").ends_with("[Link]\nMTUBytes=1400\n"));
@@ -216,7 +334,7 @@ fn a_link_file_for_every_device_is_refused_and_nothing_is_left_behind() {
     let lab = Lab::new();
     let root = tempfile::tempdir().unwrap();
     let a = lab.a.as_str();
-    netplan_networkd(&lab, root.path(), "OriginalName=*");
+    networkd_files(&lab, root.path(), "OriginalName=*", false);
     let args = ["set", a, "mtu", "1400", "feature", "tso", "on", "--persist"];
     let out = hlctl(&lab, root.path(), &args);
     assert_eq!(out.status.code(), Some(1));
@@ -226,7 +344,10 @@ fn a_link_file_for_every_device_is_refused_and_nothing_is_left_behind() {
         err.contains("matches more than one device") && err.contains("TCPSegmentationOffload=yes"),
         "{err}"
     );
-    let left = walk(&root.path().join("etc/systemd"));
+    let left: Vec<PathBuf> = walk(&root.path().join("etc/systemd"))
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains(".d/"))
+        .collect();
     assert!(
         left.is_empty(),
         "the .network drop-in written first is left: {left:?}"

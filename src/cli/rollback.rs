@@ -1,4 +1,5 @@
-//! `hlctl rollback`: undo an unfinished tune's pending changes, else the last tune.
+//! `hlctl rollback`: undo an unfinished tune's pending changes, else the
+//! last tune or `set --persist`.
 
 use clap::Args;
 
@@ -7,13 +8,16 @@ use super::global::Global;
 use super::output::print_json;
 use crate::tune::change::show;
 
-/// Restore the state from before the last tune.
+/// Restore the state from before the last tune or `set --persist`.
 ///
 /// If a tune did not finish (its process was killed, or the daemon died
 /// mid-change), its journalled values are restored first. Otherwise the
-/// last finished tune of IFACE (or of every interface) is undone: the live
-/// settings get their values from before the tune, and sysctl.d/90-hlctl.conf
-/// and the NIC state file are put back as they were.
+/// last finished tune or persisted `set` of IFACE (or of every interface)
+/// is undone: the live settings get their values from before it, and
+/// sysctl.d/90-hlctl.conf, the NIC state file and what hlctl wrote into the
+/// network manager's files (the ifupdown stanza's lines, networkd drop-ins,
+/// the NetworkManager profile's keys, hlctl's netplan file) are put back as
+/// they were. Only the latest one is kept per interface.
 ///
 /// Exit codes: 0 restored (or nothing to do); 1 restoring failed.
 #[derive(Debug, Args)]
@@ -57,12 +61,12 @@ pub(crate) fn run(global: &Global, args: RollbackArgs) -> i32 {
                         .iter()
                         .map(|(k, v)| format!("{k} {}", show(v)))
                         .collect();
-                    println!(
-                        "{}: undid tune {}: {}",
-                        u.interface,
-                        u.tune_id,
-                        what.join(", ")
-                    );
+                    let which = if u.tune_id.starts_with("set-") {
+                        "the last `set --persist`".to_string()
+                    } else {
+                        format!("tune {}", u.tune_id)
+                    };
+                    println!("{}: undid {which}: {}", u.interface, what.join(", "));
                     for f in &u.files {
                         println!("  restored {f}");
                     }

@@ -22,6 +22,8 @@ pub(crate) enum Manager {
     LinkFile,
     Ifupdown2,
     Ifupdown,
+    /// netplan's YAML (hlctl's `/etc/netplan/90-hlctl.yaml`), rendered to networkd or NetworkManager.
+    Netplan,
 }
 
 impl fmt::Display for Manager {
@@ -32,6 +34,7 @@ impl fmt::Display for Manager {
             Manager::LinkFile => "udev (.link file)",
             Manager::Ifupdown2 => "ifupdown2",
             Manager::Ifupdown => "ifupdown",
+            Manager::Netplan => "netplan",
         })
     }
 }

@@ -6,6 +6,8 @@ use crate::nic::model::{ChangeSet, Interface};
 use crate::nic::netlink::Netlink;
 use crate::nic::set::SetReply;
 use crate::paths::Paths;
+use crate::tune::change::Change;
+use crate::tune::persist::{LastTune, NicBefore};
 
 /// `show`: the named interfaces, or all of them (physical first), each with
 /// the network managers that own its settings.
@@ -20,7 +22,9 @@ pub(crate) fn show(
 }
 
 /// `set`: apply (or plan) `cs` on `iface`; when `persist`, write it where
-/// the link's network managers read it and record it in hlctl's state file.
+/// the link's network managers read it, record it in hlctl's state file,
+/// and keep what `hlctl rollback IFACE` needs to undo it (live values and
+/// files), as a tune's record.
 pub(crate) fn set(
     nl: &mut Netlink,
     paths: &Paths,
@@ -29,7 +33,59 @@ pub(crate) fn set(
     dry_run: bool,
     persist: bool,
 ) -> Result<SetReply, NicError> {
-    crate::nic::set::apply_and_persist(nl, paths, iface, cs, dry_run, persist)
+    let undo = if persist && !dry_run {
+        Some(undo_record(nl, paths, iface, cs)?)
+    } else {
+        None
+    };
+    let mut reply = crate::nic::set::apply_and_persist(nl, paths, iface, cs, dry_run, persist)?;
+    if let Some(last) = undo.filter(|_| reply.persisted.is_some())
+        && let Err(e) = crate::tune::persist::save_last(paths, &last)
+    {
+        reply.persist_error = Some(format!(
+            "persisted, but `hlctl rollback` cannot undo it: {e}"
+        ));
+    }
+    Ok(reply)
+}
+
+/// What undoes a persisted `set`: the values `iface` holds now for the
+/// settings of `cs`, and its entry in hlctl's state file (with the keys
+/// written into the managers' files).
+fn undo_record(
+    nl: &mut Netlink,
+    paths: &Paths,
+    iface: &str,
+    cs: &ChangeSet,
+) -> Result<LastTune, NicError> {
+    let now = crate::nic::read::interface(nl, iface)?;
+    let state = crate::nic::persist::State::load(&paths.nic_state_file())?;
+    let entry = state.find(iface, now.mac.as_deref());
+    let ts = crate::host::now_unix();
+    Ok(LastTune {
+        tune_id: format!("set-{ts}"),
+        ts,
+        interface: iface.to_string(),
+        mac: now.mac.clone(),
+        original: Change {
+            nic: crate::nic::registry::held(&now, cs),
+            ..Default::default()
+        },
+        kept: Change {
+            nic: cs.clone(),
+            ..Default::default()
+        },
+        sysctl_file_before: None,
+        nic_state_before: Some(NicBefore {
+            entry: entry.map(|e| e.settings.clone()),
+            stack: Default::default(),
+            placed: [(
+                iface.to_string(),
+                entry.map(|e| e.placed.clone()).unwrap_or_default(),
+            )]
+            .into(),
+        }),
+    })
 }
 
 /// Why `export` has nothing to write.

@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::error::OwnerError;
 use super::fileedit;
 use super::ifupdown::{self, Target};
-use super::placed::{Placed, requested};
+use super::placed::Placed;
 use super::{Manager, Roots};
 use crate::nic::registry::value_text;
 
@@ -64,11 +64,11 @@ fn plan(
     out
 }
 
-/// Write the lines `cs` needs into the stanzas of `iface`.
+/// Write the lines `wanted` needs into the stanzas of `iface`.
 pub(crate) fn persist(
     roots: &Roots,
     iface: &str,
-    cs: &crate::nic::model::ChangeSet,
+    wanted: &[(String, Value)],
 ) -> Result<Vec<Placed>, OwnerError> {
     let files = ifupdown::load(roots);
     if ifupdown::stanzas(&files, iface).is_empty() {
@@ -79,7 +79,7 @@ pub(crate) fn persist(
     } else {
         Manager::Ifupdown
     };
-    let lines = plan(&files, manager, iface, &requested(cs));
+    let lines = plan(&files, manager, iface, wanted);
     let mut paths: Vec<&PathBuf> = lines.iter().map(|l| &l.file).collect();
     paths.sort();
     paths.dedup();

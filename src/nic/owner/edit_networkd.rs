@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::error::OwnerError;
 use super::fileedit;
 use super::networkd::{self, DROPIN};
-use super::placed::{Placed, requested};
+use super::placed::Placed;
 use super::{Manager, Roots, feature};
 use crate::nic::export::{FEATURE_KEYS, link_value};
 use crate::nic::registry;
@@ -71,17 +71,16 @@ pub(crate) fn persist(
     roots: &Roots,
     iface: &str,
     ifindex: u32,
-    cs: &crate::nic::model::ChangeSet,
+    wanted: &[(String, Value)],
 ) -> Result<Vec<Placed>, OwnerError> {
-    let wanted = requested(cs);
     let mut todo: Vec<(Manager, String, Keys)> = Vec::new();
     if let Some(f) = networkd::network_file(roots, ifindex) {
         let owned = networkd::network_file_settings(&networkd::link_keys(roots, &f));
-        todo.push((Manager::Networkd, f.clone(), network_keys(&owned, &wanted)));
+        todo.push((Manager::Networkd, f.clone(), network_keys(&owned, wanted)));
     }
     if let Some(f) = networkd::link_file(roots, ifindex) {
         let owned = networkd::link_file_settings(&networkd::link_keys(roots, &f));
-        todo.push((Manager::LinkFile, f.clone(), link_keys(&owned, &wanted)));
+        todo.push((Manager::LinkFile, f.clone(), link_keys(&owned, wanted)));
     }
     let mut placed = Vec::new();
     for (manager, file, keys) in todo.into_iter().filter(|(_, _, k)| !k.is_empty()) {

@@ -9,12 +9,15 @@
 //! - [`roots`]: where the managers' files are (movable for tests);
 //! - [`settle`]: have the managers finished their own work on a link;
 //! - [`write`]: persisting a setting through its owner, and undoing that
-//!   ([`edit_ifupdown`]: the stanza's line; [`edit_networkd`]: hlctl's drop-ins).
+//!   ([`edit_nm`]: the NetworkManager profile, over [`nm_bus`];
+//!   [`edit_netplan`]: hlctl's netplan file; [`edit_ifupdown`]: the
+//!   stanza's line; [`edit_networkd`]: hlctl's drop-ins).
 //!
 //! A setting is named as the registry names it (`mtu`, `ring rx`); a kernel
 //! feature as `feature NAME`.
 
 pub(crate) mod edit_ifupdown;
+pub(crate) mod edit_netplan;
 pub(crate) mod edit_networkd;
 pub(crate) mod edit_nm;
 pub(crate) mod error;
@@ -23,6 +26,7 @@ pub(crate) mod ifupdown;
 pub(crate) mod netplan;
 pub(crate) mod networkd;
 pub(crate) mod networkmanager;
+pub(crate) mod nm_bus;
 pub(crate) mod placed;
 pub(crate) mod roots;
 pub(crate) mod settle;

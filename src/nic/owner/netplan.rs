@@ -27,6 +27,14 @@ pub(crate) fn origin(roots: &Roots, file: &str) -> Option<String> {
     Some(yaml_naming(roots, iface.as_deref()).unwrap_or_else(|| "/etc/netplan".to_string()))
 }
 
+/// True for a NetworkManager profile netplan generated
+/// (`/run/NetworkManager/system-connections/netplan-eth0.nmconnection`).
+pub(crate) fn origin_of_nm(file: &str) -> bool {
+    Path::new(file)
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with("netplan-"))
+}
+
 /// `10-netplan-eth0.network` → `eth0`; `netplan-eth0.nmconnection` → `eth0`.
 fn rendered_iface(name: &str) -> Option<String> {
     let rest = name

@@ -105,7 +105,7 @@ async fn proxy<'a>(
 }
 
 /// A value of `GetSettings` as text, the way a keyfile writes it.
-fn value_text(v: &OwnedVariant) -> String {
+pub(crate) fn value_text(v: &OwnedVariant) -> String {
     use zbus::Variant as Value;
     match &**v {
         Value::U32(n) => n.to_string(),
@@ -174,6 +174,36 @@ pub(crate) async fn device_state(conn: &Connection, iface: &str) -> Option<u32> 
         .await
         .ok()?;
     d.get_property("State").await.ok()
+}
+
+/// The file and settings object of `iface`'s active connection (the file
+/// is empty for a profile NetworkManager holds in memory only).
+pub(crate) async fn active_profile(
+    conn: &Connection,
+    iface: &str,
+) -> zbus::Result<Option<(String, OwnedObjectPath)>> {
+    let Some(dev) = device(conn, iface).await else {
+        return Ok(None);
+    };
+    let d = proxy(conn, dev.as_str(), "org.freedesktop.NetworkManager.Device").await?;
+    if !d.get_property::<bool>("Managed").await? {
+        return Ok(None);
+    }
+    let Some((_, path)) = active(conn, dev.as_str()).await? else {
+        return Ok(None);
+    };
+    Ok(Some((profile_file(conn, path.as_str()).await?, path)))
+}
+
+/// The file a settings connection is saved in.
+pub(crate) async fn profile_file(conn: &Connection, path: &str) -> zbus::Result<String> {
+    let c = proxy(
+        conn,
+        path,
+        "org.freedesktop.NetworkManager.Settings.Connection",
+    )
+    .await?;
+    c.get_property("Filename").await
 }
 
 /// NetworkManager's hold on `iface`: `None` when it is not on the bus, does

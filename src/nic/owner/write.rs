@@ -1,11 +1,18 @@
 //! Persisting settings through the managers that own them, and undoing
-//! that ([`edit_ifupdown`]: the stanza's line; [`edit_networkd`]: hlctl's
-//! drop-ins). Each line or key written is a [`Placed`].
+//! that: [`edit_nm`] (the NetworkManager profile), [`edit_netplan`] (hlctl's
+//! netplan file), [`edit_ifupdown`] (the stanza's line), [`edit_networkd`]
+//! (hlctl's drop-ins), in that order, each taking the settings the ones
+//! before it did not. Each line or key written is a [`Placed`].
+
+use serde_json::Value;
 
 use super::error::OwnerError;
-use super::placed::Placed;
-use super::{Manager, Roots, edit_ifupdown, edit_networkd, edit_nm};
+use super::placed::{Placed, requested};
+use super::{Manager, Roots, edit_ifupdown, edit_netplan, edit_networkd, edit_nm};
 use crate::nic::model::ChangeSet;
+
+/// One manager's step: write what it can of the settings asked for.
+type Step<'a> = &'a dyn Fn(&[(String, Value)]) -> Result<Vec<Placed>, OwnerError>;
 
 /// Write `cs` for `iface` where the managers that own its settings read
 /// them. On a failure half-way, what was written is undone.
@@ -15,17 +22,22 @@ pub(crate) fn persist(
     ifindex: u32,
     cs: &ChangeSet,
 ) -> Result<Vec<Placed>, OwnerError> {
-    let mut done = Vec::new();
+    let mut done: Vec<Placed> = Vec::new();
     if !roots.managed_ns {
         return Ok(done);
     }
-    edit_nm::check(roots, iface, cs)?;
-    let steps: [&dyn Fn() -> Result<Vec<Placed>, OwnerError>; 2] =
-        [&|| edit_ifupdown::persist(roots, iface, cs), &|| {
-            edit_networkd::persist(roots, iface, ifindex, cs)
-        }];
+    let steps: [Step; 4] = [
+        &|w| edit_nm::persist(roots, iface, w),
+        &|w| edit_netplan::persist(roots, iface, ifindex, w),
+        &|w| edit_ifupdown::persist(roots, iface, w),
+        &|w| edit_networkd::persist(roots, iface, ifindex, w),
+    ];
     for step in steps {
-        match step() {
+        let left: Vec<(String, Value)> = requested(cs)
+            .into_iter()
+            .filter(|(n, _)| !done.iter().any(|p| p.settings.contains(n)))
+            .collect();
+        match step(&left) {
             Ok(p) => done.extend(p),
             Err(e) => {
                 let _ = undo(roots, iface, &done);
@@ -61,7 +73,11 @@ pub(crate) fn restore(
             Manager::Ifupdown2 | Manager::Ifupdown => {
                 edit_ifupdown::set_back(roots, iface, p, target)
             }
-            _ => edit_networkd::set_back(roots, iface, p, target),
+            Manager::NetworkManager => edit_nm::set_back(roots, iface, p, target),
+            Manager::Netplan => edit_netplan::set_back(roots, iface, p, target),
+            Manager::Networkd | Manager::LinkFile => {
+                edit_networkd::set_back(roots, iface, p, target)
+            }
         };
         if let Err(e) = r {
             first_error.get_or_insert(e);
