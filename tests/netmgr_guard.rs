@@ -38,7 +38,7 @@ fn wait_mtu(lab: &Lab, iface: &str, want: u64, timeout: Duration) -> u64 {
 fn a_value_set_back_twice_is_reapplied_once_then_reported_not_fought() {
     let root = tempfile::tempdir().unwrap();
     let root_arg = root.path().display().to_string();
-    let lab = Lab::new(&["--root", &root_arg]);
+    let mut lab = Lab::new(&["--root", &root_arg]);
     let a = lab.a.clone();
     // The guard is what is tested here: the veth gets a classic ifupdown
     // stanza (no ifupdown2), which owns no mtu without a line, so hlctl
@@ -104,6 +104,30 @@ fn a_value_set_back_twice_is_reapplied_once_then_reported_not_fought() {
         "{shown}"
     );
 
+    // `status` lists it, and it holds across a restart of hlctld: the
+    // persisted MTU is not re-applied at start, the conflict is still shown.
+    let st = lab.json(&["status"]);
+    assert_eq!(st["conflicts"][0]["interface"], a.as_str(), "{st}");
+    assert_eq!(st["conflicts"][0]["setting"], "mtu", "{st}");
+    lab.daemon.terminate();
+    lab.daemon = lab
+        .rig
+        .daemon(&lab.ns, lab.state.path(), &["--root", &root_arg]);
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(
+        mtu(&lab, &a),
+        1500,
+        "re-applied after a restart:\n{}",
+        lab.log()
+    );
+    let shown = lab.show(&a);
+    assert!(
+        shown["conflicts"][0]
+            .as_str()
+            .is_some_and(|c| c.starts_with("mtu was set back to 1500")),
+        "{shown}"
+    );
+
     // A third change is not fought either.
     lab.ns
         .exec(&["ip", "link", "set", "dev", &a, "mtu", "1400"]);
@@ -114,4 +138,5 @@ fn a_value_set_back_twice_is_reapplied_once_then_reported_not_fought() {
     // Persisting again guards the new value afresh.
     lab.json(&["set", &a, "mtu", "9000", "--persist"]);
     assert!(lab.show(&a).get("conflicts").is_none());
+    assert_eq!(lab.json(&["status"])["conflicts"], serde_json::json!([]));
 }

@@ -8,8 +8,10 @@ use super::output::{print_json, table};
 use crate::tune::checkpoint::Phase;
 
 /// Show pending tuning checkpoints (applied, not yet confirmed) with their
-/// deadlines, and the last finished tune of each interface (what
-/// `hlctl rollback` would undo).
+/// deadlines, the last finished tune or persisted `set` of each interface
+/// (what `hlctl rollback` would undo), and the persisted settings hlctld
+/// stopped re-applying because another program (a network manager) sets
+/// them back (`!` lines; JSON `conflicts`).
 #[derive(Debug, Args)]
 pub(crate) struct StatusArgs {}
 
@@ -72,8 +74,13 @@ pub(crate) fn run(global: &Global, _args: StatusArgs) -> i32 {
             .iter()
             .map(|(k, v)| format!("{k}={}", crate::tune::change::show(v)))
             .collect();
+        let which = if l.tune_id.starts_with("set-") {
+            "Last persisted set"
+        } else {
+            "Last tune"
+        };
         println!(
-            "Last tune of {} ({}): kept {}",
+            "{which} of {} ({}): kept {}",
             l.interface,
             crate::history::store::format_ts(l.ts),
             if what.is_empty() {
@@ -81,6 +88,12 @@ pub(crate) fn run(global: &Global, _args: StatusArgs) -> i32 {
             } else {
                 what.join(", ")
             }
+        );
+    }
+    for c in &st.conflicts {
+        println!(
+            "! {} {}: not re-applied any more: {}",
+            c.interface, c.setting, c.why
         );
     }
     exit::OK

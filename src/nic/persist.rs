@@ -21,6 +21,11 @@ pub(crate) struct Entry {
     /// files of the network managers that own them ([`crate::nic::owner`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) placed: Vec<Placed>,
+    /// Settings hlctld stopped re-applying because another program set them
+    /// back again: setting → what hlctld said (who sets it, where). Kept
+    /// across restarts; persisting the setting again clears it.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub(crate) conflicts: std::collections::BTreeMap<String, String>,
 }
 
 /// The whole state file.
@@ -113,13 +118,41 @@ impl State {
                 }
                 e.settings.merge(settings);
                 merge_placed(&mut e.placed, placed);
+                let names: Vec<String> = crate::nic::owner::placed::requested(settings)
+                    .into_iter()
+                    .map(|(n, _)| n)
+                    .collect();
+                e.conflicts.retain(|k, _| !names.contains(k));
             }
             None => self.interfaces.push(Entry {
                 name: name.to_string(),
                 mac: mac.map(str::to_string),
                 settings: settings.clone(),
                 placed: placed.to_vec(),
+                conflicts: Default::default(),
             }),
+        }
+    }
+
+    /// Note that hlctld stopped re-applying `setting` of this interface's entry.
+    pub(crate) fn note_conflict(
+        &mut self,
+        name: &str,
+        mac: Option<&str>,
+        setting: &str,
+        why: &str,
+    ) {
+        let idx = mac
+            .and_then(|m| {
+                self.interfaces
+                    .iter()
+                    .position(|e| e.mac.as_deref() == Some(m))
+            })
+            .or_else(|| self.interfaces.iter().position(|e| e.name == name));
+        if let Some(i) = idx {
+            self.interfaces[i]
+                .conflicts
+                .insert(setting.to_string(), why.to_string());
         }
     }
 }

@@ -18,10 +18,21 @@ pub(crate) struct Pending {
     pub(crate) owner_alive: bool,
 }
 
+/// A persisted setting hlctld stopped re-applying: another program sets it
+/// back (from the NIC state file).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Conflict {
+    pub(crate) interface: String,
+    pub(crate) setting: String,
+    pub(crate) why: String,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Status {
     pub(crate) pending: Vec<Pending>,
     pub(crate) last_tunes: Vec<LastTune>,
+    #[serde(default)]
+    pub(crate) conflicts: Vec<Conflict>,
 }
 
 /// The pending checkpoints and the last tunes under `paths`.
@@ -38,7 +49,25 @@ pub(crate) fn status(paths: &Paths) -> Status {
     Status {
         pending,
         last_tunes: last_tunes(paths),
+        conflicts: conflicts(paths),
     }
+}
+
+fn conflicts(paths: &Paths) -> Vec<Conflict> {
+    let Ok(state) = crate::nic::persist::State::load(&paths.nic_state_file()) else {
+        return Vec::new();
+    };
+    state
+        .interfaces
+        .iter()
+        .flat_map(|e| {
+            e.conflicts.iter().map(|(setting, why)| Conflict {
+                interface: e.name.clone(),
+                setting: setting.clone(),
+                why: why.clone(),
+            })
+        })
+        .collect()
 }
 
 fn last_tunes(paths: &Paths) -> Vec<LastTune> {

@@ -20,7 +20,7 @@ use super::link;
 use super::state::{Daemon, LinkState, lock};
 use crate::nic::model::{ChangeSet, Interface};
 use crate::nic::owner::settle;
-use crate::nic::persist::State;
+use crate::nic::persist::{Entry, State};
 use crate::nic::{apply, diff};
 
 /// Wait at least this long after a change before looking again: a manager
@@ -47,9 +47,11 @@ pub(crate) fn watch(conn: &Connection, d: &Arc<Daemon>, l: &Arc<LinkState>) {
 }
 
 async fn run(conn: &Connection, d: &Arc<Daemon>, l: &Arc<LinkState>) {
-    let Some(cs) = persisted(d, l).await else {
+    let Some(entry) = persisted(d, l).await else {
         return;
     };
+    remember(l, &entry.conflicts);
+    let cs = entry.settings;
     if l.holder().is_some() || changed_by_others(l, &cs, &l.model()).is_empty() {
         return;
     }
@@ -69,17 +71,24 @@ async fn run(conn: &Connection, d: &Arc<Daemon>, l: &Arc<LinkState>) {
     }
 }
 
-/// The persisted settings of the link, if it has any.
-async fn persisted(d: &Arc<Daemon>, l: &Arc<LinkState>) -> Option<ChangeSet> {
+/// The conflicts hlctld noted in the state file before (a restart): not
+/// re-applied again.
+pub(crate) fn remember(l: &LinkState, conflicts: &std::collections::BTreeMap<String, String>) {
+    let mut g = lock(&l.guard.given_up);
+    for (k, v) in conflicts {
+        g.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+}
+
+/// The link's entry in the state file, if it has one.
+async fn persisted(d: &Arc<Daemon>, l: &Arc<LinkState>) -> Option<Entry> {
     let path = d.paths().nic_state_file();
     let state = tokio::task::spawn_blocking(move || State::load(&path))
         .await
         .ok()?
         .ok()?;
     let m = l.model();
-    state
-        .find(&m.name, m.mac.as_deref())
-        .map(|e| e.settings.clone())
+    state.find(&m.name, m.mac.as_deref()).cloned()
 }
 
 /// Persisted settings the link holds differently, leaving out values hlctl
@@ -181,6 +190,23 @@ async fn give_up(d: &Arc<Daemon>, l: &LinkState, now: &Interface, again: &Drift)
             diff_text(want)
         );
         warn!(iface = %now.name, setting = %setting, owner = %owner, action = "conflict", "{}: {msg}", now.name);
-        lock(&l.guard.given_up).insert(setting.clone(), msg);
+        lock(&l.guard.given_up).insert(setting.clone(), msg.clone());
+        note(d, now, setting, msg).await;
+    }
+}
+
+/// Keep the conflict in the state file: it holds across a restart of
+/// hlctld and `hlctl status` shows it.
+async fn note(d: &Arc<Daemon>, now: &Interface, setting: &str, msg: String) {
+    let path = d.paths().nic_state_file();
+    let (name, mac, setting) = (now.name.clone(), now.mac.clone(), setting.to_string());
+    let r = tokio::task::spawn_blocking(move || {
+        crate::nic::persist::update(&path, |s| {
+            s.note_conflict(&name, mac.as_deref(), &setting, &msg)
+        })
+    })
+    .await;
+    if let Ok(Err(e)) = r {
+        warn!("{}: keeping the conflict in the state file: {e}", now.name);
     }
 }
