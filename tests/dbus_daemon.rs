@@ -332,11 +332,13 @@ fn unprivileged_caller_reads_everything_and_changes_nothing() {
     let new_mtu = (mtu_before - 100).to_string();
     let refused = |call: &str| match lab.rig.call_as(uid, gid, "helper", call) {
         Err((name, msg)) => {
+            // polkit would ask for an administrator's password
+            // (auth_admin_keep) and the call did not allow interaction.
             assert_eq!(
-                name, "org.hlctl.Daemon1.Error.NotAuthorized",
+                name, "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired",
                 "{call}: {msg}"
             );
-            assert!(msg.contains("not authorized"), "{msg}");
+            assert!(msg.contains("authentication is required"), "{msg}");
         }
         Ok(r) => panic!("{call} was allowed for nobody: {r}"),
     };
@@ -356,7 +358,35 @@ fn unprivileged_caller_reads_everything_and_changes_nothing() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("org.hlctl.Daemon1.apply-settings"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("org.hlctl.Daemon1.apply-settings"), "{err}");
+    // hlctl allows interactive authorization: with no polkit agent to ask,
+    // the answer is a plain refusal, not a request to authenticate.
+    assert!(err.contains("not authorized"), "{err}");
+    // busctl without interaction gets the standard error name.
+    let out = lab.rig.busctl_as(
+        uid,
+        gid,
+        &[
+            "--allow-interactive-authorization=no",
+            "call",
+            "org.hlctl.Daemon1",
+            &path,
+            "org.hlctl.Daemon1.Link",
+            "ApplyChanges",
+            "a{sv}a{sv}",
+            "1",
+            "mtu",
+            "u",
+            &new_mtu,
+            "0",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("authentication is required"),
+        "{err}"
+    );
     let out = lab.rig.hlctl_as(
         uid,
         gid,

@@ -147,3 +147,47 @@ fn systemd_unit_exposure_is_at_most_4() {
     assert!(level <= 4.0, "exposure {level} > 4.0:\n{text}");
     assert!(level > 0.0);
 }
+
+/// Every method's comment in the published XML lists the errors it can
+/// return, each one a name the daemon sends.
+#[test]
+fn every_method_documents_its_errors() {
+    const KNOWN: &[&str] = &[
+        "NotAuthorized",
+        "InteractiveAuthorizationRequired",
+        "NoSuchInterface",
+        "NotSupported",
+        "InvalidArgument",
+        "Busy",
+        "InvalidState",
+        "LimitExceeded",
+        "Failed",
+    ];
+    let xml = std::fs::read_to_string(file("dbus/org.hlctl.Daemon1.xml")).unwrap();
+    let mut comment = String::new();
+    let mut methods = 0;
+    for line in xml.lines() {
+        let t = line.trim();
+        if t.starts_with("<!--") {
+            comment.clear();
+        }
+        comment.push_str(t);
+        comment.push('\n');
+        if let Some(rest) = t.strip_prefix("<method name=\"") {
+            methods += 1;
+            let name = rest.split('"').next().unwrap();
+            let errors = comment
+                .lines()
+                .find_map(|l| l.strip_prefix("Errors: "))
+                .unwrap_or_else(|| panic!("{name}: no `Errors:` line in its comment"));
+            for word in errors.split(", ") {
+                let e = word.split([' ', '.']).next().unwrap();
+                assert!(
+                    KNOWN.contains(&e),
+                    "{name}: unknown error {e:?} in {errors:?}"
+                );
+            }
+        }
+    }
+    assert!(methods >= 16, "only {methods} methods found");
+}

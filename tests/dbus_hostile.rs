@@ -484,7 +484,10 @@ fn concurrent_jobs_are_capped_per_user_and_run_one_measurement_at_a_time() {
         "helper",
         &format!("cancel {}", started[0]),
     ));
-    assert_eq!(name, "org.hlctl.Daemon1.Error.NotAuthorized", "{msg}");
+    assert_eq!(
+        name, "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired",
+        "{msg}"
+    );
     // Another connection of the same user may cancel its own detached jobs.
     for p in &started {
         let r = lab

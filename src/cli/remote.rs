@@ -29,6 +29,7 @@ pub(crate) struct Remote {
 
 /// Map a D-Bus failure to the message and exit code the in-process path gives.
 pub(crate) fn remote_error(e: zbus::Error) -> CliError {
+    use crate::dbus::wire::error::INTERACTIVE;
     match e {
         zbus::Error::MethodError(name, desc, _) => {
             let desc = desc.unwrap_or_default();
@@ -38,13 +39,20 @@ pub(crate) fn remote_error(e: zbus::Error) -> CliError {
                 }
                 Some("NotAuthorized") => exit::NOT_PERMITTED,
                 Some(_) => exit::FAILED,
-                None if name.as_str() == "org.freedesktop.DBus.Error.AccessDenied" => {
+                None if name.as_str() == "org.freedesktop.DBus.Error.AccessDenied"
+                    || name.as_str() == INTERACTIVE =>
+                {
                     exit::NOT_PERMITTED
                 }
                 None => return CliError::new(format!("hlctld: {name}: {desc}"), exit::FAILED),
             };
             CliError::new(desc, code)
         }
+        // The standard names (polkit wanting to ask) arrive as fdo errors.
+        zbus::Error::FDO(e) if zbus::DBusError::name(&*e).as_str() == INTERACTIVE => CliError::new(
+            zbus::DBusError::description(&*e).unwrap_or_default(),
+            exit::NOT_PERMITTED,
+        ),
         other => CliError::new(format!("talking to hlctld: {other}"), exit::FAILED),
     }
 }

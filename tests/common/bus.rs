@@ -788,6 +788,14 @@ pub fn helper_main() {
             name.as_str(),
             msg.unwrap_or_default().replace('\n', " ")
         ),
+        // Standard names (org.freedesktop.DBus.Error.*) arrive as fdo errors.
+        Err(zbus::Error::FDO(e)) => println!(
+            "RESULT:ERR:{}:{}",
+            zbus::DBusError::name(&*e).as_str(),
+            zbus::DBusError::description(&*e)
+                .unwrap_or_default()
+                .replace('\n', " ")
+        ),
         Err(e) => println!("\nRESULT:ERR:transport:{e}"),
     }
 }

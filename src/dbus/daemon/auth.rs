@@ -173,6 +173,13 @@ async fn check(
         .await
     {
         Ok(r) if r.is_authorized => Ok(()),
+        Ok(r) if r.is_challenge && flags.is_empty() => {
+            Err(Error::InteractiveAuthorizationRequired(format!(
+                "authentication is required to {} (polkit action {}); call again allowing interactive authorization",
+                action.what(),
+                action.id()
+            )))
+        }
         Ok(_) => Err(refused()),
         Err(zbus::Error::MethodError(name, _, _))
             if name.as_str() == "org.freedesktop.DBus.Error.ServiceUnknown"

@@ -63,7 +63,7 @@ pub(crate) async fn authorize(
             skipped: Vec::new(),
             record: true,
         }),
-        Err(Error::NotAuthorized(why)) => {
+        Err(Error::NotAuthorized(why) | Error::InteractiveAuthorizationRequired(why)) => {
             let owner = auth::caller(conn, hdr).await?;
             let skipped = measurements
                 .iter()

@@ -3,8 +3,6 @@
 //! The message of every error is the engine's own error text, so a client
 //! printing `hlctl: <message>` shows exactly what the in-process path shows.
 
-use zbus::DBusError;
-
 use crate::history::HistoryError;
 use crate::nic::error::NicError;
 use crate::sysctl::SysctlError;
@@ -13,14 +11,18 @@ use crate::sysctl::SysctlError;
 pub(crate) const PREFIX: &str = "org.hlctl.Daemon1.Error";
 
 /// Every error a method of `org.hlctl.Daemon1` can return.
-#[derive(Debug, DBusError)]
-#[zbus(prefix = "org.hlctl.Daemon1.Error")]
+#[derive(Debug)]
 pub(crate) enum Error {
     /// Transport-level failure (never sent by hlctld on purpose).
-    #[zbus(error)]
     ZBus(zbus::Error),
     /// polkit refused the caller; nothing was changed.
     NotAuthorized(String),
+    /// polkit would ask the caller to authenticate, but the call did not
+    /// allow interactive authorization (the message flag): a client offers
+    /// "get administrative access" and calls again with the flag. Sent as
+    /// `org.freedesktop.DBus.Error.InteractiveAuthorizationRequired`, as
+    /// systemd's daemons do.
+    InteractiveAuthorizationRequired(String),
     /// The interface (or job) does not exist.
     NoSuchInterface(String),
     /// The driver or this daemon does not offer that operation.
@@ -38,6 +40,84 @@ pub(crate) enum Error {
     LimitExceeded(String),
     /// The operation ran and failed.
     Failed(String),
+}
+
+/// The standard name of [`Error::InteractiveAuthorizationRequired`].
+pub(crate) const INTERACTIVE: &str = "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired";
+
+impl Error {
+    /// The full error name (a static string, as zbus wants it).
+    fn full_name(&self) -> &'static str {
+        match self {
+            Error::ZBus(_) => "org.freedesktop.zbus.Error",
+            Error::NotAuthorized(_) => "org.hlctl.Daemon1.Error.NotAuthorized",
+            Error::InteractiveAuthorizationRequired(_) => INTERACTIVE,
+            Error::NoSuchInterface(_) => "org.hlctl.Daemon1.Error.NoSuchInterface",
+            Error::NotSupported(_) => "org.hlctl.Daemon1.Error.NotSupported",
+            Error::InvalidArgument(_) => "org.hlctl.Daemon1.Error.InvalidArgument",
+            Error::Busy(_) => "org.hlctl.Daemon1.Error.Busy",
+            Error::InvalidState(_) => "org.hlctl.Daemon1.Error.InvalidState",
+            Error::LimitExceeded(_) => "org.hlctl.Daemon1.Error.LimitExceeded",
+            Error::Failed(_) => "org.hlctl.Daemon1.Error.Failed",
+        }
+    }
+
+    fn text(&self) -> String {
+        match self {
+            Error::ZBus(e) => e.to_string(),
+            Error::NotAuthorized(m)
+            | Error::InteractiveAuthorizationRequired(m)
+            | Error::NoSuchInterface(m)
+            | Error::NotSupported(m)
+            | Error::InvalidArgument(m)
+            | Error::Busy(m)
+            | Error::InvalidState(m)
+            | Error::LimitExceeded(m)
+            | Error::Failed(m) => m.clone(),
+        }
+    }
+}
+
+impl zbus::DBusError for Error {
+    fn name(&self) -> zbus::names::ErrorName<'_> {
+        zbus::names::ErrorName::from_static_str_unchecked(self.full_name())
+    }
+
+    fn description(&self) -> Option<&str> {
+        match self {
+            Error::ZBus(_) => None,
+            Error::NotAuthorized(m)
+            | Error::InteractiveAuthorizationRequired(m)
+            | Error::NoSuchInterface(m)
+            | Error::NotSupported(m)
+            | Error::InvalidArgument(m)
+            | Error::Busy(m)
+            | Error::InvalidState(m)
+            | Error::LimitExceeded(m)
+            | Error::Failed(m) => Some(m),
+        }
+    }
+
+    fn create_reply(
+        &self,
+        call: &zbus::message::Header<'_>,
+    ) -> zbus::Result<zbus::message::Message> {
+        zbus::message::Message::error(call, self.name()).build(&(self.text(),))
+    }
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.full_name(), self.text())
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<zbus::Error> for Error {
+    fn from(e: zbus::Error) -> Self {
+        Error::ZBus(e)
+    }
 }
 
 pub(crate) type Result<T> = std::result::Result<T, Error>;
@@ -80,6 +160,7 @@ pub(crate) fn short_name(full: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use zbus::DBusError;
 
     #[test]
     fn names_are_stable() {
@@ -99,6 +180,13 @@ mod tests {
             assert_eq!(short_name(&name), Some(short));
             assert_eq!(e.description(), Some("x"));
         }
+        let e = Error::InteractiveAuthorizationRequired("x".into());
+        assert_eq!(e.name().as_str(), INTERACTIVE);
+        assert_eq!(
+            short_name(INTERACTIVE),
+            None,
+            "a standard name, not hlctl's"
+        );
     }
 
     #[test]
