@@ -29,6 +29,47 @@ impl Lab {
         })
     }
 
+    /// `PropertiesChanged` of the Link objects.
+    fn link_signals(&self) -> zbus::MessageStream {
+        self.rig.rt.block_on(async {
+            let rule = zbus::MatchRule::builder()
+                .msg_type(zbus::message::Type::Signal)
+                .interface("org.freedesktop.DBus.Properties")
+                .path_namespace("/org/hlctl/Daemon1/link")
+                .build()
+                .unwrap();
+            zbus::MessageStream::for_match_rule(rule, &self.rig.conn, None)
+                .await
+                .unwrap()
+        })
+    }
+
+    /// The `HeldBy` values announced on `path` within `within`.
+    fn held_by_announced(
+        &self,
+        signals: &mut zbus::MessageStream,
+        path: &str,
+        within: Duration,
+    ) -> Vec<String> {
+        let mut out = Vec::new();
+        self.rig.rt.block_on(async {
+            let end = tokio::time::Instant::now() + within;
+            while let Ok(Some(Ok(m))) =
+                tokio::time::timeout_at(end, hlctl::dbus::wire::next(signals)).await
+            {
+                if m.header().path().map(|p| p.as_str()) != Some(path) {
+                    continue;
+                }
+                let (_, changed, _): (String, HashMap<String, zbus::OwnedVariant>, Vec<String>) =
+                    m.body().deserialize().unwrap();
+                if let Some(v) = changed.get("HeldBy") {
+                    out.push(String::try_from(v.try_clone().unwrap()).unwrap());
+                }
+            }
+        });
+        out
+    }
+
     fn job_prop(&self, path: &str, prop: &str) -> zbus::OwnedVariant {
         self.rig.property(path, "org.hlctl.Daemon1.Job", prop)
     }
@@ -226,6 +267,25 @@ fn job_interface(xml: &str) -> Vec<(String, String)> {
 fn a_benchmark_on_a_link_blocks_changes_to_it() {
     let lab = Lab::new(&[]);
     let mut signals = lab.job_signals();
+    let mut link_signals = lab.link_signals();
+    let link_path = lab.rig.rt.block_on(async {
+        let r = lab
+            .rig
+            .conn
+            .call_method(
+                Some("org.hlctl.Daemon1"),
+                "/org/hlctl/Daemon1",
+                Some("org.hlctl.Daemon1.Manager"),
+                "GetLink",
+                &(lab.a.as_str(),),
+            )
+            .await
+            .unwrap();
+        r.body()
+            .deserialize::<zbus::OwnedObjectPath>()
+            .unwrap()
+            .to_string()
+    });
     let path = lab
         .start_benchmark(
             "cpu",
@@ -250,6 +310,13 @@ fn a_benchmark_on_a_link_blocks_changes_to_it() {
     assert!(show.status.success());
     let (_, state, _) = wait_finished(&lab, &mut signals, Some(&path));
     assert_eq!(state, "succeeded");
+    // HeldBy was announced when the job took the link and when it let go.
+    let held = lab.held_by_announced(&mut link_signals, &link_path, Duration::from_secs(1));
+    assert!(
+        held.first().is_some_and(|h| h.contains("cpu benchmark"))
+            && held.last() == Some(&String::new()),
+        "HeldBy announced: {held:?}"
+    );
     let out = lab.rig.hlctl(&["set", &lab.a, "mtu", "1400"]);
     assert!(
         out.status.success(),

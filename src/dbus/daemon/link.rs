@@ -98,8 +98,9 @@ impl LinkObject {
         self.link.model().oper_state
     }
 
-    /// What holds the link now (a change or a benchmark job), or "".
-    #[zbus(property(emits_changed_signal = "false"))]
+    /// What holds the link now (a change or a benchmark job), or "";
+    /// announced when it changes.
+    #[zbus(property)]
     fn held_by(&self) -> String {
         self.link.holder().unwrap_or_default()
     }

@@ -172,7 +172,7 @@ pub(crate) async fn add(
     iface: Interface,
 ) -> Option<Arc<LinkState>> {
     let name = iface.name.clone();
-    let state = Arc::new(LinkState::new(iface));
+    let state = Arc::new(LinkState::new(iface, d.held.clone()));
     let p = link::path(state.ifindex);
     let obj = LinkObject {
         daemon: d.clone(),

@@ -105,6 +105,27 @@ async fn serve(bus: Bus, opts: Options) -> Result<(), ServiceError> {
     Ok(())
 }
 
+/// Announce `HeldBy` of each link whose holder changed (a change or a job
+/// claimed or released it).
+fn announce_holders(conn: &Connection, d: &Arc<Daemon>) {
+    let Some(mut rx) = lock(&d.held_rx).take() else {
+        return;
+    };
+    let conn = conn.clone();
+    tokio::spawn(async move {
+        while let Some(ifindex) = rx.recv().await {
+            let server = conn.object_server();
+            if let Ok(iref) = server.interface::<_, LinkObject>(link::path(ifindex)).await {
+                let _ = iref
+                    .get()
+                    .await
+                    .held_by_changed(iref.signal_emitter())
+                    .await;
+            }
+        }
+    });
+}
+
 /// Read the configuration and start rewriting the metrics file. A bad
 /// configuration file is logged (file, line, key) and its good keys used:
 /// the daemon serves regardless.
@@ -131,7 +152,7 @@ async fn connect(bus: &Bus, d: &Arc<Daemon>) -> Result<Connection, ServiceError>
     {
         let mut links = d.links.write().unwrap_or_else(|p| p.into_inner());
         for iface in ifaces {
-            let state = Arc::new(LinkState::new(iface));
+            let state = Arc::new(LinkState::new(iface, d.held.clone()));
             b = b.serve_at(
                 link::path(state.ifindex),
                 LinkObject {
@@ -155,6 +176,7 @@ fn start_tasks(conn: &Connection, d: &Arc<Daemon>) -> tokio::sync::oneshot::Rece
             "cannot follow netlink changes: {e}; properties refresh on reads and our own changes only"
         );
     }
+    announce_holders(conn, d);
     let (lost_tx, lost_rx) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
         watch_owners(conn_for_watch, dd_for_watch).await;

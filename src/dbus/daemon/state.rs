@@ -35,6 +35,8 @@ pub(crate) struct LinkState {
     pub(crate) ifindex: u32,
     model: RwLock<(Interface, Instant)>,
     holder: Mutex<Option<String>>,
+    /// Where a change of the holder is announced (`HeldBy`), by ifindex.
+    held: tokio::sync::mpsc::UnboundedSender<u32>,
     /// What the guard of persisted settings knows ([`super::guard`]).
     pub(crate) guard: GuardState,
 }
@@ -75,11 +77,13 @@ impl GuardState {
 }
 
 impl LinkState {
-    pub(crate) fn new(iface: Interface) -> Self {
+    /// A link whose holder changes are sent to `held` (see [`Daemon::held`]).
+    pub(crate) fn new(iface: Interface, held: tokio::sync::mpsc::UnboundedSender<u32>) -> Self {
         Self {
             ifindex: iface.ifindex,
             model: RwLock::new((iface, Instant::now())),
             holder: Mutex::new(None),
+            held,
             guard: GuardState::default(),
         }
     }
@@ -117,6 +121,7 @@ impl LinkState {
             )));
         }
         *h = Some(what.into());
+        let _ = self.held.send(self.ifindex);
         Ok(Claim(self.clone()))
     }
 
@@ -132,6 +137,7 @@ pub(crate) struct Claim(Arc<LinkState>);
 impl Drop for Claim {
     fn drop(&mut self) {
         *lock(&self.0.holder) = None;
+        let _ = self.0.held.send(self.0.ifindex);
     }
 }
 
@@ -159,12 +165,17 @@ pub(crate) struct Daemon {
     next_job: AtomicU64,
     /// The system bus, where NetworkManager answers (connected on first use).
     nm_bus: tokio::sync::OnceCell<Option<zbus::Connection>>,
+    /// Every link sends its ifindex here when its holder changes; one task
+    /// announces `HeldBy` ([`super::service`]).
+    pub(crate) held: tokio::sync::mpsc::UnboundedSender<u32>,
+    pub(crate) held_rx: Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<u32>>>,
 }
 
 impl Daemon {
     pub(crate) fn new(opts: Options) -> Result<Arc<Self>, NicError> {
         let reader = Netlink::new().map_err(NicError::Connect)?;
         let writer = Netlink::new().map_err(NicError::Connect)?;
+        let (held, held_rx) = tokio::sync::mpsc::unbounded_channel();
         Ok(Arc::new(Self {
             opts,
             links: RwLock::new(BTreeMap::new()),
@@ -173,6 +184,8 @@ impl Daemon {
             jobs: Mutex::new(BTreeMap::new()),
             next_job: AtomicU64::new(1),
             nm_bus: tokio::sync::OnceCell::new(),
+            held,
+            held_rx: Mutex::new(Some(held_rx)),
         }))
     }
 
