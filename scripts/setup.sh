@@ -8,7 +8,7 @@ PKGS=(iproute2 ethtool iperf3 fio sysbench stress-ng strace procps iputils-ping
       dbus polkitd libxml2-utils jq time systemd
       lintian debootstrap dpkg-dev man-db util-linux
       prometheus prometheus-node-exporter chromium
-      python3-dbus  # the typed D-Bus API from outside Rust (tests/python/typed_client.py)
+      python3-dbus python3-gi  # the D-Bus API from outside Rust (tests/python/*.py)
       libwrap0)  # libwrap0: rpc.mountd (nfs-kernel-server, unpacked for the NFS VM test) links it
 
 missing=()
