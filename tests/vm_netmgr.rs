@@ -1,21 +1,36 @@
 //! Living with the host's network manager on a booted Debian 12 (issue 24),
 //! in a qemu VM (TCG, rig in tests/common/sysvm.rs) whose image adds
-//! ifupdown2 to vm_systemd's (cached apart). One qemu process, two boots of
-//! the same disk.
+//! ifupdown2, NetworkManager and netplan to vm_systemd's (cached apart;
+//! NetworkManager is installed but not started at boot). One qemu process,
+//! three boots of the same disk.
 //!
-//! Proxmox-style: `/etc/network/interfaces` with `vmbr0` bridging the
-//! e1000e `eth0`, no `mtu` lines. `hlctl set eth0 mtu 9000 --persist` and
-//! `hlctl set vmbr0 mtu 9000 --persist` write the lines into the stanzas;
-//! `ifreload -a` (what Proxmox's "Apply Configuration" runs) keeps 9000,
-//! `ifquery --check -a` is clean, and after a reboot — with no hlctld
-//! installed — ifupdown2 itself brings back 9000. A value set without
-//! `--persist` is reset by the next `ifreload -a`, as it always was.
+//! First systemd-networkd: a `.network` file with `MTUBytes=` makes networkd
+//! the MTU's owner; `set --persist` writes hlctl's drop-in and `networkctl
+//! reconfigure` keeps the value.
 //!
-//! Before that, in the same boot, systemd-networkd: a `.network` file with
-//! `MTUBytes=` makes networkd the MTU's owner; `set --persist` writes
-//! hlctl's drop-in and `networkctl reconfigure` keeps the value.
+//! Then, in the same boot, Proxmox-style: `/etc/network/interfaces` with
+//! `vmbr0` bridging the e1000e `eth0`, no `mtu` lines. `hlctl set eth0 mtu
+//! 9000 --persist` and `hlctl set vmbr0 mtu 9000 --persist` write the lines
+//! into the stanzas; `ifreload -a` (what Proxmox's "Apply Configuration"
+//! runs) keeps 9000, `ifquery --check -a` is clean, and after a reboot — with
+//! no hlctld installed — ifupdown2 itself brings back 9000. A value set
+//! without `--persist` is reset by the next `ifreload -a`, as it always was.
 //!
-//! Not here yet: the NetworkManager and netplan boots.
+//! In the second boot, once ifupdown2 has let go of eth0, NetworkManager
+//! (started by hand) activates a keyfile profile `eth0` that sets only an
+//! address: `show` names it, `set eth0 ring rx 4096 mtu 9000 --persist`
+//! writes both into the profile (`ethtool.ring-rx`, `802-3-ethernet.mtu`),
+//! and `nmcli connection down/up` keeps them.
+//!
+//! Last, NetworkManager stopped, netplan: `/etc/netplan/01-eth0.yaml`
+//! rendered to networkd. `set eth0 feature tso off --persist` goes into
+//! `/etc/netplan/90-hlctl.yaml` (01-eth0.yaml untouched), `netplan apply`
+//! keeps tso off, and after a second reboot netplan's `.link` turns it off
+//! again (tx-tcp-segmentation only: netplan has no key for IPv6 TSO).
+//!
+//! The NetworkManager and netplan phases wait for hlctl's writing of
+//! NetworkManager profiles and netplan YAML: until it lands they fail at
+//! their first look at the profile (`nmcli -g`) or at 90-hlctl.yaml.
 
 mod common;
 
@@ -40,10 +55,75 @@ iface vmbr0 inet static
 \tbridge-fd 0
 ";
 
+/// eth0's NetworkManager profile: an address, none of hlctl's settings.
+const KEYFILE: &str = "/etc/NetworkManager/system-connections/eth0.nmconnection";
+const NM_PROFILE: &str = "[connection]
+id=eth0
+type=ethernet
+interface-name=eth0
+
+[ipv4]
+method=manual
+address1=10.77.0.2/24
+
+[ipv6]
+method=disabled
+";
+
+/// eth0 in netplan, rendered to systemd-networkd.
+const NETPLAN_FILE: &str = "/etc/netplan/01-eth0.yaml";
+const NETPLAN_YAML: &str = "network:
+  version: 2
+  renderer: networkd
+  ethernets:
+    eth0:
+      addresses: [10.77.0.2/24]
+";
+
 fn mtu(vm: &mut SystemVm, iface: &str) -> u64 {
     let out = vm.ok(&format!("ip -j link show dev {iface}"));
     let v: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
     v[0]["mtu"].as_u64().unwrap()
+}
+
+/// eth0's current rx ring size, from `ethtool -g`.
+fn ring_rx(vm: &mut SystemVm) -> u64 {
+    let out = vm.ok("ethtool -g eth0");
+    out.split("Current hardware settings:")
+        .nth(1)
+        .and_then(|cur| cur.lines().find_map(|l| l.strip_prefix("RX:")))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no current RX in:\n{out}"))
+}
+
+/// ethtool's lines for eth0's TSO features (`\ttx-tcp-segmentation: off`,
+/// `\ttx-tcp6-segmentation: off`).
+fn tso(vm: &mut SystemVm) -> String {
+    vm.ok("ethtool -k eth0 | grep -E '^\\s+tx-tcp6?-segmentation:'")
+}
+
+/// The profile's ring rx and MTU as `nmcli -g` prints them (`rx=4096
+/// mtu=9000`; unset: `rx= mtu=auto`).
+fn profile_ring_mtu(vm: &mut SystemVm) -> String {
+    let get = |k: &str| format!("$(nmcli -g {k} connection show eth0)");
+    vm.ok(&format!(
+        "echo \"rx={} mtu={}\"",
+        get("ethtool.ring-rx"),
+        get("802-3-ethernet.mtu")
+    ))
+    .trim()
+    .to_string()
+}
+
+/// `systemctl reboot`, then wait for the new boot's agent and for systemd.
+fn reboot(vm: &mut SystemVm, boot: &str) {
+    let t = Instant::now();
+    vm.send("systemctl reboot");
+    let next = vm.wait_agent(Duration::from_secs(300));
+    assert_ne!(boot, next, "no new boot");
+    let (state, failed) = vm.wait_system_running();
+    deb::took("reboot", t);
+    eprintln!("after reboot: {state}; failed: {failed}");
 }
 
 /// hlctl (copied from the second disk) in-process, as root.
@@ -132,8 +212,92 @@ fn persist_through_ifupdown2(vm: &mut SystemVm) {
     assert_eq!(mtu(vm, "vmbr0"), 9000);
 }
 
+/// ifupdown2 lets go of eth0 (vmbr0 goes; networkd's file went already).
+fn leave_ifupdown2(vm: &mut SystemVm) {
+    let (_, out) = vm.sh("ifdown -a");
+    eprintln!("ifdown -a: {out}");
+    vm.ok("! ip link show dev vmbr0 2>/dev/null");
+    vm.ok("printf 'auto lo\\niface lo inet loopback\\n' > /etc/network/interfaces");
+    vm.ok("ip link set dev eth0 mtu 1500 up && rm -f /var/lib/hlctl/nic-settings.json");
+}
+
+/// NetworkManager activates eth0's keyfile profile: `set --persist` writes
+/// ring rx and the MTU into it, and the next activation keeps them.
+fn persist_through_networkmanager(vm: &mut SystemVm) {
+    vm.ok(&format!(
+        "cat > {KEYFILE} <<'EOF'\n{NM_PROFILE}EOF\nchmod 600 {KEYFILE}"
+    ));
+    vm.ok("systemctl start NetworkManager && nm-online -s -q -t 60");
+    vm.ok("for i in $(seq 30); do nmcli -g GENERAL.STATE device show eth0 | grep -q '^100' && exit 0; sleep 1; done; nmcli device; exit 1");
+    let shown = hlctl_json(vm, "show eth0");
+    let o = &shown["interfaces"][0]["owners"][0];
+    assert_eq!(o["manager"], "network-manager", "{shown}");
+    assert_eq!(o["name"], "eth0", "{shown}");
+    assert_eq!(o["file"], KEYFILE, "{shown}");
+    assert_eq!((ring_rx(vm), mtu(vm, "eth0")), (256, 1500), "before set");
+    let r = hlctl_json(vm, "set eth0 ring rx 4096 mtu 9000 --persist");
+    eprintln!("set --persist under NetworkManager: {r}");
+    assert_eq!(profile_ring_mtu(vm), "rx=4096 mtu=9000", "{r}");
+    let keyfile = vm.ok(&format!("cat {KEYFILE}"));
+    eprintln!("{KEYFILE} after set --persist:\n{keyfile}");
+    vm.ok("nmcli connection down eth0 && nmcli connection up eth0");
+    assert_eq!(
+        (ring_rx(vm), mtu(vm, "eth0")),
+        (4096, 9000),
+        "after nmcli connection down/up"
+    );
+    // Clean up for netplan: NetworkManager lets go of eth0.
+    vm.ok(&format!(
+        "nmcli connection down eth0 && systemctl stop NetworkManager && rm {KEYFILE}"
+    ));
+    vm.ok("ip addr flush dev eth0 && rm -f /var/lib/hlctl/nic-settings.json");
+}
+
+/// netplan renders eth0 for networkd: `set --persist` writes hlctl's own
+/// YAML and leaves the user's alone; `netplan apply` keeps tso off, and so
+/// does a reboot (tx-tcp-segmentation: all netplan persists of tso).
+fn persist_through_netplan(vm: &mut SystemVm) {
+    vm.ok(&format!(
+        "cat > {NETPLAN_FILE} <<'EOF'\n{NETPLAN_YAML}EOF\nchmod 600 {NETPLAN_FILE}"
+    ));
+    vm.ok("netplan apply");
+    let shown = hlctl_json(vm, "show eth0");
+    let owners = shown["interfaces"][0]["owners"].as_array().cloned();
+    assert!(
+        owners
+            .unwrap_or_default()
+            .iter()
+            .any(|o| o["netplan"] == NETPLAN_FILE),
+        "{shown}"
+    );
+    let k = tso(vm);
+    assert!(k.contains("tx-tcp-segmentation: on"), "before set:\n{k}");
+    let sum = vm.ok(&format!("sha256sum {NETPLAN_FILE}"));
+    let r = hlctl_json(vm, "set eth0 feature tso off --persist");
+    eprintln!("set --persist under netplan: {r}");
+    let got = vm.ok("netplan get ethernets.eth0.tcp-segmentation-offload");
+    assert_eq!(got.trim(), "false", "{r}");
+    let ours = vm.ok("cat /etc/netplan/90-hlctl.yaml");
+    eprintln!("/etc/netplan/90-hlctl.yaml after set --persist:\n{ours}");
+    assert_eq!(vm.ok(&format!("sha256sum {NETPLAN_FILE}")), sum);
+    vm.ok("netplan apply");
+    let k = tso(vm);
+    assert!(!k.contains(": on"), "after netplan apply:\n{k}");
+    let boot = vm.ok("cat /proc/sys/kernel/random/boot_id");
+    reboot(vm, boot.trim());
+    // netplan's tcp-segmentation-offload is networkd's TCPSegmentationOffload=
+    // in the .link, tx-tcp-segmentation alone: netplan 0.106 has no key for
+    // TCP6SegmentationOffload=, so tx-tcp6-segmentation is on again.
+    let k = tso(vm);
+    eprintln!("after the reboot:\n{k}");
+    assert!(
+        k.contains("tx-tcp-segmentation: off"),
+        "after the reboot:\n{k}"
+    );
+}
+
 #[test]
-fn ifupdown2_keeps_a_persisted_mtu_through_ifreload_and_reboot() {
+fn each_network_manager_keeps_what_hlctl_persisted() {
     if !common::is_root() {
         panic!("vm_netmgr needs root (netns, tap)");
     }
@@ -168,17 +332,18 @@ fn ifupdown2_keeps_a_persisted_mtu_through_ifreload_and_reboot() {
     persist_through_ifupdown2(&mut vm);
     deb::took("ifupdown2", t);
 
-    let t = Instant::now();
-    vm.send("systemctl reboot");
-    let boot2 = vm.wait_agent(Duration::from_secs(300));
-    assert_ne!(boot1, boot2, "no new boot");
-    let (state, failed) = vm.wait_system_running();
-    deb::took("reboot", t);
-    eprintln!("after reboot: {state}; failed: {failed}");
+    reboot(&mut vm, &boot1);
     assert_eq!(
         (mtu(&mut vm, "eth0"), mtu(&mut vm, "vmbr0")),
         (9000, 9000),
         "after the reboot"
     );
+    let t = Instant::now();
+    leave_ifupdown2(&mut vm);
+    persist_through_networkmanager(&mut vm);
+    deb::took("NetworkManager", t);
+    let t = Instant::now();
+    persist_through_netplan(&mut vm);
+    deb::took("netplan (with a reboot)", t);
     deb::took("the whole test", t0);
 }

@@ -28,6 +28,10 @@ pub struct RootRecipe {
     pub cache_dir: &'static str,
     /// Bump when the recipe changes.
     pub version: u32,
+    /// A script run chrooted in the root, after the system image's own
+    /// customisation, when a booted VM image is made of it
+    /// (`tests/common/sysvm.rs`); empty for none.
+    pub image_customize: &'static str,
 }
 
 /// The package tests' root: what hlctl depends on, and systemd for
@@ -37,6 +41,7 @@ pub const PACKAGE_ROOT: RootRecipe = RootRecipe {
     include: "dbus,polkitd,systemd,libpam-systemd",
     cache_dir: "/var/tmp/hlctl-deb-test",
     version: 1,
+    image_customize: "",
 };
 
 fn repo() -> &'static Path {

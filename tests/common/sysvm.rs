@@ -36,15 +36,26 @@ pub const SYSTEM_ROOT: RootRecipe = RootRecipe {
     include: "dbus,polkitd,systemd,systemd-sysv,udev,libpam-systemd,iproute2,ethtool,iperf3,adduser,kmod,procps",
     cache_dir: "/var/tmp/hlctl-sysvm",
     version: 1,
+    image_customize: "",
 };
 
 /// [`SYSTEM_ROOT`] with the network managers of issue 24 (ifupdown2 as on
-/// Proxmox VE 8), cached apart from the plain image.
+/// Proxmox VE 8, NetworkManager, netplan), cached apart from the plain
+/// image. NetworkManager is installed but not started at boot (it would take
+/// eth0, which systemd-networkd configures): the test starts it itself.
+/// netplan has no YAML, so its generator renders nothing at boot.
 pub const NETMGR_ROOT: RootRecipe = RootRecipe {
-    include: "dbus,polkitd,systemd,systemd-sysv,udev,libpam-systemd,iproute2,ethtool,iperf3,adduser,kmod,procps,ifupdown2",
+    include: "dbus,polkitd,systemd,systemd-sysv,udev,libpam-systemd,iproute2,ethtool,iperf3,adduser,kmod,procps,ifupdown2,network-manager,netplan.io",
     cache_dir: "/var/tmp/hlctl-sysvm-netmgr",
-    version: 1,
+    version: 2,
+    image_customize: NETMGR_CUSTOMIZE,
 };
+
+/// [`NETMGR_ROOT`]'s own customisation: NetworkManager stays off at boot
+/// (disabled, which also drops its D-Bus activation alias).
+const NETMGR_CUSTOMIZE: &str = "set -e
+systemctl disable NetworkManager.service NetworkManager-wait-online.service
+";
 
 /// Kernel modules the initramfs loads before `switch_root`.
 /// (ext4 asks the crypto API for crc32c at mount time: crc32c_generic.)
@@ -145,11 +156,17 @@ pub fn image_of(recipe: &RootRecipe, extra: &[&str]) -> SystemImage {
         IMAGE_SIZE.as_bytes(),
         &IMAGE_VERSION.to_le_bytes(),
     ]);
-    // Extra modules change the key; none keeps vm_systemd's cached image.
+    // Extra modules and a recipe's own customisation change the key; none
+    // keeps vm_systemd's cached image.
     let key = if extra.is_empty() {
         key
     } else {
         hash(&[key.as_bytes(), extra.join(" ").as_bytes()])
+    };
+    let key = if recipe.image_customize.is_empty() {
+        key
+    } else {
+        hash(&[key.as_bytes(), recipe.image_customize.as_bytes()])
     };
     let dir = Path::new(recipe.cache_dir);
     let img = SystemImage {
@@ -213,6 +230,12 @@ fn build_disk(recipe: &RootRecipe, out: &Path) {
     put("/etc/systemd/system/harness-agent.service", AGENT_UNIT);
     put("/etc/systemd/network/10-eth0.network", NETWORK);
     ok("customising the system root", &root.sh(CUSTOMIZE));
+    if !recipe.image_customize.is_empty() {
+        ok(
+            "the recipe's own customisation of the system root",
+            &root.sh(recipe.image_customize),
+        );
+    }
     let part = out.with_extension("part");
     let _ = std::fs::remove_file(&part);
     let o = run(
