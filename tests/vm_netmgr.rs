@@ -212,6 +212,23 @@ fn persist_through_ifupdown2(vm: &mut SystemVm) {
     assert_eq!(mtu(vm, "vmbr0"), 9000);
 }
 
+/// `hlctl rollback` of both persisted sets: the stanzas are byte for byte
+/// what the user wrote, and the live MTUs are back.
+fn rollback_ifupdown2(vm: &mut SystemVm) {
+    for iface in ["vmbr0", "eth0"] {
+        let r = hlctl_json(vm, &format!("rollback {iface}"));
+        assert_eq!(r["undone"][0]["interface"], iface, "{r}");
+    }
+    let after = vm.ok("cat /etc/network/interfaces");
+    eprintln!("/etc/network/interfaces after hlctl rollback:\n{after}");
+    assert_eq!(after, INTERFACES, "not byte-identical after rollback");
+    assert_eq!(mtu(vm, "eth0"), 1500, "eth0's MTU from before its set");
+    vm.ok("ifreload -a");
+    assert_eq!((mtu(vm, "eth0"), mtu(vm, "vmbr0")), (1500, 1500));
+    let (code, check) = vm.sh("ifquery --check -a");
+    assert_eq!(code, 0, "ifquery --check -a after rollback:\n{check}");
+}
+
 /// ifupdown2 lets go of eth0 (vmbr0 goes; networkd's file went already).
 fn leave_ifupdown2(vm: &mut SystemVm) {
     let (_, out) = vm.sh("ifdown -a");
@@ -246,6 +263,13 @@ fn persist_through_networkmanager(vm: &mut SystemVm) {
         (4096, 9000),
         "after nmcli connection down/up"
     );
+    // rollback takes hlctl's keys out of the profile and puts the live values back.
+    let r = hlctl_json(vm, "rollback eth0");
+    assert_eq!(r["undone"][0]["interface"], "eth0", "{r}");
+    assert_eq!(profile_ring_mtu(vm), "rx= mtu=auto", "{r}");
+    assert_eq!((ring_rx(vm), mtu(vm, "eth0")), (256, 1500), "after rollback");
+    let keyfile = vm.ok(&format!("cat {KEYFILE}"));
+    eprintln!("{KEYFILE} after hlctl rollback:\n{keyfile}");
     // Clean up for netplan: NetworkManager lets go of eth0.
     vm.ok(&format!(
         "nmcli connection down eth0 && systemctl stop NetworkManager && rm {KEYFILE}"
@@ -294,6 +318,13 @@ fn persist_through_netplan(vm: &mut SystemVm) {
         k.contains("tx-tcp-segmentation: off"),
         "after the reboot:\n{k}"
     );
+    // rollback takes hlctl's netplan file away; the user's YAML stays.
+    let r = hlctl_json(vm, "rollback eth0");
+    assert_eq!(r["undone"][0]["interface"], "eth0", "{r}");
+    vm.ok("! test -e /etc/netplan/90-hlctl.yaml");
+    assert_eq!(vm.ok(&format!("sha256sum {NETPLAN_FILE}")), sum);
+    let got = vm.ok("netplan get ethernets.eth0.tcp-segmentation-offload");
+    assert_eq!(got.trim(), "null", "after rollback");
 }
 
 #[test]
@@ -338,6 +369,7 @@ fn each_network_manager_keeps_what_hlctl_persisted() {
         (9000, 9000),
         "after the reboot"
     );
+    rollback_ifupdown2(&mut vm);
     let t = Instant::now();
     leave_ifupdown2(&mut vm);
     persist_through_networkmanager(&mut vm);
