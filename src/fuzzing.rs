@@ -299,10 +299,12 @@ fn asv_options(m: &OwnedDict) {
         );
     }
     let _ = start::BenchOptions::decode(m);
-    if let Ok(o) = start::TuneOptions::decode(m)
-        && let Some(params) = &o.params
-    {
-        let _ = crate::dbus::daemon::tune::parse(params);
+    if let Ok(o) = start::TuneOptions::decode(m) {
+        assert_eq!(
+            start::TuneOptions::decode(&owned_dict(o.encode())).ok(),
+            Some(o.clone())
+        );
+        let _ = crate::dbus::daemon::tune::check(o.params);
     }
 }
 

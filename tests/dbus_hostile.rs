@@ -111,7 +111,7 @@ fn hostile() {
             }
             "tune_huge_params" => {
                 let mut o: HashMap<&str, Variant<'_>> = HashMap::new();
-                o.insert("params", Variant::from(huge.as_str()));
+                o.insert("peer", Variant::from(huge.as_str()));
                 let (d, p, i, n) = m("Tune");
                 conn.call_method(d, p, i, n, &(o,)).await?
             }

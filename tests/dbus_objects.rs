@@ -30,7 +30,10 @@ fn a_gio_object_manager_client_sees_links_and_jobs_come_and_go() {
     );
     let lab = Lab::new(&["--job-linger", "1"]);
     let (new_a, new_b) = (common::unique("oa"), common::unique("ob"));
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/objects_client.py");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/python/objects_client.py"
+    );
     let out = std::process::Command::new(PYTHON)
         .args([
             script,
@@ -58,10 +61,22 @@ fn a_gio_object_manager_client_sees_links_and_jobs_come_and_go() {
         assert_eq!(l["Ifindex"], json!(["u", k["ifindex"]]), "{iface}: {v}");
         assert_eq!(l["Features"], "a{s(bbb)}", "{iface}: {v}");
     }
-    assert_eq!(v["saw_added"], true, "no InterfacesAdded for {new_a}/{new_b}: {v}");
-    assert_eq!(v["saw_removed"], true, "no InterfacesRemoved for {new_a}/{new_b}: {v}");
+    assert_eq!(
+        v["saw_added"], true,
+        "no InterfacesAdded for {new_a}/{new_b}: {v}"
+    );
+    assert_eq!(
+        v["saw_removed"], true,
+        "no InterfacesRemoved for {new_a}/{new_b}: {v}"
+    );
 
-    assert_eq!(v["job_interfaces"][0].as_array().map(|a| a.iter().any(|i| i == "org.hlctl.Daemon1.Job")), Some(true), "{v}");
+    assert_eq!(
+        v["job_interfaces"][0]
+            .as_array()
+            .map(|a| a.iter().any(|i| i == "org.hlctl.Daemon1.Job")),
+        Some(true),
+        "{v}"
+    );
     assert_eq!(v["StartedByUID"], json!(["u", 0]), "{v}");
     let link_path = &v["links"][lab.a.as_str()]["path"];
     assert_eq!(v["Objects"], json!(["ao", [link_path]]), "{v}");

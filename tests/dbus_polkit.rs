@@ -60,11 +60,11 @@ fn a_rules_file_granting_a_group_lets_its_member_change_things() {
     let sack = ns.exec(&["cat", "/proc/sys/net/ipv4/tcp_sack"]);
     assert_eq!(String::from_utf8_lossy(&sack.stdout).trim(), "0");
     // tune is authorized too: the call gets past polkit and fails only on
-    // its missing parameters.
+    // its missing parameters (no interface).
     match rig.call_as(user.uid, user.gid, "helper", "tune") {
         Err((name, msg)) => {
             assert_eq!(name, "org.hlctl.Daemon1.Error.InvalidArgument", "{msg}");
-            assert!(msg.contains("params"), "{msg}");
+            assert!(msg.contains("interface"), "{msg}");
         }
         Ok(r) => panic!("tune: {r}"),
     }

@@ -159,8 +159,7 @@ fn an_unconfirmed_tune_is_rolled_back_by_the_daemon_at_the_deadline() {
     let params = serde_json::json!({
         "interface": s.lab.a, "peer": s.lab.peer_arg(&srv), "runs": 2, "time_s": 1,
         "no_mtu": true, "confirm_timeout_s": 6,
-    })
-    .to_string();
+    });
     // Start it detached from the test's connection and never confirm, as a
     // client that died after starting it would. It keeps the offloads and then
     // waits for a confirmation that never comes. A noisy 1 s run on a shared
@@ -169,8 +168,16 @@ fn an_unconfirmed_tune_is_rolled_back_by_the_daemon_at_the_deadline() {
     let (mut awaiting, mut job) = (false, String::new());
     for attempt in 1..=3 {
         let path: zbus::OwnedObjectPath = s.rig.rt.block_on(async {
+            // Tune's options are the parameters as typed keys.
             let mut opts: HashMap<&str, zbus::Variant<'_>> = HashMap::new();
-            opts.insert("params", zbus::Variant::from(params.as_str()));
+            for (k, v) in params.as_object().unwrap() {
+                let v = match v {
+                    Value::String(t) => zbus::Variant::from(t.clone()),
+                    Value::Bool(b) => zbus::Variant::from(*b),
+                    n => zbus::Variant::U32(n.as_u64().unwrap() as u32),
+                };
+                opts.insert(k.as_str(), v);
+            }
             opts.insert("detached", zbus::Variant::from(true));
             let r = s
                 .rig

@@ -267,7 +267,11 @@ fn persist_through_networkmanager(vm: &mut SystemVm) {
     let r = hlctl_json(vm, "rollback eth0");
     assert_eq!(r["undone"][0]["interface"], "eth0", "{r}");
     assert_eq!(profile_ring_mtu(vm), "rx= mtu=auto", "{r}");
-    assert_eq!((ring_rx(vm), mtu(vm, "eth0")), (256, 1500), "after rollback");
+    assert_eq!(
+        (ring_rx(vm), mtu(vm, "eth0")),
+        (256, 1500),
+        "after rollback"
+    );
     let keyfile = vm.ok(&format!("cat {KEYFILE}"));
     eprintln!("{KEYFILE} after hlctl rollback:\n{keyfile}");
     // Clean up for netplan: NetworkManager lets go of eth0.

@@ -209,10 +209,11 @@ fn through_daemon(
     p: &TuneParams,
     bar: &ProgressBar,
 ) -> Result<TuneReport, CliError> {
-    let params =
-        serde_json::to_string(p).map_err(|e| CliError::new(e.to_string(), exit::FAILED))?;
-    let mut opts = std::collections::HashMap::new();
-    opts.insert("params", zbus::Variant::from(params.as_str()));
+    let opts = crate::dbus::wire::start::TuneOptions {
+        params: p.clone(),
+        detached: false,
+    }
+    .encode();
     let call = super::remote::JobCall {
         what: "tune",
         progress: bar,

@@ -39,7 +39,7 @@ pub(crate) trait Manager {
         options: HashMap<&str, Variant<'_>>,
     ) -> zbus::Result<OwnedObjectPath>;
     #[zbus(allow_interactive_auth)]
-    fn tune(&self, options: HashMap<&str, Variant<'_>>) -> zbus::Result<OwnedObjectPath>;
+    fn tune(&self, options: HashMap<String, Variant<'_>>) -> zbus::Result<OwnedObjectPath>;
     fn doctor(&self, options: HashMap<String, Variant<'_>>) -> zbus::Result<OwnedObjectPath>;
     #[zbus(allow_interactive_auth)]
     fn report(&self, options: HashMap<String, Variant<'_>>) -> zbus::Result<OwnedObjectPath>;

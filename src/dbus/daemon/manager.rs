@@ -319,7 +319,7 @@ impl Manager {
         let o = TuneOptions::decode(&options)?;
         // Refuse callers without the tune authorization before looking at the params.
         let mut caller = auth::authorize(conn, &hdr, &[Action::Tune], "tune").await?;
-        let p = super::tune::parse(o.params.as_deref().unwrap_or(""))?;
+        let p = super::tune::check(o.params)?;
         let link = self
             .daemon
             .link_by_name(&p.interface)

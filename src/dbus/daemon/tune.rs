@@ -20,9 +20,7 @@ use crate::tune::params::TuneParams;
 use crate::tune::rollback::restore_journal;
 
 /// Decode the `params` option and check it before anything starts.
-pub(crate) fn parse(params: &str) -> Result<TuneParams> {
-    let p: TuneParams = serde_json::from_str(params)
-        .map_err(|e| Error::InvalidArgument(format!("tune: params: {e}")))?;
+pub(crate) fn check(p: TuneParams) -> Result<TuneParams> {
     p.options(None).map_err(Error::InvalidArgument)?;
     Ok(p)
 }
