@@ -15,22 +15,22 @@
 //! runs) keeps 9000, `ifquery --check -a` is clean, and after a reboot — with
 //! no hlctld installed — ifupdown2 itself brings back 9000. A value set
 //! without `--persist` is reset by the next `ifreload -a`, as it always was.
+//! After the reboot, `hlctl rollback` of both sets leaves the file byte for
+//! byte as the user wrote it (and `ifquery --check -a` clean).
 //!
 //! In the second boot, once ifupdown2 has let go of eth0, NetworkManager
 //! (started by hand) activates a keyfile profile `eth0` that sets only an
 //! address: `show` names it, `set eth0 ring rx 4096 mtu 9000 --persist`
-//! writes both into the profile (`ethtool.ring-rx`, `802-3-ethernet.mtu`),
-//! and `nmcli connection down/up` keeps them.
+//! writes both into the profile (`ethtool.ring-rx`, `802-3-ethernet.mtu`,
+//! with Update2 inside a checkpoint), `nmcli connection down/up` keeps them,
+//! and `hlctl rollback` takes them out of the profile again.
 //!
 //! Last, NetworkManager stopped, netplan: `/etc/netplan/01-eth0.yaml`
 //! rendered to networkd. `set eth0 feature tso off --persist` goes into
 //! `/etc/netplan/90-hlctl.yaml` (01-eth0.yaml untouched), `netplan apply`
-//! keeps tso off, and after a second reboot netplan's `.link` turns it off
-//! again (tx-tcp-segmentation only: netplan has no key for IPv6 TSO).
-//!
-//! The NetworkManager and netplan phases wait for hlctl's writing of
-//! NetworkManager profiles and netplan YAML: until it lands they fail at
-//! their first look at the profile (`nmcli -g`) or at 90-hlctl.yaml.
+//! keeps tso off, after a third boot netplan's `.link` turns it off again
+//! (tx-tcp-segmentation and tx-tcp6-segmentation), and `hlctl rollback`
+//! removes hlctl's file.
 
 mod common;
 
@@ -283,7 +283,7 @@ fn persist_through_networkmanager(vm: &mut SystemVm) {
 
 /// netplan renders eth0 for networkd: `set --persist` writes hlctl's own
 /// YAML and leaves the user's alone; `netplan apply` keeps tso off, and so
-/// does a reboot (tx-tcp-segmentation: all netplan persists of tso).
+/// does a reboot.
 fn persist_through_netplan(vm: &mut SystemVm) {
     vm.ok(&format!(
         "cat > {NETPLAN_FILE} <<'EOF'\n{NETPLAN_YAML}EOF\nchmod 600 {NETPLAN_FILE}"
@@ -313,13 +313,12 @@ fn persist_through_netplan(vm: &mut SystemVm) {
     assert!(!k.contains(": on"), "after netplan apply:\n{k}");
     let boot = vm.ok("cat /proc/sys/kernel/random/boot_id");
     reboot(vm, boot.trim());
-    // netplan's tcp-segmentation-offload is networkd's TCPSegmentationOffload=
-    // in the .link, tx-tcp-segmentation alone: netplan 0.106 has no key for
-    // TCP6SegmentationOffload=, so tx-tcp6-segmentation is on again.
+    // hlctl's netplan file holds tcp- and tcp6-segmentation-offload (netplan
+    // 0.106 renders both into the .link): both stay off without hlctld.
     let k = tso(vm);
     eprintln!("after the reboot:\n{k}");
     assert!(
-        k.contains("tx-tcp-segmentation: off"),
+        k.contains("tx-tcp-segmentation: off") && k.contains("tx-tcp6-segmentation: off"),
         "after the reboot:\n{k}"
     );
     // rollback takes hlctl's netplan file away; the user's YAML stays.
