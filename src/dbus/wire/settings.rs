@@ -304,6 +304,37 @@ pub(crate) fn decode_flags(
     if p.is_empty() { Ok(out) } else { Err(p) }
 }
 
+/// The options of a change (`Link.ApplyChanges`, `Manager.SetSysctl`):
+/// the flags `dry_run` and `persist`, and `rollback_timeout_s` (u, seconds
+/// up to `max_try_s`; 0 or absent: no try).
+pub(crate) fn decode_change_options(
+    map: &HashMap<String, OwnedVariant>,
+    max_try_s: u32,
+) -> Result<(HashMap<String, bool>, u32), Vec<Problem>> {
+    const TRY: &str = "rollback_timeout_s";
+    let flags: HashMap<String, OwnedVariant> = map
+        .iter()
+        .filter(|(k, _)| k.as_str() != TRY)
+        .filter_map(|(k, v)| v.try_clone().ok().map(|v| (k.clone(), v)))
+        .collect();
+    let mut problems = Vec::new();
+    let timeout = match map.get(TRY) {
+        None => 0,
+        Some(v) => as_u32_in(TRY, v, 0, max_try_s).unwrap_or_else(|p| {
+            problems.push(p);
+            0
+        }),
+    };
+    match decode_flags(&flags, &["dry_run", "persist"]) {
+        Ok(f) if problems.is_empty() => Ok((f, timeout)),
+        Ok(_) => Err(problems),
+        Err(mut p) => {
+            p.extend(problems);
+            Err(p)
+        }
+    }
+}
+
 /// A `u` option that must lie in `lo..=hi`.
 pub(crate) fn as_u32_in(key: &str, v: &Variant<'_>, lo: u32, hi: u32) -> Result<u32, Problem> {
     let n = as_u32(key, v)?;
