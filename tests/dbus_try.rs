@@ -135,6 +135,72 @@ fn set_try_confirmed_is_kept_and_persisted_only_then() {
     std::thread::sleep(Duration::from_secs(1));
     assert_eq!(lab.mtu(&lab.a), 1400);
     assert_ne!(before, 1400);
+    // `hlctl rollback` undoes it to the values from before the try.
+    lab.ok(lab.rig.hlctl(&["rollback", &lab.a]));
+    assert_eq!(
+        lab.mtu(&lab.a),
+        before,
+        "rollback restores the pre-try value"
+    );
+}
+
+#[test]
+fn the_client_dying_in_the_window_restores_at_once() {
+    let lab = Lab::new(&[]);
+    let before = lab.mtu(&lab.a);
+    let mut child = lab.spawn(&["set", &lab.a, "mtu", "1400", "--try", "60"]);
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    read_until(&mut out, "Press Enter");
+    assert_eq!(lab.mtu(&lab.a), 1400);
+    let t0 = Instant::now();
+    let _ = child.kill(); // SIGKILL: no chance to cancel by itself
+    let _ = child.wait();
+    while lab.mtu(&lab.a) != before && t0.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(
+        lab.mtu(&lab.a),
+        before,
+        "restored when the caller left the bus"
+    );
+    assert!(
+        t0.elapsed() < Duration::from_secs(10),
+        "long before the deadline"
+    );
+    let said = format!("of {}: restored (cancelled", lab.a);
+    assert!(lab.log_says(&said, Duration::from_secs(2)), "{}", lab.log());
+}
+
+#[test]
+fn local_try_restores_on_sigterm() {
+    let lab = Lab::new(&[]);
+    let before = lab.mtu(&lab.a);
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let mut child = Command::new("ip")
+        .args(["netns", "exec", &lab.ns.name, common::bus::HLCTL, "--local"])
+        .arg("--state-dir")
+        .arg(&state)
+        .args(["set", &lab.a, "mtu", "1400", "--try", "60", "--json"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    // With --json the prompt goes to stderr.
+    read_until(&mut err, "Press Enter within 60 s");
+    assert_eq!(lab.mtu(&lab.a), 1400);
+    assert!(state.join(format!("tune/journal-{}.json", lab.a)).exists());
+    // `ip netns exec` execs hlctl in place: the pid is hlctl's.
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["kept"], false, "{v}");
+    assert_eq!(v["try"]["why"], "cancelled", "{v}");
+    assert_eq!(lab.mtu(&lab.a), before);
+    assert!(!state.join(format!("tune/journal-{}.json", lab.a)).exists());
 }
 
 #[test]

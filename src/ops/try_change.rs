@@ -203,6 +203,7 @@ impl Pending {
             persist,
             ..
         } = self;
+        let original = cp.journal.original.clone();
         if let Err(e) = cp.finish() {
             return TryEnd {
                 kept: false,
@@ -213,6 +214,11 @@ impl Pending {
         }
         if persist {
             let (persisted, error) = persist_now(nl, &paths, &what);
+            if let (Some(_), What::Nic { iface, .. }) = (&persisted, &what)
+                && let Err(e) = undo_from_before(&paths, iface, &original)
+            {
+                end.errors.push(e);
+            }
             end.persisted = persisted;
             end.errors.extend(error);
         }
@@ -278,6 +284,18 @@ fn persist_now(
             }
         }
     }
+}
+
+/// `hlctl rollback IFACE` after a confirmed `set --try --persist` puts back
+/// the values from before the try: the record persisting wrote holds the
+/// tried values (live when it was written), so take the journal's.
+fn undo_from_before(paths: &Paths, iface: &str, original: &Change) -> Result<(), String> {
+    let undo = |e: TuneError| format!("persisted, but `hlctl rollback` cannot undo it: {e}");
+    let Some(mut last) = crate::tune::persist::load_last(paths, iface).map_err(undo)? else {
+        return Ok(());
+    };
+    last.original.nic = original.nic.clone();
+    crate::tune::persist::save_last(paths, &last).map_err(undo)
 }
 
 /// What a caller waits for while a try is pending.

@@ -198,7 +198,15 @@ impl LinkObject {
     /// Apply a change set (keys: see the header of
     /// `dbus/org.hlctl.Daemon1.xml`): validate everything, snapshot, apply in
     /// a safe order, read back, restore on failure. Options: `dry_run` (b),
-    /// `persist` (b). Returns `rows`, one per setting: (setting, before,
+    /// `persist` (b), `rollback_timeout_s` (u: seconds, 0 or absent for none):
+    /// with it the change is applied and journalled, kept only when the
+    /// job at the summary's `job` (o, present only then; kind `try:IFACE`,
+    /// `awaiting-confirmation`) gets `Job.Confirm` before the deadline, and
+    /// restored at the deadline, on `Job.Cancel`, or at once when the caller
+    /// leaves the bus (as netplan try when its client dies); persist is
+    /// written only once confirmed; after a crash of hlctld in the window the
+    /// change is restored when it starts again. The link stays held until
+    /// then. Returns `rows`, one per setting: (setting, before,
     /// requested, after, status, message) as `hlctl set` prints them; status
     /// is planned, unchanged, changed, adjusted, restored, not_applied or
     /// restore_failed; message says why the driver holds another value, when

@@ -165,7 +165,10 @@ impl Manager {
 
     /// Validate every assignment (nothing changes on any problem), write each
     /// and read it back; restore on failure. Options: `dry_run` (b),
-    /// `persist` (b, to sysctl.d/90-hlctl.conf). Returns one row per
+    /// `persist` (b, to sysctl.d/90-hlctl.conf), `rollback_timeout_s` (u:
+    /// seconds, 0 or absent for none; as in `Link.ApplyChanges`, with a job
+    /// of kind `try:sysctl`, one at a time; the summary then also carries
+    /// `job` o). Returns one row per
     /// assignment (key, before, requested, after; after is "" in a dry run or
     /// when it could not be read back) and a summary.
     /// Keys[summary]: dry_run b, failed s, restore_errors a{ss}, persisted s,
