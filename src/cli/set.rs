@@ -353,6 +353,23 @@ mod tests {
     }
 
     #[test]
+    fn try_is_taken_from_the_settings_words() {
+        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let mut f = Flags::default();
+        let rest = take_flags(words(&["mtu", "1400", "--try", "--persist"]), &mut f).unwrap();
+        assert_eq!(rest, ["mtu", "1400"]);
+        assert_eq!((f.try_s, f.persist), (Some(120), true));
+        let mut f = Flags::default();
+        let rest = take_flags(words(&["mtu", "1400", "--try", "3"]), &mut f).unwrap();
+        assert_eq!((rest.len(), f.try_s), (2, Some(3)));
+        let mut f = Flags::default();
+        take_flags(words(&["mtu", "1400", "--try=7"]), &mut f).unwrap();
+        assert_eq!(f.try_s, Some(7));
+        assert!(take_flags(words(&["mtu", "1", "--try=x"]), &mut Flags::default()).is_err());
+        assert!(take_flags(words(&["mtu", "1", "--try", "0"]), &mut Flags::default()).is_err());
+    }
+
+    #[test]
     fn headline_counts_what_changed_and_names_the_rest() {
         let o = outcome(vec![
             row("mtu", "1500", "9000", "9000"),

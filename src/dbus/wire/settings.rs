@@ -371,6 +371,23 @@ mod tests {
     use super::*;
     use crate::nic::change;
 
+    #[test]
+    fn change_options_take_a_bounded_rollback_timeout() {
+        let opt = |k: &str, v: Variant<'_>| -> HashMap<String, OwnedVariant> {
+            [(k.to_string(), v.try_to_owned().unwrap())].into()
+        };
+        let (f, t) =
+            decode_change_options(&opt("rollback_timeout_s", Variant::U32(30)), 60).unwrap();
+        assert_eq!((f.len(), t), (0, 30));
+        let (f, t) = decode_change_options(&opt("persist", Variant::Bool(true)), 60).unwrap();
+        assert_eq!((f.get("persist").copied(), t), (Some(true), 0));
+        let too_long = decode_change_options(&opt("rollback_timeout_s", Variant::U32(61)), 60);
+        assert!(too_long.unwrap_err()[0].to_string().contains("0..=60"));
+        let wrong = decode_change_options(&opt("rollback_timeout_s", Variant::Bool(true)), 60);
+        assert!(wrong.is_err());
+        assert!(decode_change_options(&opt("keep", Variant::Bool(true)), 60).is_err());
+    }
+
     fn owned(m: HashMap<String, Variant<'static>>) -> HashMap<String, OwnedVariant> {
         m.into_iter()
             .map(|(k, v)| (k, OwnedVariant::try_from(v).unwrap()))
