@@ -211,6 +211,13 @@ fn a_crash_of_hlctld_in_the_window_is_restored_when_it_starts_again() {
     let mut out = BufReader::new(child.stdout.take().unwrap());
     read_until(&mut out, "Press Enter");
     assert_eq!(lab.mtu(&lab.a), 1400);
+    let status = lab.json(&["status"]);
+    let pending = &status["pending"][0];
+    assert_eq!(pending["interface"], lab.a.as_str(), "{status}");
+    assert!(
+        pending["tune_id"].as_str().unwrap().starts_with("try-"),
+        "{status}"
+    );
     lab.daemon.kill9();
     // The crash leaves the change in place, and its journal.
     assert_eq!(lab.mtu(&lab.a), 1400);
@@ -224,7 +231,7 @@ fn a_crash_of_hlctld_in_the_window_is_restored_when_it_starts_again() {
     lab.daemon = lab.rig.daemon(&lab.ns, lab.state.path(), &[]);
     assert!(
         lab.log_says(
-            "restored the settings of an unfinished tune",
+            "restored the settings of an unconfirmed try",
             Duration::from_secs(10)
         ),
         "{}",

@@ -29,6 +29,9 @@ use crate::tune::checkpoint::Checkpoint;
 /// The journal name of a sysctl try (`:` is not allowed in interface names).
 pub(crate) const SYSCTL_JOURNAL: &str = ":sysctl";
 
+/// The start of a try's journal id (a tune's has none).
+pub(crate) const ID_PREFIX: &str = "try-";
+
 /// The default window of `--try` without a value, in seconds.
 pub(crate) const DEFAULT_SECONDS: u32 = 120;
 
@@ -96,7 +99,7 @@ pub(crate) fn begin_set(
         nic: crate::nic::registry::held(&now, cs),
         ..Default::default()
     };
-    let mut cp = Checkpoint::begin(paths, iface, now.mac.clone(), timeout)?;
+    let mut cp = Checkpoint::begin_as(paths, iface, now.mac.clone(), timeout, ID_PREFIX)?;
     let reply = cp.change("set --try", &undo, || {
         crate::ops::nic::set(nl, paths, iface, cs, false, false)
     })?;
@@ -132,7 +135,7 @@ pub(crate) fn begin_sysctl(
             .collect(),
         ..Default::default()
     };
-    let mut cp = Checkpoint::begin(paths, SYSCTL_JOURNAL, None, timeout)?;
+    let mut cp = Checkpoint::begin_as(paths, SYSCTL_JOURNAL, None, timeout, ID_PREFIX)?;
     let reply = cp.change("sysctl --try", &undo, || {
         crate::ops::sysctl::set(paths, assignments, false, false)
     })?;
