@@ -95,7 +95,7 @@ impl Backend {
         }
     }
 
-    fn netlink(nl: &mut Option<Netlink>) -> Result<&mut Netlink, CliError> {
+    pub(super) fn netlink(nl: &mut Option<Netlink>) -> Result<&mut Netlink, CliError> {
         if nl.is_none() {
             *nl = Some(Netlink::new().map_err(NicError::Connect)?);
         }
@@ -130,7 +130,7 @@ impl Backend {
                 dry_run,
                 persist,
             )?),
-            Backend::Bus(r) => r.set(iface, cs, dry_run, persist),
+            Backend::Bus(r) => Ok(r.set(iface, cs, (dry_run, persist), 0)?.0),
         }
     }
 
@@ -153,7 +153,7 @@ impl Backend {
             Backend::Local { paths, .. } => {
                 Ok(ops::sysctl::set(paths, assignments, dry_run, persist)?)
             }
-            Backend::Bus(r) => r.sysctl_set(assignments, dry_run, persist),
+            Backend::Bus(r) => Ok(r.sysctl_set(assignments, (dry_run, persist), 0)?.0),
         }
     }
 }

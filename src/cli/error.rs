@@ -39,6 +39,17 @@ impl From<SysctlError> for CliError {
     }
 }
 
+impl From<crate::ops::try_change::TryError> for CliError {
+    fn from(e: crate::ops::try_change::TryError) -> Self {
+        use crate::ops::try_change::TryError;
+        match e {
+            TryError::Nic(e) => e.into(),
+            TryError::Sysctl(e) => e.into(),
+            TryError::Journal(e) => CliError::new(e.to_string(), exit::FAILED),
+        }
+    }
+}
+
 /// Exit code for a sysctl engine error.
 pub(crate) fn sysctl_code(e: &SysctlError) -> i32 {
     match e {

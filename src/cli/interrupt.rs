@@ -19,13 +19,23 @@ extern "C" fn on_signal(_: libc::c_int) {
 
 /// Install the SIGINT and SIGTERM handlers (once per process) and return the token they cancel.
 pub(crate) fn cancel_on_interrupt() -> Cancel {
+    cancel_on(&[Signal::SIGINT, Signal::SIGTERM])
+}
+
+/// As [`cancel_on_interrupt`], and SIGHUP too (a closed terminal must not
+/// keep a change nobody confirmed: `set --try`).
+pub(crate) fn cancel_on_interrupt_or_hangup() -> Cancel {
+    cancel_on(&[Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP])
+}
+
+fn cancel_on(signals: &[Signal]) -> Cancel {
     let token = TOKEN.get_or_init(Cancel::new).clone();
     let action = SigAction::new(
         SigHandler::Handler(on_signal),
         SaFlags::SA_RESETHAND | SaFlags::SA_RESTART,
         SigSet::empty(),
     );
-    for sig in [Signal::SIGINT, Signal::SIGTERM] {
+    for &sig in signals {
         // SAFETY: the handler only touches an atomic through a fully initialised OnceLock.
         if let Err(e) = unsafe { sigaction(sig, &action) } {
             tracing::warn!("cannot install the {sig} handler: {e}");

@@ -31,6 +31,7 @@ pub(crate) mod set;
 pub(crate) mod show;
 pub(crate) mod status;
 pub(crate) mod sysctl;
+pub(crate) mod try_wait;
 pub(crate) mod tune;
 pub(crate) mod tune_text;
 

@@ -209,30 +209,37 @@ impl Remote {
         })
     }
 
+    /// `set`; with `try_s` > 0 the change is kept only once confirmed, and
+    /// the path of the job that waits for the confirmation comes back too.
     pub(crate) fn set(
         &self,
         iface: &str,
         cs: &ChangeSet,
-        dry_run: bool,
-        persist: bool,
-    ) -> Result<SetReply, CliError> {
+        (dry_run, persist): (bool, bool),
+        try_s: u32,
+    ) -> Result<(SetReply, Option<OwnedObjectPath>), CliError> {
         self.rt.block_on(async {
             let p = self.manager.get_link(iface).await.map_err(remote_error)?;
             let mut opts: HashMap<&str, Variant<'_>> = HashMap::new();
             opts.insert("dry_run", Variant::Bool(dry_run));
             opts.insert("persist", Variant::Bool(persist));
+            if try_s > 0 {
+                opts.insert("rollback_timeout_s", Variant::U32(try_s));
+            }
             let (rows, summary) = self
                 .link(p)
                 .await?
                 .apply_changes(settings::encode_changes(cs), opts)
                 .await
                 .map_err(remote_error)?;
-            set_rows::decode(rows, &summary).map_err(|e| {
+            let job = job_of(&summary);
+            let reply = set_rows::decode(rows, &summary).map_err(|e| {
                 CliError::new(
                     format!("hlctld sent a reply this hlctl cannot read: {e}"),
                     exit::FAILED,
                 )
-            })
+            })?;
+            Ok((reply, job))
         })
     }
 
@@ -245,12 +252,13 @@ impl Remote {
         Ok(crate::dbus::wire::sysctl::decode_show(rows))
     }
 
+    /// `sysctl KEY=VALUE...`; `try_s` as in [`Remote::set`].
     pub(crate) fn sysctl_set(
         &self,
         assignments: &[(String, String)],
-        dry_run: bool,
-        persist: bool,
-    ) -> Result<sysctl::set::SysctlReply, CliError> {
+        (dry_run, persist): (bool, bool),
+        try_s: u32,
+    ) -> Result<(sysctl::set::SysctlReply, Option<OwnedObjectPath>), CliError> {
         let pairs: Vec<(&str, &str)> = assignments
             .iter()
             .map(|(k, v)| (k.as_str(), v.as_str()))
@@ -258,17 +266,82 @@ impl Remote {
         let mut opts: HashMap<&str, Variant<'_>> = HashMap::new();
         opts.insert("dry_run", Variant::Bool(dry_run));
         opts.insert("persist", Variant::Bool(persist));
+        if try_s > 0 {
+            opts.insert("rollback_timeout_s", Variant::U32(try_s));
+        }
         let (rows, summary) = self
             .rt
             .block_on(self.manager.set_sysctl(&pairs, opts))
             .map_err(remote_error)?;
-        crate::dbus::wire::sysctl::decode_set(rows, &summary).map_err(|e| {
+        let job = job_of(&summary);
+        let reply = crate::dbus::wire::sysctl::decode_set(rows, &summary).map_err(|e| {
             CliError::new(
                 format!("hlctld sent a SetSysctl reply this hlctl cannot read: {e}"),
                 exit::FAILED,
             )
+        })?;
+        Ok((reply, job))
+    }
+
+    /// End a try's job by `answer` (confirm, cancel, or let hlctld restore
+    /// at its deadline), then wait for the job's end and read how it ended.
+    pub(crate) fn end_try(
+        &self,
+        path: &OwnedObjectPath,
+        answer: crate::ops::try_change::Answer,
+    ) -> Result<crate::ops::try_change::TryEnd, CliError> {
+        use crate::ops::try_change::Answer;
+        self.rt.block_on(async {
+            let job = crate::dbus::client::proxy::JobProxy::builder(&self.conn)
+                .path(path.clone())
+                .cache_properties(CacheProperties::No)
+                .build()
+                .await
+                .map_err(remote_error)?;
+            let said = match answer {
+                Answer::Confirmed => job.confirm().await,
+                Answer::Cancelled => job.cancel().await,
+                Answer::TimedOut => Ok(()),
+            };
+            // InvalidState: the job ended first (its deadline); read how.
+            if let Err(e) = said.map_err(remote_error)
+                && e.code != exit::INVALID
+            {
+                return Err(e);
+            }
+            let gone = |e| {
+                CliError::new(
+                    format!(
+                        "cannot read how the try ended ({e}); hlctld restores an unconfirmed \
+                         change at its deadline, or when it starts again (hlctl status shows it)"
+                    ),
+                    exit::FAILED,
+                )
+            };
+            loop {
+                let state = job.state().await.map_err(gone)?;
+                if !matches!(state.as_str(), "running" | "awaiting-confirmation") {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            let v: serde_json::Value = decode(&job.result_json().await.map_err(gone)?)?;
+            match v.get("error").and_then(|e| e.as_str()) {
+                Some(e) => Ok(crate::ops::try_change::TryEnd {
+                    why: e.to_string(),
+                    ..Default::default()
+                }),
+                None => decode(&v.to_string()),
+            }
         })
     }
+}
+
+/// The `job` key of a change's summary: the try's job, when there is one.
+fn job_of(summary: &HashMap<String, zbus::OwnedVariant>) -> Option<OwnedObjectPath> {
+    let v = summary.get("job")?;
+    let p = zbus::ObjectPath::try_from(&**v).ok()?;
+    Some(p.into())
 }
 
 /// How to follow one job to its end.

@@ -2,6 +2,7 @@
 
 use clap::Args;
 
+use super::error::CliError;
 use super::exit;
 use super::global::Global;
 use super::output::{print_json, table};
@@ -50,32 +51,71 @@ pub(crate) struct SetArgs {
     /// at start and when the interface appears again.
     #[arg(long)]
     pub(crate) persist: bool,
+
+    /// Keep the change only when Enter is pressed within SECONDS (default
+    /// 120); otherwise, on Ctrl-C, SIGTERM or SIGHUP, or when hlctl dies,
+    /// the previous settings are restored. With --persist, persisted only
+    /// once kept. Standard input at its end never confirms. Give it after
+    /// the settings (`--try 30`) or as `--try=30`.
+    #[arg(long = "try", value_name = "SECONDS", num_args = 0..=1,
+          default_missing_value = "120",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) try_s: Option<u32>,
+}
+
+/// The flags that may also appear among the settings words.
+#[derive(Debug, Default)]
+struct Flags {
+    dry_run: bool,
+    persist: bool,
+    json: bool,
+    try_s: Option<u32>,
+}
+
+/// Take the flags out of the settings words (`set eth0 mtu 9000 --dry-run`,
+/// `... --try`, `... --try 30`, `... --try=30`).
+fn take_flags(words: Vec<String>, f: &mut Flags) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut it = words.into_iter().peekable();
+    while let Some(w) = it.next() {
+        match w.as_str() {
+            "--dry-run" => f.dry_run = true,
+            "--persist" => f.persist = true,
+            "--json" | "-J" => f.json = true,
+            "--try" => {
+                let secs = it.next_if(|n| n.parse::<u32>().is_ok());
+                f.try_s = Some(secs.map_or(crate::ops::try_change::DEFAULT_SECONDS, |n| {
+                    n.parse().unwrap_or_default()
+                }));
+            }
+            _ => match w.strip_prefix("--try=") {
+                Some(n) => {
+                    let secs = n
+                        .parse()
+                        .map_err(|_| format!("--try={n}: not a number of seconds"))?;
+                    f.try_s = Some(secs);
+                }
+                None => out.push(w),
+            },
+        }
+    }
+    if f.try_s == Some(0) {
+        return Err("--try 0: give the seconds to wait for Enter (at least 1)".into());
+    }
+    Ok(out)
 }
 
 pub(crate) fn run(global: &Global, args: SetArgs) -> i32 {
-    // Flags may also appear among the settings words (`set eth0 mtu 9000 --dry-run`).
-    let mut dry_run = args.dry_run;
-    let mut persist_it = args.persist;
-    let mut json = global.json;
-    let words: Vec<String> = args
-        .settings
-        .into_iter()
-        .filter(|w| match w.as_str() {
-            "--dry-run" => {
-                dry_run = true;
-                false
-            }
-            "--persist" => {
-                persist_it = true;
-                false
-            }
-            "--json" | "-J" => {
-                json = true;
-                false
-            }
-            _ => true,
-        })
-        .collect();
+    let mut f = Flags {
+        dry_run: args.dry_run,
+        persist: args.persist,
+        json: global.json,
+        try_s: args.try_s,
+    };
+    let words = match take_flags(args.settings, &mut f) {
+        Ok(w) => w,
+        Err(e) => return CliError::new(e, exit::INVALID).report(),
+    };
     let cs = match change::parse(&words) {
         Ok(cs) => cs,
         Err(problems) => {
@@ -91,7 +131,10 @@ pub(crate) fn run(global: &Global, args: SetArgs) -> i32 {
         Ok(b) => b,
         Err(e) => return e.report(),
     };
-    let reply = match backend.set(&args.interface, &cs, dry_run, persist_it) {
+    if let Some(secs) = f.try_s.filter(|_| !f.dry_run) {
+        return set_try(&mut backend, &args.interface, &cs, &f, secs);
+    }
+    let reply = match backend.set(&args.interface, &cs, f.dry_run, f.persist) {
         Ok(r) => r,
         Err(e) => return e.report(),
     };
@@ -100,7 +143,7 @@ pub(crate) fn run(global: &Global, args: SetArgs) -> i32 {
         eprintln!("hlctl: the settings are applied but could not be persisted: {e}");
         code = exit::FAILED;
     }
-    if json {
+    if f.json {
         let mut v = serde_json::to_value(&reply).expect("reply serialises");
         if let Some(m) = v.as_object_mut() {
             m.remove("persist_error");
@@ -116,6 +159,26 @@ pub(crate) fn run(global: &Global, args: SetArgs) -> i32 {
         }
     }
     code
+}
+
+/// `set ... --try SECONDS`: applied, kept only once Enter is pressed.
+fn set_try(
+    backend: &mut super::backend::Backend,
+    iface: &str,
+    cs: &crate::nic::model::ChangeSet,
+    f: &Flags,
+    secs: u32,
+) -> i32 {
+    let begun = match backend.set_try(iface, cs, f.persist, secs) {
+        Ok(b) => b,
+        Err(e) => return e.report(),
+    };
+    let shown = super::try_wait::Shown {
+        json: f.json,
+        code: outcome_code(&begun.0.outcome),
+        text: &|r: &crate::nic::set::SetReply| render(&r.outcome),
+    };
+    super::try_wait::run(backend, secs, begun, shown)
 }
 
 /// Exit code of an outcome: 0 ok, 3 not permitted, 1 other failures.
@@ -287,6 +350,23 @@ mod tests {
             v["settings"][0]["reason"],
             json!("pause autoneg is on: the negotiation decides")
         );
+    }
+
+    #[test]
+    fn try_is_taken_from_the_settings_words() {
+        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let mut f = Flags::default();
+        let rest = take_flags(words(&["mtu", "1400", "--try", "--persist"]), &mut f).unwrap();
+        assert_eq!(rest, ["mtu", "1400"]);
+        assert_eq!((f.try_s, f.persist), (Some(120), true));
+        let mut f = Flags::default();
+        let rest = take_flags(words(&["mtu", "1400", "--try", "3"]), &mut f).unwrap();
+        assert_eq!((rest.len(), f.try_s), (2, Some(3)));
+        let mut f = Flags::default();
+        take_flags(words(&["mtu", "1400", "--try=7"]), &mut f).unwrap();
+        assert_eq!(f.try_s, Some(7));
+        assert!(take_flags(words(&["mtu", "1", "--try=x"]), &mut Flags::default()).is_err());
+        assert!(take_flags(words(&["mtu", "1", "--try", "0"]), &mut Flags::default()).is_err());
     }
 
     #[test]

@@ -24,7 +24,42 @@ pub(crate) fn run(global: &Global, _args: StatusArgs) -> i32 {
         print_json(&st);
         return exit::OK;
     }
-    if st.pending.is_empty() {
+    print_pending(&st.pending);
+    for l in &st.last_tunes {
+        let what: Vec<String> = l
+            .kept
+            .settings()
+            .iter()
+            .map(|(k, v)| format!("{k}={}", crate::tune::change::show(v)))
+            .collect();
+        let which = if l.tune_id.starts_with("set-") {
+            "Last persisted set"
+        } else {
+            "Last tune"
+        };
+        println!(
+            "{which} of {} ({}): kept {}",
+            l.interface,
+            crate::history::store::format_ts(l.ts),
+            if what.is_empty() {
+                "nothing".into()
+            } else {
+                what.join(", ")
+            }
+        );
+    }
+    for c in &st.conflicts {
+        println!(
+            "! {} {}: not re-applied any more: {}",
+            c.interface, c.setting, c.why
+        );
+    }
+    exit::OK
+}
+
+/// The pending checkpoints as a table, or that there are none.
+fn print_pending(pending: &[crate::tune::status::Pending]) {
+    if pending.is_empty() {
         println!("No pending checkpoints.");
     } else {
         let mut rows = vec![vec![
@@ -35,7 +70,7 @@ pub(crate) fn run(global: &Global, _args: StatusArgs) -> i32 {
             "owner".into(),
             "would restore".into(),
         ]];
-        for p in &st.pending {
+        for p in pending {
             let phase = match &p.journal.phase {
                 Phase::Trying { candidate } => format!("trying {candidate}"),
                 Phase::Settled => "between candidates".into(),
@@ -67,34 +102,4 @@ pub(crate) fn run(global: &Global, _args: StatusArgs) -> i32 {
         }
         print!("{}", table(&rows));
     }
-    for l in &st.last_tunes {
-        let what: Vec<String> = l
-            .kept
-            .settings()
-            .iter()
-            .map(|(k, v)| format!("{k}={}", crate::tune::change::show(v)))
-            .collect();
-        let which = if l.tune_id.starts_with("set-") {
-            "Last persisted set"
-        } else {
-            "Last tune"
-        };
-        println!(
-            "{which} of {} ({}): kept {}",
-            l.interface,
-            crate::history::store::format_ts(l.ts),
-            if what.is_empty() {
-                "nothing".into()
-            } else {
-                what.join(", ")
-            }
-        );
-    }
-    for c in &st.conflicts {
-        println!(
-            "! {} {}: not re-applied any more: {}",
-            c.interface, c.setting, c.why
-        );
-    }
-    exit::OK
 }

@@ -36,6 +36,16 @@ pub(crate) struct SysctlArgs {
     /// Validate and show what would change; change nothing.
     #[arg(long)]
     pub(crate) dry_run: bool,
+
+    /// Keep the values only when Enter is pressed within SECONDS (default
+    /// 120); otherwise, on Ctrl-C, SIGTERM or SIGHUP, or when hlctl dies,
+    /// the previous values are restored. With --persist, persisted only once
+    /// kept. Standard input at its end never confirms. Give it after the
+    /// values (`--try 30`) or as `--try=30`.
+    #[arg(long = "try", value_name = "SECONDS", num_args = 0..=1,
+          default_missing_value = "120",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) try_s: Option<u32>,
 }
 
 pub(crate) fn run(global: &Global, args: SysctlArgs) -> i32 {
@@ -66,11 +76,38 @@ pub(crate) fn run(global: &Global, args: SysctlArgs) -> i32 {
                 .map(|(k, v)| (k.trim().to_string(), v.to_string()))
         })
         .collect();
+    if let Some(secs) = args.try_s.filter(|_| !args.dry_run) {
+        return sysctl_try(global, &mut backend, &assignments, args.persist, secs);
+    }
     match backend.sysctl_set(&assignments, args.dry_run, args.persist) {
         Ok(reply) if reply.dry_run => planned(global, &reply),
         Ok(reply) => changed(global, &reply),
         Err(e) => e.report(),
     }
+}
+
+/// `sysctl KEY=VALUE... --try SECONDS`: written, kept only once Enter is pressed.
+fn sysctl_try(
+    global: &Global,
+    backend: &mut super::backend::Backend,
+    assignments: &[(String, String)],
+    persist: bool,
+    secs: u32,
+) -> i32 {
+    let begun = match backend.sysctl_try(assignments, persist, secs) {
+        Ok(b) => b,
+        Err(e) => return e.report(),
+    };
+    let code = match &begun.0.failed {
+        None => exit::OK,
+        Some(_) => exit::FAILED,
+    };
+    let shown = super::try_wait::Shown {
+        json: global.json,
+        code,
+        text: &changed_text,
+    };
+    super::try_wait::run(backend, secs, begun, shown)
 }
 
 /// `hlctl sysctl [KEY...]`: the values, with what each key is about.

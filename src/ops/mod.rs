@@ -14,6 +14,7 @@ pub(crate) mod records;
 pub(crate) mod report;
 pub(crate) mod rows;
 pub(crate) mod sysctl;
+pub(crate) mod try_change;
 pub(crate) mod tune;
 
 pub(crate) use record::{Requester, Stored};

@@ -161,6 +161,18 @@ impl Checkpoint {
         mac: Option<String>,
         timeout: Duration,
     ) -> Result<Checkpoint, TuneError> {
+        Self::begin_as(paths, iface, mac, timeout, "")
+    }
+
+    /// [`Checkpoint::begin`] with an id starting with `prefix` (`try-` for
+    /// a `set --try`), so whoever restores it can say what it was.
+    pub(crate) fn begin_as(
+        paths: &Paths,
+        iface: &str,
+        mac: Option<String>,
+        timeout: Duration,
+        prefix: &str,
+    ) -> Result<Checkpoint, TuneError> {
         let _l = lock(paths)?;
         let path = journal_path(paths, iface);
         if let Some(j) = read(&path)? {
@@ -179,7 +191,7 @@ impl Checkpoint {
         let pid = std::process::id();
         let journal = Journal {
             version: JOURNAL_VERSION,
-            tune_id: format!("{}-{pid}", now_ms()),
+            tune_id: format!("{prefix}{}-{pid}", now_ms()),
             interface: iface.to_string(),
             mac,
             owner_pid: pid,

@@ -97,14 +97,17 @@ impl JobObject {
 
 #[interface(name = "org.hlctl.Daemon1.Job")]
 impl JobObject {
-    /// What runs: `benchmark:cpu`, `benchmark:disk`, ...
+    /// What runs: `benchmark:cpu`, `benchmark:disk`, `tune:IFACE`, `doctor`,
+    /// `report`, `try:IFACE` and `try:sysctl` (a change with
+    /// `rollback_timeout_s`, whose ResultJson says how it ended: kept b, why
+    /// s, timeout_s u, persisted s, errors as; its Result is empty).
     #[zbus(property(emits_changed_signal = "const"))]
     fn kind(&self) -> String {
         self.job.kind.clone()
     }
 
-    /// `running`, `awaiting-confirmation` (a tune's kept changes wait for
-    /// `Confirm`), `succeeded`, `failed` or `cancelled`.
+    /// `running`, `awaiting-confirmation` (a tune's kept changes, or a try's
+    /// change, wait for `Confirm`), `succeeded`, `failed` or `cancelled`.
     #[zbus(property)]
     fn state(&self) -> String {
         self.job.status().as_str().to_string()
@@ -227,8 +230,9 @@ impl JobObject {
         Ok(())
     }
 
-    /// Confirm a tune's kept changes (commit-confirm). Without this call
-    /// before the confirm timeout, the daemon rolls them back. Taken only
+    /// Confirm a tune's kept changes, or a try's change (commit-confirm).
+    /// Without this call before the confirm timeout, the daemon rolls them
+    /// back. Taken only
     /// while the job is `awaiting-confirmation` (else `InvalidState`, and
     /// nothing is remembered for later), from the job's owner or a caller
     /// with the tune authorization.

@@ -199,7 +199,15 @@ impl LinkObject {
     /// Apply a change set (keys: see the header of
     /// `dbus/org.hlctl.Daemon1.xml`): validate everything, snapshot, apply in
     /// a safe order, read back, restore on failure. Options: `dry_run` (b),
-    /// `persist` (b). Returns `rows`, one per setting: (setting, before,
+    /// `persist` (b), `rollback_timeout_s` (u: seconds, 0 or absent for none):
+    /// with it the change is applied and journalled, kept only when the
+    /// job at the summary's `job` (o, present only then; kind `try:IFACE`,
+    /// `awaiting-confirmation`) gets `Job.Confirm` before the deadline, and
+    /// restored at the deadline, on `Job.Cancel`, or at once when the caller
+    /// leaves the bus (as netplan try when its client dies); persist is
+    /// written only once confirmed; after a crash of hlctld in the window the
+    /// change is restored when it starts again. The link stays held until
+    /// then. Returns `rows`, one per setting: (setting, before,
     /// requested, after, status, message) as `hlctl set` prints them; status
     /// is planned, unchanged, changed, adjusted, restored, not_applied or
     /// restore_failed; message says why the driver holds another value, when
@@ -235,9 +243,11 @@ impl LinkObject {
             .and_then(|()| crate::dbus::wire::bounds::check_dict("options", &options))
             .map_err(Error::InvalidArgument)?;
         let cs = settings::decode_changes(&settings).map_err(invalid)?;
-        let flags = settings::decode_flags(&options, &["dry_run", "persist"]).map_err(invalid)?;
+        let max_try = super::try_job::max_seconds(&self.daemon);
+        let (flags, try_s) = settings::decode_change_options(&options, max_try).map_err(invalid)?;
         let dry_run = flags.get("dry_run").copied().unwrap_or(false);
         let persist = flags.get("persist").copied().unwrap_or(false) && !dry_run;
+        let try_s = if dry_run { 0 } else { try_s };
         let caller = if dry_run {
             auth::caller(conn, &hdr).await?
         } else {
@@ -260,13 +270,12 @@ impl LinkObject {
         }
         let d = self.daemon.clone();
         let iface = name.clone();
-        let reply = tokio::task::spawn_blocking(move || {
+        let (reply, pending) = tokio::task::spawn_blocking(move || {
             let mut nl = lock(&d.writer);
-            crate::ops::nic::set(&mut nl, d.paths(), &iface, &cs, dry_run, persist)
+            change(&mut nl, d.paths(), &iface, &cs, (dry_run, persist), try_s)
         })
         .await
         .map_err(|e| Error::Failed(format!("{name}: the change task failed: {e}")))??;
-        drop(claim);
         self.link.guard.own_values(&reply.outcome);
         if reply.persisted.is_some() {
             let names: Vec<String> = reply
@@ -281,8 +290,34 @@ impl LinkObject {
         if !dry_run {
             refresh(conn, &self.daemon, &self.link).await;
         }
-        Ok(set_rows::encode(&reply))
+        let mut out = set_rows::encode(&reply);
+        if let Some(p) = pending {
+            // The try's job holds the link until it is kept or restored.
+            let objects = vec![path(self.link.ifindex)];
+            let job =
+                super::try_job::start(conn, &self.daemon, &name, caller, claim, objects, p).await?;
+            out.1.insert("job".into(), super::try_job::job_value(&job));
+        }
+        Ok(out)
     }
+}
+
+/// The change itself: at once (`try_s` 0), or kept only once confirmed.
+fn change(
+    nl: &mut crate::nic::netlink::Netlink,
+    paths: &crate::paths::Paths,
+    iface: &str,
+    cs: &crate::nic::model::ChangeSet,
+    (dry_run, persist): (bool, bool),
+    try_s: u32,
+) -> Result<(SetReply, Option<crate::ops::try_change::Pending>)> {
+    if try_s == 0 {
+        let r = crate::ops::nic::set(nl, paths, iface, cs, dry_run, persist)?;
+        return Ok((r, None));
+    }
+    let timeout = std::time::Duration::from_secs(try_s.into());
+    crate::ops::try_change::begin_set(nl, paths, iface, cs, persist, timeout)
+        .map_err(super::try_job::error)
 }
 
 impl LinkObject {

@@ -165,7 +165,10 @@ impl Manager {
 
     /// Validate every assignment (nothing changes on any problem), write each
     /// and read it back; restore on failure. Options: `dry_run` (b),
-    /// `persist` (b, to sysctl.d/90-hlctl.conf). Returns one row per
+    /// `persist` (b, to sysctl.d/90-hlctl.conf), `rollback_timeout_s` (u:
+    /// seconds, 0 or absent for none; as in `Link.ApplyChanges`, with a job
+    /// of kind `try:sysctl`, one at a time; the summary then also carries
+    /// `job` o). Returns one row per
     /// assignment (key, before, requested, after; after is "" in a dry run or
     /// when it could not be read back) and a summary.
     /// Keys[summary]: dry_run b, failed s, restore_errors a{ss}, persisted s,
@@ -193,9 +196,11 @@ impl Manager {
             )]));
         }
         bounded(&[("options", &options)])?;
-        let flags = settings::decode_flags(&options, &["dry_run", "persist"]).map_err(invalid)?;
+        let max_try = super::try_job::max_seconds(&self.daemon);
+        let (flags, try_s) = settings::decode_change_options(&options, max_try).map_err(invalid)?;
         let dry_run = flags.get("dry_run").copied().unwrap_or(false);
         let persist = flags.get("persist").copied().unwrap_or(false) && !dry_run;
+        let try_s = if dry_run { 0 } else { try_s };
         let keys: Vec<&str> = values.iter().map(|(k, _)| k.as_str()).collect();
         let caller = if dry_run {
             auth::caller(conn, &hdr).await?
@@ -207,32 +212,22 @@ impl Manager {
             auth::authorize(conn, &hdr, &actions, &keys.join(" ")).await?
         };
         let d = self.daemon.clone();
-        let reply = tokio::task::spawn_blocking(move || {
-            ops::sysctl::set(d.paths(), &values, dry_run, persist)
+        let (reply, pending) = tokio::task::spawn_blocking(move || {
+            sysctl_change(d.paths(), &values, (dry_run, persist), try_s)
         })
         .await
         .map_err(|e| Error::Failed(e.to_string()))??;
         if !dry_run {
-            for c in &reply.changes {
-                info!(
-                    caller_uid = %caller.uid_text(),
-                    sender = %caller.sender,
-                    action = "set-sysctl",
-                    key = %c.key,
-                    "sysctl {}: {} -> {}",
-                    c.key,
-                    c.before,
-                    c.after.as_deref().unwrap_or("-")
-                );
-            }
-            if let Some(f) = &reply.failed {
-                warn!(caller_uid = %caller.uid_text(), "sysctl change failed: {f}");
-            }
-            if let Some(p) = &reply.persisted {
-                info!(caller_uid = %caller.uid_text(), action = "persist", "sysctls persisted in {p}");
-            }
+            log_sysctl(&caller, &reply);
         }
-        Ok(sysctl_wire::encode_set(&reply))
+        let mut out = sysctl_wire::encode_set(&reply);
+        if let Some(p) = pending {
+            let job =
+                super::try_job::start(conn, &self.daemon, "sysctl", caller, None, Vec::new(), p)
+                    .await?;
+            out.1.insert("job".into(), super::try_job::job_value(&job));
+        }
+        Ok(out)
     }
 
     /// Start a benchmark as a job. `kind`: one of the `benchmark.<kind>`
@@ -494,4 +489,40 @@ impl Manager {
         path: ObjectPath<'_>,
         name: &str,
     ) -> zbus::Result<()>;
+}
+
+/// A sysctl change: at once (`try_s` 0), or kept only once confirmed.
+fn sysctl_change(
+    paths: &crate::paths::Paths,
+    values: &[(String, String)],
+    (dry_run, persist): (bool, bool),
+    try_s: u32,
+) -> Result<(sysctl::set::SysctlReply, Option<ops::try_change::Pending>)> {
+    if try_s == 0 {
+        return Ok((ops::sysctl::set(paths, values, dry_run, persist)?, None));
+    }
+    let timeout = std::time::Duration::from_secs(try_s.into());
+    ops::try_change::begin_sysctl(paths, values, persist, timeout).map_err(super::try_job::error)
+}
+
+/// hlctld's log lines of a sysctl change.
+fn log_sysctl(caller: &auth::Caller, reply: &sysctl::set::SysctlReply) {
+    for c in &reply.changes {
+        info!(
+            caller_uid = %caller.uid_text(),
+            sender = %caller.sender,
+            action = "set-sysctl",
+            key = %c.key,
+            "sysctl {}: {} -> {}",
+            c.key,
+            c.before,
+            c.after.as_deref().unwrap_or("-")
+        );
+    }
+    if let Some(f) = &reply.failed {
+        warn!(caller_uid = %caller.uid_text(), "sysctl change failed: {f}");
+    }
+    if let Some(p) = &reply.persisted {
+        info!(caller_uid = %caller.uid_text(), action = "persist", "sysctls persisted in {p}");
+    }
 }

@@ -4,7 +4,8 @@
 //! (`org.hlctl.Daemon1.Job`), [`limits`] (what one caller may start), [`state`] (the link cache, change claims, the job
 //! table and each job's state), [`auth`] (polkit on the caller), [`monitor`]
 //! (netlink notifications → `PropertiesChanged`), [`reapply`] (persisted
-//! settings), [`bench`] and [`tune`] (benchmark and tune jobs), [`service`]
+//! settings), [`bench`] and [`tune`] (benchmark and tune jobs), [`try_job`]
+//! (a change kept only once confirmed, `rollback_timeout_s`), [`service`]
 //! (start, readiness, shutdown), [`notify`] (`sd_notify`), [`logging`]
 //! (journald or stderr), [`memory`] (one malloc arena, trimmed), [`args`]
 //! (hlctld's command line).
@@ -27,4 +28,5 @@ pub(crate) mod records;
 pub(crate) mod report;
 pub mod service;
 pub(crate) mod state;
+pub(crate) mod try_job;
 pub(crate) mod tune;

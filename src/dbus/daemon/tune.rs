@@ -87,10 +87,15 @@ pub(crate) fn prepare(
 pub(crate) fn on_start(paths: &Paths) {
     let mut restore = restore_journal(paths);
     for r in checkpoint::restore_pending(paths, &mut restore) {
-        if r.errors.is_empty() {
-            info!(interface = %r.interface, tune = %r.tune_id, "restored the settings of an unfinished tune ({})", r.why);
+        let what = if r.tune_id.starts_with(crate::ops::try_change::ID_PREFIX) {
+            "an unconfirmed try"
         } else {
-            warn!(interface = %r.interface, tune = %r.tune_id, "restoring an unfinished tune failed: {}", r.errors.join("; "));
+            "an unfinished tune"
+        };
+        if r.errors.is_empty() {
+            info!(interface = %r.interface, tune = %r.tune_id, "restored the settings of {what} ({})", r.why);
+        } else {
+            warn!(interface = %r.interface, tune = %r.tune_id, "restoring {what} failed: {}", r.errors.join("; "));
         }
     }
     let _ = checkpoint::spawn_watchdog(

@@ -304,6 +304,37 @@ pub(crate) fn decode_flags(
     if p.is_empty() { Ok(out) } else { Err(p) }
 }
 
+/// The options of a change (`Link.ApplyChanges`, `Manager.SetSysctl`):
+/// the flags `dry_run` and `persist`, and `rollback_timeout_s` (u, seconds
+/// up to `max_try_s`; 0 or absent: no try).
+pub(crate) fn decode_change_options(
+    map: &HashMap<String, OwnedVariant>,
+    max_try_s: u32,
+) -> Result<(HashMap<String, bool>, u32), Vec<Problem>> {
+    const TRY: &str = "rollback_timeout_s";
+    let flags: HashMap<String, OwnedVariant> = map
+        .iter()
+        .filter(|(k, _)| k.as_str() != TRY)
+        .filter_map(|(k, v)| v.try_clone().ok().map(|v| (k.clone(), v)))
+        .collect();
+    let mut problems = Vec::new();
+    let timeout = match map.get(TRY) {
+        None => 0,
+        Some(v) => as_u32_in(TRY, v, 0, max_try_s).unwrap_or_else(|p| {
+            problems.push(p);
+            0
+        }),
+    };
+    match decode_flags(&flags, &["dry_run", "persist"]) {
+        Ok(f) if problems.is_empty() => Ok((f, timeout)),
+        Ok(_) => Err(problems),
+        Err(mut p) => {
+            p.extend(problems);
+            Err(p)
+        }
+    }
+}
+
 /// A `u` option that must lie in `lo..=hi`.
 pub(crate) fn as_u32_in(key: &str, v: &Variant<'_>, lo: u32, hi: u32) -> Result<u32, Problem> {
     let n = as_u32(key, v)?;
@@ -339,6 +370,23 @@ pub(crate) fn as_string_list(key: &str, v: &Variant<'_>) -> Result<Vec<String>, 
 mod tests {
     use super::*;
     use crate::nic::change;
+
+    #[test]
+    fn change_options_take_a_bounded_rollback_timeout() {
+        let opt = |k: &str, v: Variant<'_>| -> HashMap<String, OwnedVariant> {
+            [(k.to_string(), v.try_to_owned().unwrap())].into()
+        };
+        let (f, t) =
+            decode_change_options(&opt("rollback_timeout_s", Variant::U32(30)), 60).unwrap();
+        assert_eq!((f.len(), t), (0, 30));
+        let (f, t) = decode_change_options(&opt("persist", Variant::Bool(true)), 60).unwrap();
+        assert_eq!((f.get("persist").copied(), t), (Some(true), 0));
+        let too_long = decode_change_options(&opt("rollback_timeout_s", Variant::U32(61)), 60);
+        assert!(too_long.unwrap_err()[0].to_string().contains("0..=60"));
+        let wrong = decode_change_options(&opt("rollback_timeout_s", Variant::Bool(true)), 60);
+        assert!(wrong.is_err());
+        assert!(decode_change_options(&opt("keep", Variant::Bool(true)), 60).is_err());
+    }
 
     fn owned(m: HashMap<String, Variant<'static>>) -> HashMap<String, OwnedVariant> {
         m.into_iter()
