@@ -318,12 +318,7 @@ fn unprivileged_caller_reads_everything_and_changes_nothing() {
     );
     let got = lab
         .rig
-        .call_as(
-            uid,
-            gid,
-            "helper",
-            &format!("get {path} org.hlctl.Daemon1.Link Settings"),
-        )
+        .call_as(uid, gid, "helper", &format!("describe {path}"))
         .unwrap();
     assert!(got.contains(&lab.a), "{got}");
 
@@ -418,18 +413,20 @@ fn unprivileged_caller_reads_everything_and_changes_nothing() {
     }
 }
 
-/// Wait for a PropertiesChanged on `path` whose Settings satisfy `want`.
-fn wait_settings_changed(
+/// Wait for a PropertiesChanged on the stream's link whose property `prop`
+/// satisfies `want`; the value (as busctl's JSON would show it).
+fn wait_changed(
     lab: &Lab,
     stream: &mut zbus::MessageStream,
-    want: impl Fn(&Value) -> bool,
-) -> Value {
+    prop: &str,
+    want: impl Fn(&zbus::OwnedVariant) -> bool,
+) -> zbus::OwnedVariant {
     lab.rig.rt.block_on(async {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         loop {
             let msg = tokio::time::timeout_at(deadline, hlctl::dbus::wire::next(stream))
                 .await
-                .expect("no PropertiesChanged within 10 s")
+                .unwrap_or_else(|_| panic!("no PropertiesChanged of {prop} within 10 s"))
                 .expect("stream ended")
                 .expect("bad message");
             let body = msg.body();
@@ -440,12 +437,10 @@ fn wait_settings_changed(
             )>() else {
                 continue;
             };
-            if let Some(v) = changed.get("Settings") {
-                let s: String = v.try_clone().unwrap().try_into().unwrap();
-                let j: Value = serde_json::from_str(&s).unwrap();
-                if want(&j) {
-                    return j;
-                }
+            if let Some(v) = changed.get(prop)
+                && want(v)
+            {
+                return v.try_clone().unwrap();
             }
         }
     })
@@ -473,15 +468,21 @@ fn changes_behind_our_back_arrive_as_properties_changed() {
         .unwrap();
     let want = if gro { "off" } else { "on" };
     lab.ns.exec(&["ethtool", "-K", &lab.a, "gro", want]);
-    let j = wait_settings_changed(&lab, &mut stream, |j| {
-        j["features"]["rx-gro"]["active"] == !gro
-    });
-    assert_eq!(j["name"], lab.a.as_str());
+    let gro_of = |v: &zbus::OwnedVariant| {
+        let f: std::collections::HashMap<String, (bool, bool, bool)> =
+            v.try_clone().unwrap().try_into().unwrap();
+        f["rx-gro"].0
+    };
+    let f = wait_changed(&lab, &mut stream, "Features", |v| gro_of(v) != gro);
+    assert_eq!(gro_of(&f), !gro);
     // And the real ip (rtnetlink link group): MTU.
     lab.ns
         .exec(&["ip", "link", "set", "dev", &lab.a, "mtu", "1234"]);
-    let j = wait_settings_changed(&lab, &mut stream, |j| j["mtu"] == 1234);
-    assert_eq!(j["ifindex"], lab.show(&lab.a)["ifindex"]);
+    let m = wait_changed(&lab, &mut stream, "Mtu", |v| {
+        u32::try_from(v.try_clone().unwrap()) == Ok(1234)
+    });
+    assert_eq!(u32::try_from(m).unwrap(), 1234);
+    assert_eq!(lab.show(&lab.a)["mtu"], 1234, "Describe agrees");
     // The typed property follows.
     let out = lab.ok(lab.rig.busctl_as(
         0,

@@ -501,14 +501,14 @@ fn every_documented_key_is_produced_and_none_undocumented() {
     };
     // Every dictionary property of every link (both veth ends and lo). A
     // documented key a link lacks must be one its driver does not report:
-    // null (or the whole group null) in the link's full model, `Settings`.
+    // null (or the whole group null) in the link's full model, `Describe()`.
     let mut unreported: BTreeMap<(String, String), usize> = BTreeMap::new();
     let links = [lab.a.as_str(), lab.b.as_str(), "lo"];
     for iface in links {
         let path = lab.link_path(iface);
+        let described = lab.call(&path, LINK, "Describe", &());
         let model: Value =
-            serde_json::from_str(&String::try_from(lab.prop(&path, LINK, "Settings")).unwrap())
-                .unwrap();
+            serde_json::from_str(&described.body().deserialize::<String>().unwrap()).unwrap();
         for (prop, group) in [
             ("Rings", "rings"),
             ("Channels", "channels"),

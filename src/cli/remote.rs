@@ -15,7 +15,6 @@ use crate::dbus::wire::job::JobStatus;
 use crate::dbus::wire::{BUS_NAME, PATH, error::short_name, set_rows, settings};
 
 /// The interface of a link object.
-const LINK_IFACE: &str = "org.hlctl.Daemon1.Link";
 use crate::nic::model::{ChangeSet, Interface};
 use crate::nic::set::SetReply;
 use crate::sysctl;
@@ -144,69 +143,24 @@ impl Remote {
             .map_err(remote_error)
     }
 
-    async fn model(&self, path: OwnedObjectPath) -> Result<Interface, CliError> {
+    /// The links named (every link but `lo` when none), physical first,
+    /// in one `DescribeLinks` call however many links there are.
+    async fn models(&self, names: &[String]) -> Result<Vec<Interface>, CliError> {
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
         let json = self
-            .link(path)
-            .await?
-            .settings()
+            .manager
+            .describe_links(&names)
             .await
             .map_err(remote_error)?;
-        decode(&json)
-    }
-
-    /// Every link but `lo`, physical first, from `GetManagedObjects`.
-    async fn all_models(&self) -> Result<Vec<Interface>, CliError> {
-        let om = zbus::fdo::ObjectManagerProxy::builder(&self.conn)
-            .destination(BUS_NAME)
-            .path(PATH)
-            .cache_properties(CacheProperties::No)
-            .build()
-            .await
-            .map_err(remote_error)?;
-        let objects = om
-            .get_managed_objects()
-            .await
-            .map_err(|e| remote_error(e.into()))?;
-        let mut out = Vec::new();
-        for ifaces in objects.values() {
-            let Some(props) = ifaces
-                .iter()
-                .find(|(k, _)| k.as_str() == LINK_IFACE)
-                .map(|(_, p)| p)
-            else {
-                continue;
-            };
-            let Some(json) = props
-                .get("Settings")
-                .and_then(|v| <&str>::try_from(&**v).ok())
-            else {
-                continue;
-            };
-            let i: Interface = decode(json)?;
-            if i.name != "lo" {
-                out.push(i);
-            }
+        let mut all: Vec<Interface> = decode(&json)?;
+        if names.is_empty() {
+            all.retain(|i| i.name != "lo");
         }
-        out.sort_by_key(|i| (!i.physical, i.ifindex));
-        Ok(out)
+        Ok(all)
     }
 
     pub(crate) fn show(&self, names: &[String]) -> Result<Vec<Interface>, CliError> {
-        self.rt.block_on(async {
-            let mut out = Vec::new();
-            if names.is_empty() {
-                // Every link's model in one call (the ObjectManager), however
-                // many links a hypervisor has: no per-link round trips, no
-                // limit on pending replies.
-                out = self.all_models().await?;
-            } else {
-                for n in names {
-                    let p = self.manager.get_link(n).await.map_err(remote_error)?;
-                    out.push(self.model(p).await?);
-                }
-            }
-            Ok(out)
-        })
+        self.rt.block_on(self.models(names))
     }
 
     /// `set`; with `try_s` > 0 the change is kept only once confirmed, and

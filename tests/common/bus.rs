@@ -759,6 +759,16 @@ pub fn helper_main() {
                 )
                 .await?
             }
+            "describe" => {
+                conn.call_method(
+                    Some(BUS_NAME),
+                    w[1],
+                    Some("org.hlctl.Daemon1.Link"),
+                    "Describe",
+                    &(),
+                )
+                .await?
+            }
             "get" => {
                 conn.call_method(
                     Some(BUS_NAME),

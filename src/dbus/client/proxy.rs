@@ -21,6 +21,7 @@ pub(crate) trait Manager {
     #[zbus(property)]
     fn sysctl_tuning_set(&self) -> zbus::Result<HashMap<String, String>>;
     fn get_link(&self, name: &str) -> zbus::Result<OwnedObjectPath>;
+    fn describe_links(&self, names: &[&str]) -> zbus::Result<String>;
     fn show_sysctl(&self, keys: &[&str]) -> zbus::Result<Vec<crate::dbus::wire::sysctl::ShowRow>>;
     #[zbus(allow_interactive_auth)]
     fn set_sysctl(
@@ -75,8 +76,7 @@ pub(crate) trait Link {
     fn ifindex(&self) -> zbus::Result<u32>;
     #[zbus(property)]
     fn mtu(&self) -> zbus::Result<u32>;
-    #[zbus(property)]
-    fn settings(&self) -> zbus::Result<String>;
+    fn describe(&self) -> zbus::Result<String>;
     #[zbus(allow_interactive_auth)]
     fn apply_changes(
         &self,

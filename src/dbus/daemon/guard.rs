@@ -5,7 +5,7 @@
 //! NetworkManager neither activating nor holding a checkpoint), then
 //! re-applies the persisted value once. If it is set back again, hlctld logs
 //! one warning naming the manager and its file (journal field
-//! `HLCTL_OWNER`), shows it on the link (`show`, `Link.Settings`), and stops
+//! `HLCTL_OWNER`), shows it on the link (`show`, `Link.Describe()`), and stops
 //! re-applying that setting until it is persisted again.
 
 use std::sync::Arc;

@@ -105,14 +105,13 @@ impl LinkObject {
         self.link.holder().unwrap_or_default()
     }
 
-    /// The whole `hlctl show` model of this link as JSON (schema of
-    /// the JSON output of `hlctl show`, one of `interfaces[]`), for programs
-    /// that want everything. Counters are at most 0.5 s old.
-    #[zbus(property)]
-    async fn settings(&self) -> String {
-        let mut i = self.fresh().await;
-        i.owners = self.daemon.owners(&i.name, i.ifindex).await;
-        i.conflicts = lock(&self.link.guard.given_up).values().cloned().collect();
+    /// The whole `hlctl show` model of this link as JSON (schema of the
+    /// JSON output of `hlctl show`, one of `interfaces[]`), for programs
+    /// that want everything at once (as hostnamed's Describe). A method, not
+    /// a property: nothing announces it on every change; the typed
+    /// properties are announced. Counters are at most 0.5 s old.
+    async fn describe(&self) -> String {
+        let i = describe(&self.daemon, &self.link).await;
         serde_json::to_string(&i).unwrap_or_else(|_| "null".into())
     }
 
@@ -324,18 +323,33 @@ impl LinkObject {
     /// The model, re-read first when its counters are older than
     /// [`COUNTERS_MAX_AGE`].
     async fn fresh(&self) -> Interface {
-        if self.link.age() > COUNTERS_MAX_AGE {
-            let (d, link) = (self.daemon.clone(), self.link.clone());
-            let name = link.model().name;
-            let fresh = tokio::task::spawn_blocking(move || d.read_one(&name)).await;
-            if let Ok(Ok(iface)) = fresh
-                && iface.ifindex == link.ifindex
-            {
-                link.set_model(iface);
-            }
-        }
-        self.link.model()
+        fresh(&self.daemon, &self.link).await
     }
+}
+
+/// The link's model, read again when its counters are older than
+/// [`COUNTERS_MAX_AGE`].
+async fn fresh(d: &Arc<Daemon>, link: &Arc<LinkState>) -> Interface {
+    if link.age() > COUNTERS_MAX_AGE {
+        let (dd, l) = (d.clone(), link.clone());
+        let name = l.model().name;
+        let read = tokio::task::spawn_blocking(move || dd.read_one(&name)).await;
+        if let Ok(Ok(iface)) = read
+            && iface.ifindex == l.ifindex
+        {
+            l.set_model(iface);
+        }
+    }
+    link.model()
+}
+
+/// The whole model of a link as `hlctl show` has it: fresh counters, the
+/// network managers that own its settings, the conflicts hlctld gave up on.
+pub(crate) async fn describe(d: &Arc<Daemon>, link: &Arc<LinkState>) -> Interface {
+    let mut i = fresh(d, link).await;
+    i.owners = d.owners(&i.name, i.ifindex).await;
+    i.conflicts = lock(&link.guard.given_up).values().cloned().collect();
+    i
 }
 
 fn log_reply(caller: &auth::Caller, reply: &SetReply) {
@@ -397,7 +411,7 @@ pub(crate) async fn publish(conn: &Connection, link: &LinkState, new: Interface)
     let obj = iref.get().await;
     let speed = |i: &Interface| i.link.as_ref().and_then(|l| l.speed_mbps);
     let duplex = |i: &Interface| i.link.as_ref().and_then(|l| l.duplex);
-    let mut r = obj.settings_changed(e).await;
+    let mut r = Ok(());
     if old.name != new.name {
         r = r.and(obj.name_changed(e).await);
     }

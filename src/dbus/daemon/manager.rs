@@ -151,6 +151,30 @@ impl Manager {
             .ok_or_else(|| no_such(name))
     }
 
+    /// The whole `hlctl show` model of the links named in `names` (every
+    /// link when empty, physical first) as one JSON array: all links in one
+    /// call, however many there are.
+    async fn describe_links(&self, names: Vec<String>) -> Result<String> {
+        check_strings("names", names.iter().map(String::as_str))?;
+        let links = if names.is_empty() {
+            self.daemon.all_links()
+        } else {
+            let found: Result<Vec<_>> = names
+                .iter()
+                .map(|n| self.daemon.link_by_name(n).ok_or_else(|| no_such(n)))
+                .collect();
+            found?
+        };
+        let mut out = Vec::with_capacity(links.len());
+        for l in &links {
+            out.push(link::describe(&self.daemon, l).await);
+        }
+        if names.is_empty() {
+            out.sort_by_key(|i| (!i.physical, i.ifindex));
+        }
+        Ok(serde_json::to_string(&out).unwrap_or_else(|_| "[]".into()))
+    }
+
     /// Read sysctls: the given `keys` (under `net.`), or the tuning set when
     /// empty. One row per key: (key, exists, value); a key this kernel or
     /// namespace does not have is (key, false, "").
