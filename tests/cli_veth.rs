@@ -509,7 +509,7 @@ fn persisted_nic_settings_export_as_a_systemd_link_file() {
 }
 
 #[test]
-fn without_hlctld_an_unprivileged_caller_reads_in_process_and_changes_get_exit_3() {
+fn without_hlctld_an_unprivileged_caller_reads_in_process_and_changes_get_exit_4() {
     let lab = Lab::new();
     let home = tempfile::tempdir().unwrap();
     std::fs::set_permissions(
@@ -548,7 +548,7 @@ fn without_hlctld_an_unprivileged_caller_reads_in_process_and_changes_get_exit_3
     assert!(stderr(&as_nobody(&["show", &lab.a])).contains("running in this process as uid 65534"),);
     // A change is still root's or hlctld's: refused, with how to start it.
     let out = as_nobody(&["set", &lab.a, "mtu", "2000", "txqueuelen", "10"]);
-    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(4), "no daemon: {}", stderr(&out));
     assert!(
         stderr(&out).contains("systemctl start hlctld"),
         "{}",
@@ -559,7 +559,7 @@ fn without_hlctld_an_unprivileged_caller_reads_in_process_and_changes_get_exit_3
     let out = as_nobody(&["sysctl", "net.ipv4.tcp_sack=0"]);
     assert_eq!(
         out.status.code(),
-        Some(3),
+        Some(4),
         "{} {}",
         String::from_utf8_lossy(&out.stdout),
         stderr(&out)

@@ -695,7 +695,11 @@ fn the_client_stops_with_a_clear_error_when_hlctld_dies_mid_benchmark() {
     let mut stderr = String::new();
     std::io::Read::read_to_string(client.0.stderr.as_mut().unwrap(), &mut stderr).unwrap();
     assert!(!status.success(), "exit {status:?}, stderr: {stderr}");
-    assert_eq!(status.code(), Some(1), "stderr: {stderr}");
+    assert_eq!(
+        status.code(),
+        Some(4),
+        "hlctld gone: exit 4; stderr: {stderr}"
+    );
     assert!(
         stderr.contains("hlctld stopped while the benchmark ran"),
         "stderr: {stderr}"

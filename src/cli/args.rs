@@ -17,7 +17,8 @@ use clap::{Parser, Subcommand};
 /// bench, doctor, history of their own). --local runs in this process.
 ///
 /// Exit codes: 0 done; 1 failed (a change set was restored); 2 invalid input
-/// (nothing changed); 3 not permitted.
+/// (nothing changed); 3 not permitted; 4 hlctld not reachable (for a change
+/// that needs it or root) or gone while a job ran.
 #[derive(Debug, Parser)]
 #[command(
     name = "hlctl",

@@ -90,7 +90,7 @@ impl Backend {
                      activation files so the bus starts it), or run this command as root to \
                      work without the daemon."
                 ),
-                exit::NOT_PERMITTED,
+                exit::NO_DAEMON,
             )),
         }
     }

@@ -47,6 +47,9 @@ pub(crate) mod exit {
     pub(crate) const INVALID: i32 = 2;
     /// Not permitted.
     pub(crate) const NOT_PERMITTED: i32 = 3;
+    /// hlctld is not reachable (and the command needs it or root), or it
+    /// went away while a job ran.
+    pub(crate) const NO_DAEMON: i32 = 4;
 }
 
 /// Parse the process arguments and run the verb; returns the exit code.

@@ -52,7 +52,7 @@ pub(crate) fn remote_error(e: zbus::Error) -> CliError {
             zbus::DBusError::description(&*e).unwrap_or_default(),
             exit::NOT_PERMITTED,
         ),
-        other => CliError::new(format!("talking to hlctld: {other}"), exit::FAILED),
+        other => CliError::new(format!("talking to hlctld: {other}"), exit::NO_DAEMON),
     }
 }
 
@@ -72,11 +72,11 @@ pub(crate) fn wait_error(e: WaitError, what: &str) -> CliError {
         WaitError::Bus(e) => remote_error(e),
         WaitError::DaemonGone => CliError::new(
             format!("hlctld stopped while the {what} ran (it left the bus); its result is lost"),
-            exit::FAILED,
+            exit::NO_DAEMON,
         ),
         WaitError::ConnectionLost => CliError::new(
             format!("lost the connection to hlctld while the {what} ran"),
-            exit::FAILED,
+            exit::NO_DAEMON,
         ),
     }
 }
