@@ -190,7 +190,9 @@ impl LinkObject {
     /// tx_errors t, rx_dropped t, tx_dropped t, rx_crc_errors t,
     /// rx_frame_errors t, rx_missed_errors t, rx_fifo_errors t,
     /// rx_over_errors t, tx_fifo_errors t, tx_carrier_errors t, collisions t.
-    #[zbus(property(emits_changed_signal = "false"))]
+    /// Announced (PropertiesChanged) at the rate some client asked for with
+    /// `Manager.SetCountersRefresh`; not announced when none did.
+    #[zbus(property)]
     async fn counters(&self) -> HashMap<String, u64> {
         typed::counters(&self.fresh().await)
     }

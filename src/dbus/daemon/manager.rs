@@ -151,6 +151,27 @@ impl Manager {
             .ok_or_else(|| no_such(name))
     }
 
+    /// Announce every link's `Counters` by `PropertiesChanged` every
+    /// `interval_ms` (250 to 60000; 0 withdraws this caller's request) for
+    /// as long as the caller stays on the bus. The fastest rate any
+    /// connected caller asked for is the one in force; it is returned.
+    async fn set_counters_refresh(
+        &self,
+        interval_ms: u32,
+        #[zbus(header)] hdr: Header<'_>,
+    ) -> Result<u32> {
+        let sender = hdr
+            .sender()
+            .ok_or_else(|| Error::InvalidArgument("the message has no sender".into()))?;
+        self.daemon.counters.ask(sender.as_str(), interval_ms)
+    }
+
+    /// The rate at which `Counters` are announced now, in ms (0: not announced).
+    #[zbus(property(emits_changed_signal = "false"))]
+    fn counters_refresh_ms(&self) -> u32 {
+        self.daemon.counters.rate()
+    }
+
     /// The whole `hlctl show` model of the links named in `names` (every
     /// link when empty, physical first) as one JSON array: all links in one
     /// call, however many there are.

@@ -7,12 +7,15 @@
 //! settings), [`bench`] and [`tune`] (benchmark and tune jobs), [`try_job`]
 //! (a change kept only once confirmed, `rollback_timeout_s`), [`service`]
 //! (start, readiness, shutdown), [`notify`] (`sd_notify`), [`logging`]
-//! (journald or stderr), [`memory`] (one malloc arena, trimmed), [`args`]
+//! (journald or stderr), [`memory`] (one malloc arena, trimmed), [`counters`]
+//! (live counters at a rate a client asks for), [`args`]
 //! (hlctld's command line).
 
 pub mod args;
 pub mod auth;
 pub(crate) mod bench;
+pub(crate) mod counter_watch;
+pub(crate) mod counters;
 pub(crate) mod doctor;
 pub(crate) mod guard;
 pub(crate) mod job;

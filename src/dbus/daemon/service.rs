@@ -177,6 +177,7 @@ fn start_tasks(conn: &Connection, d: &Arc<Daemon>) -> tokio::sync::oneshot::Rece
         );
     }
     announce_holders(conn, d);
+    super::counters::spawn(conn, d);
     let (lost_tx, lost_rx) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
         watch_owners(conn_for_watch, dd_for_watch).await;
@@ -243,6 +244,7 @@ async fn watch_owners(conn: Connection, d: Arc<Daemon>) {
             let name = args.name().to_string();
             if name.starts_with(':') {
                 job::owner_left(&d, &name);
+                d.counters.left(&name);
             }
         }
     }

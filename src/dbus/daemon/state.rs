@@ -169,6 +169,8 @@ pub(crate) struct Daemon {
     /// announces `HeldBy` ([`super::service`]).
     pub(crate) held: tokio::sync::mpsc::UnboundedSender<u32>,
     pub(crate) held_rx: Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<u32>>>,
+    /// Who asked for live counters, and the rate in force ([`super::counters`]).
+    pub(crate) counters: super::counter_watch::Watchers,
 }
 
 impl Daemon {
@@ -186,6 +188,7 @@ impl Daemon {
             nm_bus: tokio::sync::OnceCell::new(),
             held,
             held_rx: Mutex::new(Some(held_rx)),
+            counters: Default::default(),
         }))
     }
 
@@ -214,6 +217,14 @@ impl Daemon {
     }
 
     pub(crate) fn link(&self, ifindex: u32) -> Option<Arc<LinkState>> {
+        self.links
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&ifindex)
+            .cloned()
+    }
+
+    pub(crate) fn link_by_index(&self, ifindex: u32) -> Option<Arc<LinkState>> {
         self.links
             .read()
             .unwrap_or_else(|p| p.into_inner())
