@@ -67,35 +67,8 @@ fn counted(lab: &Lab, stream: &mut zbus::MessageStream, path: &str, within: Dura
 #[test]
 fn counters_arrive_at_the_asked_rate_while_the_client_stays() {
     let lab = Lab::new(&[]);
-    let path = lab.rig.rt.block_on(async {
-        let r = lab
-            .rig
-            .conn
-            .call_method(
-                Some("org.hlctl.Daemon1"),
-                "/org/hlctl/Daemon1",
-                Some("org.hlctl.Daemon1.Manager"),
-                "GetLink",
-                &(lab.a.as_str(),),
-            )
-            .await
-            .unwrap();
-        r.body()
-            .deserialize::<zbus::OwnedObjectPath>()
-            .unwrap()
-            .to_string()
-    });
-    let mut stream = lab.rig.rt.block_on(async {
-        let rule = zbus::MatchRule::builder()
-            .msg_type(zbus::message::Type::Signal)
-            .interface("org.freedesktop.DBus.Properties")
-            .path(path.as_str())
-            .build()
-            .unwrap();
-        zbus::MessageStream::for_match_rule(rule, &lab.rig.conn, None)
-            .await
-            .unwrap()
-    });
+    let path = lab.link_path(&lab.a);
+    let mut stream = lab.properties_changed(&path);
     let mut send = common::ChildGuard(traffic(&lab, &lab.a, 9));
     assert_eq!(
         counted(&lab, &mut stream, &path, Duration::from_millis(1500)),

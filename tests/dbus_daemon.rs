@@ -23,10 +23,6 @@ impl Lab {
         self.ns.exec_raw(&v)
     }
 
-    fn link_path(&self, iface: &str) -> String {
-        format!("/org/hlctl/Daemon1/link/{}", self.show(iface)["ifindex"])
-    }
-
     fn sysctl_in_ns(&self, key: &str) -> String {
         let out = self
             .ns
@@ -450,18 +446,7 @@ fn wait_changed(
 fn changes_behind_our_back_arrive_as_properties_changed() {
     let lab = Lab::new(&[]);
     let path = lab.link_path(&lab.a);
-    let mut stream = lab.rig.rt.block_on(async {
-        let rule = zbus::MatchRule::builder()
-            .msg_type(zbus::message::Type::Signal)
-            .interface("org.freedesktop.DBus.Properties")
-            .member("PropertiesChanged")
-            .path(path.as_str())
-            .build()
-            .unwrap();
-        zbus::MessageStream::for_match_rule(rule, &lab.rig.conn, None)
-            .await
-            .unwrap()
-    });
+    let mut stream = lab.properties_changed(&path);
     // The real ethtool, not us: the ethtool netlink monitor group tells the daemon.
     let gro = lab.show(&lab.a)["features"]["rx-gro"]["active"]
         .as_bool()

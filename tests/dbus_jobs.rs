@@ -29,21 +29,6 @@ impl Lab {
         })
     }
 
-    /// `PropertiesChanged` of the Link objects.
-    fn link_signals(&self) -> zbus::MessageStream {
-        self.rig.rt.block_on(async {
-            let rule = zbus::MatchRule::builder()
-                .msg_type(zbus::message::Type::Signal)
-                .interface("org.freedesktop.DBus.Properties")
-                .path_namespace("/org/hlctl/Daemon1/link")
-                .build()
-                .unwrap();
-            zbus::MessageStream::for_match_rule(rule, &self.rig.conn, None)
-                .await
-                .unwrap()
-        })
-    }
-
     /// The `HeldBy` values announced on `path` within `within`.
     fn held_by_announced(
         &self,
@@ -267,25 +252,8 @@ fn job_interface(xml: &str) -> Vec<(String, String)> {
 fn a_benchmark_on_a_link_blocks_changes_to_it() {
     let lab = Lab::new(&[]);
     let mut signals = lab.job_signals();
-    let mut link_signals = lab.link_signals();
-    let link_path = lab.rig.rt.block_on(async {
-        let r = lab
-            .rig
-            .conn
-            .call_method(
-                Some("org.hlctl.Daemon1"),
-                "/org/hlctl/Daemon1",
-                Some("org.hlctl.Daemon1.Manager"),
-                "GetLink",
-                &(lab.a.as_str(),),
-            )
-            .await
-            .unwrap();
-        r.body()
-            .deserialize::<zbus::OwnedObjectPath>()
-            .unwrap()
-            .to_string()
-    });
+    let mut link_signals = lab.properties_changed("/org/hlctl/Daemon1/link");
+    let link_path = lab.link_path(&lab.a);
     let path = lab
         .start_benchmark(
             "cpu",

@@ -37,14 +37,6 @@ impl Lab {
             .unwrap_or_else(|e| panic!("{method}: {e}\n{}", self.daemon.log()))
     }
 
-    fn link_path(&self, iface: &str) -> String {
-        let r = self.call("/org/hlctl/Daemon1", MANAGER, "GetLink", &(iface,));
-        r.body()
-            .deserialize::<zbus::OwnedObjectPath>()
-            .unwrap()
-            .to_string()
-    }
-
     fn prop(&self, path: &str, iface: &str, name: &str) -> OwnedVariant {
         let r = self.call(
             path,

@@ -274,11 +274,60 @@ fn persist_through_networkmanager(vm: &mut SystemVm) {
     );
     let keyfile = vm.ok(&format!("cat {KEYFILE}"));
     eprintln!("{KEYFILE} after hlctl rollback:\n{keyfile}");
+    never_fight_networkmanager(vm);
     // Clean up for netplan: NetworkManager lets go of eth0.
     vm.ok(&format!(
         "nmcli connection down eth0 && systemctl stop NetworkManager && rm {KEYFILE}"
     ));
     vm.ok("ip addr flush dev eth0 && rm -f /var/lib/hlctl/nic-settings.json");
+}
+
+/// The ring values of eth0 sampled every second for `secs` seconds.
+fn ring_samples(vm: &mut SystemVm, secs: u32) -> Vec<u64> {
+    let out = vm.ok(&format!(
+        "for i in $(seq {secs}); do ethtool -g eth0 | awk '/Current/{{c=1}} c && /^RX:/{{print $2; exit}}'; sleep 1; done"
+    ));
+    out.lines().filter_map(|l| l.trim().parse().ok()).collect()
+}
+
+/// hlctld running (on the system bus, as its unit would) while the user
+/// makes NetworkManager's profile force ring rx 256 against hlctl's
+/// persisted 4096: hlctld re-applies once, and when NetworkManager sets 256
+/// again it logs one warning naming NetworkManager and the profile and
+/// leaves the ring alone: no flip-flop.
+fn never_fight_networkmanager(vm: &mut SystemVm) {
+    // /run/hl went with the reboot: the second disk again.
+    vm.ok("mkdir -p /run/hl && { mountpoint -q /run/hl || mount -o ro /dev/vdb /run/hl; }");
+    vm.ok("install -m 755 /run/hl/hlctld /usr/local/sbin/hlctld");
+    vm.ok("install -m 644 /run/hl/org.hlctl.Daemon1.conf /etc/dbus-1/system.d/ && systemctl reload dbus");
+    vm.ok("setsid /usr/local/sbin/hlctld > /var/log/hlctld.log 2>&1 < /dev/null & echo $! > /run/hlctld.pid");
+    vm.ok("for i in $(seq 60); do busctl status org.hlctl.Daemon1 >/dev/null 2>&1 && exit 0; sleep 1; done; cat /var/log/hlctld.log; exit 1");
+    hlctl_json(vm, "set eth0 ring rx 4096 --persist");
+    assert_eq!(ring_rx(vm), 4096);
+    vm.ok("nmcli connection modify eth0 ethtool.ring-rx 256 && nmcli connection up eth0");
+    let first = ring_samples(vm, 12);
+    eprintln!("ring rx after the user's profile set 256 (1 s apart): {first:?}");
+    assert_eq!(first.last(), Some(&4096), "hlctld did not re-apply once");
+    vm.ok("nmcli connection up eth0");
+    let later = ring_samples(vm, 30);
+    eprintln!("ring rx after NetworkManager set 256 again (1 s apart): {later:?}");
+    let changes = later.windows(2).filter(|w| w[0] != w[1]).count();
+    assert!(
+        changes <= 1 && later.last() == Some(&256),
+        "flip-flop: {later:?}"
+    );
+    let log = vm.ok("cat /var/log/hlctld.log");
+    let warned: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("stops re-applying"))
+        .collect();
+    eprintln!("hlctld's warning: {warned:?}");
+    assert_eq!(warned.len(), 1, "{log}");
+    assert!(
+        warned[0].contains("managed by NetworkManager (connection \"eth0\""),
+        "{log}"
+    );
+    vm.ok("kill $(cat /run/hlctld.pid) && rm -f /var/lib/hlctl/nic-settings.json");
 }
 
 /// netplan renders eth0 for networkd: `set --persist` writes hlctl's own
@@ -341,15 +390,19 @@ fn each_network_manager_keeps_what_hlctl_persisted() {
     let ns = NetNs::new();
     add_tap(&ns, "tap0", PEER_CIDR);
     let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
-    let bin = tmp.path().join("hlctl");
-    deb::ok(
-        "strip hlctl",
-        &deb::run(
+    let strip = |name: &str, exe: &str| {
+        let out = tmp.path().join(name);
+        deb::ok(
             "strip",
-            &["-o", bin.to_str().unwrap(), env!("CARGO_BIN_EXE_hlctl")],
-        ),
-    );
-    let disk = files_disk(tmp.path(), &[&bin]);
+            &deb::run("strip", &["-o", out.to_str().unwrap(), exe]),
+        );
+        out
+    };
+    let bin = strip("hlctl", env!("CARGO_BIN_EXE_hlctl"));
+    let daemon = strip("hlctld", env!("CARGO_BIN_EXE_hlctld"));
+    let policy =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("dbus/org.hlctl.Daemon1.conf");
+    let disk = files_disk(tmp.path(), &[&bin, &daemon, &policy]);
 
     let t = Instant::now();
     let mut vm = SystemVm::boot(&img, &disk, &ns, "tap0");

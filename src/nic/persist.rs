@@ -85,8 +85,7 @@ impl State {
 
     /// The entry for an interface: by MAC when both sides know it, else by name.
     pub(crate) fn find(&self, name: &str, mac: Option<&str>) -> Option<&Entry> {
-        mac.and_then(|m| self.interfaces.iter().find(|e| e.mac.as_deref() == Some(m)))
-            .or_else(|| self.interfaces.iter().find(|e| e.name == name))
+        self.position(name, mac).map(|i| &self.interfaces[i])
     }
 
     /// Merge `settings` into the entry for this interface (creating it).
@@ -102,13 +101,7 @@ impl State {
         settings: &ChangeSet,
         placed: &[Placed],
     ) {
-        let idx = mac
-            .and_then(|m| {
-                self.interfaces
-                    .iter()
-                    .position(|e| e.mac.as_deref() == Some(m))
-            })
-            .or_else(|| self.interfaces.iter().position(|e| e.name == name));
+        let idx = self.position(name, mac);
         match idx {
             Some(i) => {
                 let e = &mut self.interfaces[i];
@@ -134,6 +127,16 @@ impl State {
         }
     }
 
+    /// The index of the entry for this interface: by MAC first, then by name.
+    fn position(&self, name: &str, mac: Option<&str>) -> Option<usize> {
+        mac.and_then(|m| {
+            self.interfaces
+                .iter()
+                .position(|e| e.mac.as_deref() == Some(m))
+        })
+        .or_else(|| self.interfaces.iter().position(|e| e.name == name))
+    }
+
     /// Note that hlctld stopped re-applying `setting` of this interface's entry.
     pub(crate) fn note_conflict(
         &mut self,
@@ -142,13 +145,7 @@ impl State {
         setting: &str,
         why: &str,
     ) {
-        let idx = mac
-            .and_then(|m| {
-                self.interfaces
-                    .iter()
-                    .position(|e| e.mac.as_deref() == Some(m))
-            })
-            .or_else(|| self.interfaces.iter().position(|e| e.name == name));
+        let idx = self.position(name, mac);
         if let Some(i) = idx {
             self.interfaces[i]
                 .conflicts

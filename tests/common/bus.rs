@@ -192,6 +192,44 @@ impl DaemonLab {
     pub fn show(&self, iface: &str) -> serde_json::Value {
         self.json(&["show", iface])["interfaces"][0].clone()
     }
+
+    /// The object path of the link `iface` (`Manager.GetLink`).
+    pub fn link_path(&self, iface: &str) -> String {
+        self.rig.rt.block_on(async {
+            let r = self
+                .rig
+                .conn
+                .call_method(
+                    Some(BUS_NAME),
+                    "/org/hlctl/Daemon1",
+                    Some("org.hlctl.Daemon1.Manager"),
+                    "GetLink",
+                    &(iface,),
+                )
+                .await
+                .unwrap();
+            r.body()
+                .deserialize::<zbus::OwnedObjectPath>()
+                .unwrap()
+                .to_string()
+        })
+    }
+
+    /// `PropertiesChanged` of the objects at and below `path`.
+    pub fn properties_changed(&self, path: &str) -> zbus::MessageStream {
+        self.rig.rt.block_on(async {
+            let rule = zbus::MatchRule::builder()
+                .msg_type(zbus::message::Type::Signal)
+                .interface("org.freedesktop.DBus.Properties")
+                .member("PropertiesChanged")
+                .path_namespace(path.to_string())
+                .build()
+                .unwrap();
+            zbus::MessageStream::for_match_rule(rule, &self.rig.conn, None)
+                .await
+                .unwrap()
+        })
+    }
 }
 
 /// A process the test did not spawn itself (e.g. started by bus activation),

@@ -65,15 +65,9 @@ impl Error {
     fn text(&self) -> String {
         match self {
             Error::ZBus(e) => e.to_string(),
-            Error::NotAuthorized(m)
-            | Error::InteractiveAuthorizationRequired(m)
-            | Error::NoSuchInterface(m)
-            | Error::NotSupported(m)
-            | Error::InvalidArgument(m)
-            | Error::Busy(m)
-            | Error::InvalidState(m)
-            | Error::LimitExceeded(m)
-            | Error::Failed(m) => m.clone(),
+            other => zbus::DBusError::description(other)
+                .unwrap_or_default()
+                .to_string(),
         }
     }
 }

@@ -90,7 +90,7 @@ pub(crate) fn parse_keyfile(text: &str) -> Profile {
     out
 }
 
-async fn proxy<'a>(
+pub(crate) async fn proxy<'a>(
     conn: &'a Connection,
     path: &'a str,
     iface: &'a str,

@@ -4,10 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use zbus::proxy::CacheProperties;
 use zbus::{Connection, OwnedObjectPath, OwnedVariant};
 
-use super::networkmanager::BUS;
+use super::networkmanager::{BUS, proxy};
 
 const ROOT: &str = "/org/freedesktop/NetworkManager";
 const SETTINGS: &str = "/org/freedesktop/NetworkManager/Settings";
@@ -22,20 +21,6 @@ pub(crate) type RawSettings = BTreeMap<String, BTreeMap<String, OwnedVariant>>;
 
 /// One key to change: (section, key, new value; `None` removes it).
 pub(crate) type Edit = (String, String, Option<OwnedVariant>);
-
-async fn proxy<'a>(
-    conn: &'a Connection,
-    path: &'a str,
-    iface: &'a str,
-) -> zbus::Result<zbus::Proxy<'a>> {
-    zbus::proxy::Builder::new(conn)
-        .destination(BUS)
-        .path(path)
-        .interface(iface)
-        .cache_properties(CacheProperties::No)
-        .build()
-        .await
-}
 
 /// A device's checkpoint: destroyed when the change is done, rolled back
 /// when it failed (NetworkManager rolls it back by itself after
