@@ -128,7 +128,7 @@ impl State {
     }
 
     /// The index of the entry for this interface: by MAC first, then by name.
-    fn position(&self, name: &str, mac: Option<&str>) -> Option<usize> {
+    pub(crate) fn position(&self, name: &str, mac: Option<&str>) -> Option<usize> {
         mac.and_then(|m| {
             self.interfaces
                 .iter()

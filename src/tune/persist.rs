@@ -251,14 +251,7 @@ fn restore_placed(
     mac: Option<&str>,
     was: &[Placed],
 ) -> Result<Vec<String>, crate::nic::owner::error::OwnerError> {
-    let idx = mac
-        .and_then(|m| {
-            state
-                .interfaces
-                .iter()
-                .position(|e| e.mac.as_deref() == Some(m))
-        })
-        .or_else(|| state.interfaces.iter().position(|e| e.name == name));
+    let idx = state.position(name, mac);
     let Some(i) = idx else {
         return Ok(Vec::new());
     };
@@ -269,14 +262,7 @@ fn restore_placed(
 
 /// Put one interface's NIC state entry back as it was (`None`: no entry).
 fn restore_entry(state: &mut State, name: &str, mac: Option<&str>, before: &Option<ChangeSet>) {
-    let idx = mac
-        .and_then(|m| {
-            state
-                .interfaces
-                .iter()
-                .position(|e| e.mac.as_deref() == Some(m))
-        })
-        .or_else(|| state.interfaces.iter().position(|e| e.name == name));
+    let idx = state.position(name, mac);
     match (idx, before) {
         (Some(i), None) => {
             state.interfaces.remove(i);
