@@ -316,16 +316,20 @@ fn never_fight_networkmanager(vm: &mut SystemVm) {
         changes <= 1 && later.last() == Some(&256),
         "flip-flop: {later:?}"
     );
-    let log = vm.ok("cat /var/log/hlctld.log");
+    // hlctld logs to the journal when there is one (as under its unit).
+    let log = vm.ok("journalctl --no-pager -o cat _COMM=hlctld");
     let warned: Vec<&str> = log
         .lines()
         .filter(|l| l.contains("stops re-applying"))
         .collect();
     eprintln!("hlctld's warning: {warned:?}");
     assert_eq!(warned.len(), 1, "{log}");
+    let owner =
+        vm.ok("journalctl --no-pager -o export _COMM=hlctld | grep -a '^HLCTL_OWNER=' | sort -u");
+    eprintln!("journal field: {owner}");
     assert!(
-        warned[0].contains("managed by NetworkManager (connection \"eth0\""),
-        "{log}"
+        owner.contains("managed by NetworkManager (connection \"eth0\""),
+        "{owner}\n{log}"
     );
     vm.ok("kill $(cat /run/hlctld.pid) && rm -f /var/lib/hlctl/nic-settings.json");
 }
