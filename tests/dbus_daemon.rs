@@ -22,16 +22,6 @@ impl Lab {
         v.extend_from_slice(args);
         self.ns.exec_raw(&v)
     }
-
-    fn sysctl_in_ns(&self, key: &str) -> String {
-        let out = self
-            .ns
-            .exec(&["cat", &format!("/proc/sys/{}", key.replace('.', "/"))]);
-        String::from_utf8_lossy(&out.stdout)
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
 }
 
 /// Drop counters (they move between two reads) to compare models.

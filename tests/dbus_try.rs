@@ -19,16 +19,6 @@ impl Lab {
         v[0]["mtu"].as_u64().unwrap()
     }
 
-    fn sysctl_in_ns(&self, key: &str) -> String {
-        let out = self
-            .ns
-            .exec(&["cat", &format!("/proc/sys/{}", key.replace('.', "/"))]);
-        String::from_utf8_lossy(&out.stdout)
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
-
     /// hlctl through the daemon with piped stdin and stdout.
     fn spawn(&self, args: &[&str]) -> Child {
         Command::new(common::bus::HLCTL)

@@ -193,6 +193,17 @@ impl DaemonLab {
         self.json(&["show", iface])["interfaces"][0].clone()
     }
 
+    /// A sysctl's value inside the lab's namespace, whitespace normalised.
+    pub fn sysctl_in_ns(&self, key: &str) -> String {
+        let out = self
+            .ns
+            .exec(&["cat", &format!("/proc/sys/{}", key.replace('.', "/"))]);
+        String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
     /// The object path of the link `iface` (`Manager.GetLink`).
     pub fn link_path(&self, iface: &str) -> String {
         self.rig.rt.block_on(async {

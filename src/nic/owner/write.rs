@@ -32,10 +32,12 @@ pub(crate) fn persist(
         &|w| edit_ifupdown::persist(roots, iface, w),
         &|w| edit_networkd::persist(roots, iface, ifindex, w),
     ];
+    let wanted = requested(cs);
     for step in steps {
-        let left: Vec<(String, Value)> = requested(cs)
-            .into_iter()
+        let left: Vec<(String, Value)> = wanted
+            .iter()
             .filter(|(n, _)| !done.iter().any(|p| p.settings.contains(n)))
+            .cloned()
             .collect();
         match step(&left) {
             Ok(p) => done.extend(p),
