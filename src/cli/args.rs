@@ -54,6 +54,8 @@ pub(crate) enum Command {
     Report(super::report::ReportArgs),
     Check(super::check::CheckArgs),
     Config(super::config::ConfigArgs),
+    Completions(super::assets::CompletionsArgs),
+    Man(super::assets::ManArgs),
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! [`output`] the shared printing and progress helpers.
 
 pub mod args;
+pub mod assets;
 pub(crate) mod backend;
 pub(crate) mod baseline;
 pub(crate) mod bench;
@@ -89,6 +90,8 @@ pub(crate) fn run(cli: args::Cli) -> i32 {
         args::Command::Report(a) => report::run(&global, a),
         args::Command::Check(a) => check::run(&global, a),
         args::Command::Config(a) => config::run(&global, a),
+        args::Command::Completions(a) => assets::completions(a),
+        args::Command::Man(a) => assets::man(a),
     }
 }
 
