@@ -32,8 +32,60 @@ pub(crate) fn bps(bps: f64) -> String {
     }
 }
 
+/// An allowed range as every message writes it: `68 to 65535`.
+pub(crate) fn range(lo: impl std::fmt::Display, hi: impl std::fmt::Display) -> String {
+    format!("{lo} to {hi}")
+}
+
+/// A clap value parser for a whole number from `lo` to `hi`, whose errors
+/// say what is allowed in the words of [`range`] (`allowed 1 to 20`).
+pub(crate) fn ranged<T>(lo: T, hi: T) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync
+where
+    T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy + Send + Sync + 'static,
+{
+    move |s: &str| {
+        let allowed = range(lo, hi);
+        match s.trim().parse::<T>() {
+            Ok(v) if v >= lo && v <= hi => Ok(v),
+            Ok(_) => Err(format!("{s} is out of range: allowed {allowed}")),
+            Err(_) => Err(format!("'{s}' is not a whole number: allowed {allowed}")),
+        }
+    }
+}
+
+/// [`ranged`] without an upper bound: `allowed 1 or more`.
+pub(crate) fn at_least<T>(lo: T) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync
+where
+    T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy + Send + Sync + 'static,
+{
+    move |s: &str| match s.trim().parse::<T>() {
+        Ok(v) if v >= lo => Ok(v),
+        Ok(_) => Err(format!("{s} is out of range: allowed {lo} or more")),
+        Err(_) => Err(format!("'{s}' is not a whole number: allowed {lo} or more")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn ranges_are_written_in_words() {
+        let p = super::ranged(1u32, 20);
+        assert_eq!(p("20"), Ok(20));
+        assert_eq!(p("0").unwrap_err(), "0 is out of range: allowed 1 to 20");
+        assert_eq!(
+            p("x").unwrap_err(),
+            "'x' is not a whole number: allowed 1 to 20"
+        );
+        assert_eq!(
+            super::at_least(1u16)("0").unwrap_err(),
+            "0 is out of range: allowed 1 or more"
+        );
+        assert_eq!(
+            super::at_least(1u16)("70000").unwrap_err(),
+            "'70000' is not a whole number: allowed 1 or more"
+        );
+    }
+
     #[test]
     fn bits_per_second_and_bytes() {
         assert_eq!(super::bps(941e6), "941 Mbit/s");

@@ -494,12 +494,13 @@ fn cli_json_has_the_documented_keys() {
 fn cli_bad_input_exits_2_naming_the_flag() {
     let dir = disk_tempdir();
     let d = dir.path().to_str().unwrap();
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 6] = [
         (&["--bs", "3x"], "--bs"),
         (&["--rw", "sideways"], "--rw"),
         (&["--iodepth", "0"], "--iodepth"),
         (&["--bs", "1000"], "--bs"),
-        (&["--runtime", "soon"], "--runtime"),
+        (&["--time", "soon"], "--time <SECONDS>"),
+        (&["--runtime", "soon"], "--time <SECONDS>"),
     ];
     for (extra, flag) in cases {
         let mut args = vec!["bench", "disk", "--dir", d, "--size", "4M"];

@@ -54,7 +54,8 @@ fn gso_max_size_is_shown_set_refused_above_the_limit_persisted_and_exported() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let e = stderr(&out);
     assert!(
-        e.contains(&format!("gso-max-size {too_big}")) && e.contains(&format!("allowed 1..={max}")),
+        e.contains(&format!("gso-max-size {too_big}"))
+            && e.contains(&format!("allowed 1 to {max}")),
         "{e}"
     );
     let ip = ip_link(&lab, a);

@@ -348,7 +348,7 @@ true
         .map(|s| s.text)
         .unwrap_or_default();
     assert!(
-        err.contains("above the device's maximum: allowed 1..=4096"),
+        err.contains("above the device's maximum: allowed 1 to 4096"),
         "{err}"
     );
     assert_eq!(

@@ -20,13 +20,13 @@ use crate::bench::cpu::{CpuError, CpuPhase};
 #[derive(Debug, Args)]
 pub(crate) struct CpuArgs {
     /// Worker threads (1 to 4096) [default: the number of online CPUs].
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    #[arg(long, value_parser = crate::units::ranged(1u32, 4096))]
     pub(crate) threads: Option<u32>,
     /// Seconds per run (e.g. 10, 0.5, 1m).
     #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = bench_parse::seconds)]
     pub(crate) time: Duration,
     /// Upper limit of the prime search, as sysbench's --cpu-max-prime (at least 1).
-    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = 10_000, value_parser = crate::units::at_least(1u32))]
     pub(crate) max_prime: u32,
     /// Skip the 1-thread run that precedes a multi-thread one.
     #[arg(long)]

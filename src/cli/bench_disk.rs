@@ -43,15 +43,16 @@ pub(crate) struct DiskArgs {
     #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = bench_parse::size)]
     pub(crate) size: u64,
     /// I/Os kept in flight per job (1 to 4096).
-    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    #[arg(long, default_value_t = 32, value_parser = crate::units::ranged(1u32, 4096))]
     pub(crate) iodepth: u32,
     /// Jobs run in parallel, each on its own file (1 to 64).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    #[arg(long, default_value_t = 1, value_parser = crate::units::ranged(1u32, 64))]
     pub(crate) jobs: u32,
-    /// Longest run time in seconds (e.g. 30, 0.5, 2m); a job also ends after --size bytes.
-    #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = bench_parse::seconds)]
+    /// Longest run time in seconds (e.g. 30, 0.5, 2m); a job also ends after --size bytes
+    /// (also --runtime, as fio names it).
+    #[arg(long = "time", alias = "runtime", value_name = "SECONDS", default_value = "30", value_parser = bench_parse::seconds)]
     pub(crate) runtime: Duration,
-    /// Keep going until --runtime even after --size bytes (fio's --time_based).
+    /// Keep going until --time even after --size bytes (fio's --time_based).
     #[arg(long)]
     pub(crate) time_based: bool,
     /// Use the page cache instead of O_DIRECT (then reads may come from RAM).
@@ -61,7 +62,7 @@ pub(crate) struct DiskArgs {
     #[arg(long, value_enum, default_value_t = EngineArg::Auto)]
     pub(crate) engine: EngineArg,
     /// Percentage of reads in --rw randrw (0 to 100).
-    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u8).range(0..=100))]
+    #[arg(long, default_value_t = 50, value_parser = crate::units::ranged(0u8, 100))]
     pub(crate) rwmix_read: u8,
     /// dd-style test instead: sequential writes (default 1 MiB each) with one fdatasync at
     /// the end counted in the time, like `dd conv=fdatasync`, then the file read back.

@@ -44,15 +44,15 @@ pub(crate) struct NetArgs {
     pub(crate) peer: PeerSpec,
     /// The server's port (iperf3's -p), 1–65535 [default: the port in --peer, else 5201].
     #[arg(short = 'p', long = "port", value_name = "PORT",
-          value_parser = clap::value_parser!(u16).range(1..))]
+          value_parser = crate::units::at_least(1u16))]
     pub(crate) port: Option<u16>,
     /// Seconds to measure, after the omit period (1–86400).
     #[arg(short = 't', long = "time", value_name = "SECS", default_value_t = 10,
-          value_parser = clap::value_parser!(u32).range(1..=86400))]
+          value_parser = crate::units::ranged(1u32, 86400))]
     pub(crate) time: u32,
     /// Parallel streams, per direction with --bidir (1–128).
     #[arg(short = 'P', long = "parallel", value_name = "N", default_value_t = 1,
-          value_parser = clap::value_parser!(u32).range(1..=128))]
+          value_parser = crate::units::ranged(1u32, 128))]
     pub(crate) parallel: u32,
     /// Reverse: the server sends and this machine receives.
     #[arg(short = 'R', long = "reverse", conflicts_with = "bidir")]
@@ -76,7 +76,7 @@ pub(crate) struct NetArgs {
     pub(crate) window: Option<u32>,
     /// Leave out the first OMIT seconds (TCP slow start) from the results (0–600).
     #[arg(short = 'O', long = "omit", value_name = "OMIT", default_value_t = 0,
-          value_parser = clap::value_parser!(u32).range(0..=600))]
+          value_parser = crate::units::ranged(0u32, 600))]
     pub(crate) omit: u32,
     /// Seconds between interval lines (0.1–60); 0 turns them off.
     #[arg(short = 'i', long = "interval", value_name = "SECS", default_value_t = 1.0, value_parser = parse_interval)]

@@ -1,4 +1,4 @@
-//! Value parsers for benchmark flags; clap prints their errors with the flag's name.
+//! Value parsers for benchmark flags (sizes, durations); clap prints their errors with the flag's name.
 
 use std::time::Duration;
 
@@ -8,6 +8,28 @@ use crate::bench::stress::MemAmount;
 /// `4k`, `1M`, `1G`, `4096` … (binary units).
 pub(crate) fn size(s: &str) -> Result<u64, String> {
     parse_size(s).map_err(|e| e.to_string())
+}
+
+/// A disk test size in MiB, for `--disk-size` of doctor, report and check:
+/// a size (`64M`, `1G`, binary units, as `bench disk --size` takes) or a
+/// plain number of MiB (`256`); `lo` to 1 TiB.
+pub(crate) fn disk_size_mib(lo: u64) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync {
+    move |s: &str| {
+        let t = s.trim();
+        let bytes = match t.parse::<u64>() {
+            Ok(mib) => mib.checked_mul(1 << 20),
+            Err(_) => parse_size(t).map_err(|e| e.to_string()).map(Some)?,
+        };
+        let allowed =
+            crate::units::range(crate::units::bytes(lo << 20), crate::units::bytes(1 << 40));
+        match bytes {
+            Some(b) if b % (1 << 20) != 0 => Err(format!(
+                "'{s}' is not a whole number of MiB: allowed {allowed}, e.g. 256M or 1G"
+            )),
+            Some(b) if (lo << 20..=1 << 40).contains(&b) => Ok(b >> 20),
+            _ => Err(format!("'{s}' is out of range: allowed {allowed}")),
+        }
+    }
 }
 
 /// Seconds: `30`, `0.5`, `30s`, `2m`, `1h`.

@@ -28,10 +28,10 @@ pub(crate) struct StressArgs {
     #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = bench_parse::seconds)]
     pub(crate) time: Duration,
     /// CPU workers (0 to 4096) [default: the number of online CPUs].
-    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=4096))]
+    #[arg(long, value_parser = crate::units::ranged(0u32, 4096))]
     pub(crate) cpu: Option<u32>,
     /// Memory workers sharing --vm-bytes (0 to 256).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=256))]
+    #[arg(long, default_value_t = 1, value_parser = crate::units::ranged(0u32, 256))]
     pub(crate) vm: u32,
     /// Memory to load: a size (512M, 2G) or a percentage of available memory (50%, at most 90%).
     #[arg(long, value_name = "SIZE|PCT", default_value = "256M", value_parser = bench_parse::mem_amount)]

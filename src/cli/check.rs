@@ -41,16 +41,17 @@ pub(crate) struct CheckArgs {
     #[arg(long, value_name = "NAME")]
     pub(crate) baseline: Option<String>,
     /// Seconds per network run [default: from the config, 10].
-    #[arg(long, value_name = "S", value_parser = clap::value_parser!(u32).range(1..=60))]
+    #[arg(long, value_name = "S", value_parser = crate::units::ranged(1u32, 60))]
     pub(crate) time: Option<u32>,
     /// Seconds of the random-read disk run and of each CPU run [default: config, 10].
-    #[arg(long, value_name = "S", value_parser = clap::value_parser!(u64).range(1..=600))]
+    #[arg(long, value_name = "S", value_parser = crate::units::ranged(1u64, 600))]
     pub(crate) bench_time: Option<u64>,
-    /// MiB written and read per directory [default: config, 256].
-    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..=1048576))]
+    /// Size written and read back per directory: 256M, 1G (binary units; a
+    /// plain number is MiB) [default: the config's, else 256M].
+    #[arg(long, value_name = "SIZE", value_parser = super::bench_parse::disk_size_mib(1))]
     pub(crate) disk_size: Option<u64>,
     /// Seconds within which a busy peer is retried [default: config, 600].
-    #[arg(long, value_name = "S", value_parser = clap::value_parser!(u64).range(0..=86400))]
+    #[arg(long, value_name = "S", value_parser = crate::units::ranged(0u64, 86400))]
     pub(crate) busy_window: Option<u64>,
     /// Only run when the kernel release differs from the last check's
     /// (hlctl-check-boot.service); otherwise say so and exit 0.

@@ -27,7 +27,7 @@ pub(crate) struct CompareArgs {
 pub(crate) fn run(global: &Global, args: CompareArgs) -> i32 {
     if !(0.0..=1000.0).contains(&args.threshold) {
         eprintln!(
-            "hlctl compare: --threshold {}: allowed 0..=1000 (percent)",
+            "hlctl compare: --threshold {}: allowed 0 to 1000 (percent)",
             args.threshold
         );
         return exit::INVALID;

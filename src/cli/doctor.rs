@@ -63,19 +63,20 @@ pub(crate) struct DoctorArgs {
     pub(crate) dirs: Vec<String>,
 
     /// Throughput runs per direction when a benchmark server answers at the peer.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
+    #[arg(long, default_value_t = 1, value_parser = crate::units::ranged(1u32, 20))]
     pub(crate) runs: u32,
 
     /// Seconds of CPU stress while watching for thermal throttling (0: none).
-    #[arg(long, default_value_t = 3, value_name = "S", value_parser = clap::value_parser!(u64).range(0..=600))]
+    #[arg(long, default_value_t = 3, value_name = "S", value_parser = crate::units::ranged(0u64, 600))]
     pub(crate) stress: u64,
 
-    /// MiB written and read back in each --dir (0: check the mount options only).
-    #[arg(long, default_value_t = 256, value_name = "MIB", value_parser = clap::value_parser!(u64).range(0..=1048576))]
+    /// Size written and read back in each --dir: 256M, 1G (binary units; a
+    /// plain number is MiB; 0: check the mount options only).
+    #[arg(long, default_value = "256M", value_name = "SIZE", value_parser = super::bench_parse::disk_size_mib(0))]
     pub(crate) disk_size: u64,
 
     /// Seconds per throughput run.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=60))]
+    #[arg(long, default_value_t = 2, value_parser = crate::units::ranged(1u32, 60))]
     pub(crate) time: u32,
 }
 

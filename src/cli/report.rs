@@ -29,15 +29,16 @@ pub(crate) struct ReportArgs {
     pub(crate) dirs: Vec<String>,
 
     /// Seconds per network run.
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=60))]
+    #[arg(long, default_value_t = 10, value_parser = crate::units::ranged(1u32, 60))]
     pub(crate) time: u32,
 
-    /// MiB written and read per disk (1024: a 1 GiB dd).
-    #[arg(long, default_value_t = 1024, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..=1048576))]
+    /// Size written and read back per --dir, like `dd bs=1M`: 256M, 1G
+    /// (binary units; a plain number is MiB), 1 MiB to 1 TiB.
+    #[arg(long, default_value = "256M", value_name = "SIZE", value_parser = super::bench_parse::disk_size_mib(1))]
     pub(crate) disk_size: u64,
 
     /// Seconds for the random-read disk run and for each CPU run.
-    #[arg(long, default_value_t = 10, value_name = "S", value_parser = clap::value_parser!(u64).range(1..=600))]
+    #[arg(long, default_value_t = 10, value_name = "S", value_parser = crate::units::ranged(1u64, 600))]
     pub(crate) bench_time: u64,
 
     /// Where to write the Markdown and JSON files.

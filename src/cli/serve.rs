@@ -39,7 +39,7 @@ pub(crate) struct ServeArgs {
     #[arg(short = '1', long)]
     pub(crate) one_off: bool,
     /// Exit after this many seconds without a test (1–86400).
-    #[arg(long, value_name = "S", value_parser = clap::value_parser!(u64).range(1..=86400))]
+    #[arg(long, value_name = "S", value_parser = crate::units::ranged(1u64, 86400))]
     pub(crate) idle_timeout: Option<u64>,
 }
 

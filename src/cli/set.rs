@@ -59,7 +59,7 @@ pub(crate) struct SetArgs {
     /// the settings (`--try 30`) or as `--try=30`.
     #[arg(long = "try", value_name = "SECONDS", num_args = 0..=1,
           default_missing_value = "120",
-          value_parser = clap::value_parser!(u32).range(1..))]
+          value_parser = crate::units::at_least(1u32))]
     pub(crate) try_s: Option<u32>,
 }
 

@@ -79,11 +79,11 @@ pub(crate) struct TuneArgs {
     /// so an unchanged direction's noise can revert a real gain (raise
     /// --min-gain then). Where whole runs stall (a peer's starved receive
     /// buffer), more runs make a baseline that stalled every time rarer.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
+    #[arg(long, default_value_t = 3, value_parser = crate::units::ranged(1u32, 20))]
     pub(crate) runs: u32,
 
     /// Seconds per benchmark run.
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=60))]
+    #[arg(long, default_value_t = 5, value_parser = crate::units::ranged(1u32, 60))]
     pub(crate) time: u32,
 
     /// Smallest gain (percent) over every reference run that keeps a
@@ -94,7 +94,7 @@ pub(crate) struct TuneArgs {
     /// Seconds the kept changes wait for this client's confirmation before
     /// the daemon rolls them back; a change being tried gets at least this
     /// (and at least two benchmark runs) between the tuner's renewals.
-    #[arg(long, default_value_t = 60, value_name = "S", value_parser = clap::value_parser!(u64).range(5..=3600))]
+    #[arg(long, default_value_t = 60, value_name = "S", value_parser = crate::units::ranged(5u64, 3600))]
     pub(crate) confirm_timeout: u64,
 
     /// Keep the changes only until reboot: do not write sysctl.d or the NIC state file.

@@ -214,7 +214,7 @@ impl Parser<'_> {
             "threshold_percent" => {
                 let t: f64 = value(v)?;
                 if !(0.0..=1000.0).contains(&t) {
-                    return Err(format!("{t}: allowed 0..=1000 (percent)"));
+                    return Err(format!("{t}: allowed 0 to 1000 (percent)"));
                 }
                 c.threshold_percent = t;
             }
@@ -269,7 +269,7 @@ fn value<T: DeserializeOwned>(v: &Spanned<DeValue<'_>>) -> Result<T, String> {
 fn ranged(v: &Spanned<DeValue<'_>>, lo: u64, hi: u64) -> Result<u64, String> {
     let n: i64 = value(v)?;
     if n < lo as i64 || n as u64 > hi {
-        return Err(format!("{n}: allowed {lo}..={hi}"));
+        return Err(format!("{n}: allowed {lo} to {hi}"));
     }
     Ok(n as u64)
 }
@@ -335,7 +335,7 @@ x = 1
         assert!(probs[1].starts_with("/etc/hlctl/hlctl.toml:3: check.cpu: invalid type"));
         assert!(probs[2].starts_with("/etc/hlctl/hlctl.toml:4: check.colour: unknown key"));
         assert!(
-            probs[3].starts_with("/etc/hlctl/hlctl.toml:9: serve.port: 70000: allowed 1..=65535")
+            probs[3].starts_with("/etc/hlctl/hlctl.toml:9: serve.port: 70000: allowed 1 to 65535")
         );
         assert!(probs[4].starts_with("/etc/hlctl/hlctl.toml:11: extra: unknown section [extra]"));
         // The good keys are used, the bad ones keep their defaults.

@@ -213,11 +213,11 @@ pub(crate) fn parse_since(s: &str) -> Result<i64, HistoryError> {
         return Err(bad("expected YYYY-MM-DD"));
     };
     if !(1..=12).contains(&m) || !(1..=31).contains(&day) || t.len() < 2 || t.len() > 3 {
-        return Err(bad("month 1..=12, day 1..=31, time HH:MM[:SS]"));
+        return Err(bad("month 1 to 12, day 1 to 31, time HH:MM[:SS]"));
     }
     let (hh, mm, ss) = (t[0], t[1], t.get(2).copied().unwrap_or(0));
     if !(0..24).contains(&hh) || !(0..60).contains(&mm) || !(0..61).contains(&ss) {
-        return Err(bad("hours 0..=23, minutes and seconds 0..=59"));
+        return Err(bad("hours 0 to 23, minutes and seconds 0 to 59"));
     }
     // Days from the civil date (Howard Hinnant's algorithm).
     let y2 = if m <= 2 { y - 1 } else { y };

@@ -23,7 +23,7 @@ fn parse_u32(setting: &str, v: &str, problems: &mut Vec<Problem>) -> Option<u32>
             problems.push(Problem::new(
                 setting,
                 Some(v),
-                "not a number: expected a whole number 0..=4294967295",
+                "not a number: expected a whole number 0 to 4294967295",
             ));
             None
         }

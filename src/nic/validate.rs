@@ -46,12 +46,12 @@ fn limit(
         Some(m) if v > m => p.push(Problem::new(
             setting,
             Some(&vs),
-            format!("above the device's maximum: allowed 1..={m}"),
+            format!("above the device's maximum: allowed 1 to {m}"),
         )),
         Some(m) if v == 0 => p.push(Problem::new(
             setting,
             Some(&vs),
-            format!("must be at least 1: allowed 1..={m}"),
+            format!("must be at least 1: allowed 1 to {m}"),
         )),
         _ => {}
     }
@@ -122,12 +122,16 @@ fn check(iface: &Interface, s: &Setting, v: &Value, p: &mut Vec<Problem>) {
 fn check_mtu(iface: &Interface, mtu: Option<u32>, p: &mut Vec<Problem>) {
     let Some(mtu) = mtu else { return };
     let min = iface.mtu_min.unwrap_or(68);
-    let max = iface.mtu_max.unwrap_or(65535);
+    // A maximum of 0 is the kernel's "no upper limit" (`lo`, for one).
+    let (max, allowed) = match iface.mtu_max.unwrap_or(65535) {
+        0 => (i32::MAX as u32, format!("{min} or more")),
+        m => (m, crate::units::range(min, m)),
+    };
     if !(min..=max).contains(&mtu) {
         p.push(Problem::new(
             "mtu",
             Some(&mtu.to_string()),
-            format!("outside the device's range: allowed {min}..={max}"),
+            format!("outside the device's range: allowed {allowed}"),
         ));
     }
 }

@@ -59,7 +59,7 @@ impl PeerSpec {
             None => None,
             Some(p) => match p.parse::<u16>() {
                 Ok(n) if n > 0 => Some(n),
-                _ => return bad("the port must be 1..=65535"),
+                _ => return bad("the port must be 1 to 65535"),
             },
         };
         Ok(PeerSpec {

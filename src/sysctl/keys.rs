@@ -183,8 +183,8 @@ pub(crate) fn validate(key: &Key, value: &str, available_cc: &[String]) -> Resul
         Kind::ReadOnly => Err("read-only: the kernel reports it, it cannot be set".into()),
         Kind::Int { min, max } => match v.parse::<i64>() {
             Ok(n) if (min..=max).contains(&n) => Ok(n.to_string()),
-            Ok(n) => Err(format!("{n} is out of range: allowed {min}..={max}")),
-            Err(_) => Err(format!("'{v}' is not an integer: allowed {min}..={max}")),
+            Ok(n) => Err(format!("{n} is out of range: allowed {min} to {max}")),
+            Err(_) => Err(format!("'{v}' is not an integer: allowed {min} to {max}")),
         },
         Kind::Triplet => {
             let parts: Vec<&str> = v.split(' ').collect();
@@ -256,7 +256,7 @@ mod tests {
         let k = key("net.ipv4.tcp_slow_start_after_idle");
         assert_eq!(validate(k, "0", &[]).unwrap(), "0");
         let e = validate(k, "2", &[]).unwrap_err();
-        assert!(e.contains("0..=1"), "{e}");
+        assert!(e.contains("allowed 0 to 1"), "{e}");
         let e = validate(key("net.core.rmem_max"), "12", &[]).unwrap_err();
         assert!(e.contains("4096"), "{e}");
         assert!(

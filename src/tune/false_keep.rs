@@ -364,7 +364,7 @@ fn simulated_noise_a_gain_in_one_direction_survives_noise_in_the_unchanged_other
         let share = f64::from(now) / f64::from(old);
         assert!(
             (at_least..=at_most).contains(&share),
-            "levels {levels:?}: kept {now} of {n} now, {old} by the old rule (expected {at_least}..={at_most} of it)"
+            "levels {levels:?}: kept {now} of {n} now, {old} by the old rule (expected {at_least} to {at_most} of it)"
         );
     }
 }

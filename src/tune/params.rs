@@ -48,24 +48,24 @@ impl TuneParams {
         let peer = Peer::parse(&self.peer)?;
         let runs = self.runs.unwrap_or(3);
         if !(1..=20).contains(&runs) {
-            return Err(format!("invalid --runs {runs}: allowed 1..=20"));
+            return Err(format!("invalid --runs {runs}: allowed 1 to 20"));
         }
         if !(1..=60).contains(&self.time()) {
             return Err(format!(
-                "invalid --time {}: allowed 1..=60 seconds",
+                "invalid --time {}: allowed 1 to 60 seconds",
                 self.time()
             ));
         }
         let min_gain = self.min_gain_percent.unwrap_or(3.0);
         if !(0.0..=1000.0).contains(&min_gain) {
             return Err(format!(
-                "invalid --min-gain {min_gain}: allowed 0..=1000 (percent)"
+                "invalid --min-gain {min_gain}: allowed 0 to 1000 (percent)"
             ));
         }
         let ct = self.confirm_timeout_s.unwrap_or(60);
         if !(5..=3600).contains(&ct) {
             return Err(format!(
-                "invalid --confirm-timeout {ct}: allowed 5..=3600 seconds"
+                "invalid --confirm-timeout {ct}: allowed 5 to 3600 seconds"
             ));
         }
         if self.tries.len() > 32 {

@@ -15,8 +15,12 @@ pub enum DiskError {
     #[error("{path} is not a directory")]
     NotADirectory { path: PathBuf },
     #[error(
-        "refusing to run: {path} has {available} bytes free, the test needs {needed} bytes \
-         (its files) plus a safety margin of {margin} bytes; use a smaller --size or fewer --jobs"
+        "refusing to run: {} has {} free, the test needs {} (its files) plus a safety \
+         margin of {}; use a smaller --size or fewer --jobs",
+        path.display(),
+        crate::units::bytes(*available),
+        crate::units::bytes(*needed),
+        crate::units::bytes(*margin)
     )]
     NoSpace {
         path: PathBuf,

@@ -77,14 +77,14 @@ impl ClientConfig {
         }
         if !(1..=p::MAX_TIME_S).contains(&self.time_s) {
             return bad(format!(
-                "test time {} s is outside 1..={} s",
+                "test time {} s is outside 1 to {} s",
                 self.time_s,
                 p::MAX_TIME_S
             ));
         }
         if !(1..=p::MAX_STREAMS).contains(&self.parallel) {
             return bad(format!(
-                "{} parallel streams is outside 1..={}",
+                "{} parallel streams is outside 1 to {}",
                 self.parallel,
                 p::MAX_STREAMS
             ));

@@ -57,7 +57,7 @@ pub enum NetError {
     ControlClosed { during: String },
 
     /// A length-prefixed JSON block was larger than allowed (or empty).
-    #[error("{what} of {len} bytes is outside the allowed 1..={limit} bytes")]
+    #[error("{what} of {len} bytes is outside the allowed 1 to {limit} bytes")]
     BadLength { what: String, len: u32, limit: u32 },
 
     /// A JSON block could not be parsed or lacked a required key.

@@ -56,7 +56,7 @@ pub struct DaemonArgs {
     /// The longest a job may run: hlctld cancels it then (a cancelled
     /// benchmark still reports what it measured; a tune rolls back).
     #[arg(long, value_name = "SECONDS", default_value_t = 4 * 3600,
-          value_parser = clap::value_parser!(u64).range(1..=7 * 24 * 3600))]
+          value_parser = crate::units::ranged(1u64, 7 * 24 * 3600))]
     pub(crate) max_job_seconds: u64,
 
     /// Testing aid: hold every change this many milliseconds before applying it.

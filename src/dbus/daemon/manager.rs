@@ -397,8 +397,8 @@ impl Manager {
     /// caller without it gets the read-only checks, with each measurement
     /// left out under `not_checked` saying why. Options (defaults those of
     /// `hlctl doctor`): `interfaces` (as), `peer` (s: HOST[:PORT]), `dirs`
-    /// (as, absolute), `runs` (u, 1..=20), `stress_s` (u, 0..=600),
-    /// `disk_size_mib` (u, 0..=1048576), `time_s` (u, 1..=60), `detached`
+    /// (as, absolute), `runs` (u, 1 to 20), `stress_s` (u, 0 to 600),
+    /// `disk_size_mib` (u, 0 to 1048576), `time_s` (u, 1 to 60), `detached`
     /// (b). The job's result is the doctor's report; it is stored in the
     /// history only when its measurements were authorized (or the caller is
     /// root). Returns the job's path.
@@ -428,8 +428,8 @@ impl Manager {
     /// Run the benchmark report (network to each peer, disk in each
     /// directory, CPU) as a job (polkit `run-benchmark`). Options (defaults
     /// those of `hlctl report`): `peers` (as, HOST[:PORT]), `dirs` (as,
-    /// absolute), `time_s` (u, 1..=60), `disk_size_mib` (u, 1..=1048576),
-    /// `bench_time_s` (u, 1..=600), `detached` (b). The job's result is the
+    /// absolute), `time_s` (u, 1 to 60), `disk_size_mib` (u, 1 to 1048576),
+    /// `bench_time_s` (u, 1 to 600), `detached` (b). The job's result is the
     /// report; it is stored in the history. Returns the job's path.
     async fn report(
         &self,
@@ -457,7 +457,7 @@ impl Manager {
 
     /// Stored results, newest first; open to everyone. `filter`: `kind` (s:
     /// net, disk, cpu, doctor, tune, report, check), `since` (x, Unix
-    /// seconds), `limit` (u, 1..=10000, default 50). Each row: `id` x, `ts` x,
+    /// seconds), `limit` (u, 1 to 10000, default 50). Each row: `id` x, `ts` x,
     /// `kind` s, `host` s, `kernel` s, `interface` s and `peer` s (when there
     /// is one), `uid` u (who asked; absent in rows stored before it was
     /// recorded), `metrics` a(sssdb) (name, subject, value, unit, higher is

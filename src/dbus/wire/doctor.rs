@@ -1,7 +1,7 @@
 //! `Manager.Doctor`'s options (`a{sv}`), as both sides spell them:
 //! `interfaces` as, `peer` s (HOST, HOST:PORT or [IPv6]:PORT), `dirs` as
-//! (absolute), `runs` u (1..=20, default 1), `stress_s` u (0..=600, default
-//! 3), `disk_size_mib` u (0..=1048576, default 256), `time_s` u (1..=60,
+//! (absolute), `runs` u (1 to 20, default 1), `stress_s` u (0 to 600, default
+//! 3), `disk_size_mib` u (0 to 1048576, default 256), `time_s` u (1 to 60,
 //! default 2), `detached` b. The defaults are those of `hlctl doctor`.
 
 use zbus::Variant;

@@ -70,7 +70,7 @@ impl HistoryFilter {
                     let n = u32::try_from(&**v).map_err(|_| wrong("limit", "u"))?;
                     if n == 0 || n > MAX_LIMIT {
                         return Err(Error::InvalidArgument(format!(
-                            "filter limit {n}: allowed 1..={MAX_LIMIT}"
+                            "filter limit {n}: allowed 1 to {MAX_LIMIT}"
                         )));
                     }
                     f.limit = n;
@@ -333,7 +333,7 @@ pub(crate) fn compare_threshold(m: &OwnedDict) -> Result<f64> {
     }
     if !(0.0..=1000.0).contains(&t) {
         return Err(Error::InvalidArgument(format!(
-            "option threshold {t}: allowed 0..=1000 (percent)"
+            "option threshold {t}: allowed 0 to 1000 (percent)"
         )));
     }
     Ok(t)

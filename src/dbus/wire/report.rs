@@ -1,7 +1,7 @@
 //! `Manager.Report`'s options (`a{sv}`), as both sides spell them: `peers`
 //! as (HOST, HOST:PORT or [IPv6]:PORT), `dirs` as (absolute), `time_s` u
-//! (1..=60, default 10), `disk_size_mib` u (1..=1048576, default 1024),
-//! `bench_time_s` u (1..=600, default 10), `detached` b. The defaults are
+//! (1 to 60, default 10), `disk_size_mib` u (1 to 1048576, default 256),
+//! `bench_time_s` u (1 to 600, default 10), `detached` b. The defaults are
 //! those of `hlctl report`.
 
 use zbus::Variant;
@@ -29,7 +29,7 @@ impl Default for ReportParams {
             peers: Vec::new(),
             dirs: Vec::new(),
             time_s: 10,
-            disk_size_mib: 1024,
+            disk_size_mib: 256,
             bench_time_s: 10,
             detached: false,
         }

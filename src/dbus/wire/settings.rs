@@ -24,7 +24,7 @@ pub(crate) const MAX_STR: usize = 256;
 /// Most entries accepted in one dictionary.
 pub(crate) const MAX_ENTRIES: usize = 512;
 
-const U32_ALLOWED: &str = "expected a whole number 0..=4294967295 (D-Bus type u)";
+const U32_ALLOWED: &str = "expected a whole number 0 to 4294967295 (D-Bus type u)";
 
 /// The key family of features (`feature.<name>`), with its D-Bus type.
 const FEATURE_KEY: (&str, &str) = ("feature.<name>", "b");
@@ -344,7 +344,7 @@ pub(crate) fn as_u32_in(key: &str, v: &Variant<'_>, lo: u32, hi: u32) -> Result<
         Err(Problem::new(
             format!("option {key}"),
             Some(&n.to_string()),
-            format!("allowed {lo}..={hi}"),
+            format!("allowed {lo} to {hi}"),
         ))
     }
 }
@@ -382,7 +382,7 @@ mod tests {
         let (f, t) = decode_change_options(&opt("persist", Variant::Bool(true)), 60).unwrap();
         assert_eq!((f.get("persist").copied(), t), (Some(true), 0));
         let too_long = decode_change_options(&opt("rollback_timeout_s", Variant::U32(61)), 60);
-        assert!(too_long.unwrap_err()[0].to_string().contains("0..=60"));
+        assert!(too_long.unwrap_err()[0].to_string().contains("allowed 0 to 60"));
         let wrong = decode_change_options(&opt("rollback_timeout_s", Variant::Bool(true)), 60);
         assert!(wrong.is_err());
         assert!(decode_change_options(&opt("keep", Variant::Bool(true)), 60).is_err());
