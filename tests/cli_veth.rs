@@ -289,6 +289,67 @@ fn invalid_inputs_exit_2_name_the_problem_and_change_nothing() {
     assert_eq!(before["channels"], after["channels"]);
 }
 
+/// What the kernel changes on its own (issue 30): `sg off` takes TSO with
+/// it. Every offload that moved without being asked for gets a row of its
+/// own, `followed`, naming what it follows; `show` marks it
+/// `[requested on]`, exactly where `ethtool -k` says `off [requested on]`.
+#[test]
+fn the_kernels_own_changes_get_rows_and_show_marks_requested() {
+    let lab = Lab::new();
+    assert!(lab.feature_on(&lab.a, "tx-tcp-segmentation"));
+    let r = lab.json(&["set", &lab.a, "feature", "sg", "off"]);
+    let rows = r["settings"].as_array().unwrap();
+    let row = |name: &str| {
+        rows.iter()
+            .find(|x| x["setting"] == format!("feature {name}"))
+            .unwrap_or_else(|| panic!("no row for {name}: {r}"))
+    };
+    assert_eq!(row("tx-scatter-gather")["status"], "changed");
+    let tso = row("tx-tcp-segmentation");
+    assert_eq!(tso["status"], "followed", "{r}");
+    assert_eq!(
+        (&tso["before"], &tso["after"]),
+        (&"on".into(), &"off".into())
+    );
+    assert!(tso["requested"].is_null(), "{tso}");
+    assert!(
+        tso["reason"]
+            .as_str()
+            .unwrap()
+            .contains("feature tx-scatter-gather off"),
+        "{tso}"
+    );
+    // Exactly the offloads ethtool now reports as held off against the
+    // request are the followed rows.
+    let out = lab.ns.exec(&["ethtool", "-k", &lab.a]);
+    let k = common::ethtool::parse_k(&String::from_utf8_lossy(&out.stdout));
+    let mut held: Vec<String> = k
+        .iter()
+        .filter(|(_, (on, _, req))| !on && *req == Some(true))
+        .map(|(n, _)| format!("feature {n}"))
+        .collect();
+    let mut followed: Vec<String> = rows
+        .iter()
+        .filter(|x| x["status"] == "followed")
+        .map(|x| x["setting"].as_str().unwrap().to_string())
+        .collect();
+    held.sort();
+    followed.sort();
+    assert!(!held.is_empty());
+    assert_eq!(followed, held);
+
+    let out = lab.hlctl(&["show", &lab.a]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    for name in &held {
+        let n = name.trim_start_matches("feature ");
+        assert!(text.contains(&format!("{n}[requested on]")), "{n}: {text}");
+    }
+    let text_set = lab.hlctl(&["set", &lab.a, "feature", "sg", "on"]);
+    let t = String::from_utf8_lossy(&text_set.stdout);
+    assert!(t.contains("changed by the kernel"), "{t}");
+    assert!(lab.feature_on(&lab.a, "tx-tcp-segmentation"));
+}
+
 #[test]
 fn dry_run_changes_nothing() {
     let lab = Lab::new();

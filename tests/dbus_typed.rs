@@ -261,23 +261,39 @@ fn busctl_reads_typed_groups_and_applies_a_change() {
         ],
     );
     assert_eq!(out["type"], "a(ssssss)a{sv}", "{out}");
+    let rows = out["data"][0].as_array().unwrap();
     assert_eq!(
-        out["data"][0],
-        json!([[
+        rows[0],
+        json!([
             format!("feature {feature}"),
             "on",
             "off",
             "off",
             "changed",
             ""
-        ]]),
+        ]),
         "{out}"
     );
+    // The rest are what the kernel turned off with it (tx-tcp-segmentation
+    // takes its mangleid variant along), each "followed", requested "".
+    for r in &rows[1..] {
+        assert_eq!((&r[2], &r[4]), (&json!(""), &json!("followed")), "{out}");
+        assert_eq!(r[5], format!("follows feature {feature} off"), "{out}");
+    }
     let summary = &out["data"][1];
-    assert_eq!(summary["changed"], json!({"type": "u", "data": 1}), "{out}");
+    let followed = rows.len() - 1;
+    assert_eq!(
+        summary["changed"],
+        json!({"type": "u", "data": 1 + followed}),
+        "{out}"
+    );
+    let mut statuses = json!({"changed": 1});
+    if followed > 0 {
+        statuses["followed"] = json!(followed);
+    }
     assert_eq!(
         summary["statuses"],
-        json!({"type": "a{su}", "data": {"changed": 1}}),
+        json!({"type": "a{su}", "data": statuses}),
         "{out}"
     );
     assert_eq!(
@@ -380,12 +396,18 @@ fn a_python_client_reads_and_applies_typed_values() {
         ]),
         "{v}"
     );
+    // One requested change, and what the kernel changed with it.
+    let followed = v["rows"].as_array().unwrap().len() - 1;
     assert_eq!(
         (v["changed"].clone(), v["changed_type"].clone()),
-        (json!(1), json!("UInt32")),
+        (json!(1 + followed), json!("UInt32")),
         "{v}"
     );
-    assert_eq!(v["statuses"], json!({"changed": 1}), "{v}");
+    let mut want = json!({"changed": 1});
+    if followed > 0 {
+        want["followed"] = json!(followed);
+    }
+    assert_eq!(v["statuses"], want, "{v}");
     assert_eq!(v["after"], json!([false, false, false]), "{v}");
     assert!(
         !lab.ethtool_k(&lab.b)[feature].0,

@@ -173,6 +173,41 @@ fn jumbo_frames_never_kept_when_the_peer_carries_1500_and_a_worse_candidate_is_r
     assert_eq!(h["results"].as_array().unwrap().len(), 1);
 }
 
+/// Off a terminal (`hlctl tune … | tee log`, cron) a tune prints one plain
+/// line per step on stderr: elapsed time and percent, never going back.
+#[test]
+fn off_a_terminal_a_tune_prints_a_line_per_step() {
+    let _serial = common::lab::serial();
+    let lab = Lab::new();
+    let srv = lab.iperf3_server();
+    let peer = lab.peer_arg(&srv);
+    let out = lab.hlctl(&[
+        "tune", &lab.a, "--peer", &peer, "--yes", "--runs", "2", "--time", "1", "--no-mtu",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // "hlctl:    3.1 s  40 %  baseline …"
+    let steps: Vec<(f64, u32, &str)> = err
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("hlctl:")?;
+            let (secs, rest) = rest.trim_start().split_once(" s ")?;
+            let (pct, what) = rest.trim_start().split_once(" %  ")?;
+            Some((secs.parse().ok()?, pct.trim().parse().ok()?, what))
+        })
+        .collect();
+    assert!(steps.len() >= 3, "too few step lines: {err}");
+    for w in steps.windows(2) {
+        assert!(
+            w[0].0 <= w[1].0 && w[0].1 <= w[1].1,
+            "went back: {w:?}\n{err}"
+        );
+        assert_ne!(w[0].2, w[1].2, "a line printed twice: {err}");
+    }
+    assert!(steps.last().unwrap().0 > 1.0, "{err}");
+    println!("{err}");
+}
+
 #[test]
 fn slow_bottleneck_is_named_and_nothing_is_kept() {
     let _serial = common::lab::serial();

@@ -209,6 +209,7 @@ fn label(status: Status) -> &'static str {
         Status::Restored => "restored",
         Status::NotApplied => "not applied (failed)",
         Status::RestoreFailed => "RESTORE FAILED",
+        Status::Followed => "changed by the kernel",
     }
 }
 

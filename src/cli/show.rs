@@ -332,12 +332,14 @@ fn feature_lines(i: &Interface) -> Vec<String> {
     let list = |active: bool| -> Vec<String> {
         f.iter()
             .filter(|(_, x)| x.active == active)
-            .map(|(n, x)| {
-                if x.fixed {
-                    format!("{n}[fixed]")
-                } else {
-                    n.clone()
+            .map(|(n, x)| match (x.fixed, x.requested != x.active) {
+                (true, _) => format!("{n}[fixed]"),
+                // As `ethtool -k` says `off [requested on]`: the kernel
+                // holds it off because a feature it needs is off.
+                (false, true) => {
+                    format!("{n}[requested {}]", if x.requested { "on" } else { "off" })
                 }
+                (false, false) => n.clone(),
             })
             .collect()
     };

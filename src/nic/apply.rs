@@ -217,6 +217,10 @@ pub(crate) fn apply(
         failed_group,
         out.restore_errors.is_empty(),
     );
+    if out.failure.is_none() {
+        let followed = diff::followed(&settings, &before, &after);
+        settings.extend(followed);
+    }
     out.summary = diff::summarize(&settings, false);
     out.settings = settings;
     Ok(out)

@@ -28,6 +28,9 @@ pub(crate) enum Status {
     NotApplied,
     /// Part of a change set that failed, and restoring it failed too.
     RestoreFailed,
+    /// Not requested: the kernel changed it on its own after a requested
+    /// change of its group (`tx-tcp-segmentation` follows `sg off`).
+    Followed,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -165,6 +168,76 @@ pub(crate) fn settle(
             r.reason = adjusted_reason(&r.setting, after);
         }
         r.after = Some(now);
+    }
+}
+
+/// Rows for what the kernel changed on its own: every setting of a group
+/// `results` touched (all offloads when a feature was requested) that was
+/// not requested and reads differently in `after` than in `before`.
+pub(crate) fn followed(
+    results: &[SettingResult],
+    before: &Interface,
+    after: &Interface,
+) -> Vec<SettingResult> {
+    let requested: Vec<&str> = results.iter().map(|r| r.setting.as_str()).collect();
+    let causes = |group: &str| -> String {
+        let c: Vec<String> = results
+            .iter()
+            .filter(|r| r.changed() && r.setting.split(' ').next() == Some(group))
+            .map(|r| format!("{} {}", r.setting, show_value(&r.requested)))
+            .collect();
+        c.join(", ")
+    };
+    let mut out = Vec::new();
+    for group in touched_groups(results) {
+        let cause = causes(group);
+        if cause.is_empty() {
+            continue;
+        }
+        for setting in settings_of(group, after) {
+            let (was, now) = (current(before, &setting), current(after, &setting));
+            if requested.contains(&setting.as_str()) || now.is_null() || was == now {
+                continue;
+            }
+            out.push(SettingResult {
+                setting,
+                before: was,
+                requested: Value::Null,
+                after: Some(now),
+                status: Status::Followed,
+                reason: Some(format!("follows {cause}")),
+            });
+        }
+    }
+    out
+}
+
+/// The groups (`feature`, `ring`, `link`...) of `results`, once each.
+fn touched_groups(results: &[SettingResult]) -> Vec<&str> {
+    let mut g: Vec<&str> = results
+        .iter()
+        .filter_map(|r| r.setting.split(' ').next())
+        .collect();
+    g.dedup();
+    g.sort_unstable();
+    g.dedup();
+    g
+}
+
+/// Every setting of `group` that `iface` reports, named as in [`flatten`].
+fn settings_of(group: &str, iface: &Interface) -> Vec<String> {
+    if group == FEATURE {
+        return iface.features.as_ref().map_or(Vec::new(), |f| {
+            f.keys().map(|n| format!("{FEATURE} {n}")).collect()
+        });
+    }
+    registry::in_group(group).map(|s| s.name()).collect()
+}
+
+fn show_value(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
     }
 }
 

@@ -210,9 +210,11 @@ impl LinkObject {
     /// change is restored when it starts again. The link stays held until
     /// then. Returns `rows`, one per setting: (setting, before,
     /// requested, after, status, message) as `hlctl set` prints them; status
-    /// is planned, unchanged, changed, adjusted, restored, not_applied or
-    /// restore_failed; message says why the driver holds another value, when
-    /// known; a value is "" when the driver reports none, and after is "" in
+    /// is planned, unchanged, changed, adjusted, restored, not_applied,
+    /// restore_failed or followed (not requested: the kernel changed it on
+    /// its own after a requested change of its group; requested is "" and
+    /// message names what it follows); message says why the driver holds
+    /// another value, when known; a value is "" when the driver reports none, and after is "" in
     /// a dry run. And a `summary` (a{sv}). Keys[summary]: interface s,
     /// dry_run b, changed u, statuses a{su}, failed_step s, error s, errno i,
     /// restore_errors as, persisted s, persisted_through as, persist_error s. (changed: settings

@@ -382,7 +382,11 @@ mod tests {
         let (f, t) = decode_change_options(&opt("persist", Variant::Bool(true)), 60).unwrap();
         assert_eq!((f.get("persist").copied(), t), (Some(true), 0));
         let too_long = decode_change_options(&opt("rollback_timeout_s", Variant::U32(61)), 60);
-        assert!(too_long.unwrap_err()[0].to_string().contains("allowed 0 to 60"));
+        assert!(
+            too_long.unwrap_err()[0]
+                .to_string()
+                .contains("allowed 0 to 60")
+        );
         let wrong = decode_change_options(&opt("rollback_timeout_s", Variant::Bool(true)), 60);
         assert!(wrong.is_err());
         assert!(decode_change_options(&opt("keep", Variant::Bool(true)), 60).is_err());
