@@ -6,26 +6,42 @@
 use clap::Parser;
 
 /// Every `hlctl` command line inside fenced code blocks of `text`, as words
-/// (prompt, `sudo`, comments, pipes and redirections cut off).
+/// (prompt, `sudo`, comments, pipes and redirections cut off). In a block
+/// with `$ ` prompts only the prompted lines are commands (the rest is
+/// output); in a block without, every line is.
 fn commands(text: &str) -> Vec<(usize, Vec<String>)> {
     let mut out = Vec::new();
-    let mut in_block = false;
+    let mut block: Option<Vec<(usize, &str)>> = None;
     for (n, line) in text.lines().enumerate() {
         if line.trim_start().starts_with("```") {
-            in_block = !in_block;
+            match block.take() {
+                Some(lines) => out.extend(block_commands(&lines)),
+                None => block = Some(Vec::new()),
+            }
             continue;
         }
-        if !in_block {
-            continue;
+        if let Some(b) = block.as_mut() {
+            b.push((n + 1, line));
         }
-        let l = line.trim_start().trim_start_matches("$ ");
-        let l = l.strip_prefix("sudo ").unwrap_or(l);
-        if !l.starts_with("hlctl ") {
-            continue;
-        }
-        out.push((n + 1, words(l)));
     }
     out
+}
+
+fn block_commands(lines: &[(usize, &str)]) -> Vec<(usize, Vec<String>)> {
+    let prompted = lines.iter().any(|(_, l)| l.trim_start().starts_with("$ "));
+    lines
+        .iter()
+        .filter_map(|(n, line)| {
+            let l = line.trim_start();
+            let l = match (prompted, l.strip_prefix("$ ")) {
+                (true, None) => return None,
+                (_, Some(rest)) => rest,
+                (false, None) => l,
+            };
+            let l = l.strip_prefix("sudo ").unwrap_or(l);
+            l.starts_with("hlctl ").then(|| (*n, words(l)))
+        })
+        .collect()
 }
 
 /// Shell words up to the first `#`, `|`, `&&`, `;` or redirection; quotes kept
