@@ -220,6 +220,21 @@ fn networkd_files(lab: &Lab, root: &Path, link_match: &str, netplan: bool) -> St
     link
 }
 
+/// `set A mtu 1400 feature tso off --persist`; its JSON reply.
+fn set_mtu_1400_tso_off(lab: &Lab, root: &Path, a: &str) -> Value {
+    let args = [
+        "set",
+        a,
+        "mtu",
+        "1400",
+        "feature",
+        "tso",
+        "off",
+        "--persist",
+    ];
+    json(lab, root, &args)
+}
+
 fn netplan_yaml(a: &str) -> String {
     format!("network:\n  version: 2\n  ethernets:\n    {a}:\n      mtu: 1500\n")
 }
@@ -239,17 +254,7 @@ fn netplan_rendered_files_get_hlctls_netplan_file() {
         shown["interfaces"][0]["owners"][0]["netplan"], "/etc/netplan/01-lab.yaml",
         "{shown}"
     );
-    let args = [
-        "set",
-        a,
-        "mtu",
-        "1400",
-        "feature",
-        "tso",
-        "off",
-        "--persist",
-    ];
-    let r = json(&lab, root.path(), &args);
+    let r = set_mtu_1400_tso_off(&lab, root.path(), a);
     let file = "/etc/netplan/90-hlctl.yaml";
     assert_eq!(
         r["persisted_through"],
@@ -301,17 +306,7 @@ fn networkd_and_link_files_get_hlctl_dropins() {
         "{owners}"
     );
 
-    let args = [
-        "set",
-        a,
-        "mtu",
-        "1400",
-        "feature",
-        "tso",
-        "off",
-        "--persist",
-    ];
-    let r = json(&lab, root.path(), &args);
+    let r = set_mtu_1400_tso_off(&lab, root.path(), a);
     assert_eq!(kernel_mtu(&lab, a), 1400);
     assert_eq!(
         r["persisted_through"].as_array().map(Vec::len),
@@ -396,17 +391,7 @@ fn only_99_default_link_matches_and_no_link_file_is_written() {
         serde_json::json!([]),
         "{shown}"
     );
-    let args = [
-        "set",
-        a,
-        "mtu",
-        "1400",
-        "feature",
-        "tso",
-        "off",
-        "--persist",
-    ];
-    let r = json(&lab, root.path(), &args);
+    let r = set_mtu_1400_tso_off(&lab, root.path(), a);
     assert_eq!(kernel_mtu(&lab, a), 1400);
     assert!(r["persisted"].is_string(), "{r}");
     assert!(r.get("persisted_through").is_none(), "{r}");
