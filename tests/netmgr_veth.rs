@@ -220,6 +220,21 @@ fn networkd_files(lab: &Lab, root: &Path, link_match: &str, netplan: bool) -> St
     link
 }
 
+/// `set A mtu 1400 feature tso off --persist`; its JSON reply.
+fn set_mtu_1400_tso_off(lab: &Lab, root: &Path, a: &str) -> Value {
+    let args = [
+        "set",
+        a,
+        "mtu",
+        "1400",
+        "feature",
+        "tso",
+        "off",
+        "--persist",
+    ];
+    json(lab, root, &args)
+}
+
 fn netplan_yaml(a: &str) -> String {
     format!("network:\n  version: 2\n  ethernets:\n    {a}:\n      mtu: 1500\n")
 }
@@ -239,17 +254,7 @@ fn netplan_rendered_files_get_hlctls_netplan_file() {
         shown["interfaces"][0]["owners"][0]["netplan"], "/etc/netplan/01-lab.yaml",
         "{shown}"
     );
-    let args = [
-        "set",
-        a,
-        "mtu",
-        "1400",
-        "feature",
-        "tso",
-        "off",
-        "--persist",
-    ];
-    let r = json(&lab, root.path(), &args);
+    let r = set_mtu_1400_tso_off(&lab, root.path(), a);
     let file = "/etc/netplan/90-hlctl.yaml";
     assert_eq!(
         r["persisted_through"],
@@ -301,17 +306,7 @@ fn networkd_and_link_files_get_hlctl_dropins() {
         "{owners}"
     );
 
-    let args = [
-        "set",
-        a,
-        "mtu",
-        "1400",
-        "feature",
-        "tso",
-        "off",
-        "--persist",
-    ];
-    let r = json(&lab, root.path(), &args);
+    let r = set_mtu_1400_tso_off(&lab, root.path(), a);
     assert_eq!(kernel_mtu(&lab, a), 1400);
     assert_eq!(
         r["persisted_through"].as_array().map(Vec::len),
@@ -356,6 +351,66 @@ fn a_link_file_for_every_device_is_refused_and_nothing_is_left_behind() {
         !lab.dir.path().join("state/nic-settings.json").exists(),
         "nothing recorded when the owner refused"
     );
+}
+
+/// systemd 252's `99-default.link`, which matches every device and sets
+/// only naming and MAC policies.
+const DEFAULT_LINK: &str = "[Match]
+OriginalName=*
+
+[Link]
+NamePolicy=keep kernel database onboard slot path
+AlternativeNamesPolicy=database onboard slot path
+MACAddressPolicy=persistent
+";
+
+/// Only `99-default.link` matches the link (udev's `ID_NET_LINK_FILE`):
+/// it sets none of hlctl's settings, so it is no owner, and `set
+/// --persist` writes no `.link` file of hlctl's own (one would replace
+/// 99-default.link for the device, naming policy included): the settings
+/// stay in hlctl's state file, re-applied by hlctld, and 99-default.link
+/// is left byte for byte.
+#[test]
+fn only_99_default_link_matches_and_no_link_file_is_written() {
+    let lab = Lab::new();
+    let root = tempfile::tempdir().unwrap();
+    let a = lab.a.as_str();
+    let ifindex = json(&lab, root.path(), &["show", a])["interfaces"][0]["ifindex"]
+        .as_u64()
+        .unwrap();
+    let default = "/usr/lib/systemd/network/99-default.link";
+    let file = write(root.path(), default, DEFAULT_LINK);
+    write(
+        root.path(),
+        &format!("/run/udev/data/n{ifindex}"),
+        &format!("E:ID_NET_LINK_FILE={default}\nE:ID_NET_NAME={a}\n"),
+    );
+    let shown = json(&lab, root.path(), &["show", a]);
+    assert_eq!(
+        shown["interfaces"][0]["owners"],
+        serde_json::json!([]),
+        "{shown}"
+    );
+    let r = set_mtu_1400_tso_off(&lab, root.path(), a);
+    assert_eq!(kernel_mtu(&lab, a), 1400);
+    assert!(r["persisted"].is_string(), "{r}");
+    assert!(r.get("persisted_through").is_none(), "{r}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), DEFAULT_LINK);
+    let written: Vec<PathBuf> = walk(root.path())
+        .into_iter()
+        .filter(|p| !p.ends_with(&default[1..]) && !p.starts_with(root.path().join("run")))
+        .collect();
+    assert!(
+        written.is_empty(),
+        "files written under the root: {written:?}"
+    );
+    let state: Value = serde_json::from_str(
+        &std::fs::read_to_string(lab.dir.path().join("state/nic-settings.json")).unwrap(),
+    )
+    .unwrap();
+    let entry = &state["interfaces"][0];
+    assert_eq!(entry["settings"]["mtu"], 1400, "{state}");
+    assert_eq!(entry["placed"], Value::Null, "{state}");
 }
 
 /// No manager's files at all (today's case): nothing is owned and

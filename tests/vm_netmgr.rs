@@ -2,7 +2,7 @@
 //! in a qemu VM (TCG, rig in tests/common/sysvm.rs) whose image adds
 //! ifupdown2, NetworkManager and netplan to vm_systemd's (cached apart;
 //! NetworkManager is installed but not started at boot). One qemu process,
-//! three boots of the same disk.
+//! four boots of the same disk.
 //!
 //! First systemd-networkd: a `.network` file with `MTUBytes=` makes networkd
 //! the MTU's owner; `set --persist` writes hlctl's drop-in and `networkctl
@@ -16,29 +16,39 @@
 //! no hlctld installed — ifupdown2 itself brings back 9000. A value set
 //! without `--persist` is reset by the next `ifreload -a`, as it always was.
 //! After the reboot, `hlctl rollback` of both sets leaves the file byte for
-//! byte as the user wrote it (and `ifquery --check -a` clean).
+//! byte as the user wrote it (and `ifquery --check -a` clean). Then a real
+//! `hlctl tune vmbr0` against iperf3 on the tap's side (MTU 9000 there),
+//! allowed to try MTU 9000 on the stack (vmbr0 and eth0): what it kept of
+//! ifupdown2's settings is in the stanzas (nothing it reverted), survives
+//! `ifreload -a`, and `hlctl rollback vmbr0` restores the file byte for byte.
 //!
 //! In the second boot, once ifupdown2 has let go of eth0, NetworkManager
 //! (started by hand) activates a keyfile profile `eth0` that sets only an
 //! address: `show` names it, `set eth0 ring rx 4096 mtu 9000 --persist`
 //! writes both into the profile (`ethtool.ring-rx`, `802-3-ethernet.mtu`,
-//! with Update2 inside a checkpoint), `nmcli connection down/up` keeps them,
-//! and `hlctl rollback` takes them out of the profile again.
+//! with Update2 inside a checkpoint), `nmcli connection down/up` keeps them.
+//! NetworkManager is enabled and the VM reboots: in the third boot, with
+//! NetworkManager started by systemd and no hlctld (not even installed),
+//! the profile alone brings ring rx 4096 and MTU 9000 back; `hlctl
+//! rollback` takes them out of the profile again, and hlctld meets a
+//! profile forcing ring rx 256 (one warning, no flip-flop). NetworkManager
+//! is disabled again.
 //!
-//! Last, NetworkManager stopped, netplan: `/etc/netplan/01-eth0.yaml`
+//! Last, netplan: `/etc/netplan/01-eth0.yaml`
 //! rendered to networkd. `set eth0 feature tso off --persist` goes into
 //! `/etc/netplan/90-hlctl.yaml` (01-eth0.yaml untouched), `netplan apply`
-//! keeps tso off, after a third boot netplan's `.link` turns it off again
+//! keeps tso off, after a fourth boot netplan's `.link` turns it off again
 //! (tx-tcp-segmentation and tx-tcp6-segmentation), and `hlctl rollback`
 //! removes hlctl's file.
 
 mod common;
 
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::sysvm::{NETMGR_ROOT, PEER_CIDR, SystemVm, files_disk, image_of};
+use common::sysvm::{NETMGR_ROOT, PEER_ADDR, PEER_CIDR, SystemVm, files_disk, image_of};
 use common::vm::add_tap;
-use common::{NetNs, deb};
+use common::{ChildGuard, NetNs, deb};
 use serde_json::Value;
 
 const INTERFACES: &str = "auto lo
@@ -188,16 +198,7 @@ fn persist_through_ifupdown2(vm: &mut SystemVm) {
     }
     let after = vm.ok("cat /etc/network/interfaces");
     eprintln!("/etc/network/interfaces after set --persist:\n{after}");
-    assert_eq!(
-        after.trim_end(),
-        INTERFACES
-            .replace(
-                "iface eth0 inet manual\n",
-                "iface eth0 inet manual\n\tmtu 9000\n"
-            )
-            .replace("\tbridge-fd 0\n", "\tbridge-fd 0\n\tmtu 9000\n")
-            .trim_end()
-    );
+    assert_eq!(after.trim_end(), with_mtu_9000().trim_end());
     vm.ok("ifreload -a");
     assert_eq!(
         (mtu(vm, "eth0"), mtu(vm, "vmbr0")),
@@ -229,6 +230,105 @@ fn rollback_ifupdown2(vm: &mut SystemVm) {
     assert_eq!(code, 0, "ifquery --check -a after rollback:\n{check}");
 }
 
+/// [`INTERFACES`] with `mtu 9000` at the end of the eth0 and vmbr0 stanzas,
+/// where hlctl puts the line.
+fn with_mtu_9000() -> String {
+    INTERFACES
+        .replace(
+            "iface eth0 inet manual\n",
+            "iface eth0 inet manual\n\tmtu 9000\n",
+        )
+        .replace("\tbridge-fd 0\n", "\tbridge-fd 0\n\tmtu 9000\n")
+}
+
+/// `hlctl tune vmbr0` against iperf3 on the tap's side (MTU 9000 there),
+/// allowed to try MTU 9000 on the whole stack (vmbr0 and its port eth0).
+/// What the tune kept of ifupdown2's settings is in the stanzas (and
+/// nothing it reverted), `ifreload -a` keeps it, `ifquery --check -a` is
+/// clean, and `hlctl rollback vmbr0` leaves the file byte for byte as the
+/// user wrote it.
+fn tune_through_ifupdown2(vm: &mut SystemVm) {
+    let cmd = format!(
+        "hlctl --local tune vmbr0 --peer {PEER_ADDR} --yes --runs 2 --time 3 --json 2>/tmp/tune.err"
+    );
+    let (code, out) = vm.sh_timeout(&cmd, Duration::from_secs(900));
+    let err = vm.ok("cat /tmp/tune.err");
+    assert_eq!(code, 0, "hlctl tune: {out}\n{err}");
+    let r: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
+    eprintln!("tune plan notes: {}", r["plan_notes"]);
+    for s in r["steps"].as_array().unwrap() {
+        eprintln!(
+            "tune step {}: {} ({}); {}",
+            s["candidate"], s["status"], s["reason"], s["deltas"]
+        );
+    }
+    eprintln!("tune kept: {}", r["kept"]);
+    let kept = &r["kept"];
+    let mtu_kept = kept["nic"]["mtu"] == 9000;
+    // MTU is one change on the whole stack: kept on both or on neither.
+    assert_eq!(mtu_kept, kept["stack"]["eth0"]["mtu"] == 9000, "{kept}");
+    let jumbo = r["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["candidate"] == "mtu-jumbo");
+    assert!(jumbo.is_some(), "MTU 9000 not tried: {}", r["plan_notes"]);
+    assert_eq!(jumbo.unwrap()["status"] == "kept", mtu_kept, "{kept}");
+    let features_kept =
+        kept["nic"].get("features").is_some() || kept["stack"]["eth0"].get("features").is_some();
+    let after = vm.ok("cat /etc/network/interfaces");
+    eprintln!("/etc/network/interfaces after the tune:\n{after}");
+    let want = if mtu_kept {
+        with_mtu_9000()
+    } else {
+        INTERFACES.to_string()
+    };
+    if features_kept {
+        // ifupdown2's offload options too: only the mtu lines are compared.
+        let mtus = |t: &str| {
+            t.lines()
+                .filter(|l| l.trim_start().starts_with("mtu "))
+                .count()
+        };
+        assert_eq!(mtus(&after), mtus(&want), "{after}");
+    } else {
+        assert_eq!(after, want, "the stanzas do not hold what the tune kept");
+    }
+    let live = if mtu_kept { 9000 } else { 1500 };
+    assert_eq!(
+        (mtu(vm, "eth0"), mtu(vm, "vmbr0")),
+        (live, live),
+        "after the tune"
+    );
+    vm.ok("ifreload -a");
+    assert_eq!(
+        (mtu(vm, "eth0"), mtu(vm, "vmbr0")),
+        (live, live),
+        "after the tune and ifreload -a"
+    );
+    let (code, check) = vm.sh("ifquery --check -a");
+    assert_eq!(code, 0, "ifquery --check -a after the tune:\n{check}");
+    // A tune that kept nothing left nothing to undo.
+    let r = hlctl_json(vm, "rollback vmbr0");
+    let undone = if kept == &serde_json::json!({}) {
+        Value::Null
+    } else {
+        "vmbr0".into()
+    };
+    assert_eq!(r["undone"][0]["interface"], undone, "{r}");
+    let back = vm.ok("cat /etc/network/interfaces");
+    assert_eq!(
+        back, INTERFACES,
+        "not byte-identical after rolling back the tune"
+    );
+    vm.ok("ifreload -a");
+    assert_eq!(
+        (mtu(vm, "eth0"), mtu(vm, "vmbr0")),
+        (1500, 1500),
+        "after rollback"
+    );
+}
+
 /// ifupdown2 lets go of eth0 (vmbr0 goes; networkd's file went already).
 fn leave_ifupdown2(vm: &mut SystemVm) {
     let (_, out) = vm.sh("ifdown -a");
@@ -239,19 +339,22 @@ fn leave_ifupdown2(vm: &mut SystemVm) {
 }
 
 /// NetworkManager activates eth0's keyfile profile: `set --persist` writes
-/// ring rx and the MTU into it, and the next activation keeps them.
+/// ring rx and the MTU into it, and the next activation keeps them. Then
+/// NetworkManager is enabled for the next boot (the image has it disabled).
 fn persist_through_networkmanager(vm: &mut SystemVm) {
     vm.ok(&format!(
         "cat > {KEYFILE} <<'EOF'\n{NM_PROFILE}EOF\nchmod 600 {KEYFILE}"
     ));
     vm.ok("systemctl start NetworkManager && nm-online -s -q -t 60");
-    vm.ok("for i in $(seq 30); do nmcli -g GENERAL.STATE device show eth0 | grep -q '^100' && exit 0; sleep 1; done; nmcli device; exit 1");
+    wait_nm_activated(vm);
     let shown = hlctl_json(vm, "show eth0");
     let o = &shown["interfaces"][0]["owners"][0];
     assert_eq!(o["manager"], "network-manager", "{shown}");
     assert_eq!(o["name"], "eth0", "{shown}");
     assert_eq!(o["file"], KEYFILE, "{shown}");
     assert_eq!((ring_rx(vm), mtu(vm, "eth0")), (256, 1500), "before set");
+    let keyfile = vm.ok(&format!("cat {KEYFILE}"));
+    eprintln!("{KEYFILE} before set --persist:\n{keyfile}");
     let r = hlctl_json(vm, "set eth0 ring rx 4096 mtu 9000 --persist");
     eprintln!("set --persist under NetworkManager: {r}");
     assert_eq!(profile_ring_mtu(vm), "rx=4096 mtu=9000", "{r}");
@@ -262,6 +365,40 @@ fn persist_through_networkmanager(vm: &mut SystemVm) {
         (ring_rx(vm), mtu(vm, "eth0")),
         (4096, 9000),
         "after nmcli connection down/up"
+    );
+    vm.ok("systemctl enable NetworkManager.service");
+}
+
+/// Wait until NetworkManager has activated eth0 (device state 100).
+fn wait_nm_activated(vm: &mut SystemVm) {
+    vm.ok("for i in $(seq 60); do nmcli -g GENERAL.STATE device show eth0 | grep -q '^100' && exit 0; sleep 1; done; nmcli device; exit 1");
+}
+
+/// After a reboot with NetworkManager started by systemd and no hlctld
+/// (not even installed yet): the profile's ring rx 4096 and MTU 9000 are in
+/// effect, put there by NetworkManager's activation alone. Then `hlctl
+/// rollback` takes them out of the profile again, and hlctld meets a
+/// profile that fights it.
+fn networkmanager_after_reboot(vm: &mut SystemVm) {
+    vm.ok("systemctl is-active NetworkManager.service");
+    wait_nm_activated(vm);
+    vm.ok("! test -e /usr/local/sbin/hlctld && ! pgrep -x hlctld");
+    assert_eq!(profile_ring_mtu(vm), "rx=4096 mtu=9000", "after the reboot");
+    assert_eq!(
+        (ring_rx(vm), mtu(vm, "eth0")),
+        (4096, 9000),
+        "after the reboot (ethtool -g, ip link)"
+    );
+    let shown = hlctl_json(vm, "show eth0");
+    let i = &shown["interfaces"][0];
+    assert_eq!(
+        (&i["rings"]["rx"], &i["mtu"]),
+        (&4096.into(), &9000.into()),
+        "{i}"
+    );
+    eprintln!(
+        "after the reboot (NetworkManager at boot, no hlctld): ring rx {} mtu {}; {}",
+        i["rings"]["rx"], i["mtu"], i["owners"][0]
     );
     // rollback takes hlctl's keys out of the profile and puts the live values back.
     let r = hlctl_json(vm, "rollback eth0");
@@ -275,9 +412,10 @@ fn persist_through_networkmanager(vm: &mut SystemVm) {
     let keyfile = vm.ok(&format!("cat {KEYFILE}"));
     eprintln!("{KEYFILE} after hlctl rollback:\n{keyfile}");
     never_fight_networkmanager(vm);
-    // Clean up for netplan: NetworkManager lets go of eth0.
+    // Clean up for netplan: NetworkManager lets go of eth0, and stays off
+    // at the next boot.
     vm.ok(&format!(
-        "nmcli connection down eth0 && systemctl stop NetworkManager && rm {KEYFILE}"
+        "nmcli connection down eth0 && systemctl disable --now NetworkManager.service && rm {KEYFILE}"
     ));
     vm.ok("ip addr flush dev eth0 && rm -f /var/lib/hlctl/nic-settings.json");
 }
@@ -431,9 +569,26 @@ fn each_network_manager_keeps_what_hlctl_persisted() {
     );
     rollback_ifupdown2(&mut vm);
     let t = Instant::now();
+    // The peer of the tune: iperf3 on the tap's side, which takes jumbo frames.
+    ns.ip(&["link", "set", "dev", "tap0", "mtu", "9000"]);
+    let server = ChildGuard(
+        Command::new("ip")
+            .args(["netns", "exec", &ns.name, "iperf3", "-s", "-B", PEER_ADDR])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("iperf3 -s in the test's namespace"),
+    );
+    tune_through_ifupdown2(&mut vm);
+    drop(server);
+    deb::took("tune through ifupdown2", t);
     leave_ifupdown2(&mut vm);
+    let t = Instant::now();
     persist_through_networkmanager(&mut vm);
-    deb::took("NetworkManager", t);
+    let boot3 = vm.ok("cat /proc/sys/kernel/random/boot_id");
+    reboot(&mut vm, boot3.trim());
+    networkmanager_after_reboot(&mut vm);
+    deb::took("NetworkManager (with a reboot)", t);
     let t = Instant::now();
     persist_through_netplan(&mut vm);
     deb::took("netplan (with a reboot)", t);
