@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 
 use clap::Args;
 
-use crate::bench::net::{NetError, TestDirection, text};
+use crate::bench::net::{NetError, TestDirection, iperf3_json, text};
 use crate::bench::progress::{Progress, ProgressEvent};
 use crate::dbus::wire::bench::NetParams;
 use crate::path::peer::{DEFAULT_PORT, PeerSpec};
@@ -22,7 +22,10 @@ use super::output::{ProgressBar, print_json};
 ///
 /// The flags are iperf3's client flags with iperf3's letters and meanings:
 /// `hlctl bench net -c HOST -p PORT -t 30 -P 4 -R` runs the test that
-/// `iperf3 -c HOST -p PORT -t 30 -P 4 -R` runs; -J is --json. iperf3 flags
+/// `iperf3 -c HOST -p PORT -t 30 -P 4 -R` runs. -J (--json) writes iperf3
+/// 3.12's JSON (`start`, `intervals`, `end`) with hlctl's own report under
+/// the extra key `hlctl`; the text ends with iperf3's `sender` and
+/// `receiver` lines, so `| grep sender` works as with iperf3. iperf3 flags
 /// hlctl has no option for (e.g. -n, -C, -Z, -4) are refused, and so is
 /// -V (iperf3's "verbose", clap's "version" elsewhere): nothing runs unasked.
 ///
@@ -256,7 +259,7 @@ pub(crate) fn run(global: &Global, args: NetArgs) -> i32 {
     match result {
         Ok(report) => {
             if global.json {
-                print_json(&report);
+                print_json(&iperf3_json::layout(&report));
             } else {
                 print!("{}", text::summary(&report));
             }

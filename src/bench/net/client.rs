@@ -10,7 +10,7 @@ use crate::bench::progress::{Cancel, Progress};
 use super::control::{self, Cookie, MAX_RESULTS_JSON, State};
 use super::engine::{DataSock, DriveSpec, Engine, StreamSpec};
 use super::error::NetError;
-use super::figures::Side;
+use super::figures::{Side, StartInfo};
 use super::params::{self as p, Protocol, TestDirection, TestParams};
 use super::results::PeerResults;
 use super::stream::{Role, stream_id};
@@ -242,10 +242,16 @@ fn run_on(
         cancel,
         t: cfg.reply_timeout,
     };
+    let since = crate::host::now_unix().max(0) as u64;
     let (server, cookie, params) = steps.negotiate(accepted)?;
     let specs = steps.connect_streams(server, &cookie, &params)?;
     let mut engine = steps.run_test(specs, &params, progress)?;
-    steps.exchange_results(&mut engine, &params)
+    let start = StartInfo {
+        host: cfg.host.clone(),
+        port: cfg.port,
+        ..engine.start_info(ctrl, &cookie, since)
+    };
+    steps.exchange_results(&mut engine, &params, start)
 }
 
 /// The role of the `i`-th stream the client connects.
@@ -357,6 +363,7 @@ impl Steps<'_> {
         &self,
         engine: &mut Engine,
         params: &TestParams,
+        start: StartInfo,
     ) -> Result<NetReport, NetError> {
         let (ctrl, t) = (self.ctrl, self.t);
         // Receivers go on counting until the server has stopped sending (it
@@ -384,6 +391,8 @@ impl Steps<'_> {
             intervals: engine.intervals().to_vec(),
             duration_s: engine.duration_s(),
             congestion,
+            start,
+            samples: engine.samples().to_vec(),
         })
     }
 }

@@ -18,6 +18,7 @@ pub(crate) mod cpu;
 pub(crate) mod engine;
 pub(crate) mod error;
 pub(crate) mod figures;
+pub(crate) mod iperf3_json;
 pub(crate) mod params;
 pub(crate) mod results;
 pub(crate) mod server;
