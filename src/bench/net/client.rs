@@ -61,7 +61,7 @@ impl ClientConfig {
             window: None,
             omit_s: 0,
             interval: Some(Duration::from_secs(1)),
-            connect_timeout: Duration::from_secs(10),
+            connect_timeout: super::probe::PEER_CHECK,
             reply_timeout: Duration::from_secs(30),
         }
     }
@@ -166,7 +166,7 @@ impl ClientConfig {
     }
 }
 
-fn connect_control(cfg: &ClientConfig) -> Result<TcpStream, NetError> {
+pub(crate) fn connect_control(cfg: &ClientConfig) -> Result<TcpStream, NetError> {
     let peer = cfg.peer_label();
     let addrs: Vec<SocketAddr> = (cfg.host.as_str(), cfg.port)
         .to_socket_addrs()
@@ -301,7 +301,7 @@ impl Steps<'_> {
             .map_err(|e| NetError::io("reading the peer address", e))?;
         let cookie = Cookie::generate().map_err(|e| NetError::io("reading /dev/urandom", e))?;
         control::write_all(ctrl, cookie.bytes(), t, "the cookie")?;
-        control::expect_state(ctrl, State::ParamExchange, self.by())?;
+        super::probe::first_answer(ctrl, &self.cfg.peer_label())?;
         self.check()?;
         accepted();
         let params = self.cfg.params(ctrl);
