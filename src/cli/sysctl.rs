@@ -50,7 +50,7 @@ pub(crate) struct SysctlArgs {
 
 pub(crate) fn run(global: &Global, args: SysctlArgs) -> i32 {
     if let Some(hint) = unquoted_value(&args.items).or_else(|| unknown_key(&args.items)) {
-        eprintln!("hlctl sysctl: {hint}; nothing changed");
+        eprintln!("hlctl sysctl: {hint}");
         return exit::INVALID;
     }
     let (sets, gets): (Vec<&String>, Vec<&String>) =

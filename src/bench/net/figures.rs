@@ -98,6 +98,40 @@ pub(crate) struct StreamInterval {
     pub(crate) tcp: Option<TcpSample>,
 }
 
+/// The sum of two counts, `None` only when neither is known.
+pub(crate) fn add_opt(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (None, None) => None,
+        _ => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+    }
+}
+
+impl StreamInterval {
+    /// The `[SUM]` of some streams of one role: bytes, rates, retransmits,
+    /// datagrams and losses added (each only where a stream has it), jitter
+    /// averaged.
+    pub(crate) fn sum(role: Role, streams: &[&StreamInterval]) -> StreamInterval {
+        let mut total = StreamInterval {
+            role,
+            ..StreamInterval::default()
+        };
+        let mut jitter = Vec::new();
+        for s in streams {
+            total.bytes += s.bytes;
+            total.bps += s.bps;
+            total.retransmits = add_opt(total.retransmits, s.retransmits);
+            total.packets = add_opt(total.packets, s.packets);
+            if let Some(l) = s.lost {
+                total.lost = Some(total.lost.unwrap_or(0) + l);
+            }
+            jitter.extend(s.jitter_ms);
+        }
+        total.jitter_ms =
+            (!jitter.is_empty()).then(|| jitter.iter().sum::<f64>() / jitter.len() as f64);
+        total
+    }
+}
+
 /// What a TCP sender's TCP_INFO said at the end of an interval.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct TcpSample {

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::cpu::CpuUtil;
 use super::error::NetError;
 pub use super::figures::{IntervalReport, RttMs};
-use super::figures::{IntervalSample, LocalStream, Side, StartInfo};
+use super::figures::{IntervalSample, LocalStream, Side, StartInfo, add_opt};
 use super::params::{Protocol, TestDirection, TestParams};
 use super::results::PeerResults;
 use super::stream::Role;
@@ -168,13 +168,6 @@ fn lost_percent(lost: Option<u64>, packets: Option<u64>) -> Option<f64> {
         (Some(l), Some(p)) if p > 0 => Some(100.0 * l as f64 / p as f64),
         (Some(_), Some(_)) => Some(0.0),
         _ => None,
-    }
-}
-
-fn add_opt(a: Option<u64>, b: Option<u64>) -> Option<u64> {
-    match (a, b) {
-        (None, None) => None,
-        _ => Some(a.unwrap_or(0) + b.unwrap_or(0)),
     }
 }
 

@@ -157,28 +157,7 @@ pub(crate) fn interval_lines(
             ));
         }
         if mine.len() > 1 {
-            let mut total = StreamInterval {
-                role,
-                ..StreamInterval::default()
-            };
-            let mut jit = Vec::new();
-            for s in &mine {
-                total.bytes += s.bytes;
-                total.bps += s.bps;
-                if let Some(r) = s.retransmits {
-                    total.retransmits = Some(total.retransmits.unwrap_or(0) + r);
-                }
-                if let Some(p) = s.packets {
-                    total.packets = Some(total.packets.unwrap_or(0) + p);
-                }
-                if let Some(l) = s.lost {
-                    total.lost = Some(total.lost.unwrap_or(0) + l);
-                }
-                jit.extend(s.jitter_ms);
-            }
-            if !jit.is_empty() {
-                total.jitter_ms = Some(jit.iter().sum::<f64>() / jit.len() as f64);
-            }
+            let total = StreamInterval::sum(role, &mine);
             lines.push(interval_line(
                 &tag(None, role, side, bidir),
                 sample.start_s,

@@ -58,21 +58,11 @@ fn rfc1123(secs: u64) -> String {
     const MONTHS: [&str; 12] = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
-    let days = secs / 86_400;
-    let rem = secs % 86_400;
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (year, month, day, rem) = crate::units::civil(secs as i64);
+    let weekday = (secs / 86_400) % 7;
     format!(
         "{}, {day:02} {} {year} {:02}:{:02}:{:02} GMT",
-        DAYS[(days % 7) as usize],
+        DAYS[weekday as usize],
         MONTHS[(month - 1) as usize],
         rem / 3600,
         rem % 3600 / 60,
@@ -204,20 +194,7 @@ fn interval_sum(r: &NetReport, s: &IntervalSample, role: Role) -> Option<Value> 
     if mine.is_empty() {
         return None;
     }
-    let mut total = StreamInterval {
-        role,
-        ..StreamInterval::default()
-    };
-    let mut jitter = Vec::new();
-    for x in &mine {
-        total.bytes += x.bytes;
-        total.retransmits = Some(total.retransmits.unwrap_or(0) + x.retransmits.unwrap_or(0));
-        total.packets = Some(total.packets.unwrap_or(0) + x.packets.unwrap_or(0));
-        total.lost = Some(total.lost.unwrap_or(0) + x.lost.unwrap_or(0));
-        jitter.extend(x.jitter_ms);
-    }
-    total.jitter_ms =
-        (!jitter.is_empty()).then(|| jitter.iter().sum::<f64>() / jitter.len() as f64);
+    let total = StreamInterval::sum(role, &mine);
     Some(Value::Object(interval_figures(r, s, &total, None)))
 }
 
