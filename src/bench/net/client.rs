@@ -61,7 +61,7 @@ impl ClientConfig {
             window: None,
             omit_s: 0,
             interval: Some(Duration::from_secs(1)),
-            connect_timeout: super::probe::PEER_CHECK,
+            connect_timeout: PEER_CHECK,
             reply_timeout: Duration::from_secs(30),
         }
     }
@@ -198,6 +198,31 @@ pub(crate) fn connect_control(cfg: &ClientConfig) -> Result<TcpStream, NetError>
     })
 }
 
+/// How long a peer has to accept the connection, and then to answer.
+pub const PEER_CHECK: Duration = Duration::from_secs(2);
+
+/// The server's first answer on a control connection where our cookie has
+/// been sent: PARAM_EXCHANGE within [`PEER_CHECK`], else why not.
+pub(crate) fn first_answer(ctrl: &TcpStream, peer: &str) -> Result<(), NetError> {
+    let not_iperf3 = |detail: String| NetError::NotIperf3 {
+        peer: peer.to_string(),
+        detail,
+    };
+    match control::expect_state(ctrl, State::ParamExchange, Instant::now() + PEER_CHECK) {
+        Err(NetError::Timeout { .. }) => Err(NetError::NoAnswer {
+            peer: peer.to_string(),
+            after: PEER_CHECK,
+        }),
+        Err(NetError::Protocol { received, .. }) => Err(not_iperf3(format!(
+            "it answered {received} where iperf3 answers PARAM_EXCHANGE"
+        ))),
+        Err(NetError::ControlClosed { .. }) => Err(not_iperf3(
+            "it closed the connection without an iperf3 answer".into(),
+        )),
+        other => other,
+    }
+}
+
 /// Run one test as the client. Interval reports go to `progress` (each
 /// message is one or more interval lines in iperf3's format); `cancel` stops
 /// the test (the server is told with CLIENT_TERMINATE).
@@ -301,7 +326,7 @@ impl Steps<'_> {
             .map_err(|e| NetError::io("reading the peer address", e))?;
         let cookie = Cookie::generate().map_err(|e| NetError::io("reading /dev/urandom", e))?;
         control::write_all(ctrl, cookie.bytes(), t, "the cookie")?;
-        super::probe::first_answer(ctrl, &self.cfg.peer_label())?;
+        first_answer(ctrl, &self.cfg.peer_label())?;
         self.check()?;
         accepted();
         let params = self.cfg.params(ctrl);

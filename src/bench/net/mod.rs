@@ -33,9 +33,10 @@ pub(crate) mod text;
 pub(crate) mod udp;
 pub(crate) mod udp_stats;
 
+pub use client::PEER_CHECK;
 pub use client::{ClientConfig, run_client, run_client_then};
 pub use error::NetError;
 pub use params::{Protocol, TestDirection};
-pub use probe::{PEER_CHECK, check_peer};
+pub use probe::check_peer;
 pub use server::{ServeSummary, Server, ServerConfig, StopReason, TestOutcome};
 pub use summary::{CpuReport, DirectionSummary, IntervalReport, NetReport, RttMs, StreamReport};

@@ -3,37 +3,9 @@
 //! iperf3's first answer (PARAM_EXCHANGE to our cookie) within as long again.
 //! `bench net -c` makes the same two checks on its own control connection.
 
-use std::net::TcpStream;
-use std::time::{Duration, Instant};
-
-use super::client::{ClientConfig, connect_control};
-use super::control::{self, Cookie, State};
+use super::client::{ClientConfig, PEER_CHECK, connect_control, first_answer};
+use super::control::{self, Cookie};
 use super::error::NetError;
-
-/// How long a peer has to accept the connection, and then to answer.
-pub const PEER_CHECK: Duration = Duration::from_secs(2);
-
-/// The server's first answer on a control connection where our cookie has
-/// been sent: PARAM_EXCHANGE within [`PEER_CHECK`], else why not.
-pub(crate) fn first_answer(ctrl: &TcpStream, peer: &str) -> Result<(), NetError> {
-    let not_iperf3 = |detail: String| NetError::NotIperf3 {
-        peer: peer.to_string(),
-        detail,
-    };
-    match control::expect_state(ctrl, State::ParamExchange, Instant::now() + PEER_CHECK) {
-        Err(NetError::Timeout { .. }) => Err(NetError::NoAnswer {
-            peer: peer.to_string(),
-            after: PEER_CHECK,
-        }),
-        Err(NetError::Protocol { received, .. }) => Err(not_iperf3(format!(
-            "it answered {received} where iperf3 answers PARAM_EXCHANGE"
-        ))),
-        Err(NetError::ControlClosed { .. }) => Err(not_iperf3(
-            "it closed the connection without an iperf3 answer".into(),
-        )),
-        other => other,
-    }
-}
 
 /// Check that an iperf3 server (`iperf3 -s`, `hlctl serve`) answers at
 /// `host:port`, within [`PEER_CHECK`] for the connection and as long for
@@ -60,6 +32,7 @@ pub fn check_peer(host: &str, port: u16) -> Result<(), NetError> {
 mod tests {
     use super::*;
     use std::net::TcpListener;
+    use std::time::{Duration, Instant};
 
     #[test]
     fn a_silent_listener_is_no_iperf3_server() {
