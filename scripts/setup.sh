@@ -9,6 +9,7 @@ PKGS=(iproute2 ethtool iperf3 fio sysbench stress-ng strace procps iputils-ping
       lintian debootstrap dpkg-dev man-db util-linux
       prometheus prometheus-node-exporter chromium
       python3-dbus python3-gi  # the D-Bus API from outside Rust (tests/python/*.py)
+      python3-venv  # a venv for the PyPI package iperf3 (below)
       libwrap0)  # libwrap0: rpc.mountd (nfs-kernel-server, unpacked for the NFS VM test) links it
 
 missing=()
@@ -38,6 +39,16 @@ if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
     echo "setup: installing nodejs npm"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+fi
+
+# tests/iperf3_json.rs reads `hlctl bench net -J` with a published reader of
+# iperf3's JSON, the PyPI package iperf3 (its TestResult), in a venv of its
+# own so that Debian's python3 stays as Debian installed it.
+venv=/var/tmp/hlctl-venv
+if ! "$venv/bin/python" -c 'import iperf3' 2>/dev/null; then
+    echo "setup: installing the PyPI package iperf3 into $venv"
+    /usr/bin/python3 -m venv --clear "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check iperf3==0.1.11
 fi
 
 # rustfmt and clippy for scripts/test.sh (a minimal rustup profile has neither).

@@ -22,6 +22,24 @@ impl HostInfo {
     }
 }
 
+/// `uname -srvm` with the host name: "Linux nas 6.1.0-18-amd64 #1 SMP … x86_64",
+/// as iperf3's `system_info`.
+pub(crate) fn system_info() -> String {
+    let read = |k: &str| {
+        std::fs::read_to_string(format!("/proc/sys/kernel/{k}"))
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default()
+    };
+    let parts = [
+        read("ostype"),
+        read("hostname"),
+        read("osrelease"),
+        read("version"),
+        std::env::consts::ARCH.to_string(),
+    ];
+    parts.join(" ")
+}
+
 /// Seconds since the Unix epoch.
 pub(crate) fn now_unix() -> i64 {
     std::time::SystemTime::now()

@@ -65,6 +65,22 @@ where
     }
 }
 
+/// Unix seconds → (year, month 1–12, day 1–31, seconds into the day), UTC
+/// (Howard Hinnant's civil-from-days).
+pub(crate) fn civil(ts: i64) -> (i64, i64, i64, i64) {
+    let days = ts.div_euclid(86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d, ts.rem_euclid(86_400))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

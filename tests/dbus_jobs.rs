@@ -595,7 +595,12 @@ fn a_network_benchmark_runs_in_the_daemon_against_hlctl_serve() {
         lab.daemon.log()
     );
     assert!(!String::from_utf8_lossy(&out.stderr).contains("in-process"));
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        doc["start"]["test_start"]["protocol"], "TCP",
+        "iperf3's layout"
+    );
+    let v = &doc["hlctl"];
     assert_eq!(v["protocol"], "tcp");
     assert_eq!(v["side"], "client");
     let (sent, received) = (

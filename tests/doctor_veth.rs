@@ -47,6 +47,10 @@ fn doctor_reports_exactly_the_planted_problems() {
     here.ip(&["tuntap", "add", &tap, "mode", "tap"]);
     here.exec(&["ethtool", "-s", &tap, "speed", "1000", "duplex", "half"]);
 
+    // The peer runs a benchmark server: doctor checks one answers before
+    // any long work (and stops when none does: tests/peer_check.rs).
+    let srv = common::lab::iperf3_server_in(&peer, &here, "10.61.0.2");
+    let peer_arg = format!("10.61.0.2:{}", srv.port);
     let state = tempfile::tempdir().unwrap();
     let out = here.exec_raw(&[
         HLCTL,
@@ -56,7 +60,7 @@ fn doctor_reports_exactly_the_planted_problems() {
         &a,
         &tap,
         "--peer",
-        "10.61.0.2",
+        &peer_arg,
         "--json",
     ]);
     assert!(
@@ -178,7 +182,7 @@ fn doctor_reports_exactly_the_planted_problems() {
         "net.ipv4.tcp_wmem=4096 16384 16777216",
         "net.ipv4.tcp_slow_start_after_idle=0",
     ]);
-    let out = run(&["doctor", &a, "--peer", "10.61.0.2", "--json"]);
+    let out = run(&["doctor", &a, "--peer", &peer_arg, "--json"]);
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         r["findings"].as_array().unwrap().len(),

@@ -402,7 +402,12 @@ fn cli_client_and_server() {
         c
     });
     assert!(status.is_some_and(|s| s.success()), "client failed: {err}");
-    let v: serde_json::Value = serde_json::from_str(&out).expect("client JSON");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("client JSON");
+    for k in ["start", "intervals", "end"] {
+        assert!(doc.get(k).is_some(), "iperf3's key {k} missing from {out}");
+    }
+    // hlctl's own report, under the one key -J adds to iperf3's layout.
+    let v = &doc["hlctl"];
     for k in [
         "protocol",
         "streams",
@@ -469,7 +474,9 @@ fn cli_iperf3_spelling_to_iperf3() {
         c
     });
     assert!(status.is_some_and(|s| s.success()), "client failed: {err}");
-    let report: NetReport = serde_json::from_str(&out).expect("-J prints the JSON report");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("-J prints JSON");
+    let report: NetReport = serde_json::from_value(doc["hlctl"].clone())
+        .expect("-J holds hlctl's report under `hlctl`");
     let (status, out, err) = server.finish(Duration::from_secs(15));
     let v = iperf3_json(status, &out, &err);
     check_report_shape(&report, &TCP);

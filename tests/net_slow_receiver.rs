@@ -16,7 +16,8 @@ fn a_slow_unpaced_stream_is_counted_in_every_interval() {
     let srv = lab.iperf3_server();
     let peer = lab.peer_arg(&srv);
     // -R: iperf3 sends, hlctl receives and counts the intervals.
-    let r = lab.json(&["bench", "net", "--peer", &peer, "-R", "-t", "5"]);
+    let doc = lab.json(&["bench", "net", "--peer", &peer, "-R", "-t", "5"]);
+    let r = &doc["hlctl"];
     let intervals = r["intervals"].as_array().expect("intervals");
     assert_eq!(intervals.len(), 5, "{r}");
     let bytes: Vec<u64> = intervals

@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 
 use clap::Args;
 
-use crate::bench::net::{NetError, TestDirection, text};
+use crate::bench::net::{NetError, TestDirection, iperf3_json, text};
 use crate::bench::progress::{Progress, ProgressEvent};
 use crate::dbus::wire::bench::NetParams;
 use crate::path::peer::{DEFAULT_PORT, PeerSpec};
@@ -22,7 +22,10 @@ use super::output::{ProgressBar, print_json};
 ///
 /// The flags are iperf3's client flags with iperf3's letters and meanings:
 /// `hlctl bench net -c HOST -p PORT -t 30 -P 4 -R` runs the test that
-/// `iperf3 -c HOST -p PORT -t 30 -P 4 -R` runs; -J is --json. iperf3 flags
+/// `iperf3 -c HOST -p PORT -t 30 -P 4 -R` runs. -J (--json) writes iperf3
+/// 3.12's JSON (`start`, `intervals`, `end`) with hlctl's own report under
+/// the extra key `hlctl`; the text ends with iperf3's `sender` and
+/// `receiver` lines, so `| grep sender` works as with iperf3. iperf3 flags
 /// hlctl has no option for (e.g. -n, -C, -Z, -4) are refused, and so is
 /// -V (iperf3's "verbose", clap's "version" elsewhere): nothing runs unasked.
 ///
@@ -40,8 +43,12 @@ pub(crate) struct NetArgs {
     /// The server: HOST, HOST:PORT or [IPV6]:PORT (port 5201 unless given
     /// here or with -p). -c is iperf3's spelling; --peer and -c are the same.
     #[arg(short = 'c', long = "peer", visible_alias = "client", value_name = "HOST[:PORT]",
-          value_parser = PeerSpec::parse)]
-    pub(crate) peer: PeerSpec,
+          value_parser = PeerSpec::parse, required_unless_present = "stray")]
+    pub(crate) peer: Option<PeerSpec>,
+    /// A host given without -c (`bench net nas`): refused with the hint to
+    /// write `-c nas`, as iperf3 wants it.
+    #[arg(value_name = "HOST", hide = true)]
+    pub(crate) stray: Option<String>,
     /// The server's port (iperf3's -p), 1–65535 [default: the port in --peer, else 5201].
     #[arg(short = 'p', long = "port", value_name = "PORT",
           value_parser = crate::units::at_least(1u16))]
@@ -141,7 +148,7 @@ impl NetArgs {
     /// The server's port: from -p or from --peer HOST:PORT (both only when
     /// they agree), else 5201.
     pub(crate) fn port(&self) -> Result<u16, String> {
-        match (self.peer.port, self.port) {
+        match (self.peer.as_ref().and_then(|p| p.port), self.port) {
             (Some(a), Some(b)) if a != b => Err(format!(
                 "the port is given twice, {a} in --peer/-c and {b} in -p/--port: give it once"
             )),
@@ -151,8 +158,23 @@ impl NetArgs {
 
     /// The job parameters these flags describe (the same on both paths).
     pub(crate) fn to_params(&self) -> Result<NetParams, String> {
+        let peer = match (&self.peer, &self.stray) {
+            (Some(p), None) => p,
+            (None, Some(h)) => {
+                return Err(format!(
+                    "`{h}` is not an option: to measure against it, write `hlctl bench net -c {h}` (iperf3's -c)"
+                ));
+            }
+            (Some(p), Some(h)) => {
+                return Err(format!(
+                    "`{h}` is given besides -c {}: give the server once, with -c",
+                    p.host
+                ));
+            }
+            (None, None) => return Err("the server is missing: give it with -c HOST".into()),
+        };
         Ok(NetParams {
-            host: self.peer.host.clone(),
+            host: peer.host.clone(),
             port: Some(self.port()?),
             udp: self.udp,
             time_s: Some(self.time),
@@ -256,7 +278,7 @@ pub(crate) fn run(global: &Global, args: NetArgs) -> i32 {
     match result {
         Ok(report) => {
             if global.json {
-                print_json(&report);
+                print_json(&iperf3_json::layout(&report));
             } else {
                 print!("{}", text::summary(&report));
             }
@@ -295,15 +317,22 @@ mod tests {
     #[test]
     fn iperf3_client_and_port_spelling() {
         let a = net(&["-c", "127.0.0.1", "-p", "5202"]);
-        assert_eq!(a.peer.host, "127.0.0.1");
+        assert_eq!(a.peer.as_ref().unwrap().host, "127.0.0.1");
         assert_eq!(a.port(), Ok(5202));
         assert_eq!(a.to_params().unwrap().port, Some(5202));
         // --peer, -c and iperf3's long --client are one argument.
         for flag in ["--peer", "-c", "--client"] {
             let a = net(&[flag, "nas", "--port", "7000"]);
-            assert_eq!((a.peer.host.as_str(), a.port()), ("nas", Ok(7000)));
+            assert_eq!(
+                (a.peer.as_ref().unwrap().host.as_str(), a.port()),
+                ("nas", Ok(7000))
+            );
         }
         assert!(parse(&["-c", "a", "--peer", "b"]).is_err(), "one peer only");
+        // A host without -c: parsed, then refused with the spelling to use.
+        let e = net(&["10.0.0.2"]).to_params().unwrap_err();
+        assert!(e.contains("hlctl bench net -c 10.0.0.2"), "{e}");
+        assert!(parse(&[]).is_err(), "a server is required");
         // The port may sit in the peer, and then -p must agree with it.
         assert_eq!(net(&["--peer", "nas:6000"]).port(), Ok(6000));
         assert_eq!(net(&["-c", "[::1]:6000", "-p", "6000"]).port(), Ok(6000));
@@ -312,7 +341,7 @@ mod tests {
         assert!(err.contains("6000") && err.contains("6001"), "{err}");
         // Defaults: iperf3's port.
         assert_eq!(net(&["-c", "::1"]).port(), Ok(5201));
-        assert_eq!(net(&["-c", "::1"]).peer.host, "::1");
+        assert_eq!(net(&["-c", "::1"]).peer.unwrap().host, "::1");
         for bad in ["0", "65536", "http"] {
             assert!(parse(&["-c", "nas", "-p", bad]).is_err(), "-p {bad}");
         }

@@ -24,11 +24,12 @@ use crate::path::Peer;
 /// autonegotiation off, carrier flapping; CRC/frame errors, drops, missed
 /// frames and FIFO overruns (rising across two samples a second apart), rings
 /// below their maximum while dropping; offloads turned off; flow control;
-/// transmit queue length. With --peer: round-trip time (TCP handshake to the
-/// peer's port), path MTU (don't-fragment probes), TCP buffers against the
-/// bandwidth-delay product, and, when a benchmark server (`hlctl serve`,
-/// `iperf3 -s`) answers there, what the path delivers against what the link
-/// claims. Always: congestion control (and whether bbr is available),
+/// transmit queue length. With --peer, where a benchmark server (`hlctl
+/// serve`, `iperf3 -s`) must answer (checked first: the connection within 2 s
+/// and iperf3's first answer within 2 s, else doctor stops with the reason and
+/// exit code 1): round-trip time (TCP handshake to the peer's port), path MTU
+/// (don't-fragment probes), TCP buffers against the bandwidth-delay product,
+/// and what the path delivers against what the link claims. Always: congestion control (and whether bbr is available),
 /// tcp_slow_start_after_idle, CPU governor and throttling. With --dir: the
 /// filesystem, and for NFS the rsize/wsize, sync and version options, for SMB
 /// (cifs) vers, rsize/wsize, cache= and signing/encryption.
@@ -62,7 +63,7 @@ pub(crate) struct DoctorArgs {
     #[arg(long = "dir", value_name = "PATH")]
     pub(crate) dirs: Vec<String>,
 
-    /// Throughput runs per direction when a benchmark server answers at the peer.
+    /// Throughput runs per direction to the peer.
     #[arg(long, default_value_t = 1, value_parser = crate::units::ranged(1u32, 20))]
     pub(crate) runs: u32,
 
@@ -88,6 +89,9 @@ pub(crate) fn run(global: &Global, args: DoctorArgs) -> i32 {
             return exit::INVALID;
         }
     };
+    if let Err(code) = super::peer_check::require("doctor", peer.as_slice()) {
+        return code;
+    }
     let remote = match super::backend::Backend::select(global, super::backend::Need::Nothing) {
         Ok(super::backend::Backend::Bus(r)) => Some(r),
         Ok(super::backend::Backend::Local { .. }) => None,

@@ -24,6 +24,7 @@ pub(crate) mod history;
 pub(crate) mod interrupt;
 pub(crate) mod kept;
 pub(crate) mod output;
+pub(crate) mod peer_check;
 pub(crate) mod remote;
 pub(crate) mod report;
 pub(crate) mod rollback;

@@ -15,6 +15,10 @@ use crate::report;
 /// Run the homelab benchmark report: network to each --peer (both
 /// directions), disk on each --dir, CPU single- and multi-threaded.
 ///
+/// Each --peer is checked first (the connection within 2 s and iperf3's
+/// first answer within 2 s); when one does not answer, report stops with the
+/// reason and exit code 1 before measuring anything.
+///
 /// Writes hlctl-report-YYYYMMDD-HHMMSS.md and .json into --out and stores the
 /// figures in the history (so `hlctl baseline save` and `hlctl compare` work
 /// on them). Parts this build cannot measure say so in the report.
@@ -56,6 +60,9 @@ pub(crate) fn run(global: &Global, args: ReportArgs) -> i32 {
                 return exit::INVALID;
             }
         }
+    }
+    if let Err(code) = super::peer_check::require("report", &peers) {
+        return code;
     }
     let remote = match super::backend::Backend::select(global, super::backend::Need::Nothing) {
         Ok(super::backend::Backend::Bus(r)) => Some(r),

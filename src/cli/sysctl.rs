@@ -49,6 +49,10 @@ pub(crate) struct SysctlArgs {
 }
 
 pub(crate) fn run(global: &Global, args: SysctlArgs) -> i32 {
+    if let Some(hint) = unquoted_value(&args.items).or_else(|| unknown_key(&args.items)) {
+        eprintln!("hlctl sysctl: {hint}");
+        return exit::INVALID;
+    }
     let (sets, gets): (Vec<&String>, Vec<&String>) =
         args.items.iter().partition(|i| i.contains('='));
     let need = if sets.is_empty() {
@@ -131,6 +135,55 @@ fn show(global: &Global, entries: &[sysctl::Entry]) -> i32 {
 }
 
 /// Reads and writes in one call: refused, naming each read.
+/// A value of several numbers the shell split into words
+/// (`net.ipv4.tcp_rmem 4096 131072 16777216`, or `…=4096 131072 16777216`
+/// unquoted): one message with the quoting, instead of one error per word.
+fn unquoted_value(items: &[String]) -> Option<String> {
+    let numeric = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_digit());
+    let at = items.iter().position(|w| numeric(w))?;
+    let key_word = items.get(at.checked_sub(1)?)?;
+    if numeric(key_word) {
+        return None;
+    }
+    let numbers: Vec<&str> = items[at..]
+        .iter()
+        .take_while(|w| numeric(w))
+        .map(String::as_str)
+        .collect();
+    let (key, first) = match key_word.split_once('=') {
+        Some((k, v)) => (k.trim(), Some(v.trim())),
+        None => (key_word.trim(), None),
+    };
+    let value: Vec<&str> = first.into_iter().chain(numbers).collect();
+    Some(format!(
+        "the value of {key} is {} numbers, which the shell passed as separate words: \
+         quote it as one, `hlctl sysctl '{key}={}'`",
+        value.len(),
+        value.join(" ")
+    ))
+}
+
+/// A key outside net. that the tuning set knows under its full name
+/// (`tcp_rmem`): "did you mean net.ipv4.tcp_rmem?".
+fn unknown_key(items: &[String]) -> Option<String> {
+    items.iter().find_map(|item| {
+        let key = item
+            .split_once('=')
+            .map_or(item.as_str(), |(k, _)| k)
+            .trim();
+        if key.starts_with("net.") {
+            return None;
+        }
+        let near = sysctl::keys::closest(key);
+        (!near.is_empty()).then(|| {
+            format!(
+                "unknown key {key} (hlctl manages the keys under net.): did you mean {}?",
+                near.join(" or ")
+            )
+        })
+    })
+}
+
 fn mixed(gets: &[&String]) -> i32 {
     let problems = gets
         .iter()

@@ -17,6 +17,10 @@ use crate::tune::{self, checkpoint, rollback};
 
 /// Tune an interface against a peer, with before/after proof and rollback.
 ///
+/// The peer is checked first (the connection within 2 s and iperf3's first
+/// answer within 2 s): when no benchmark server answers, tune stops with the
+/// reason and exit code 1 before changing or measuring anything.
+///
 /// 1. Baseline: the network benchmark to the peer (which runs `hlctl serve`
 ///    or `iperf3 -s`) in both directions, --runs minus one times each from
 ///    three runs up (all --runs with --dry-run), plus the doctor's findings.
@@ -124,9 +128,15 @@ pub(crate) fn run(global: &Global, args: TuneArgs) -> i32 {
         no_mtu: args.no_mtu,
         tries: args.tries.clone(),
     };
-    if let Err(e) = p.options(None) {
-        eprintln!("hlctl tune: {e}");
-        return exit::INVALID;
+    let peer = match p.options(None) {
+        Ok(o) => o.peer,
+        Err(e) => {
+            eprintln!("hlctl tune: {e}");
+            return exit::INVALID;
+        }
+    };
+    if let Err(code) = super::peer_check::require("tune", std::slice::from_ref(&peer)) {
+        return code;
     }
     if !args.dry_run && !args.yes {
         if !std::io::stdin().is_terminal() {

@@ -170,6 +170,48 @@ pub(crate) fn lookup(name: &str) -> Option<&'static Key> {
     TUNING_SET.iter().find(|k| k.name == name)
 }
 
+/// The keys of the tuning set closest to `name` (at most three), for "did you
+/// mean": those with the same last part (`tcp_rmem` → `net.ipv4.tcp_rmem`),
+/// else those a few typing mistakes away.
+pub(crate) fn closest(name: &str) -> Vec<&'static str> {
+    let last = |k: &str| k.rsplit('.').next().unwrap_or(k).to_string();
+    let wanted = last(name);
+    let same: Vec<&'static str> = TUNING_SET
+        .iter()
+        .map(|k| k.name)
+        .filter(|k| last(k) == wanted)
+        .collect();
+    if !same.is_empty() {
+        return same.into_iter().take(3).collect();
+    }
+    let mut near: Vec<(usize, &'static str)> = TUNING_SET
+        .iter()
+        .map(|k| {
+            let d = edit_distance(name, k.name).min(edit_distance(&wanted, &last(k.name)));
+            (d, k.name)
+        })
+        .filter(|(d, _)| *d <= 2)
+        .collect();
+    near.sort();
+    near.into_iter().take(3).map(|(_, k)| k).collect()
+}
+
+/// Levenshtein distance between two strings (by character).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
 /// The same value written with any whitespace: `4096\t131072` → `4096 131072`.
 pub(crate) fn normalise(value: &str) -> String {
     value.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -225,6 +267,19 @@ pub(crate) fn validate(key: &Key, value: &str, available_cc: &[String]) -> Resul
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn closest_keys_for_did_you_mean() {
+        assert_eq!(closest("tcp_rmem"), vec!["net.ipv4.tcp_rmem"]);
+        assert_eq!(closest("net.ipv4.tcp_rmme"), vec!["net.ipv4.tcp_rmem"]);
+        assert_eq!(
+            closest("tcp_congestion_contrl"),
+            vec!["net.ipv4.tcp_congestion_control"]
+        );
+        assert!(closest("vm.swappiness").is_empty());
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+
     use super::*;
 
     fn key(name: &str) -> &'static Key {

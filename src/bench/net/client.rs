@@ -10,7 +10,7 @@ use crate::bench::progress::{Cancel, Progress};
 use super::control::{self, Cookie, MAX_RESULTS_JSON, State};
 use super::engine::{DataSock, DriveSpec, Engine, StreamSpec};
 use super::error::NetError;
-use super::figures::Side;
+use super::figures::{Side, StartInfo};
 use super::params::{self as p, Protocol, TestDirection, TestParams};
 use super::results::PeerResults;
 use super::stream::{Role, stream_id};
@@ -61,7 +61,7 @@ impl ClientConfig {
             window: None,
             omit_s: 0,
             interval: Some(Duration::from_secs(1)),
-            connect_timeout: Duration::from_secs(10),
+            connect_timeout: PEER_CHECK,
             reply_timeout: Duration::from_secs(30),
         }
     }
@@ -166,7 +166,7 @@ impl ClientConfig {
     }
 }
 
-fn connect_control(cfg: &ClientConfig) -> Result<TcpStream, NetError> {
+pub(crate) fn connect_control(cfg: &ClientConfig) -> Result<TcpStream, NetError> {
     let peer = cfg.peer_label();
     let addrs: Vec<SocketAddr> = (cfg.host.as_str(), cfg.port)
         .to_socket_addrs()
@@ -196,6 +196,31 @@ fn connect_control(cfg: &ClientConfig) -> Result<TcpStream, NetError> {
             source: std::io::Error::new(std::io::ErrorKind::NotFound, "no addresses"),
         },
     })
+}
+
+/// How long a peer has to accept the connection, and then to answer.
+pub const PEER_CHECK: Duration = Duration::from_secs(2);
+
+/// The server's first answer on a control connection where our cookie has
+/// been sent: PARAM_EXCHANGE within [`PEER_CHECK`], else why not.
+pub(crate) fn first_answer(ctrl: &TcpStream, peer: &str) -> Result<(), NetError> {
+    let not_iperf3 = |detail: String| NetError::NotIperf3 {
+        peer: peer.to_string(),
+        detail,
+    };
+    match control::expect_state(ctrl, State::ParamExchange, Instant::now() + PEER_CHECK) {
+        Err(NetError::Timeout { .. }) => Err(NetError::NoAnswer {
+            peer: peer.to_string(),
+            after: PEER_CHECK,
+        }),
+        Err(NetError::Protocol { received, .. }) => Err(not_iperf3(format!(
+            "it answered {received} where iperf3 answers PARAM_EXCHANGE"
+        ))),
+        Err(NetError::ControlClosed { .. }) => Err(not_iperf3(
+            "it closed the connection without an iperf3 answer".into(),
+        )),
+        other => other,
+    }
 }
 
 /// Run one test as the client. Interval reports go to `progress` (each
@@ -242,10 +267,16 @@ fn run_on(
         cancel,
         t: cfg.reply_timeout,
     };
+    let since = crate::host::now_unix().max(0) as u64;
     let (server, cookie, params) = steps.negotiate(accepted)?;
     let specs = steps.connect_streams(server, &cookie, &params)?;
     let mut engine = steps.run_test(specs, &params, progress)?;
-    steps.exchange_results(&mut engine, &params)
+    let start = StartInfo {
+        host: cfg.host.clone(),
+        port: cfg.port,
+        ..engine.start_info(ctrl, &cookie, since)
+    };
+    steps.exchange_results(&mut engine, &params, start)
 }
 
 /// The role of the `i`-th stream the client connects.
@@ -295,7 +326,7 @@ impl Steps<'_> {
             .map_err(|e| NetError::io("reading the peer address", e))?;
         let cookie = Cookie::generate().map_err(|e| NetError::io("reading /dev/urandom", e))?;
         control::write_all(ctrl, cookie.bytes(), t, "the cookie")?;
-        control::expect_state(ctrl, State::ParamExchange, self.by())?;
+        first_answer(ctrl, &self.cfg.peer_label())?;
         self.check()?;
         accepted();
         let params = self.cfg.params(ctrl);
@@ -357,6 +388,7 @@ impl Steps<'_> {
         &self,
         engine: &mut Engine,
         params: &TestParams,
+        start: StartInfo,
     ) -> Result<NetReport, NetError> {
         let (ctrl, t) = (self.ctrl, self.t);
         // Receivers go on counting until the server has stopped sending (it
@@ -384,6 +416,8 @@ impl Steps<'_> {
             intervals: engine.intervals().to_vec(),
             duration_s: engine.duration_s(),
             congestion,
+            start,
+            samples: engine.samples().to_vec(),
         })
     }
 }

@@ -130,6 +130,11 @@ impl Cookie {
         &self.0
     }
 
+    /// The cookie as text, as iperf3's JSON shows it (without the NUL).
+    pub(crate) fn text(&self) -> String {
+        String::from_utf8_lossy(self.c_str()).into_owned()
+    }
+
     /// The bytes up to the first NUL, as C's `strcmp` sees them.
     fn c_str(&self) -> &[u8] {
         let end = self.0.iter().position(|&b| b == 0).unwrap_or(COOKIE_SIZE);

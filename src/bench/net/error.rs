@@ -19,6 +19,19 @@ pub enum NetError {
     #[error("connection refused by {peer} — is `iperf3 -s` or `hlctl serve` running there?")]
     ConnectionRefused { peer: String },
 
+    /// The peer accepted the connection but did not answer as iperf3 does in time.
+    #[error("{peer} accepted the connection but sent no iperf3 answer within {:.1} s: \
+             is `iperf3 -s` or `hlctl serve` listening there, and not another service?",
+            after.as_secs_f64())]
+    NoAnswer { peer: String, after: Duration },
+
+    /// The peer answered, but not as an iperf3 server does.
+    #[error(
+        "{peer} is not an iperf3 server ({detail}): run `hlctl serve` or `iperf3 -s` there, \
+             or give the port it listens on (HOST:PORT)"
+    )]
+    NotIperf3 { peer: String, detail: String },
+
     /// Connecting to the peer failed for another reason.
     #[error("cannot connect to {peer}: {source}")]
     Connect { peer: String, source: io::Error },

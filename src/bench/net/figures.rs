@@ -79,7 +79,7 @@ pub struct IntervalReport {
 }
 
 /// One stream's figures over one interval.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct StreamInterval {
     pub(crate) id: u32,
     pub(crate) role: Role,
@@ -92,10 +92,57 @@ pub(crate) struct StreamInterval {
     /// UDP receiver: lost in this interval.
     pub(crate) lost: Option<i64>,
     pub(crate) jitter_ms: Option<f64>,
+    /// TCP sender, from TCP_INFO at the interval's end: the send window,
+    /// smoothed RTT and its variance (µs), and the path MTU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) tcp: Option<TcpSample>,
+}
+
+/// The sum of two counts, `None` only when neither is known.
+pub(crate) fn add_opt(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (None, None) => None,
+        _ => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+    }
+}
+
+impl StreamInterval {
+    /// The `[SUM]` of some streams of one role: bytes, rates, retransmits,
+    /// datagrams and losses added (each only where a stream has it), jitter
+    /// averaged.
+    pub(crate) fn sum(role: Role, streams: &[&StreamInterval]) -> StreamInterval {
+        let mut total = StreamInterval {
+            role,
+            ..StreamInterval::default()
+        };
+        let mut jitter = Vec::new();
+        for s in streams {
+            total.bytes += s.bytes;
+            total.bps += s.bps;
+            total.retransmits = add_opt(total.retransmits, s.retransmits);
+            total.packets = add_opt(total.packets, s.packets);
+            if let Some(l) = s.lost {
+                total.lost = Some(total.lost.unwrap_or(0) + l);
+            }
+            jitter.extend(s.jitter_ms);
+        }
+        total.jitter_ms =
+            (!jitter.is_empty()).then(|| jitter.iter().sum::<f64>() / jitter.len() as f64);
+        total
+    }
+}
+
+/// What a TCP sender's TCP_INFO said at the end of an interval.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct TcpSample {
+    pub(crate) snd_wnd: u32,
+    pub(crate) rtt_us: u32,
+    pub(crate) rttvar_us: u32,
+    pub(crate) pmtu: u32,
 }
 
 /// All streams over one interval.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct IntervalSample {
     pub(crate) start_s: f64,
     pub(crate) end_s: f64,
@@ -106,3 +153,37 @@ pub(crate) struct IntervalSample {
 /// How the caller turns one interval sample into progress text (the engine
 /// reports samples; `text::interval_lines` formats them like iperf3).
 pub(crate) type IntervalText = fn(&IntervalSample, Side, TestDirection) -> String;
+
+/// One data stream's socket, as iperf3's `start.connected` lists it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Connected {
+    pub(crate) id: u32,
+    /// The socket's file descriptor (iperf3's `[  5]`).
+    pub(crate) socket: i32,
+    pub(crate) local_host: String,
+    pub(crate) local_port: u16,
+    pub(crate) remote_host: String,
+    pub(crate) remote_port: u16,
+}
+
+/// How the test was set up, for iperf3's `start` block.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct StartInfo {
+    pub(crate) connected: Vec<Connected>,
+    /// The server as the client was asked to reach it (`connecting_to`).
+    pub(crate) host: String,
+    pub(crate) port: u16,
+    /// Seconds since the epoch when the control connection was made.
+    pub(crate) timesecs: u64,
+    pub(crate) cookie: String,
+    /// TCP: the control connection's MSS.
+    pub(crate) tcp_mss_default: Option<u32>,
+    /// `-w`, 0 when not given.
+    pub(crate) sock_bufsize: u32,
+    /// SO_SNDBUF and SO_RCVBUF of the last data stream.
+    pub(crate) sndbuf_actual: u32,
+    pub(crate) rcvbuf_actual: u32,
+    /// `-t` and `-O` in seconds.
+    pub(crate) time_s: u32,
+    pub(crate) omit_s: u32,
+}

@@ -107,13 +107,15 @@ fn serve_steps(
         ctx,
         t: ctx.cfg.setup_timeout,
     };
+    let since = crate::host::now_unix().max(0) as u64;
     let (cookie, params) = steps.parameters(peer)?;
     let specs = match params.protocol {
         Protocol::Tcp => steps.tcp_streams(&cookie, &params)?,
         Protocol::Udp => steps.udp_streams(&params)?,
     };
     let mut engine = steps.run_test(specs, &params, told)?;
-    steps.exchange_results(&mut engine, &params, peer)
+    let start = engine.start_info(ctrl, &cookie, since);
+    steps.exchange_results(&mut engine, &params, peer, start)
 }
 
 /// One test's control connection and the limit for each setup step.
@@ -264,6 +266,7 @@ impl Steps<'_> {
         engine: &mut Engine,
         params: &TestParams,
         peer: SocketAddr,
+        start: super::figures::StartInfo,
     ) -> Result<NetReport, NetError> {
         let ctrl = self.ctrl;
         // hlctl clients count until our streams close; iperf3 stops at its deadline.
@@ -297,6 +300,8 @@ impl Steps<'_> {
             intervals: engine.intervals().to_vec(),
             duration_s: engine.duration_s(),
             congestion,
+            start,
+            samples: engine.samples().to_vec(),
         })
     }
 }

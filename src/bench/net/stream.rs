@@ -12,8 +12,10 @@ use super::cpu::CpuAccount;
 use crate::bench::buffer::AlignedBuf;
 
 /// What this side does on a stream.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub(crate) enum Role {
+    #[default]
     Send,
     Recv,
 }

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::cpu::CpuUtil;
 use super::error::NetError;
 pub use super::figures::{IntervalReport, RttMs};
-use super::figures::{LocalStream, Side};
+use super::figures::{IntervalSample, LocalStream, Side, StartInfo, add_opt};
 use super::params::{Protocol, TestDirection, TestParams};
 use super::results::PeerResults;
 use super::stream::Role;
@@ -83,6 +83,12 @@ pub struct NetReport {
     /// `--bidir`: the server → client direction.
     pub reverse: Option<DirectionSummary>,
     pub per_stream: Vec<StreamReport>,
+    /// How the test was set up (iperf3's `start`), for `-J`.
+    #[serde(default)]
+    pub(crate) start: StartInfo,
+    /// Every interval, each stream's figures (iperf3's `intervals`), for `-J`.
+    #[serde(default)]
+    pub(crate) samples: Vec<IntervalSample>,
 }
 
 /// What `build` needs.
@@ -96,6 +102,8 @@ pub(crate) struct BuildInput<'a> {
     pub(crate) intervals: Vec<IntervalReport>,
     pub(crate) duration_s: f64,
     pub(crate) congestion: Option<String>,
+    pub(crate) start: StartInfo,
+    pub(crate) samples: Vec<IntervalSample>,
 }
 
 fn bps(bytes: u64, secs: f64) -> f64 {
@@ -160,13 +168,6 @@ fn lost_percent(lost: Option<u64>, packets: Option<u64>) -> Option<f64> {
         (Some(l), Some(p)) if p > 0 => Some(100.0 * l as f64 / p as f64),
         (Some(_), Some(_)) => Some(0.0),
         _ => None,
-    }
-}
-
-fn add_opt(a: Option<u64>, b: Option<u64>) -> Option<u64> {
-    match (a, b) {
-        (None, None) => None,
-        _ => Some(a.unwrap_or(0) + b.unwrap_or(0)),
     }
 }
 
@@ -278,6 +279,8 @@ pub(crate) fn build(input: BuildInput<'_>) -> Result<NetReport, NetError> {
         remote_congestion: r.congestion_used.clone(),
         reverse,
         per_stream,
+        start: input.start,
+        samples: input.samples,
     })
 }
 
@@ -388,6 +391,8 @@ mod tests {
             intervals: vec![],
             duration_s: 2.0,
             congestion: None,
+            start: StartInfo::default(),
+            samples: vec![],
         })
         .unwrap();
         assert_eq!(rep.main.sent_bytes, 4000);
@@ -436,6 +441,8 @@ mod tests {
             intervals: vec![],
             duration_s: 2.0,
             congestion: None,
+            start: StartInfo::default(),
+            samples: vec![],
         })
         .unwrap();
         assert_eq!(rep.per_stream[0].direction, "server_to_client");
@@ -458,6 +465,8 @@ mod tests {
             intervals: vec![],
             duration_s: 2.0,
             congestion: None,
+            start: StartInfo::default(),
+            samples: vec![],
         });
         assert!(matches!(e, Err(NetError::Protocol { .. })));
     }

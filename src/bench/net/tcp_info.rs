@@ -4,7 +4,7 @@ use std::io;
 use std::os::fd::AsRawFd;
 
 /// The leading part of the kernel's `struct tcp_info` (linux/tcp.h), up to
-/// `tcpi_total_retrans`; the kernel copies only as much as we ask for.
+/// `tcpi_snd_wnd` (5.19 and later; an older kernel copies less and leaves it 0).
 #[repr(C)]
 #[derive(Default)]
 struct RawTcpInfo {
@@ -40,6 +40,28 @@ struct RawTcpInfo {
     rcv_rtt: u32,
     rcv_space: u32,
     total_retrans: u32,
+    pacing_rate: u64,
+    max_pacing_rate: u64,
+    bytes_acked: u64,
+    bytes_received: u64,
+    segs_out: u32,
+    segs_in: u32,
+    notsent_bytes: u32,
+    min_rtt: u32,
+    data_segs_in: u32,
+    data_segs_out: u32,
+    delivery_rate: u64,
+    busy_time: u64,
+    rwnd_limited: u64,
+    sndbuf_limited: u64,
+    delivered: u32,
+    delivered_ce: u32,
+    bytes_sent: u64,
+    bytes_retrans: u64,
+    dsack_dups: u32,
+    reord_seen: u32,
+    rcv_ooopack: u32,
+    snd_wnd: u32,
 }
 
 /// What iperf3 records from TCP_INFO at each interval.
@@ -54,6 +76,8 @@ pub(crate) struct TcpInfo {
     pub(crate) snd_cwnd_bytes: u64,
     pub(crate) snd_mss: u32,
     pub(crate) pmtu: u32,
+    /// The peer's advertised window in bytes (0 on kernels before 5.19).
+    pub(crate) snd_wnd: u32,
 }
 
 /// Read TCP_INFO from a connected TCP socket.
@@ -81,6 +105,7 @@ pub(crate) fn read(sock: &impl AsRawFd) -> io::Result<TcpInfo> {
         snd_cwnd_bytes: raw.snd_cwnd as u64 * raw.snd_mss as u64,
         snd_mss: raw.snd_mss,
         pmtu: raw.pmtu,
+        snd_wnd: raw.snd_wnd,
     })
 }
 
@@ -95,5 +120,6 @@ mod tests {
         assert!(info.snd_mss > 0);
         assert!(info.snd_cwnd_bytes >= info.snd_mss as u64);
         assert!(info.pmtu > 0);
+        assert!(info.snd_wnd > 0, "the kernel reports the peer's window");
     }
 }

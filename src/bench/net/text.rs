@@ -83,6 +83,19 @@ pub(crate) fn header(protocol: Protocol, local_sends: bool) -> String {
     }
 }
 
+/// The column header above the end's sender and receiver lines (iperf3's).
+fn summary_header(r: &NetReport) -> String {
+    let retransmits =
+        r.main.retransmits.is_some() || r.reverse.as_ref().is_some_and(|d| d.retransmits.is_some());
+    match r.protocol {
+        Protocol::Udp => header(Protocol::Udp, false),
+        Protocol::Tcp if retransmits => {
+            "[ ID] Interval           Transfer     Bitrate         Retr".into()
+        }
+        Protocol::Tcp => header(Protocol::Tcp, false),
+    }
+}
+
 fn interval_line(tag: &str, start: f64, end: f64, s: &StreamInterval, omitted: bool) -> String {
     let mut line = format!(
         "{tag} {start:6.2}-{end:<6.2} sec  {}  {}",
@@ -144,35 +157,7 @@ pub(crate) fn interval_lines(
             ));
         }
         if mine.len() > 1 {
-            let mut total = StreamInterval {
-                id: 0,
-                role,
-                bytes: 0,
-                bps: 0.0,
-                retransmits: None,
-                snd_cwnd: None,
-                packets: None,
-                lost: None,
-                jitter_ms: None,
-            };
-            let mut jit = Vec::new();
-            for s in &mine {
-                total.bytes += s.bytes;
-                total.bps += s.bps;
-                if let Some(r) = s.retransmits {
-                    total.retransmits = Some(total.retransmits.unwrap_or(0) + r);
-                }
-                if let Some(p) = s.packets {
-                    total.packets = Some(total.packets.unwrap_or(0) + p);
-                }
-                if let Some(l) = s.lost {
-                    total.lost = Some(total.lost.unwrap_or(0) + l);
-                }
-                jit.extend(s.jitter_ms);
-            }
-            if !jit.is_empty() {
-                total.jitter_ms = Some(jit.iter().sum::<f64>() / jit.len() as f64);
-            }
+            let total = StreamInterval::sum(role, &mine);
             lines.push(interval_line(
                 &tag(None, role, side, bidir),
                 sample.start_s,
@@ -185,39 +170,55 @@ pub(crate) fn interval_lines(
     lines.join("\n")
 }
 
+/// A percentage as C's `%.2g` prints it (iperf3's lost share): "0", "0.5", "12".
+fn pct2g(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return "0".into();
+    }
+    let digits = (1 - v.abs().log10().floor() as i32).max(0) as usize;
+    let s = format!("{v:.digits$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// The end's `sender` and `receiver` lines of one direction, in iperf3's
+/// columns (`[SUM]   0.00-10.00  sec  1.09 GBytes   939 Mbits/sec    0             sender`),
+/// then hlctl's own lines (RTT, cwnd, reordering).
 fn summary_block(out: &mut String, r: &NetReport, d: &DirectionSummary, label: &str) {
     let udp = r.protocol == Protocol::Udp;
-    let sender_t = d.sender_duration_s;
-    let recv_t = d.receiver_duration_s;
-    let mut sender = format!(
-        "{label} {:6.2}-{:<6.2} sec  {}  {}",
-        0.0,
-        sender_t,
-        bytes(d.sent_bytes),
-        rate(d.sent_bps)
-    );
-    if let Some(rt) = d.retransmits {
-        let _ = write!(sender, "  {rt:4}");
-    }
-    sender.push_str("  sender");
-    let mut receiver = format!(
-        "{label} {:6.2}-{:<6.2} sec  {}  {}",
-        0.0,
-        recv_t,
-        bytes(d.received_bytes),
-        rate(d.received_bps)
-    );
+    let line = |secs: f64, b: u64, bps: f64| {
+        format!(
+            "{label} {:6.2}-{:<6.2} sec  {}  {}",
+            0.0,
+            secs,
+            bytes(b),
+            rate(bps)
+        )
+    };
+    let mut sender = line(d.sender_duration_s, d.sent_bytes, d.sent_bps);
+    let mut receiver = line(d.receiver_duration_s, d.received_bytes, d.received_bps);
     if udp {
+        let packets = d.packets.unwrap_or(0);
+        let _ = write!(sender, "  {:5.3} ms  0/{packets} (0%)  sender", 0.0);
         let _ = write!(
             receiver,
-            "  {:.3} ms  {}/{} ({:.2}%)",
+            "  {:5.3} ms  {}/{packets} ({}%)  receiver",
             d.jitter_ms.unwrap_or(0.0),
             d.lost_packets.unwrap_or(0),
-            d.packets.unwrap_or(0),
-            d.lost_percent.unwrap_or(0.0)
+            pct2g(d.lost_percent.unwrap_or(0.0))
         );
+    } else {
+        match d.retransmits {
+            Some(rt) => {
+                let _ = write!(sender, "  {rt:3}             sender");
+            }
+            None => sender.push_str("                  sender"),
+        }
+        receiver.push_str("                  receiver");
     }
-    receiver.push_str("  receiver");
     let _ = writeln!(out, "{sender}");
     let _ = writeln!(out, "{receiver}");
     if let Some(rtt) = d.rtt_ms {
@@ -239,7 +240,7 @@ fn summary_block(out: &mut String, r: &NetReport, d: &DirectionSummary, label: &
 pub(crate) fn summary(r: &NetReport) -> String {
     let mut out = String::new();
     out.push_str("- - - - - - - - - - - - - - - - - - - - - - - - -\n");
-    out.push_str(&header(r.protocol, false));
+    out.push_str(&summary_header(r));
     out.push('\n');
     match &r.reverse {
         None => summary_block(&mut out, r, &r.main, "[SUM]"),
@@ -286,5 +287,14 @@ mod tests {
         assert_eq!(rate(27.5e9), "27.5 Gbits/sec");
         assert_eq!(rate(999e6), " 999 Mbits/sec");
         assert_eq!(rate(1.0e9), "1.00 Gbits/sec");
+    }
+
+    #[test]
+    fn lost_share_as_c_percent_2g() {
+        assert_eq!(pct2g(0.0), "0");
+        assert_eq!(pct2g(0.5), "0.5");
+        assert_eq!(pct2g(0.0123), "0.012");
+        assert_eq!(pct2g(12.345), "12");
+        assert_eq!(pct2g(2.0), "2");
     }
 }

@@ -13,9 +13,12 @@ use std::time::{Duration, Instant};
 
 use crate::bench::progress::Progress;
 
+use super::control::Cookie;
 use super::cpu::{CpuAccount, CpuUtil, ThreadCpu};
 use super::error::NetError;
-use super::figures::{IntervalReport, IntervalText, LocalStream, Side, flip};
+use super::figures::{
+    Connected, IntervalReport, IntervalSample, IntervalText, LocalStream, Side, StartInfo, flip,
+};
 use super::params::{Protocol, TestParams};
 use super::stream::{Role, RunFlags, StreamCounters, WorkerCtx, WorkerEnd};
 use super::{tcp, udp};
@@ -71,6 +74,8 @@ pub(crate) struct Engine {
     last_tick: Instant,
     omitting: bool,
     intervals: Vec<IntervalReport>,
+    /// Every interval, each stream's figures (omitted ones included).
+    samples: Vec<IntervalSample>,
     tick: Duration,
     /// How a sample reads as progress text; `None`: no interval progress.
     lines: Option<IntervalText>,
@@ -182,6 +187,7 @@ impl Engine {
             last_tick: now,
             omitting: params.omit_s > 0,
             intervals: Vec::new(),
+            samples: Vec::new(),
             tick: SAMPLE_EVERY,
             lines: None,
             ended: None,
@@ -277,9 +283,15 @@ impl Engine {
         if since >= self.tick / 10 && since >= Duration::from_millis(5) || self.intervals.is_empty()
         {
             self.sample_until(progress, end);
-        } else if let Some(last) = self.intervals.last_mut() {
+        } else {
             // A sliver after the last tick: fold it into the last interval.
-            last.end_s = end.duration_since(self.period_start).as_secs_f64();
+            let end_s = end.duration_since(self.period_start).as_secs_f64();
+            if let Some(last) = self.intervals.last_mut() {
+                last.end_s = end_s;
+            }
+            if let Some(last) = self.samples.last_mut() {
+                last.end_s = end_s;
+            }
         }
         self.refresh_last();
     }
@@ -328,6 +340,67 @@ impl Engine {
     /// Per-interval sums of the main direction (omitted intervals excluded).
     pub(crate) fn intervals(&self) -> &[IntervalReport] {
         &self.intervals
+    }
+
+    /// Every interval sample, each stream's figures (omitted ones included).
+    pub(crate) fn samples(&self) -> &[IntervalSample] {
+        &self.samples
+    }
+
+    /// Each data stream's socket: descriptor and both addresses.
+    pub(crate) fn connected(&self) -> Vec<Connected> {
+        use std::os::fd::AsRawFd;
+        self.streams
+            .iter()
+            .filter_map(|t| {
+                let (fd, local, remote) = match &*t.sock {
+                    DataSock::Tcp(s) => (s.as_raw_fd(), s.local_addr(), s.peer_addr()),
+                    DataSock::Udp(s) => (s.as_raw_fd(), s.local_addr(), s.peer_addr()),
+                };
+                let (local, remote) = (local.ok()?, remote.ok()?);
+                Some(Connected {
+                    id: t.id,
+                    socket: fd,
+                    local_host: plain_ip(local.ip()),
+                    local_port: local.port(),
+                    remote_host: plain_ip(remote.ip()),
+                    remote_port: remote.port(),
+                })
+            })
+            .collect()
+    }
+
+    /// How this test was set up (iperf3's `start`), less what only the
+    /// client knows (the host it was asked to reach).
+    pub(crate) fn start_info(&self, ctrl: &TcpStream, cookie: &Cookie, since: u64) -> StartInfo {
+        let p = &self.params;
+        let (sndbuf_actual, rcvbuf_actual) = self.buffers();
+        let mss = socket2::SockRef::from(ctrl).tcp_mss().ok();
+        StartInfo {
+            connected: self.connected(),
+            timesecs: since,
+            cookie: cookie.text(),
+            tcp_mss_default: mss.filter(|_| p.protocol == Protocol::Tcp),
+            sock_bufsize: p.window.unwrap_or(0),
+            sndbuf_actual,
+            rcvbuf_actual,
+            time_s: p.time_s,
+            omit_s: p.omit_s,
+            ..StartInfo::default()
+        }
+    }
+
+    /// SO_SNDBUF and SO_RCVBUF of the last data stream (iperf3 shows those).
+    fn buffers(&self) -> (u32, u32) {
+        let Some(t) = self.streams.last() else {
+            return (0, 0);
+        };
+        let sock = match &*t.sock {
+            DataSock::Tcp(s) => socket2::SockRef::from(s),
+            DataSock::Udp(s) => socket2::SockRef::from(s),
+        };
+        let size = |r: std::io::Result<usize>| r.map(|v| v as u32).unwrap_or(0);
+        (size(sock.send_buffer_size()), size(sock.recv_buffer_size()))
     }
 
     /// Seconds counted (after omit) up to the end of the test.
@@ -379,6 +452,17 @@ impl Engine {
                 }
             })
             .collect()
+    }
+}
+
+/// An address as iperf3 writes it: IPv4-mapped IPv6 as plain IPv4.
+fn plain_ip(ip: std::net::IpAddr) -> String {
+    match ip {
+        std::net::IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => v6.to_string(),
+        },
+        v4 => v4.to_string(),
     }
 }
 

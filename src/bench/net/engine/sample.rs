@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use crate::bench::progress::{Progress, ProgressEvent};
 
-use super::super::figures::{IntervalReport, IntervalSample, RttMs, StreamInterval};
+use super::super::figures::{IntervalReport, IntervalSample, RttMs, StreamInterval, TcpSample};
 use super::super::params::{Protocol, TestDirection};
 use super::super::stream::Role;
 use super::super::tcp_info;
@@ -111,6 +111,12 @@ impl Engine {
                 }),
                 lost: (udp && t.role == Role::Recv).then_some(snap.lost - t.last.lost),
                 jitter_ms: (udp && t.role == Role::Recv).then(|| t.counters.jitter_s() * 1000.0),
+                tcp: info.map(|i| TcpSample {
+                    snd_wnd: i.snd_wnd,
+                    rtt_us: i.rtt_us,
+                    rttvar_us: i.rttvar_us,
+                    pmtu: i.pmtu,
+                }),
             });
             t.last = snap;
         }
@@ -127,6 +133,7 @@ impl Engine {
         if !omitted {
             self.intervals.push(self.interval_report(&sample));
         }
+        self.samples.push(sample.clone());
         if let Some(lines) = self.lines {
             let total = (self.params.omit_s + self.params.time_s) as f64;
             let fraction = if total > 0.0 {

@@ -1,0 +1,257 @@
+//! `hlctl bench net -J` writes iperf3 3.12's JSON: the same keys as the
+//! real `iperf3 -c … -J` writes for the same test (TCP, -R, -P 4, -u), and a
+//! published reader of iperf3's JSON — the PyPI package `iperf3`'s
+//! `TestResult`, installed by scripts/setup.sh into a venv — reads from it
+//! the figures hlctl's own report (the `hlctl` key) holds. The text keeps
+//! iperf3's `sender` line: `… | grep sender` prints one line with the rate.
+//! All traffic is on 127.0.0.1.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use common::net::*;
+use serde_json::Value;
+
+/// The venv scripts/setup.sh makes, with the PyPI package iperf3 in it.
+const VENV_PYTHON: &str = "/var/tmp/hlctl-venv/bin/python";
+
+const SECS: &str = "2";
+
+/// One test at a time: throughput tests share the CPUs.
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Which server answers a case.
+#[derive(Clone, Copy, Debug)]
+enum Server {
+    Iperf3,
+    Hlctl,
+}
+
+/// Start the server on `port`; it serves one test and exits.
+fn server(kind: Server, port: u16, state: &tempfile::TempDir) -> Proc {
+    match kind {
+        Server::Iperf3 => iperf3_server(port),
+        Server::Hlctl => Proc::spawn(
+            Command::new(env!("CARGO_BIN_EXE_hlctl"))
+                .arg("--state-dir")
+                .arg(state.path())
+                .args(["serve", "--one-off", "--bind", "127.0.0.1"])
+                .args(["--port", &port.to_string()]),
+        ),
+    }
+}
+
+/// `hlctl bench net -c 127.0.0.1 -p PORT -t SECS ARGS` once the server listens.
+fn hlctl_client(port: u16, args: &[&str], state: &tempfile::TempDir) -> String {
+    let port = port.to_string();
+    let (status, out, err) = until_listening("the server", || {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_hlctl"));
+        c.arg("--state-dir")
+            .arg(state.path())
+            .args(["bench", "net", "-c", "127.0.0.1", "-p", &port, "-t", SECS])
+            .args(args);
+        c
+    });
+    assert!(status.is_some_and(|s| s.success()), "hlctl failed: {err}");
+    out
+}
+
+/// Every key path of a JSON document (`.end.streams[].sender.bytes`).
+fn paths(v: &Value, at: &str, out: &mut BTreeSet<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                paths(x, &format!("{at}.{k}"), out);
+            }
+        }
+        Value::Array(a) => {
+            for x in a {
+                paths(x, &format!("{at}[]"), out);
+            }
+        }
+        _ => {
+            out.insert(at.to_string());
+        }
+    }
+}
+
+/// The key paths of iperf3's own `-J` for the same test, against `iperf3 -s`.
+fn iperf3_paths(args: &[&str]) -> BTreeSet<String> {
+    let port = free_port();
+    let srv = iperf3_server(port);
+    // With -J iperf3 says "Connection refused" in its JSON, not on stderr.
+    let mut tries = 0;
+    let (status, out, err) = loop {
+        let (status, out, err) = iperf3_client(port, SECS.parse().unwrap(), args);
+        tries += 1;
+        if !out.contains("Connection refused") || tries == 50 {
+            break (status, out, err);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let v = iperf3_json(status, &out, &err);
+    srv.finish(Duration::from_secs(15));
+    let mut p = BTreeSet::new();
+    paths(&v, "", &mut p);
+    p
+}
+
+/// What `iperf3.TestResult(json_text)` reads, as JSON.
+fn test_result(json_text: &str) -> Value {
+    assert!(
+        std::path::Path::new(VENV_PYTHON).exists(),
+        "{VENV_PYTHON} with the PyPI package iperf3 is needed: run scripts/setup.sh"
+    );
+    let script = r#"
+import json, sys, iperf3
+r = iperf3.TestResult(sys.stdin.read())
+keys = ["error", "protocol", "num_streams", "reverse", "type", "duration",
+        "local_host", "local_port", "remote_host", "remote_port", "timesecs",
+        "local_cpu_total", "remote_cpu_total",
+        "sent_bytes", "sent_bps", "received_bytes", "received_bps", "retransmits",
+        "bytes", "bps", "jitter_ms", "packets", "lost_packets", "lost_percent"]
+print(json.dumps({k: getattr(r, k) for k in keys if hasattr(r, k)}))
+"#;
+    let mut child = Command::new(VENV_PYTHON)
+        .args(["-c", script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python runs");
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(json_text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "TestResult could not read hlctl's JSON: {}\n{json_text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("the script prints JSON")
+}
+
+fn close(a: &Value, b: &Value, what: &str) {
+    let (x, y) = (a.as_f64(), b.as_f64());
+    let (Some(x), Some(y)) = (x, y) else {
+        panic!("{what}: {a} vs {b}");
+    };
+    assert!(
+        (x - y).abs() <= 1e-9 * x.abs().max(y.abs()),
+        "{what}: TestResult read {x}, hlctl's own report says {y}"
+    );
+}
+
+/// Run one case: the key set equals iperf3's, and TestResult reads hlctl's figures.
+fn case(server_kind: Server, args: &[&str], streams: u64) {
+    let _one = serial();
+    let expected = iperf3_paths(args);
+    let port = free_port();
+    let (srv_state, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let srv = server(server_kind, port, &srv_state);
+    let mut all = vec!["-J"];
+    all.extend_from_slice(args);
+    let out = hlctl_client(port, &all, &state);
+    srv.finish(Duration::from_secs(15));
+    let v: Value = serde_json::from_str(&out).expect("-J prints JSON");
+    let mut got = BTreeSet::new();
+    paths(&v, "", &mut got);
+    let ours: BTreeSet<String> = got
+        .iter()
+        .filter(|p| !p.starts_with(".hlctl"))
+        .cloned()
+        .collect();
+    assert_eq!(
+        ours, expected,
+        "{server_kind:?} {args:?}: the keys differ from iperf3 3.12's -J"
+    );
+    let own = &v["hlctl"];
+    assert_eq!(own["side"], "client", "hlctl's own report is under `hlctl`");
+    let r = test_result(&out);
+    assert_eq!(r["type"], "client");
+    assert_eq!(r["num_streams"], streams);
+    assert_eq!(r["reverse"], args.contains(&"-R"));
+    assert_eq!(r["remote_port"], port);
+    assert!(r["local_port"].as_u64().unwrap_or(0) > 0, "{r}");
+    assert_eq!(r["duration"], SECS.parse::<u64>().unwrap());
+    close(&r["local_cpu_total"], &own["cpu"]["local_percent"], "cpu");
+    if args.contains(&"-u") {
+        assert_eq!(r["protocol"], "UDP");
+        assert!(r["bps"].as_f64().unwrap() > 0.0, "{r}");
+        close(&r["bps"], &own["sent_bps"], "bps");
+        close(&r["jitter_ms"], &own["jitter_ms"], "jitter_ms");
+        assert_eq!(r["lost_packets"], own["lost_packets"]);
+        assert_eq!(r["packets"], own["packets"]);
+        assert!(r["packets"].as_u64().unwrap() > 0, "{r}");
+    } else {
+        assert_eq!(r["protocol"], "TCP");
+        assert!(r["received_bps"].as_f64().unwrap() > 0.0, "{r}");
+        close(&r["sent_bps"], &own["sent_bps"], "sent_bps");
+        close(&r["received_bps"], &own["received_bps"], "received_bps");
+        assert_eq!(r["sent_bytes"], own["sent_bytes"]);
+        assert_eq!(r["received_bytes"], own["received_bytes"]);
+        assert_eq!(r["retransmits"], own["retransmits"]);
+        assert!(r["retransmits"].is_u64(), "the sender's retransmits: {r}");
+    }
+}
+
+#[test]
+fn tcp_against_iperf3() {
+    case(Server::Iperf3, &[], 1);
+}
+
+#[test]
+fn reverse_against_hlctl_serve() {
+    case(Server::Hlctl, &["-R"], 1);
+}
+
+#[test]
+fn four_streams_against_hlctl_serve() {
+    case(Server::Hlctl, &["-P", "4"], 4);
+}
+
+#[test]
+fn udp_against_iperf3() {
+    case(Server::Iperf3, &["-u", "-b", "50M"], 1);
+}
+
+/// The guide's line, `iperf3 -c HOST -t 10 | grep sender`, with hlctl in
+/// iperf3's place: one line, with the rate.
+#[test]
+fn grep_sender_prints_one_line_with_the_rate() {
+    let _one = serial();
+    let port = free_port();
+    let srv = iperf3_server(port);
+    let state = tempfile::tempdir().unwrap();
+    let line = format!(
+        "{} --state-dir {} bench net -c 127.0.0.1 -p {port} -t {SECS} | grep sender",
+        env!("CARGO_BIN_EXE_hlctl"),
+        state.path().display()
+    );
+    let (status, out, err) = until_listening("iperf3 -s", || {
+        let mut c = Command::new("bash");
+        c.args(["-o", "pipefail", "-c", &line]);
+        c
+    });
+    srv.finish(Duration::from_secs(15));
+    assert!(status.is_some_and(|s| s.success()), "{line}: {err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 1, "{out}");
+    let line = lines[0];
+    assert!(
+        line.starts_with("[SUM]") && line.ends_with("sender"),
+        "{line}"
+    );
+    assert!(line.contains("bits/sec"), "the rate: {line}");
+}
