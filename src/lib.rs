@@ -40,6 +40,7 @@ pub(crate) mod path;
 pub(crate) mod paths;
 pub(crate) mod problem;
 pub(crate) mod report;
+pub(crate) mod resolve;
 pub(crate) mod sockopt;
 pub(crate) mod sysctl;
 pub(crate) mod tune;
