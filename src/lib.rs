@@ -20,6 +20,7 @@
 //!   [`config`] (`/etc/hlctl/hlctl.toml`): shared by all.
 
 pub mod bench;
+pub(crate) mod caps;
 pub(crate) mod check;
 pub mod cli;
 pub(crate) mod config;
