@@ -9,6 +9,7 @@ PKGS=(iproute2 ethtool iperf3 fio sysbench stress-ng strace procps iputils-ping
       lintian debootstrap dpkg-dev man-db util-linux
       prometheus prometheus-node-exporter chromium
       python3-dbus python3-gi  # the D-Bus API from outside Rust (tests/python/*.py)
+      podman buildah  # the OCI image (scripts/build-image.sh) and tests/container.rs
       libwrap0)  # libwrap0: rpc.mountd (nfs-kernel-server, unpacked for the NFS VM test) links it
 
 missing=()
