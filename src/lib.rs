@@ -20,6 +20,7 @@
 //!   [`config`] (`/etc/hlctl/hlctl.toml`): shared by all.
 
 pub mod bench;
+pub(crate) mod caps;
 pub(crate) mod check;
 pub mod cli;
 pub(crate) mod config;
@@ -40,6 +41,7 @@ pub(crate) mod path;
 pub(crate) mod paths;
 pub(crate) mod problem;
 pub(crate) mod report;
+pub(crate) mod resolve;
 pub(crate) mod sockopt;
 pub(crate) mod sysctl;
 pub(crate) mod tune;

@@ -42,7 +42,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("engines", &["nic", "sysctl", "path", "bench"]),
     (
         "shared",
-        &["units", "problem", "paths", "fsutil", "sockopt", "host"],
+        &[
+            "units", "problem", "paths", "fsutil", "sockopt", "host", "resolve", "caps",
+        ],
     ),
 ];
 

@@ -47,6 +47,7 @@ pub(crate) enum Command {
     Doctor(super::doctor::DoctorArgs),
     Tune(super::tune::TuneArgs),
     Rollback(super::rollback::RollbackArgs),
+    Reapply(super::reapply::ReapplyArgs),
     Status(super::status::StatusArgs),
     History(super::history::HistoryArgs),
     Baseline(super::baseline::BaselineArgs),

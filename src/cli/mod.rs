@@ -25,6 +25,7 @@ pub(crate) mod interrupt;
 pub(crate) mod kept;
 pub(crate) mod output;
 pub(crate) mod peer_check;
+pub(crate) mod reapply;
 pub(crate) mod remote;
 pub(crate) mod report;
 pub(crate) mod rollback;
@@ -84,6 +85,7 @@ pub(crate) fn run(cli: args::Cli) -> i32 {
         args::Command::Doctor(a) => doctor::run(&global, a),
         args::Command::Tune(a) => tune::run(&global, a),
         args::Command::Rollback(a) => rollback::run(&global, a),
+        args::Command::Reapply(a) => reapply::run(&global, a),
         args::Command::Status(a) => status::run(&global, a),
         args::Command::History(a) => history::run(&global, a),
         args::Command::Baseline(a) => baseline::run(&global, a),

@@ -149,6 +149,27 @@ impl Outcome {
     }
 }
 
+/// Refuse (changing nothing) when a setting would change and this process
+/// lacks CAP_NET_ADMIN, naming the settings and how to get it.
+fn needs_net_admin(name: &str, settings: &[SettingResult]) -> Result<(), NicError> {
+    let changing: Vec<&str> = settings
+        .iter()
+        .filter(|r| r.requested != r.before)
+        .map(|r| r.setting.as_str())
+        .collect();
+    if changing.is_empty() {
+        return Ok(());
+    }
+    let what = format!("changing {}", changing.join(", "));
+    match crate::caps::missing(&what, crate::caps::NET_ADMIN) {
+        Some(message) => Err(NicError::NotPermitted {
+            iface: name.to_string(),
+            message,
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Validate `cs` for interface `name`, then (unless `dry_run`) apply it with
 /// read-back and restore-on-failure. Validation problems → [`NicError::Invalid`],
 /// nothing changed. A failure while applying is reported in [`Outcome::failure`].
@@ -177,6 +198,7 @@ pub(crate) fn apply(
         out.settings = settings;
         return Ok(out);
     }
+    needs_net_admin(name, &settings)?;
     let plan = steps(&cs, &before);
     let mut done: Vec<&Step> = Vec::new();
     let mut failed_step = None;

@@ -26,6 +26,9 @@ pub enum NicError {
         #[source]
         source: std::io::Error,
     },
+    /// A capability is missing; nothing was changed.
+    #[error("{iface}: {message}; nothing changed")]
+    NotPermitted { iface: String, message: String },
     #[error("netlink: {0}")]
     Connect(#[source] NetlinkError),
     #[error("{path}: {source}")]
@@ -50,6 +53,7 @@ impl NicError {
                 source.raw_os_error()
             }
             NicError::Owner(e) => e.errno(),
+            NicError::NotPermitted { .. } => Some(libc::EPERM),
             _ => None,
         }
     }

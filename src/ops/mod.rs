@@ -9,6 +9,7 @@ pub(crate) mod bench;
 pub(crate) mod check;
 pub(crate) mod doctor;
 pub(crate) mod nic;
+pub(crate) mod reapply;
 pub(crate) mod record;
 pub(crate) mod records;
 pub(crate) mod report;

@@ -1,7 +1,7 @@
 //! A peer: `HOST[:PORT]`, where a benchmark server (`hlctl serve`, `iperf3 -s`) listens.
 
 use std::io;
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr};
 
 use serde::{Deserialize, Serialize};
 
@@ -82,8 +82,8 @@ impl Peer {
 
     /// The first address the host name resolves to.
     pub(crate) fn resolve(&self) -> io::Result<SocketAddr> {
-        (self.host.as_str(), self.port)
-            .to_socket_addrs()?
+        crate::resolve::socket_addrs(&self.host, self.port)?
+            .into_iter()
             .next()
             .ok_or_else(|| {
                 io::Error::new(

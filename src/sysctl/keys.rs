@@ -32,6 +32,38 @@ const BYTES: Kind = Kind::Int {
 };
 const BOOL: Kind = Kind::Int { min: 0, max: 1 };
 
+/// Keys of the tuning set that are global, not per network namespace: a
+/// network namespace other than the host's has no such file under
+/// /proc/sys (checked in a fresh `ip netns add` namespace on Linux 6.18).
+/// A container on `--network host` sees the host's value of every key, but
+/// writing a global one would change the whole machine.
+pub(crate) const GLOBAL: &[&str] = &[
+    "net.core.default_qdisc",
+    "net.core.netdev_budget",
+    "net.core.netdev_max_backlog",
+];
+
+/// Keys a namespace has a value of its own of (copied from the host's when
+/// it is created) but may not change: mode 0444 outside the host's
+/// namespace (Linux 6.18). Every other key of the set is per namespace and
+/// writable there.
+pub(crate) const HOST_SET: &[&str] = &[
+    "net.core.rmem_max",
+    "net.core.wmem_max",
+    "net.core.rmem_default",
+    "net.core.wmem_default",
+];
+
+/// Is `key` one value for the whole machine (see [`GLOBAL`])?
+pub(crate) fn is_global(key: &str) -> bool {
+    GLOBAL.contains(&key)
+}
+
+/// Is `key` set only from the host's namespace (see [`HOST_SET`])?
+pub(crate) fn is_host_set(key: &str) -> bool {
+    HOST_SET.contains(&key)
+}
+
 /// The network-tuning set shown by `hlctl sysctl` with no key, in display order.
 pub(crate) const TUNING_SET: &[Key] = &[
     Key {

@@ -66,15 +66,34 @@ pub(crate) fn show(paths: &Paths, keys: &[String]) -> Result<Vec<Entry>, SysctlE
         })?;
         if value.is_none() && !keys.is_empty() {
             return Err(SysctlError::Invalid(vec![Problem::new(
-                key,
+                &key,
                 None,
-                "no such key in this kernel (or network namespace)",
+                absent(&key),
             )]));
         }
         let about = keys::lookup(&key).map(|k| k.about);
         out.push(Entry { key, value, about });
     }
     Ok(out)
+}
+
+/// What a refused write means for a key only the host's namespace sets.
+fn why_denied(key: &str, e: &std::io::Error) -> &'static str {
+    if keys::is_host_set(key) && e.kind() == std::io::ErrorKind::PermissionDenied {
+        " (a network namespace other than the host's has its own value but may not \
+         change it: set it on the host)"
+    } else {
+        ""
+    }
+}
+
+/// Why `key` has no file under /proc/sys here.
+fn absent(key: &str) -> &'static str {
+    if keys::is_global(key) {
+        "global, not per network namespace: only the host's namespace has it"
+    } else {
+        "no such key in this kernel (or network namespace)"
+    }
 }
 
 fn check_name(key: &str) -> Result<(), Problem> {
@@ -87,6 +106,12 @@ fn check_name(key: &str) -> Result<(), Problem> {
     if !key.starts_with("net.") {
         return Err(problem(
             "hlctl only manages network sysctls: keys must start with 'net.'",
+        ));
+    }
+    if keys::is_global(key) && crate::caps::in_container() {
+        return Err(problem(
+            "global, not per network namespace: from a container it would change the whole host; \
+             set it on the host (hlctl sysctl there, or persist it and run `hlctl reapply` at boot)",
         ));
     }
     Ok(())
@@ -121,11 +146,7 @@ pub(crate) fn plan(
         let before = match procfs::read(&paths.proc_sys, key) {
             Ok(Some(v)) => v,
             Ok(None) => {
-                problems.push(Problem::new(
-                    key,
-                    Some(value),
-                    "no such key in this kernel (or network namespace)",
-                ));
+                problems.push(Problem::new(key, Some(value), absent(key)));
                 continue;
             }
             Err(source) => {
@@ -192,7 +213,7 @@ pub(crate) fn apply(paths: &Paths, mut changes: Vec<Change>) -> Outcome {
             continue;
         }
         if let Err(e) = procfs::write(&paths.proc_sys, &c.key, &c.requested) {
-            failed = Some(format!("{}: {e}", c.key));
+            failed = Some(format!("{}: {e}{}", c.key, why_denied(&c.key, &e)));
             break;
         }
         c.after = procfs::read(&paths.proc_sys, &c.key).ok().flatten();

@@ -22,6 +22,7 @@ pub mod fleet;
 pub mod lab;
 pub mod net;
 pub mod report;
+pub mod static_bin;
 pub mod sysvm;
 pub mod vm;
 

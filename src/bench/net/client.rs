@@ -1,6 +1,6 @@
 //! The client: `hlctl bench net` against `iperf3 -s` or `hlctl serve`.
 
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 use socket2::SockRef;
@@ -168,13 +168,11 @@ impl ClientConfig {
 
 pub(crate) fn connect_control(cfg: &ClientConfig) -> Result<TcpStream, NetError> {
     let peer = cfg.peer_label();
-    let addrs: Vec<SocketAddr> = (cfg.host.as_str(), cfg.port)
-        .to_socket_addrs()
-        .map_err(|e| NetError::Resolve {
+    let addrs: Vec<SocketAddr> =
+        crate::resolve::socket_addrs(&cfg.host, cfg.port).map_err(|e| NetError::Resolve {
             host: cfg.host.clone(),
             source: e,
-        })?
-        .collect();
+        })?;
     let mut last = None;
     for a in &addrs {
         match TcpStream::connect_timeout(a, cfg.connect_timeout) {
