@@ -417,11 +417,9 @@ fn wait_changed(
                 .expect("stream ended")
                 .expect("bad message");
             let body = msg.body();
-            let Ok((_iface, changed, _inv)) = body.deserialize::<(
-                String,
-                HashMap<String, zbus::OwnedVariant>,
-                Vec<String>,
-            )>() else {
+            let Ok((_iface, changed, _inv)) =
+                body.deserialize::<(String, HashMap<String, zbus::OwnedVariant>, Vec<String>)>()
+            else {
                 continue;
             };
             if let Some(v) = changed.get(prop)
@@ -445,8 +443,7 @@ fn changes_behind_our_back_arrive_as_properties_changed() {
     let want = if gro { "off" } else { "on" };
     lab.ns.exec(&["ethtool", "-K", &lab.a, "gro", want]);
     let gro_of = |v: &zbus::OwnedVariant| {
-        let f: HashMap<String, (bool, bool, bool)> =
-            v.try_clone().unwrap().try_into().unwrap();
+        let f: HashMap<String, (bool, bool, bool)> = v.try_clone().unwrap().try_into().unwrap();
         f["rx-gro"].0
     };
     let f = wait_changed(&lab, &mut stream, "Features", |v| gro_of(v) != gro);
@@ -475,17 +472,14 @@ fn changes_behind_our_back_arrive_as_properties_changed() {
     // A new link appears as an object, announced by the ObjectManager's
     // InterfacesAdded (its Link properties naming it); deleting it removes
     // the object with InterfacesRemoved for the same path.
-    let mut om = lab.rig.rt.block_on(async {
-        let rule = zbus::MatchRule::builder()
+    let mut om = lab.signals(
+        zbus::MatchRule::builder()
             .msg_type(zbus::message::Type::Signal)
             .interface("org.freedesktop.DBus.ObjectManager")
             .path("/org/hlctl/Daemon1")
             .build()
-            .unwrap();
-        zbus::MessageStream::for_match_rule(rule, &lab.rig.conn, None)
-            .await
-            .unwrap()
-    });
+            .unwrap(),
+    );
     let c = common::unique("dc");
     let c_peer = common::unique("dq");
     lab.ns

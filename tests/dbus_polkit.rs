@@ -206,20 +206,33 @@ fn a_caller_leaving_while_the_polkit_prompt_is_open_cancels_the_check() {
             lab.daemon.log()
         )
     });
-    assert!(begin.ends_with("org.hlctl.Daemon1.apply-settings"), "{begin}");
+    assert!(
+        begin.ends_with("org.hlctl.Daemon1.apply-settings"),
+        "{begin}"
+    );
     // The prompt is open: another client is served meanwhile.
     let t = Instant::now();
     let read = lab.rig.busctl_as(
         65534,
         65534,
-        &["get-property", "org.hlctl.Daemon1", &path, "org.hlctl.Daemon1.Link", "Mtu"],
+        &[
+            "get-property",
+            "org.hlctl.Daemon1",
+            &path,
+            "org.hlctl.Daemon1.Link",
+            "Mtu",
+        ],
     );
     assert!(read.status.success(), "{}", common::output_text(&read));
     assert_eq!(
         String::from_utf8_lossy(&read.stdout).trim(),
         format!("u {before}")
     );
-    assert!(t.elapsed() < Duration::from_secs(3), "read took {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(3),
+        "read took {:?}",
+        t.elapsed()
+    );
     // The caller dies with the prompt open.
     let t = Instant::now();
     drop(caller);
@@ -231,7 +244,10 @@ fn a_caller_leaving_while_the_polkit_prompt_is_open_cancels_the_check() {
     });
     let cookie = begin.split_whitespace().nth(1).unwrap();
     assert_eq!(cancel, format!("cancel {cookie}"));
-    eprintln!("prompt cancelled {:?} after the caller was killed", t.elapsed());
+    eprintln!(
+        "prompt cancelled {:?} after the caller was killed",
+        t.elapsed()
+    );
     // hlctld said so, once; nothing started, nothing changed.
     let until = Instant::now() + Duration::from_secs(5);
     let said_so = |log: &str| {

@@ -875,7 +875,10 @@ fn write_keys() -> BTreeMap<String, String> {
     text.split(',')
         .filter_map(|e| {
             let mut w = e.split_whitespace();
-            Some((w.next()?.to_string(), w.next()?.trim_end_matches('.').to_string()))
+            Some((
+                w.next()?.to_string(),
+                w.next()?.trim_end_matches('.').to_string(),
+            ))
         })
         .collect()
 }
@@ -1016,7 +1019,11 @@ fn every_setting_read_from_a_typed_property_is_written_under_the_same_key() {
     apply(&format!("feature.{feature}"), &off).unwrap();
     let f: HashMap<String, (bool, bool, bool)> =
         lab.prop(&path, LINK, "Features").try_into().unwrap();
-    assert!(!f[&feature].1, "feature.{feature} written off: {:?}", f[&feature]);
+    assert!(
+        !f[&feature].1,
+        "feature.{feature} written off: {:?}",
+        f[&feature]
+    );
     // veth's channels take a change; its link settings (speed, duplex, ...)
     // are read only (the driver has no set_link_ksettings).
     for must in ["channels.rx", "channels.tx"] {

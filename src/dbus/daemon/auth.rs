@@ -174,17 +174,7 @@ async fn check(
             .check_authorization(&subject, action.id(), &details, flags, "")
             .await
     } else {
-        match interactive(conn, &authority, who, (&subject, action, &details)).await {
-            Ok(r) => r,
-            // Logged once, by `authorize`, with the caller and the action.
-            Err(cancelled) => {
-                return Err(Error::NotAuthorized(format!(
-                    "the caller left the bus while polkit was asking to authenticate for {} (polkit action {}): {cancelled}; nothing was started or changed",
-                    action.what(),
-                    action.id()
-                )));
-            }
-        }
+        interactive(conn, &authority, who, (&subject, action, &details)).await?
     };
     match checked {
         Ok(r) if r.is_authorized => Ok(()),
@@ -220,13 +210,13 @@ async fn check(
 /// A check polkit may answer only after an authentication agent asked the
 /// user (a prompt is open meanwhile). When the caller's unique name leaves
 /// the bus first, the check is cancelled (`CancelCheckAuthorization` with
-/// the id it was given, which closes the prompt): `Err` says how that went.
+/// the id it was given, which closes the prompt) and the caller refused.
 async fn interactive(
     conn: &Connection,
     authority: &AuthorityProxy<'_>,
     who: &Caller,
     (subject, action, details): (&Subject, Action, &HashMap<&str, &str>),
-) -> std::result::Result<zbus::Result<zbus_polkit::policykit1::AuthorizationResult>, String> {
+) -> Result<zbus::Result<zbus_polkit::policykit1::AuthorizationResult>> {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     let id = format!(
         "hlctld-{}-{}",
@@ -245,12 +235,18 @@ async fn interactive(
     // looking at the caller first tells which came first.
     tokio::select! {
         biased;
-        () = left_the_bus(conn, &who.sender) => Err(
-            match authority.cancel_check_authorization(&id).await {
+        () = left_the_bus(conn, &who.sender) => {
+            let cancelled = match authority.cancel_check_authorization(&id).await {
                 Ok(()) => format!("polkit's check {id} cancelled"),
                 Err(e) => format!("cancelling polkit's check {id} failed: {e}"),
-            }
-        ),
+            };
+            // Logged once, by `authorize`, with the caller and the action.
+            Err(Error::NotAuthorized(format!(
+                "the caller left the bus while polkit was asking to authenticate for {} (polkit action {}): {cancelled}; nothing was started or changed",
+                action.what(),
+                action.id()
+            )))
+        }
         r = check => Ok(r),
     }
 }
