@@ -260,7 +260,7 @@ async fn left_the_bus(conn: &Connection, sender: &str) {
             .receive_name_owner_changed_with_args(&[(0, sender)])
             .await?;
         let here = bus
-            .name_has_owner(BusName::try_from(sender).map_err(zbus::Error::from)?)
+            .name_has_owner(BusName::try_from(sender)?)
             .await?;
         zbus::Result::Ok((stream, here))
     };
