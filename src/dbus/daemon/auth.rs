@@ -259,9 +259,7 @@ async fn left_the_bus(conn: &Connection, sender: &str) {
         let stream = bus
             .receive_name_owner_changed_with_args(&[(0, sender)])
             .await?;
-        let here = bus
-            .name_has_owner(BusName::try_from(sender)?)
-            .await?;
+        let here = bus.name_has_owner(BusName::try_from(sender)?).await?;
         zbus::Result::Ok((stream, here))
     };
     let mut stream = match watch.await {
