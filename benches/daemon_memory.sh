@@ -20,26 +20,8 @@ cd "$(dirname "$0")/.."
 PAIRS=${1:-4}
 CLIENTS=${2:-10}
 BURSTS=${3:-5}
-PROFILE=${PROFILE:-release}
-if [ -z "${BIN:-}" ]; then
-    if [ "$PROFILE" = release ]; then
-        nice -n 10 cargo build -q --release --bin hlctl --bin hlctld
-    fi
-    BIN=$PWD/target/$PROFILE
-fi
-
-work=$(mktemp -d /tmp/hlctl-mem.XXXXXX)
-chmod 755 "$work"
-ns=hlmem$$
-dbus_pid=
-daemon_pid=
-cleanup() {
-    [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null || true
-    [ -n "$dbus_pid" ] && kill "$dbus_pid" 2>/dev/null || true
-    ip netns del "$ns" 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
+release_bins
+daemon_work mem
 
 # A private system bus (our policy read from $work, nothing installed) and
 # the namespace hlctld serves.

@@ -31,3 +31,36 @@ veth_namespace() {
         ip -n "$ns" link set "${prefix}b$i" up
     done
 }
+
+# release_bins: BIN, the directory of the hlctl and hlctld to measure: as
+# given, else target/$PROFILE (PROFILE=release, the default, is built first,
+# niced; a debug build is taken as it is).
+release_bins() {
+    PROFILE=${PROFILE:-release}
+    if [ -z "${BIN:-}" ]; then
+        if [ "$PROFILE" = release ]; then
+            nice -n 10 cargo build -q --release --bin hlctl --bin hlctld
+        fi
+        BIN=$PWD/target/$PROFILE
+    fi
+}
+
+# daemon_work NAME: a temp directory $work (mode 755: nobody and polkitd
+# reach the bus socket in it) and the namespace name $ns for this run, and
+# the EXIT trap that stops hlctld ($daemon_pid) and the bus ($dbus_pid),
+# deletes the namespace and the directory.
+daemon_work() {
+    work=$(mktemp -d "/tmp/hlctl-$1.XXXXXX")
+    chmod 755 "$work"
+    ns=hl$1$$
+    dbus_pid=
+    daemon_pid=
+    trap daemon_cleanup EXIT
+}
+
+daemon_cleanup() {
+    [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null || true
+    [ -n "$dbus_pid" ] && kill "$dbus_pid" 2>/dev/null || true
+    ip netns del "$ns" 2>/dev/null || true
+    rm -rf "$work"
+}

@@ -3,6 +3,7 @@
 
 mod common;
 
+use std::collections::HashMap;
 use std::process::Output;
 use std::time::Duration;
 
@@ -416,11 +417,9 @@ fn wait_changed(
                 .expect("stream ended")
                 .expect("bad message");
             let body = msg.body();
-            let Ok((_iface, changed, _inv)) = body.deserialize::<(
-                String,
-                std::collections::HashMap<String, zbus::OwnedVariant>,
-                Vec<String>,
-            )>() else {
+            let Ok((_iface, changed, _inv)) =
+                body.deserialize::<(String, HashMap<String, zbus::OwnedVariant>, Vec<String>)>()
+            else {
                 continue;
             };
             if let Some(v) = changed.get(prop)
@@ -444,8 +443,7 @@ fn changes_behind_our_back_arrive_as_properties_changed() {
     let want = if gro { "off" } else { "on" };
     lab.ns.exec(&["ethtool", "-K", &lab.a, "gro", want]);
     let gro_of = |v: &zbus::OwnedVariant| {
-        let f: std::collections::HashMap<String, (bool, bool, bool)> =
-            v.try_clone().unwrap().try_into().unwrap();
+        let f: HashMap<String, (bool, bool, bool)> = v.try_clone().unwrap().try_into().unwrap();
         f["rx-gro"].0
     };
     let f = wait_changed(&lab, &mut stream, "Features", |v| gro_of(v) != gro);
@@ -471,11 +469,33 @@ fn changes_behind_our_back_arrive_as_properties_changed() {
         ],
     ));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "u 1234");
-    // A new link appears as an object and a LinkAdded signal; deleting removes it.
+    // A new link appears as an object, announced by the ObjectManager's
+    // InterfacesAdded (its Link properties naming it); deleting it removes
+    // the object with InterfacesRemoved for the same path.
+    let mut om = lab.signals(
+        zbus::MatchRule::builder()
+            .msg_type(zbus::message::Type::Signal)
+            .interface("org.freedesktop.DBus.ObjectManager")
+            .path("/org/hlctl/Daemon1")
+            .build()
+            .unwrap(),
+    );
     let c = common::unique("dc");
     let c_peer = common::unique("dq");
     lab.ns
         .ip(&["link", "add", &c, "type", "veth", "peer", "name", &c_peer]);
+    let added = object_manager_signal(&lab, &mut om, |m| {
+        let (path, ifaces) = m
+            .body()
+            .deserialize::<(
+                zbus::OwnedObjectPath,
+                HashMap<String, HashMap<String, zbus::OwnedVariant>>,
+            )>()
+            .ok()?;
+        let name = ifaces.get("org.hlctl.Daemon1.Link")?.get("Name")?;
+        (String::try_from(name.try_clone().ok()?).ok()? == c).then(|| path.to_string())
+    });
+    assert!(added.starts_with("/org/hlctl/Daemon1/link/"), "{added}");
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     loop {
         if lab.rig.hlctl(&["show", &c]).status.success() {
@@ -488,6 +508,15 @@ fn changes_behind_our_back_arrive_as_properties_changed() {
         std::thread::sleep(Duration::from_millis(50));
     }
     lab.ns.ip(&["link", "del", &c]);
+    let removed = object_manager_signal(&lab, &mut om, |m| {
+        let (path, ifaces) = m
+            .body()
+            .deserialize::<(zbus::OwnedObjectPath, Vec<String>)>()
+            .ok()?;
+        (path.as_str() == added && ifaces.iter().any(|i| i == "org.hlctl.Daemon1.Link"))
+            .then(|| path.to_string())
+    });
+    assert_eq!(removed, added);
     loop {
         if lab.rig.hlctl(&["show", &c]).status.code() == Some(2) {
             break;
@@ -1021,4 +1050,28 @@ fn the_daemon_exits_when_its_bus_goes_away() {
         "{}",
         daemon.log()
     );
+}
+
+/// The first ObjectManager signal on `stream` that `pick` takes, within 10 s.
+fn object_manager_signal(
+    lab: &Lab,
+    stream: &mut zbus::MessageStream,
+    pick: impl Fn(&zbus::Message) -> Option<String>,
+) -> String {
+    lab.rig
+        .rt
+        .block_on(async {
+            tokio::time::timeout(Duration::from_secs(10), async {
+                while let Some(Ok(m)) = hlctl::dbus::wire::next(stream).await {
+                    if let Some(v) = pick(&m) {
+                        return Some(v);
+                    }
+                }
+                None
+            })
+            .await
+            .ok()
+            .flatten()
+        })
+        .unwrap_or_else(|| panic!("no such ObjectManager signal\n{}", lab.log()))
 }

@@ -1,6 +1,9 @@
 //! A polkit rules file granting hlctl's actions to a group makes a member of
 //! that group succeed through hlctld, while other unprivileged users stay
-//! refused. Real polkitd, real bus, a throw-away user and group.
+//! refused; a caller that leaves the bus while an authentication agent shows
+//! polkit's prompt has its check cancelled, and nothing happens. Real
+//! polkitd, real bus, a throw-away user and group, a Python agent
+//! (tests/python/stuck_agent.py) whose prompt is never answered.
 
 mod common;
 
@@ -109,4 +112,160 @@ fn a_rules_file_granting_a_group_lets_its_member_change_things() {
     drop(daemon);
     drop(rig);
     drop(rules);
+}
+
+/// A child process killed (SIGKILL) and reaped when dropped.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The lines a child prints, as they come (read on a thread of their own).
+fn lines_of(out: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(out)).map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// The first line starting with `word` within `within`, or every line seen.
+fn wait_line(
+    rx: &std::sync::mpsc::Receiver<String>,
+    word: &str,
+    within: std::time::Duration,
+) -> Result<String, Vec<String>> {
+    let until = std::time::Instant::now() + within;
+    let mut seen = Vec::new();
+    while let Some(left) = until.checked_duration_since(std::time::Instant::now()) {
+        match rx.recv_timeout(left) {
+            Ok(l) if l.starts_with(word) => return Ok(l),
+            Ok(l) => seen.push(l),
+            Err(_) => break,
+        }
+    }
+    Err(seen)
+}
+
+#[test]
+fn a_caller_leaving_while_the_polkit_prompt_is_open_cancels_the_check() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let lab = common::bus::DaemonLab::new(&[]);
+    let path = lab.link_path(&lab.a);
+    let mtu = |lab: &common::bus::DaemonLab| -> u64 {
+        let ip = lab.ns.exec(&["ip", "-j", "link", "show", "dev", &lab.a]);
+        serde_json::from_slice::<Value>(&ip.stdout).unwrap()[0]["mtu"]
+            .as_u64()
+            .unwrap()
+    };
+    let before = mtu(&lab);
+    // The caller: nobody's busctl allowing interactive authorization, held
+    // back until the agent is registered for its process (sh execs busctl:
+    // the pid and its start time stay those setpriv started with).
+    let call = format!(
+        "read go; exec busctl --address={} --allow-interactive-authorization=yes --timeout=60 call org.hlctl.Daemon1 {path} org.hlctl.Daemon1.Link ApplyChanges 'a{{sv}}a{{sv}}' 1 mtu u 1400 0",
+        lab.rig.address
+    );
+    let mut caller = Killed(
+        Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .args(["sh", "-c", &call])
+            .env("HOME", "/")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/stuck_agent.py");
+    let mut agent = Killed(
+        Command::new("/usr/bin/python3")
+            .args([script, &lab.rig.address, &caller.0.id().to_string()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap(),
+    );
+    let said = lines_of(agent.0.stdout.take().unwrap());
+    wait_line(&said, "registered", Duration::from_secs(20))
+        .unwrap_or_else(|seen| panic!("the agent did not register: {seen:?}"));
+    writeln!(caller.0.stdin.take().unwrap(), "go").unwrap();
+    let begin = wait_line(&said, "begin", Duration::from_secs(20)).unwrap_or_else(|seen| {
+        panic!(
+            "polkitd never asked the agent: {seen:?}\n{}",
+            lab.daemon.log()
+        )
+    });
+    assert!(
+        begin.ends_with("org.hlctl.Daemon1.apply-settings"),
+        "{begin}"
+    );
+    // The prompt is open: another client is served meanwhile.
+    let t = Instant::now();
+    let read = lab.rig.busctl_as(
+        65534,
+        65534,
+        &[
+            "get-property",
+            "org.hlctl.Daemon1",
+            &path,
+            "org.hlctl.Daemon1.Link",
+            "Mtu",
+        ],
+    );
+    assert!(read.status.success(), "{}", common::output_text(&read));
+    assert_eq!(
+        String::from_utf8_lossy(&read.stdout).trim(),
+        format!("u {before}")
+    );
+    assert!(
+        t.elapsed() < Duration::from_secs(3),
+        "read took {:?}",
+        t.elapsed()
+    );
+    // The caller dies with the prompt open.
+    let t = Instant::now();
+    drop(caller);
+    let cancel = wait_line(&said, "cancel", Duration::from_secs(5)).unwrap_or_else(|seen| {
+        panic!(
+            "the prompt stayed open 5 s after its caller left: {seen:?}\n{}",
+            lab.daemon.log()
+        )
+    });
+    let cookie = begin.split_whitespace().nth(1).unwrap();
+    assert_eq!(cancel, format!("cancel {cookie}"));
+    eprintln!(
+        "prompt cancelled {:?} after the caller was killed",
+        t.elapsed()
+    );
+    // hlctld said so, once; nothing started, nothing changed.
+    let until = Instant::now() + Duration::from_secs(5);
+    let said_so = |log: &str| {
+        log.matches("left the bus while polkit was asking to authenticate")
+            .count()
+    };
+    while said_so(&lab.daemon.log()) == 0 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let log = lab.daemon.log();
+    assert_eq!(said_so(&log), 1, "{log}");
+    assert_eq!(mtu(&lab), before, "the link changed: {log}");
+    let jobs: Vec<zbus::OwnedObjectPath> = lab
+        .rig
+        .property("/org/hlctl/Daemon1", "org.hlctl.Daemon1.Manager", "Jobs")
+        .try_into()
+        .unwrap();
+    assert!(jobs.is_empty(), "{jobs:?}");
+    assert!(!log.contains("mtu: "), "{log}");
+    drop(agent);
 }

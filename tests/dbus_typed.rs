@@ -203,7 +203,7 @@ fn busctl_reads_typed_groups_and_applies_a_change() {
     for k in ["rx", "tx"] {
         assert_eq!(c["data"][k], json!(cur[k]), "{k}: {c} vs ethtool {cur:?}");
         assert_eq!(
-            c["data"][format!("{k}_max")],
+            c["data"][format!("{k}-max")],
             json!(max[k]),
             "{k} max: {c} vs {max:?}"
         );
@@ -226,7 +226,7 @@ fn busctl_reads_typed_groups_and_applies_a_change() {
     assert_eq!(p, json!({"type": "(bbb)", "data": [false, false, false]}));
     let n = get("Counters");
     assert_eq!(n["type"], "a{st}", "{n}");
-    assert!(n["data"]["rx_packets"].is_u64(), "{n}");
+    assert!(n["data"]["rx-packets"].is_u64(), "{n}");
 
     // Apply a change; the reply is typed rows and a typed summary, and the
     // Features property announces the new value.
@@ -374,7 +374,7 @@ fn a_python_client_reads_and_applies_typed_values() {
     assert_eq!(v["channel_value_types"], json!(["UInt32"]), "{v}");
     let (max, cur) = lab.ethtool_l(&lab.b);
     assert_eq!(v["channels"]["rx"], json!(cur["rx"]), "{v}");
-    assert_eq!(v["channels"]["tx_max"], json!(max["tx"]), "{v}");
+    assert_eq!(v["channels"]["tx-max"], json!(max["tx"]), "{v}");
     assert_eq!(v["features_signature"], "s(bbb)", "{v}");
     assert_eq!(v["feature_value_types"], json!(["Boolean"]), "{v}");
     assert_eq!(v["features"][feature], json!([true, true, false]), "{v}");
@@ -535,10 +535,13 @@ fn every_documented_key_is_produced_and_none_undocumented() {
                 if keys.contains_key(k) {
                     continue;
                 }
+                // The model's JSON field (snake case) of a bus key (registry
+                // spelling: words joined by `-`).
                 let field = match k.as_str() {
                     "speed" => "speed_mbps".to_string(),
-                    "supported" | "advertised" | "partner" => format!("{k}_modes"),
-                    other => other.to_string(),
+                    "advertise" => "advertised_modes".to_string(),
+                    "supported" | "partner" => format!("{k}_modes"),
+                    other => other.replace('-', "_"),
                 };
                 let v = &model[group];
                 assert!(
@@ -831,7 +834,7 @@ true
     let [rx_max, tx_max, rx, tx] = ethtool_g("e-g");
     assert_eq!(
         rings["data"],
-        json!({"rx": rx, "tx": tx, "rx_max": rx_max, "tx_max": tx_max}),
+        json!({"rx": rx, "tx": tx, "rx-max": rx_max, "tx-max": tx_max}),
         "Rings against ethtool -g"
     );
     assert!(rx_max >= 4096 && rx != 4096, "e1000e as recorded: {rings}");
@@ -848,7 +851,7 @@ true
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or_else(|| panic!("rx-usecs in {e_c}"));
     assert_eq!(
-        coalesce["data"]["rx_usecs"],
+        coalesce["data"]["rx-usecs"],
         json!({"type": "u", "data": rx_usecs})
     );
 
@@ -868,4 +871,188 @@ true
     assert_eq!(after["data"]["tx"], 1024, "{after}");
     assert_eq!(ethtool_g("e-g-after")[2..], [4096, 1024]);
     eprintln!("{}", out.section("text").text);
+}
+
+/// The keys `Link.ApplyChanges` takes, as the XML's header lists them
+/// (`ring.rx u`, `mtu u`, `feature.NAME b`, ...): key → D-Bus type.
+fn write_keys() -> BTreeMap<String, String> {
+    let xml = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/dbus/org.hlctl.Daemon1.xml"
+    ))
+    .unwrap();
+    let start = xml.find("Link.ApplyChanges settings (a{sv})").unwrap();
+    let block = &xml[start..];
+    let block = &block[block.find('\n').unwrap()..block.find("Integer keys").unwrap()];
+    // Without the remarks in parentheses.
+    let (mut depth, mut text) = (0, String::new());
+    for c in block.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            c if depth == 0 => text.push(c),
+            _ => {}
+        }
+    }
+    text.split(',')
+        .filter_map(|e| {
+            let mut w = e.split_whitespace();
+            Some((
+                w.next()?.to_string(),
+                w.next()?.trim_end_matches('.').to_string(),
+            ))
+        })
+        .collect()
+}
+
+/// A typed group property as `a{sv}` (an `a{su}` one's values as `u`).
+fn as_dict(v: OwnedVariant) -> HashMap<String, OwnedVariant> {
+    if v.value_signature() == "a{su}" {
+        return HashMap::<String, u32>::try_from(v)
+            .unwrap()
+            .into_iter()
+            .map(|(k, n)| (k, zbus::Variant::from(n).try_into_owned().unwrap()))
+            .collect();
+    }
+    v.try_into().unwrap()
+}
+
+/// The keys of `LinkModes` that are not settings (what only the device has).
+const DEVICE_ONLY: &[&str] = &[
+    "port",
+    "lanes",
+    "supported",
+    "partner",
+    "capabilities",
+    "detected",
+];
+
+#[test]
+fn every_setting_read_from_a_typed_property_is_written_under_the_same_key() {
+    let lab = Lab::new(&[]);
+    let writes = write_keys();
+    assert!(
+        writes.get("coalesce.rx-usecs").map(String::as_str) == Some("u")
+            && writes.contains_key("link.advertise")
+            && writes.contains_key("feature.NAME"),
+        "the XML's ApplyChanges keys as read here: {writes:?}"
+    );
+    let path = lab.link_path(&lab.a);
+    // Ok, or the error: the driver's errno (a failed write is a reply
+    // whose summary names it), or the bus error.
+    let apply = |key: &str, v: &OwnedVariant| -> Result<(), String> {
+        let mut s: HashMap<&str, zbus::Variant<'_>> = HashMap::new();
+        s.insert(key, zbus::Variant::from(v.try_clone().unwrap()));
+        let o: HashMap<&str, zbus::Variant<'_>> = HashMap::new();
+        let r = lab
+            .rig
+            .rt
+            .block_on(lab.rig.conn.call_method(
+                Some(BUS_NAME),
+                path.as_str(),
+                Some(LINK),
+                "ApplyChanges",
+                &(s, o),
+            ))
+            .map_err(|e| e.to_string())?;
+        let (_, summary): (
+            Vec<hlctl::dbus::wire::set_rows::Row>,
+            HashMap<String, OwnedVariant>,
+        ) = r.body().deserialize().unwrap();
+        match i32::try_from(&summary["errno"]).unwrap() {
+            0 => Ok(()),
+            errno => Err(format!(
+                "errno {errno}: {}",
+                <&str>::try_from(&summary["error"]).unwrap()
+            )),
+        }
+    };
+    let (mut written, mut refused) = (Vec::new(), Vec::new());
+    for (group, prop) in [
+        ("ring", "Rings"),
+        ("channels", "Channels"),
+        ("coalesce", "Coalesce"),
+        ("link", "LinkModes"),
+    ] {
+        let read = as_dict(lab.prop(&path, LINK, prop));
+        for (k, v) in &read {
+            let setting = k.strip_suffix("-max").unwrap_or(k);
+            if group == "link" && DEVICE_ONLY.contains(&setting) {
+                continue;
+            }
+            // Every key read (and every maximum's) names a key written.
+            let w = format!("{group}.{setting}");
+            assert!(
+                writes.contains_key(&w),
+                "{prop}[{k}] is read, but ApplyChanges takes no {w}: {writes:?}"
+            );
+            if setting != k {
+                continue;
+            }
+            assert_eq!(
+                v.value_signature().to_string(),
+                writes[&w],
+                "{prop}[{k}] is read as another type than {w} is written"
+            );
+            // A value other than the one held where one is allowed: a count
+            // below its maximum one up, a flag turned over.
+            let max = read
+                .get(&format!("{k}-max"))
+                .map(|m| u32::try_from(m).unwrap());
+            let want: OwnedVariant = match (u32::try_from(v), bool::try_from(v)) {
+                (Ok(n), _) if max.is_some_and(|m| n < m) => zbus::Variant::from(n + 1),
+                (_, Ok(b)) => zbus::Variant::from(!b),
+                _ => zbus::Variant::from(v.try_clone().unwrap()),
+            }
+            .try_into_owned()
+            .unwrap();
+            // An empty list of modes (veth advertises none) is no value to
+            // write: ApplyChanges asks for at least one mode.
+            if <Vec<String>>::try_from(want.try_clone().unwrap()).is_ok_and(|m| m.is_empty()) {
+                refused.push(format!("{w} (empty)"));
+                continue;
+            }
+            match apply(&w, &want) {
+                Ok(()) => {
+                    let back = as_dict(lab.prop(&path, LINK, prop));
+                    assert_eq!(
+                        back.get(k.as_str()),
+                        Some(&want),
+                        "{w} written as {want:?}, {prop}[{k}] read back"
+                    );
+                    apply(&w, v).unwrap_or_else(|e| panic!("restoring {w}: {e}"));
+                    written.push(w);
+                }
+                Err(e) => {
+                    // EOPNOTSUPP: veth has no set_link_ksettings.
+                    assert!(
+                        e.contains("NotSupported") || e.starts_with("errno 95:"),
+                        "{w} = {want:?}: {e}\n{}",
+                        lab.daemon.log()
+                    );
+                    refused.push(w);
+                }
+            }
+        }
+    }
+    // A feature: read by its kernel name, written as feature.NAME.
+    let feature = feature_on_and_changeable(&lab, &lab.a);
+    let off = zbus::Variant::from(false).try_into_owned().unwrap();
+    apply(&format!("feature.{feature}"), &off).unwrap();
+    let f: HashMap<String, (bool, bool, bool)> =
+        lab.prop(&path, LINK, "Features").try_into().unwrap();
+    assert!(
+        !f[&feature].1,
+        "feature.{feature} written off: {:?}",
+        f[&feature]
+    );
+    // veth's channels take a change; its link settings (speed, duplex, ...)
+    // are read only (the driver has no set_link_ksettings).
+    for must in ["channels.rx", "channels.tx"] {
+        assert!(
+            written.iter().any(|w| w == must),
+            "{must} not written: written {written:?}, refused {refused:?}"
+        );
+    }
+    println!("written and read back under the same key: {written:?}; refused by veth: {refused:?}");
 }

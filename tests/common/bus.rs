@@ -228,14 +228,20 @@ impl DaemonLab {
 
     /// `PropertiesChanged` of the objects at and below `path`.
     pub fn properties_changed(&self, path: &str) -> zbus::MessageStream {
-        self.rig.rt.block_on(async {
-            let rule = zbus::MatchRule::builder()
+        self.signals(
+            zbus::MatchRule::builder()
                 .msg_type(zbus::message::Type::Signal)
                 .interface("org.freedesktop.DBus.Properties")
                 .member("PropertiesChanged")
                 .path_namespace(path.to_string())
                 .build()
-                .unwrap();
+                .unwrap(),
+        )
+    }
+
+    /// The signals `rule` matches, on the test connection.
+    pub fn signals(&self, rule: zbus::MatchRule<'_>) -> zbus::MessageStream {
+        self.rig.rt.block_on(async {
             zbus::MessageStream::for_match_rule(rule, &self.rig.conn, None)
                 .await
                 .unwrap()

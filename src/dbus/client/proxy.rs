@@ -59,10 +59,6 @@ pub(crate) trait Manager {
     fn tune_status(&self) -> zbus::Result<HashMap<String, OwnedVariant>>;
     #[zbus(allow_interactive_auth)]
     fn rollback(&self, interface: &str) -> zbus::Result<HashMap<String, OwnedVariant>>;
-    #[zbus(signal)]
-    fn link_added(&self, path: zbus::ObjectPath<'_>, name: &str) -> zbus::Result<()>;
-    #[zbus(signal)]
-    fn link_removed(&self, path: zbus::ObjectPath<'_>, name: &str) -> zbus::Result<()>;
 }
 
 #[proxy(

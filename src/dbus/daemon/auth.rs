@@ -7,6 +7,7 @@
 //! one of [`Action`].
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use tracing::{info, warn};
 use zbus::Connection;
@@ -168,10 +169,14 @@ async fn check(
         Ok(a) => a,
         Err(e) => return fallback(who, action, &e.to_string()).ok_or_else(refused),
     };
-    match authority
-        .check_authorization(&subject, action.id(), &details, flags, "")
-        .await
-    {
+    let checked = if flags.is_empty() {
+        authority
+            .check_authorization(&subject, action.id(), &details, flags, "")
+            .await
+    } else {
+        interactive(conn, &authority, who, (&subject, action, &details)).await?
+    };
+    match checked {
         Ok(r) if r.is_authorized => Ok(()),
         Ok(r) if r.is_challenge && flags.is_empty() => {
             Err(Error::InteractiveAuthorizationRequired(format!(
@@ -200,6 +205,79 @@ async fn check(
             "polkit could not decide ({e}); nothing changed"
         ))),
     }
+}
+
+/// A check polkit may answer only after an authentication agent asked the
+/// user (a prompt is open meanwhile). When the caller's unique name leaves
+/// the bus first, the check is cancelled (`CancelCheckAuthorization` with
+/// the id it was given, which closes the prompt) and the caller refused.
+async fn interactive(
+    conn: &Connection,
+    authority: &AuthorityProxy<'_>,
+    who: &Caller,
+    (subject, action, details): (&Subject, Action, &HashMap<&str, &str>),
+) -> Result<zbus::Result<zbus_polkit::policykit1::AuthorizationResult>> {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    let id = format!(
+        "hlctld-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    );
+    let check = authority.check_authorization(
+        subject,
+        action.id(),
+        details,
+        CheckAuthorizationFlags::ALLOW_USER_INTERACTION,
+        &id,
+    );
+    // polkitd ends the session itself too when the subject's name goes, and
+    // answers at once: the bus sent NameOwnerChanged before that answer, so
+    // looking at the caller first tells which came first.
+    tokio::select! {
+        biased;
+        () = left_the_bus(conn, &who.sender) => {
+            let cancelled = match authority.cancel_check_authorization(&id).await {
+                Ok(()) => format!("polkit's check {id} cancelled"),
+                Err(e) => format!("cancelling polkit's check {id} failed: {e}"),
+            };
+            // Logged once, by `authorize`, with the caller and the action.
+            Err(Error::NotAuthorized(format!(
+                "the caller left the bus while polkit was asking to authenticate for {} (polkit action {}): {cancelled}; nothing was started or changed",
+                action.what(),
+                action.id()
+            )))
+        }
+        r = check => Ok(r),
+    }
+}
+
+/// Returns once the unique name `sender` has no owner (at once when it has
+/// none already); never when it cannot watch.
+async fn left_the_bus(conn: &Connection, sender: &str) {
+    let watch = async {
+        let bus = zbus::fdo::DBusProxy::new(conn).await?;
+        let stream = bus
+            .receive_name_owner_changed_with_args(&[(0, sender)])
+            .await?;
+        let here = bus.name_has_owner(BusName::try_from(sender)?).await?;
+        zbus::Result::Ok((stream, here))
+    };
+    let mut stream = match watch.await {
+        Ok((stream, true)) => stream,
+        // Gone already: the check need not go on.
+        Ok((_, false)) => return,
+        // The bus cannot say: wait for polkit's answer alone.
+        Err(e) => {
+            warn!("cannot watch {sender} leaving the bus during a polkit check: {e}");
+            return std::future::pending().await;
+        }
+    };
+    while let Some(sig) = crate::dbus::wire::next(&mut stream).await {
+        if sig.args().is_ok_and(|a| a.new_owner().is_none()) {
+            return;
+        }
+    }
+    std::future::pending::<()>().await;
 }
 
 /// Without a polkit authority on the bus, only root is allowed.

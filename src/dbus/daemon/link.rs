@@ -133,8 +133,10 @@ impl LinkObject {
     }
 
     /// Ring sizes (`ethtool -g`): the keys the driver reports, empty when it
-    /// has no ring settings. Keys: rx u, tx u, rx_mini u, rx_jumbo u, rx_max u,
-    /// tx_max u, rx_mini_max u, rx_jumbo_max u. (`*_max`: the pre-set maxima.)
+    /// has no ring settings. Keys: rx u, tx u, rx-mini u, rx-jumbo u, rx-max u,
+    /// tx-max u, rx-mini-max u, rx-jumbo-max u. (KEY-max: the pre-set maximum
+    /// of setting KEY; a setting's key is the one ApplyChanges takes after
+    /// "ring", e.g. ring.rx-jumbo.)
     #[zbus(property)]
     fn rings(&self) -> HashMap<String, u32> {
         typed::rings(&self.link.model())
@@ -157,10 +159,11 @@ impl LinkObject {
 
     /// Link settings (`ethtool` without options): the keys the driver
     /// reports, empty when it reports none. Keys: speed u, duplex s,
-    /// autoneg b, port s, lanes u, supported as, advertised as, partner as,
-    /// capabilities as, detected b. (speed in Mb/s, absent without a link;
-    /// duplex full or half; port TP, FIBRE, DA and so on; supported,
-    /// advertised and partner: link modes by ethtool name such as
+    /// autoneg b, advertise as, port s, lanes u, supported as, partner as,
+    /// capabilities as, detected b. (speed, duplex, autoneg and advertise are
+    /// the settings written as link.KEY; speed in Mb/s, absent without a
+    /// link; duplex full or half; port TP, FIBRE, DA and so on; advertise,
+    /// supported and partner: link modes by ethtool name such as
     /// 1000baseT/Full; capabilities: Autoneg, ports, Pause, Asym_Pause;
     /// detected: carrier.)
     #[zbus(property)]
@@ -169,16 +172,17 @@ impl LinkObject {
     }
 
     /// Queue counts (`ethtool -l`): the keys the driver reports, empty when it
-    /// has none. Keys: rx u, tx u, other u, combined u, rx_max u, tx_max u,
-    /// other_max u, combined_max u.
+    /// has none. Keys: rx u, tx u, other u, combined u, rx-max u, tx-max u,
+    /// other-max u, combined-max u. (KEY-max: the maximum of setting KEY,
+    /// written as channels.KEY.)
     #[zbus(property)]
     fn channels(&self) -> HashMap<String, u32> {
         typed::channels(&self.link.model())
     }
 
     /// Interrupt coalescing (`ethtool -c`): the keys the driver reports, empty
-    /// when it has none. Keys: rx_usecs u, tx_usecs u, rx_frames u,
-    /// tx_frames u, adaptive_rx b, adaptive_tx b.
+    /// when it has none. Keys: rx-usecs u, tx-usecs u, rx-frames u,
+    /// tx-frames u, adaptive-rx b, adaptive-tx b. (Written as coalesce.KEY.)
     #[zbus(property)]
     fn coalesce(&self) -> HashMap<String, OwnedVariant> {
         typed::coalesce(&self.link.model())
@@ -186,10 +190,11 @@ impl LinkObject {
 
     /// Interface counters (IFLA_STATS64), at most 0.5 s old. Not announced in
     /// PropertiesChanged (they change with every packet): read them. Keys:
-    /// rx_packets t, tx_packets t, rx_bytes t, tx_bytes t, rx_errors t,
-    /// tx_errors t, rx_dropped t, tx_dropped t, rx_crc_errors t,
-    /// rx_frame_errors t, rx_missed_errors t, rx_fifo_errors t,
-    /// rx_over_errors t, tx_fifo_errors t, tx_carrier_errors t, collisions t.
+    /// rx-packets t, tx-packets t, rx-bytes t, tx-bytes t, rx-errors t,
+    /// tx-errors t, rx-dropped t, tx-dropped t, rx-crc-errors t,
+    /// rx-frame-errors t, rx-missed-errors t, rx-fifo-errors t,
+    /// rx-over-errors t, tx-fifo-errors t, tx-carrier-errors t, collisions t.
+    /// (Not settings; spelled as every key of a link's groups is.)
     /// Announced (PropertiesChanged) at the rate some client asked for with
     /// `Manager.SetCountersRefresh`; not announced when none did.
     #[zbus(property)]

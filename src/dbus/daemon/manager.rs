@@ -7,8 +7,7 @@ use std::sync::Arc;
 
 use tracing::{info, warn};
 use zbus::message::Header;
-use zbus::object_server::SignalEmitter;
-use zbus::{Connection, ObjectPath, OwnedObjectPath, OwnedVariant, interface};
+use zbus::{Connection, OwnedObjectPath, OwnedVariant, interface};
 
 use super::auth::{self, Action};
 use super::state::Daemon;
@@ -518,22 +517,6 @@ impl Manager {
         check_strings("interface", std::iter::once(interface))?;
         records::rollback(&self.daemon, conn, &hdr, interface).await
     }
-
-    /// A link appeared (hot-plug, new virtual device).
-    #[zbus(signal)]
-    pub(crate) async fn link_added(
-        emitter: &SignalEmitter<'_>,
-        path: ObjectPath<'_>,
-        name: &str,
-    ) -> zbus::Result<()>;
-
-    /// A link disappeared.
-    #[zbus(signal)]
-    pub(crate) async fn link_removed(
-        emitter: &SignalEmitter<'_>,
-        path: ObjectPath<'_>,
-        name: &str,
-    ) -> zbus::Result<()>;
 }
 
 /// A sysctl change: at once (`try_s` 0), or kept only once confirmed.

@@ -1,6 +1,7 @@
 //! Keep the link objects current from netlink notifications: links appearing
-//! (object + `LinkAdded` + re-apply persisted settings), disappearing (object
-//! removed + `LinkRemoved`), and any setting change — ours or made behind our
+//! (object, announced by the ObjectManager's `InterfacesAdded`, + re-apply
+//! persisted settings), disappearing (object removed: `InterfacesRemoved`),
+//! and any setting change — ours or made behind our
 //! back with `ip`/`ethtool` — re-read and announced with `PropertiesChanged`.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -190,13 +191,6 @@ pub(crate) async fn add(
         .unwrap_or_else(|p| p.into_inner())
         .insert(state.ifindex, state.clone());
     info!(iface = %name, ifindex = state.ifindex, "link {name} appeared");
-    if let Ok(m) = conn
-        .object_server()
-        .interface::<_, Manager>(crate::dbus::wire::PATH)
-        .await
-    {
-        let _ = Manager::link_added(m.signal_emitter(), p.as_ref(), &name).await;
-    }
     Some(state)
 }
 
@@ -212,11 +206,4 @@ async fn remove(conn: &Connection, d: &Arc<Daemon>, l: &Arc<LinkState>) {
         .remove::<LinkObject, _>(p.clone())
         .await;
     info!(iface = %name, ifindex = l.ifindex, "link {name} disappeared");
-    if let Ok(m) = conn
-        .object_server()
-        .interface::<_, Manager>(crate::dbus::wire::PATH)
-        .await
-    {
-        let _ = Manager::link_removed(m.signal_emitter(), p.as_ref(), &name).await;
-    }
 }

@@ -4,10 +4,17 @@
 //!
 //! A dictionary holds the keys the driver reports; a group the driver does
 //! not support at all is an empty dictionary (and `Pause` is all false).
-//! `Rings`, `Channels` and `Coalesce` are read through the settings registry
-//! ([`crate::nic::registry`]), so a setting added there appears here; the
-//! other keys are listed here. All are documented in
-//! `dbus/org.hlctl.Daemon1.xml`.
+//!
+//! One spelling of every key, for reading and writing: a setting's key is
+//! the registry's ([`crate::nic::registry`]) exactly, the key `ApplyChanges`
+//! takes after its group (`Coalesce["rx-usecs"]` is written as
+//! `coalesce.rx-usecs`); the maximum the device reports for a setting is
+//! `KEY-max` (`rx-jumbo-max`); a key that is not a setting (a counter, a
+//! link mode list only the device has) is spelled the same way: lower case,
+//! words joined by `-` (`rx-packets`, `supported`). `Rings`, `Channels`,
+//! `Coalesce` and the settings of `LinkModes` are read through the registry,
+//! so a setting added there appears here; the other keys are listed here.
+//! All are documented in `dbus/org.hlctl.Daemon1.xml`.
 
 use std::collections::HashMap;
 
@@ -47,37 +54,41 @@ pub(crate) type Key<G, V> = (&'static str, fn(&G) -> V);
 
 /// `Counters a{st}` keys.
 pub(crate) const COUNTER_KEYS: &[Key<Counters, u64>] = &[
-    ("rx_packets", |c| c.rx_packets),
-    ("tx_packets", |c| c.tx_packets),
-    ("rx_bytes", |c| c.rx_bytes),
-    ("tx_bytes", |c| c.tx_bytes),
-    ("rx_errors", |c| c.rx_errors),
-    ("tx_errors", |c| c.tx_errors),
-    ("rx_dropped", |c| c.rx_dropped),
-    ("tx_dropped", |c| c.tx_dropped),
-    ("rx_crc_errors", |c| c.rx_crc_errors),
-    ("rx_frame_errors", |c| c.rx_frame_errors),
-    ("rx_missed_errors", |c| c.rx_missed_errors),
-    ("rx_fifo_errors", |c| c.rx_fifo_errors),
-    ("rx_over_errors", |c| c.rx_over_errors),
-    ("tx_fifo_errors", |c| c.tx_fifo_errors),
-    ("tx_carrier_errors", |c| c.tx_carrier_errors),
+    ("rx-packets", |c| c.rx_packets),
+    ("tx-packets", |c| c.tx_packets),
+    ("rx-bytes", |c| c.rx_bytes),
+    ("tx-bytes", |c| c.tx_bytes),
+    ("rx-errors", |c| c.rx_errors),
+    ("tx-errors", |c| c.tx_errors),
+    ("rx-dropped", |c| c.rx_dropped),
+    ("tx-dropped", |c| c.tx_dropped),
+    ("rx-crc-errors", |c| c.rx_crc_errors),
+    ("rx-frame-errors", |c| c.rx_frame_errors),
+    ("rx-missed-errors", |c| c.rx_missed_errors),
+    ("rx-fifo-errors", |c| c.rx_fifo_errors),
+    ("rx-over-errors", |c| c.rx_over_errors),
+    ("tx-fifo-errors", |c| c.tx_fifo_errors),
+    ("tx-carrier-errors", |c| c.tx_carrier_errors),
     ("collisions", |c| c.collisions),
 ];
 
+/// The key of the maximum the device reports for the setting `key`.
+pub(crate) fn max_key(key: &str) -> String {
+    format!("{key}-max")
+}
+
 /// A settings group of the registry ([`registry::SETTINGS`]) as a
-/// dictionary: each setting the driver reports under its key (`rx-jumbo` →
-/// `rx_jumbo`), and beside it the maximum the device reports for it
-/// (`rx_jumbo_max`). A group the driver does not report is empty.
+/// dictionary: each setting the driver reports under its registry key
+/// (`rx-jumbo`), and beside it the maximum the device reports for it
+/// ([`max_key`]: `rx-jumbo-max`). A group the driver does not report is empty.
 fn group_dict(i: &Interface, group: &str) -> HashMap<String, OwnedVariant> {
     let mut m = HashMap::new();
     for s in registry::SETTINGS.iter().filter(|s| s.group == group) {
-        let key = s.key.replace('-', "_");
         if let Some(v) = settings::to_variant(s.kind, &(s.read)(i)) {
-            m.insert(key.clone(), owned(v));
+            m.insert(s.key.to_string(), owned(v));
         }
         if let Some(max) = s.max(i) {
-            m.insert(format!("{key}_max"), owned(max));
+            m.insert(max_key(s.key), owned(max));
         }
     }
     m
@@ -128,23 +139,18 @@ pub(crate) fn counters(i: &Interface) -> HashMap<String, u64> {
         .collect()
 }
 
-/// `LinkModes`: speed, duplex and the mode lists; keys the driver does not
-/// report (speed without a link, lanes, port) are left out.
+/// `LinkModes`: the `link` settings of the registry (speed, duplex, autoneg,
+/// advertise) and what only the device has (port, lanes, the supported and
+/// partner modes, capabilities, detected); keys the driver does not report
+/// (speed without a link, lanes, port) are left out.
 pub(crate) fn link_modes(i: &Interface) -> HashMap<String, OwnedVariant> {
     let Some(l): Option<&LinkModes> = i.link.as_ref() else {
         return HashMap::new();
     };
-    let mut m = HashMap::new();
+    let mut m = group_dict(i, "link");
     let mut put = |k: &str, v: OwnedVariant| {
         m.insert(k.to_string(), v);
     };
-    if let Some(s) = l.speed_mbps {
-        put("speed", owned(s));
-    }
-    if let Some(d) = l.duplex {
-        put("duplex", owned(d.to_string()));
-    }
-    put("autoneg", owned(l.autoneg));
     if let Some(p) = &l.port {
         put("port", owned(p.clone()));
     }
@@ -152,7 +158,6 @@ pub(crate) fn link_modes(i: &Interface) -> HashMap<String, OwnedVariant> {
         put("lanes", owned(n));
     }
     put("supported", owned(l.supported_modes.clone()));
-    put("advertised", owned(l.advertised_modes.clone()));
     put("partner", owned(l.partner_modes.clone()));
     put("capabilities", owned(l.capabilities.clone()));
     if let Some(d) = l.detected {
@@ -215,8 +220,8 @@ mod tests {
         let i = e1000e();
         let r = rings(&i);
         assert_eq!(r.len(), 4, "{r:?}");
-        assert_eq!((r["rx"], r["rx_max"]), (256, 4096));
-        assert!(!r.contains_key("rx_jumbo"));
+        assert_eq!((r["rx"], r["rx-max"]), (256, 4096));
+        assert!(!r.contains_key("rx-jumbo"));
         assert_eq!(pause(&i), (true, true, false));
         assert!(channels(&i).is_empty());
         assert!(coalesce(&i).is_empty());
@@ -229,11 +234,16 @@ mod tests {
         });
         let c = coalesce(&j);
         assert_eq!(c.len(), 2, "{c:?}");
-        assert_eq!(u32::try_from(&c["rx_usecs"]).unwrap(), 3);
-        assert!(bool::try_from(&c["adaptive_rx"]).unwrap());
+        assert_eq!(u32::try_from(&c["rx-usecs"]).unwrap(), 3);
+        assert!(bool::try_from(&c["adaptive-rx"]).unwrap());
         let l = link_modes(&i);
         assert_eq!(u32::try_from(&l["speed"]).unwrap(), 1000);
         assert_eq!(<&str>::try_from(&l["duplex"]).unwrap(), "full");
+        assert!(bool::try_from(&l["autoneg"]).unwrap());
+        assert_eq!(
+            <Vec<String>>::try_from(l["advertise"].try_clone().unwrap()).unwrap(),
+            Vec::<String>::new()
+        );
         assert!(!l.contains_key("lanes"));
         assert_eq!(counters(&i).len(), COUNTER_KEYS.len());
         let none = Interface::default();

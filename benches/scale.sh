@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# A hypervisor's worth of links (issue 26, item 8): `hlctl show --json` as an
+# unprivileged user (nobody) through the release hlctld while its namespace
+# holds PAIRS veth pairs (2 x PAIRS links and lo), ROUNDS times, against
+# `ip -j link show` of the same namespace (the peer figure: the kernel's own
+# dump, no daemon) and `hlctl --local show --json` (the same model built in
+# the client); and hlctld's RSS idle (lo only), with the links, and after
+# they went.
+# Target: show through hlctld with 600 links under 1 s.
+#
+# Runs as root on a private bus (never the system bus; our bus policy is read
+# from this run's temp directory, nothing is installed) with hlctld serving a
+# throw-away network namespace; everything is removed at exit.
+# Usage: benches/scale.sh [PAIRS] [ROUNDS]     (defaults 300 7)
+#        PROFILE=debug ... to measure an existing debug build
+#        BIN=DIR ... to measure the hlctl and hlctld in DIR as they are
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ "$(id -u)" = 0 ] || { echo "run as root (namespaces)" >&2; exit 2; }
+. benches/lib.sh
+PAIRS=${1:-300}
+ROUNDS=${2:-7}
+release_bins
+daemon_work scale
+
+# A private system bus and a namespace with lo only; the pairs come later.
+private_bus "$work"
+veth_namespace "$ns" sv 0
+
+ip netns exec "$ns" "$BIN/hlctld" --bus "$addr" \
+    --state-dir "$work/state" --sysctl-dir "$work/sysctl.d" 2>"$work/hlctld.log" &
+daemon_pid=$!
+for _ in $(seq 500); do
+    "$BIN/hlctl" --bus "$addr" show --json >/dev/null 2>&1 && break
+    sleep 0.02
+done
+
+export BIN addr ns PAIRS ROUNDS daemon_pid
+python3 - <<'PY'
+import json, os, statistics, subprocess, time
+
+BIN, addr, ns = os.environ["BIN"], os.environ["addr"], os.environ["ns"]
+pairs, rounds = int(os.environ["PAIRS"]), int(os.environ["ROUNDS"])
+# `ip netns exec` execs the daemon: the pid we started is hlctld's.
+pid = int(os.environ["daemon_pid"])
+assert open(f"/proc/{pid}/comm").read().strip() == "hlctld"
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+def rss_mib():
+    for l in open(f"/proc/{pid}/status"):
+        if l.startswith("VmRSS:"):
+            return int(l.split()[1]) / 1024
+
+def cpu_s():
+    f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+def timed(cmd):
+    t = time.perf_counter()
+    out = subprocess.run(cmd, capture_output=True, env=dict(os.environ, HOME="/"))
+    dt = time.perf_counter() - t
+    assert out.returncode == 0, (cmd, out.stderr)
+    return dt, out.stdout
+
+def show():
+    return timed(NOBODY + [f"{BIN}/hlctl", "--bus", addr, "show", "--json"])
+
+def batch(lines):
+    subprocess.run(["ip", "-n", ns, "-batch", "-"], input="".join(lines).encode(), check=True)
+
+def listed():
+    return len(json.loads(show()[1])["interfaces"])
+
+def wait_listed(want):
+    t = time.perf_counter()
+    while (n := listed()) != want:
+        assert time.perf_counter() - t < 120, f"hlctld lists {n}, not {want}"
+        time.sleep(0.2)
+    return time.perf_counter() - t
+
+time.sleep(2)
+idle = rss_mib()
+cpu0 = cpu_s()
+t = time.perf_counter()
+batch(f"link add sva{i} type veth peer name svb{i}\n" for i in range(pairs))
+created = time.perf_counter() - t
+wait_listed(2 * pairs)             # every link but lo
+listed_after = time.perf_counter() - t
+cpu_burst = cpu_s() - cpu0
+
+bus, peer, local = [], [], []
+for r in range(rounds):           # alternating rounds
+    dt, out = show()
+    assert len(json.loads(out)["interfaces"]) == 2 * pairs
+    bus.append(dt)
+    peer.append(timed(["ip", "-n", ns, "-j", "link", "show"])[0])
+    local.append(timed(["ip", "netns", "exec", ns] + NOBODY + [f"{BIN}/hlctl", "--local", "show", "--json"])[0])
+busy = rss_mib()
+
+batch(f"link del sva{i}\n" for i in range(pairs))
+wait_listed(0)
+time.sleep(2)
+after2 = rss_mib()
+time.sleep(8)
+after10 = rss_mib()
+
+ms = lambda xs: f"median {statistics.median(xs) * 1000:7.1f} ms  min {min(xs) * 1000:7.1f}  max {max(xs) * 1000:7.1f}"
+print(f"links                       {2 * pairs + 1} (lo and {pairs} veth pairs)")
+print(f"listed after the burst      {listed_after:.2f} s (ip -batch took {created:.2f} s), hlctld CPU {cpu_burst:.2f} s")
+print(f"hlctl show --json, nobody   {ms(bus)}   (target < 1000 ms), {rounds} rounds")
+print(f"ip -j link show (peer)      {ms(peer)}")
+print(f"hlctl --local show, nobody  {ms(local)}")
+print(f"hlctld RSS idle (lo only)   {idle:.1f} MiB")
+print(f"  with {2 * pairs + 1} links          {busy:.1f} MiB")
+print(f"  2 s / 10 s after they went {after2:.1f} / {after10:.1f} MiB")
+PY
