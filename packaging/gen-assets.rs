@@ -31,7 +31,7 @@ fn main() -> Result<()> {
     let man8 = fresh_dir(&out.join("man/man8"))?;
     let completions = fresh_dir(&out.join("completions"))?;
 
-    let hlctl = assets::hlctl_command();
+    let hlctl = hlctl::cli::args::hlctl_command();
     assets::write_man_pages(hlctl.clone(), &man1, &date)?;
     let hlctld = hlctl::dbus::daemon::args::DaemonArgs::command();
     clap_mangen::Man::new(hlctld)

@@ -59,6 +59,14 @@ pub(crate) enum Command {
     Man(super::assets::ManArgs),
 }
 
+/// `hlctl`'s clap tree, built, as the man pages and completions describe it.
+pub fn hlctl_command() -> clap::Command {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command().disable_help_subcommand(true);
+    cmd.build();
+    cmd
+}
+
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;

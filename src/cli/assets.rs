@@ -5,7 +5,7 @@
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
-use clap::{Args, CommandFactory, ValueEnum};
+use clap::{Args, ValueEnum};
 
 use super::exit;
 
@@ -59,14 +59,15 @@ pub fn manual_date() -> String {
 /// The name of the manual the pages belong to.
 pub const MANUAL: &str = "hlctl manual";
 
-pub(crate) fn completions(args: CompletionsArgs) -> i32 {
+/// `hlctl completions`: `cmd` is hlctl's clap tree ([`super::args::hlctl_command`]).
+pub(crate) fn completions(args: CompletionsArgs, mut cmd: clap::Command) -> i32 {
     let shell = match args.shell {
         CompletionShell::Bash => clap_complete::Shell::Bash,
         CompletionShell::Zsh => clap_complete::Shell::Zsh,
         CompletionShell::Fish => clap_complete::Shell::Fish,
     };
     let mut script = Vec::new();
-    clap_complete::generate(shell, &mut hlctl_command(), "hlctl", &mut script);
+    clap_complete::generate(shell, &mut cmd, "hlctl", &mut script);
     print_bytes(&script)
 }
 
@@ -78,9 +79,10 @@ fn print_bytes(bytes: &[u8]) -> i32 {
     }
 }
 
-pub(crate) fn man(args: ManArgs) -> i32 {
+/// `hlctl man`: `cmd` is hlctl's clap tree ([`super::args::hlctl_command`]).
+pub(crate) fn man(args: ManArgs, cmd: clap::Command) -> i32 {
     if let Some(dir) = &args.out {
-        return match write_man_pages(hlctl_command(), dir, &manual_date()) {
+        return match write_man_pages(cmd, dir, &manual_date()) {
             Ok(n) => {
                 println!("wrote {n} pages into {}", dir.display());
                 exit::OK
@@ -88,11 +90,12 @@ pub(crate) fn man(args: ManArgs) -> i32 {
             Err(e) => super::fail(&e, exit::FAILED),
         };
     }
-    let Some(cmd) = find(hlctl_command(), &args.command) else {
+    let names = command_names(&cmd);
+    let Some(cmd) = find(cmd, &args.command) else {
         eprintln!(
             "hlctl man: no command `{}`; commands: {}",
             args.command.join(" "),
-            command_names(&hlctl_command()).join(", ")
+            names.join(", ")
         );
         return exit::INVALID;
     };
@@ -104,13 +107,6 @@ pub(crate) fn man(args: ManArgs) -> i32 {
         return exit::OK;
     }
     print_bytes(&page)
-}
-
-/// `hlctl`'s clap tree as the pages and completions describe it.
-pub fn hlctl_command() -> clap::Command {
-    let mut cmd = super::args::Cli::command().disable_help_subcommand(true);
-    cmd.build();
-    cmd
 }
 
 /// Write the page of `cmd` and one page per visible subcommand, recursively
@@ -195,8 +191,11 @@ mod tests {
 
     #[test]
     fn a_subcommand_page_is_named_by_its_full_command() {
-        let c = find(hlctl_command(), &["bench".into(), "net".into()]).unwrap();
+        let mut tree = clap::Command::new("hlctl")
+            .subcommand(clap::Command::new("bench").subcommand(clap::Command::new("net")));
+        tree.build();
+        let c = find(tree.clone(), &["bench".into(), "net".into()]).unwrap();
         assert_eq!(c.get_display_name(), Some("hlctl-bench-net"));
-        assert!(find(hlctl_command(), &["nosuch".into()]).is_none());
+        assert!(find(tree, &["nosuch".into()]).is_none());
     }
 }

@@ -93,8 +93,8 @@ pub(crate) fn run(cli: args::Cli) -> i32 {
         args::Command::Report(a) => report::run(&global, a),
         args::Command::Check(a) => check::run(&global, a),
         args::Command::Config(a) => config::run(&global, a),
-        args::Command::Completions(a) => assets::completions(a),
-        args::Command::Man(a) => assets::man(a),
+        args::Command::Completions(a) => assets::completions(a, args::hlctl_command()),
+        args::Command::Man(a) => assets::man(a, args::hlctl_command()),
     }
 }
 
