@@ -90,12 +90,7 @@ fn show_reads_every_link_and_says_once_that_it_runs_in_process() {
     let b = Box::new();
     let out = b.hlctl(&["show", "--json"]);
     let v = json(&out);
-    let names: Vec<&str> = v["interfaces"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["name"].as_str().unwrap())
-        .collect();
+    let names = common::interface_names(&v);
     assert!(
         names.contains(&"uva") && names.contains(&"uvb"),
         "{names:?}"

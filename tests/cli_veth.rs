@@ -89,12 +89,7 @@ fn show_agrees_with_ip_and_ethtool() {
 fn show_without_names_lists_all_but_lo_and_spawns_no_programs() {
     let lab = Lab::new();
     let s = lab.json(&["show"]);
-    let names: Vec<&str> = s["interfaces"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["name"].as_str().unwrap())
-        .collect();
+    let names = common::interface_names(&s);
     assert!(
         names.contains(&lab.a.as_str()) && names.contains(&lab.b.as_str()),
         "{names:?}"

@@ -336,22 +336,36 @@ fn confirm_is_refused_unless_the_job_awaits_it() {
     }
 }
 
+/// Until something accepts on 127.0.0.1:`port` (at most 5 s).
+fn wait_listening(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "nothing listens on {port}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 #[test]
 fn an_unauthorized_doctor_measures_nothing_and_stores_nothing() {
     let lab = DaemonLab::new(&[]);
     let before = history(&lab).len();
+    // A real benchmark server at the peer: hlctl checks that one answers
+    // before a doctor starts, so that check passes and polkit decides.
+    let port = common::net::free_port();
+    let _server = common::net::Proc::spawn(std::process::Command::new("iperf3").args([
+        "-s",
+        "-B",
+        "127.0.0.1",
+        "-p",
+        &port.to_string(),
+    ]));
+    wait_listening(port);
+    let peer = format!("127.0.0.1:{port}");
     let t0 = Instant::now();
     let out = lab.rig.hlctl_as(
         NOBODY.0,
         NOBODY.1,
-        &[
-            "doctor",
-            "--stress",
-            "20",
-            "--peer",
-            "127.0.0.1:5999",
-            "--json",
-        ],
+        &["doctor", "--stress", "20", "--peer", &peer, "--json"],
     );
     let took = t0.elapsed();
     assert!(

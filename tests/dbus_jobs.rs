@@ -520,7 +520,14 @@ fn disk_and_stress_benchmarks_run_in_the_daemon_too() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(String::from_utf8_lossy(&out.stderr).starts_with("hlctl bench disk: "));
+    // The error is its own line (progress lines may come before it).
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .any(|l| l.starts_with("hlctl bench disk: ")),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = lab.rig.hlctl(&[
         "bench", "stress", "--time", "1", "--cpu", "1", "--vm", "0", "--json",
     ]);

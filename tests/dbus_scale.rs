@@ -61,12 +61,7 @@ fn six_hundred_links_show_for_an_unprivileged_user_and_the_memory_comes_back() {
     let took = t0.elapsed();
     assert!(out.status.success(), "{}", common::output_text(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let names: Vec<&str> = v["interfaces"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["name"].as_str().unwrap())
-        .collect();
+    let names = common::interface_names(&v);
     // Every link but lo.
     assert_eq!(names.len(), total - 1, "{took:?}");
     for i in [0, PAIRS / 2, PAIRS - 1] {

@@ -89,9 +89,6 @@ pub(crate) fn run(global: &Global, args: DoctorArgs) -> i32 {
             return exit::INVALID;
         }
     };
-    if let Err(code) = super::peer_check::require("doctor", peer.as_slice()) {
-        return code;
-    }
     let remote = match super::backend::Backend::select(global, super::backend::Need::Nothing) {
         Ok(super::backend::Backend::Bus(r)) => Some(r),
         Ok(super::backend::Backend::Local { .. }) => None,
@@ -140,6 +137,9 @@ fn in_process(
     match crate::ops::doctor::run(&opts, &paths, measure.as_deref(), who, bar, &cancel) {
         Ok(ran) => Ok(super::kept::warn_unstored(ran)),
         Err(doctor::DoctorError::Nic(e)) => Err(e.into()),
+        Err(e @ doctor::DoctorError::Peer(_)) => {
+            Err(CliError::new(format!("doctor: {e}"), exit::FAILED))
+        }
     }
 }
 

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::error::CliError;
 use super::exit;
 use super::global::Global;
 use super::output::{ProgressBar, print_json};
@@ -61,46 +62,22 @@ pub(crate) fn run(global: &Global, args: ReportArgs) -> i32 {
             }
         }
     }
-    if let Err(code) = super::peer_check::require("report", &peers) {
-        return code;
-    }
     let remote = match super::backend::Backend::select(global, super::backend::Need::Nothing) {
         Ok(super::backend::Backend::Bus(r)) => Some(r),
         Ok(super::backend::Backend::Local { .. }) => None,
         Err(e) => return e.report(),
     };
+    // In this process the peers are checked here, before the long work;
+    // hlctld (perhaps in another namespace) reaches them its own way.
+    if remote.is_none()
+        && let Err(code) = super::peer_check::require("report", &peers)
+    {
+        return code;
+    }
     let bar = ProgressBar::new(global.json);
     let r = match &remote {
-        Some(remote) => {
-            let params = ReportParams {
-                peers: args.peers.clone(),
-                dirs: args.dirs.clone(),
-                time_s: args.time,
-                disk_size_mib: args.disk_size as u32,
-                bench_time_s: args.bench_time as u32,
-                detached: false,
-            };
-            let call = super::remote::JobCall {
-                what: "report",
-                progress: &bar,
-                confirm: false,
-                cancelling: "cancelling",
-                partial_ok: false,
-            };
-            remote.follow(call, remote.manager.report(params.encode()))
-        }
-        None => {
-            let span = ReportSpan {
-                time_s: args.time,
-                disk_size: args.disk_size << 20,
-                bench_time_s: args.bench_time,
-            };
-            let cancel = super::interrupt::cancel_on_interrupt();
-            let who = crate::ops::Requester::this_process();
-            let paths = global.paths();
-            let ran = crate::ops::report::run(&peers, &args.dirs, span, &paths, who, &bar, &cancel);
-            Ok(super::kept::warn_unstored(ran))
-        }
+        Some(remote) => through_daemon(remote, &args, &bar),
+        None => Ok(in_process(global, &args, &peers, &bar)),
     };
     bar.finish();
     let r: report::Report = match r {
@@ -126,4 +103,46 @@ pub(crate) fn run(global: &Global, args: ReportArgs) -> i32 {
         println!("\nSaved: {} and {}", md.display(), js.display());
     }
     exit::OK
+}
+
+/// The report as a job of hlctld's.
+fn through_daemon(
+    remote: &super::remote::Remote,
+    args: &ReportArgs,
+    bar: &ProgressBar,
+) -> Result<report::Report, CliError> {
+    let params = ReportParams {
+        peers: args.peers.clone(),
+        dirs: args.dirs.clone(),
+        time_s: args.time,
+        disk_size_mib: args.disk_size as u32,
+        bench_time_s: args.bench_time as u32,
+        detached: false,
+    };
+    let call = super::remote::JobCall {
+        what: "report",
+        progress: bar,
+        confirm: false,
+        cancelling: "cancelling",
+        partial_ok: false,
+    };
+    remote.follow(call, remote.manager.report(params.encode()))
+}
+
+/// The report in this process, stored in this user's history.
+fn in_process(
+    global: &Global,
+    args: &ReportArgs,
+    peers: &[Peer],
+    bar: &ProgressBar,
+) -> report::Report {
+    let span = ReportSpan {
+        time_s: args.time,
+        disk_size: args.disk_size << 20,
+        bench_time_s: args.bench_time,
+    };
+    let cancel = super::interrupt::cancel_on_interrupt();
+    let who = crate::ops::Requester::this_process();
+    let ran = crate::ops::report::run(peers, &args.dirs, span, &global.paths(), who, bar, &cancel);
+    super::kept::warn_unstored(ran)
 }

@@ -128,15 +128,11 @@ pub(crate) fn run(global: &Global, args: TuneArgs) -> i32 {
         no_mtu: args.no_mtu,
         tries: args.tries.clone(),
     };
-    let peer = match p.options(None) {
-        Ok(o) => o.peer,
-        Err(e) => {
-            eprintln!("hlctl tune: {e}");
-            return exit::INVALID;
-        }
-    };
-    if let Err(code) = super::peer_check::require("tune", std::slice::from_ref(&peer)) {
-        return code;
+    // Invalid parameters stop here; the peer is checked where the tune runs
+    // (ops::tune: this process or hlctld, which may be in another namespace).
+    if let Err(e) = p.options(None) {
+        eprintln!("hlctl tune: {e}");
+        return exit::INVALID;
     }
     if !args.dry_run && !args.yes {
         if !std::io::stdin().is_terminal() {

@@ -43,6 +43,9 @@ use crate::paths::Paths;
 pub(crate) enum DoctorError {
     #[error(transparent)]
     Nic(#[from] crate::nic::error::NicError),
+    /// No benchmark server answers at the peer the doctor was to measure.
+    #[error("{0}")]
+    Peer(String),
 }
 
 /// What to examine.

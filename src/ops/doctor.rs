@@ -19,6 +19,12 @@ pub(crate) fn run(
     progress: &dyn Progress,
     cancel: &Cancel,
 ) -> Result<Ran<Report>, DoctorError> {
+    // A doctor that will measure towards the peer checks first, where it
+    // runs, that a benchmark server answers there.
+    if let (Some(peer), Some(_)) = (&opts.peer, measure) {
+        crate::bench::net::check_peer(&peer.host, peer.port)
+            .map_err(|e| DoctorError::Peer(e.to_string()))?;
+    }
     let (report, inputs) = doctor::run(opts, paths, measure, progress, cancel)?;
     let stored = store(paths, who, rows::doctor(&report, &inputs));
     Ok(Ran { report, stored })

@@ -21,6 +21,12 @@ pub(crate) fn run(
     cancel: &Cancel,
     confirm: &mut dyn FnMut(&TuneReport) -> bool,
 ) -> Result<Ran<TuneReport>, TuneError> {
+    // Where the tune runs (this process or hlctld), before anything changes:
+    // a peer where no benchmark server answers stops it within seconds.
+    if let Ok(o) = p.options(None) {
+        crate::bench::net::check_peer(&o.peer.host, o.peer.port)
+            .map_err(|e| TuneError::Peer(e.to_string()))?;
+    }
     let report = session::tune(p, paths, progress, cancel, confirm)?;
     if p.dry_run {
         return Ok(Ran {

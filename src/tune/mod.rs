@@ -59,6 +59,9 @@ pub(crate) enum TuneError {
     },
     #[error("{0}")]
     Invalid(String),
+    /// No benchmark server answers at the peer: nothing was changed.
+    #[error("{0}")]
+    Peer(String),
 }
 
 impl TuneError {

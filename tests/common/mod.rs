@@ -170,6 +170,16 @@ impl Drop for ChildGuard {
     }
 }
 
+/// The interface names of a `show --json` report, in its order.
+pub fn interface_names(show: &serde_json::Value) -> Vec<&str> {
+    show["interfaces"]
+        .as_array()
+        .expect("show --json has interfaces")
+        .iter()
+        .map(|i| i["name"].as_str().unwrap())
+        .collect()
+}
+
 /// A finished command's exit code, stdout and stderr, for assertion messages.
 pub fn output_text(o: &Output) -> String {
     format!(
