@@ -155,9 +155,12 @@ fn show_bench_and_doctor_run_in_an_empty_root_and_resolve_peers_from_its_hosts()
         status.is_some_and(|s| s.success()),
         "bench net: {out}\n{err}"
     );
-    let b: Value = serde_json::from_str(&out).unwrap();
+    let j: Value = serde_json::from_str(&out).unwrap();
+    // iperf3's layout; hlctl's own report is under "hlctl".
+    let b = &j["hlctl"];
     // Only the peer namespace (PEER_IP) has a server: "nasbox" resolved there.
-    assert_eq!(b["peer"], peer.as_str(), "{b}");
+    assert_eq!(b["peer"], peer.as_str(), "{j}");
+    assert_eq!(j["start"]["connecting_to"]["host"], "nasbox", "{j}");
     let sent = b["sent_bytes"].as_u64().unwrap_or(0);
     assert!(sent > 0, "{b}");
     eprintln!("bench net in the empty root, peer by name: {sent} bytes in 1 s");
