@@ -218,7 +218,6 @@ fn touched_groups(results: &[SettingResult]) -> Vec<&str> {
         .iter()
         .filter_map(|r| r.setting.split(' ').next())
         .collect();
-    g.dedup();
     g.sort_unstable();
     g.dedup();
     g
