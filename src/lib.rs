@@ -43,6 +43,7 @@ pub(crate) mod problem;
 pub(crate) mod report;
 pub(crate) mod resolve;
 pub(crate) mod sockopt;
+pub(crate) mod spelling;
 pub(crate) mod sysctl;
 pub(crate) mod tune;
 pub(crate) mod units;

@@ -95,3 +95,54 @@ fn sysctl_hints_in_a_namespace_change_nothing() {
     let written: Vec<_> = std::fs::read_dir(sysctl_dir.path()).unwrap().collect();
     assert!(written.is_empty(), "nothing persisted: {written:?}");
 }
+
+/// `hlctl show --json | head -1`: a reader that stops early ends hlctl as it
+/// ends `ip` (SIGPIPE), never with a panic message. The pipe's read end is
+/// closed before hlctl starts, so its first write meets a closed pipe.
+#[test]
+fn a_closed_pipe_ends_show_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let (read, write) = nix::unistd::pipe().unwrap();
+    drop(read);
+    let state = tempfile::tempdir().unwrap();
+    let o = Command::new(HLCTL)
+        .arg("--state-dir")
+        .arg(state.path())
+        .args(["show", "lo", "--json"])
+        .stdout(std::process::Stdio::from(write))
+        .output()
+        .unwrap();
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    assert_eq!(o.status.signal(), Some(libc::SIGPIPE), "{:?}", o.status);
+}
+
+/// An interface that does not exist: the message names the closest ones and
+/// lists every interface of the namespace (a namespace of the test's own, so
+/// the list is known), for `show` and for `set`, and `set` changes nothing.
+#[test]
+fn an_unknown_interface_lists_the_ones_there_are() {
+    if common::skip_unless_root("a network namespace") {
+        return;
+    }
+    let ns = NetNs::new();
+    ns.veth("eth1", "vmbr0");
+    let state = tempfile::tempdir().unwrap();
+    let st = state.path().to_str().unwrap();
+    for words in [&["show", "eth2"][..], &["set", "eth2", "mtu", "9000"]] {
+        let mut v = vec![HLCTL, "--state-dir", st];
+        v.extend_from_slice(words);
+        let o = ns.exec_raw(&v);
+        assert_eq!(o.status.code(), Some(2), "{words:?}: {}", stderr(&o));
+        let m = messages(&o);
+        assert_eq!(
+            m.last().map(String::as_str),
+            Some(
+                "hlctl: eth2: no such interface; did you mean eth1? \
+                 The interfaces here: eth1, lo, vmbr0"
+            ),
+            "{words:?}: {m:?}"
+        );
+    }
+    let mtu = ns.exec(&["cat", "/sys/class/net/eth1/mtu"]);
+    assert_eq!(String::from_utf8_lossy(&mtu.stdout).trim(), "1500");
+}

@@ -219,7 +219,7 @@ fn an_unprivileged_user_reads_the_records_through_hlctld_and_changes_need_polkit
     )
     .unwrap();
     let out_arg = out_dir.path().to_str().unwrap();
-    let report_args = ["report", "--bench-time", "1", "--out", out_arg, "--json"];
+    let report_args = ["report", "--time", "1", "--out", out_arg, "--json"];
     let out = user(&report_args);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("run-benchmark"));

@@ -21,8 +21,6 @@ fn compare_flags_a_planted_regression_and_names_the_changed_setting() {
             &peer,
             "--time",
             "1",
-            "--bench-time",
-            "1",
             "--out",
             out_dir.path().to_str().unwrap(),
         ])

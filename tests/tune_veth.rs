@@ -126,12 +126,20 @@ fn jumbo_frames_never_kept_when_the_peer_carries_1500_and_a_worse_candidate_is_r
 
     let worse = step(&r, "try-1");
     assert_eq!(worse["status"], "reverted", "{worse}");
-    assert!(
-        worse["reason"].as_str().unwrap().starts_with("worse"),
-        "{worse}"
-    );
     let up = delta(worse, "upload");
     assert!(f(&up["after_bps"]) < f(&up["before_bps"]), "{up}");
+    // "worse" when the loss stands out of the noise; on a host whose runs
+    // spread wider than the loss (seen in CI: upload −68 % against a 93 %
+    // threshold) the honest verdict is "no gain above the noise", and then
+    // the loss must indeed be within the threshold the report names.
+    let reason = worse["reason"].as_str().unwrap();
+    if !reason.starts_with("worse") {
+        assert!(reason.starts_with("no gain above the noise"), "{worse}");
+        assert!(
+            -f(&up["change_percent"]) <= f(&up["threshold_percent"]),
+            "a loss beyond the threshold was not called worse: {worse}"
+        );
+    }
     assert!(
         lab.feature_on("tx-tcp-segmentation"),
         "the worse candidate was not reverted"

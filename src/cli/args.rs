@@ -76,4 +76,30 @@ mod tests {
     fn the_clap_tree_is_consistent() {
         super::Cli::command().debug_assert();
     }
+
+    fn report(words: &[&str]) -> super::super::report::ReportArgs {
+        let argv = ["hlctl", "report"].iter().chain(words);
+        match clap::Parser::try_parse_from(argv).map(|c: super::Cli| c.command) {
+            Ok(super::Command::Report(a)) => a,
+            other => panic!("{words:?}: {:?}", other.err()),
+        }
+    }
+
+    /// One name for run length: `--time` sets every run of a report; the old
+    /// `--bench-time` still parses, hidden, and sets the disk and CPU runs.
+    #[test]
+    fn time_is_the_run_length_and_bench_time_a_hidden_alias() {
+        let a = report(&["--time", "3"]);
+        assert_eq!((a.time, a.bench_seconds()), (3, 3));
+        let a = report(&["--time", "3", "--bench-time", "7"]);
+        assert_eq!((a.time, a.bench_seconds()), (3, 7));
+        let mut cmd = super::Cli::command();
+        let help = cmd
+            .find_subcommand_mut("report")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        assert!(help.contains("--time"), "{help}");
+        assert!(!help.contains("bench-time"), "{help}");
+    }
 }

@@ -40,11 +40,13 @@ pub(crate) struct CheckArgs {
     /// Compare with this baseline instead of the configured one.
     #[arg(long, value_name = "NAME")]
     pub(crate) baseline: Option<String>,
-    /// Seconds per network run [default: from the config, 10].
+    /// Seconds per run: each network direction, the random-read disk run
+    /// and each CPU run, 1 to 60 [default: the config's time_s and
+    /// bench_time_s, 10].
     #[arg(long, value_name = "S", value_parser = crate::units::ranged(1u32, 60))]
     pub(crate) time: Option<u32>,
-    /// Seconds of the random-read disk run and of each CPU run [default: config, 10].
-    #[arg(long, value_name = "S", value_parser = crate::units::ranged(1u64, 600))]
+    /// The old name for the disk and CPU runs' length (--time covers them).
+    #[arg(long, hide = true, value_name = "S", value_parser = crate::units::ranged(1u64, 600))]
     pub(crate) bench_time: Option<u64>,
     /// Size written and read back per directory: 256M, 1G (binary units; a
     /// plain number is MiB) [default: the config's, else 256M].
@@ -87,6 +89,7 @@ fn effective(global: &Global, args: &CheckArgs) -> Result<Config, i32> {
     }
     if let Some(t) = args.time {
         c.check.time_s = t;
+        c.check.bench_time_s = u64::from(t);
     }
     if let Some(t) = args.bench_time {
         c.check.bench_time_s = t;

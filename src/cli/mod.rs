@@ -57,6 +57,7 @@ pub(crate) mod exit {
 
 /// Parse the process arguments and run the verb; returns the exit code.
 pub fn main() -> i32 {
+    default_sigpipe();
     let cli = match args::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -70,6 +71,18 @@ pub fn main() -> i32 {
         }
     };
     run(cli)
+}
+
+/// A reader that stops early (`hlctl show --json | head`) ends hlctl as it
+/// ends `ip` or `ethtool`: by SIGPIPE, quietly, instead of a panic in
+/// `println!`. Rust starts programs with SIGPIPE ignored; sockets are not
+/// affected (std's TCP and zbus send with MSG_NOSIGNAL).
+fn default_sigpipe() {
+    // SAFETY: signal(2) with SIG_DFL installs no handler; it runs before any
+    // thread is spawned, so nothing races the change of disposition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }
 
 /// Run one parsed command line; returns the exit code.

@@ -33,8 +33,9 @@ pub(crate) struct ReportArgs {
     #[arg(long = "dir", value_name = "PATH")]
     pub(crate) dirs: Vec<String>,
 
-    /// Seconds per network run.
-    #[arg(long, default_value_t = 10, value_parser = crate::units::ranged(1u32, 60))]
+    /// Seconds per run: each network direction, the random-read disk run
+    /// and each CPU run, 1 to 60.
+    #[arg(long, default_value_t = 10, value_name = "S", value_parser = crate::units::ranged(1u32, 60))]
     pub(crate) time: u32,
 
     /// Size written and read back per --dir, like `dd bs=1M`: 256M, 1G
@@ -42,13 +43,21 @@ pub(crate) struct ReportArgs {
     #[arg(long, default_value = "256M", value_name = "SIZE", value_parser = super::bench_parse::disk_size_mib(1))]
     pub(crate) disk_size: u64,
 
-    /// Seconds for the random-read disk run and for each CPU run.
-    #[arg(long, default_value_t = 10, value_name = "S", value_parser = crate::units::ranged(1u64, 600))]
-    pub(crate) bench_time: u64,
+    /// The old name for the disk and CPU runs' length (--time covers them).
+    #[arg(long, hide = true, value_name = "S", value_parser = crate::units::ranged(1u64, 600))]
+    pub(crate) bench_time: Option<u64>,
 
     /// Where to write the Markdown and JSON files.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub(crate) out: PathBuf,
+}
+
+impl ReportArgs {
+    /// The length of the disk and CPU runs: --time, unless the old
+    /// --bench-time sets them apart.
+    pub(crate) fn bench_seconds(&self) -> u64 {
+        self.bench_time.unwrap_or(u64::from(self.time))
+    }
 }
 
 pub(crate) fn run(global: &Global, args: ReportArgs) -> i32 {
@@ -116,7 +125,7 @@ fn through_daemon(
         dirs: args.dirs.clone(),
         time_s: args.time,
         disk_size_mib: args.disk_size as u32,
-        bench_time_s: args.bench_time as u32,
+        bench_time_s: args.bench_seconds() as u32,
         detached: false,
     };
     let call = super::remote::JobCall {
@@ -139,7 +148,7 @@ fn in_process(
     let span = ReportSpan {
         time_s: args.time,
         disk_size: args.disk_size << 20,
-        bench_time_s: args.bench_time,
+        bench_time_s: args.bench_seconds(),
     };
     let cancel = super::interrupt::cancel_on_interrupt();
     let who = crate::ops::Requester::this_process();

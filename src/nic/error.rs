@@ -5,8 +5,12 @@ use crate::problem::Problem;
 
 #[derive(Debug, thiserror::Error)]
 pub enum NicError {
-    #[error("{iface}: no such interface")]
-    NoSuchInterface { iface: String },
+    /// `existing`: the interfaces there are (the message suggests the closest).
+    #[error("{iface}: no such interface{}", existing_text(.iface, .existing))]
+    NoSuchInterface {
+        iface: String,
+        existing: Vec<String>,
+    },
     /// Validation failed; nothing was changed.
     #[error("{iface}: invalid settings, nothing changed:\n{}", crate::problem::join(.problems))]
     Invalid {
@@ -58,17 +62,53 @@ impl NicError {
         }
     }
 
+    /// `iface` does not exist here: the error lists the interfaces that do
+    /// (in this network namespace), the names closest to `iface` first.
+    pub(crate) fn no_such_interface(iface: &str) -> Self {
+        NicError::NoSuchInterface {
+            iface: iface.to_string(),
+            existing: existing_names(),
+        }
+    }
+
     /// Wrap a netlink error for `iface`, turning ENODEV into [`NicError::NoSuchInterface`].
     pub(crate) fn netlink(iface: &str, source: NetlinkError) -> Self {
         if source.errno == libc::ENODEV {
-            NicError::NoSuchInterface {
-                iface: iface.to_string(),
-            }
+            NicError::no_such_interface(iface)
         } else {
             NicError::Netlink {
                 iface: iface.to_string(),
                 source,
             }
         }
+    }
+}
+
+/// The interface names of this network namespace, sorted; empty when they
+/// cannot be read.
+fn existing_names() -> Vec<String> {
+    let Ok(links) = crate::nic::netlink::Netlink::new().and_then(|mut nl| nl.links()) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = links.into_iter().map(|l| l.name).collect();
+    names.sort();
+    names
+}
+
+/// "; did you mean eth1? The interfaces here: eth1, lo, vmbr0".
+fn existing_text(iface: &str, existing: &[String]) -> String {
+    if existing.is_empty() {
+        return String::new();
+    }
+    let refs: Vec<&str> = existing.iter().map(String::as_str).collect();
+    let near = crate::spelling::nearest(iface, &refs, 2);
+    let all = existing.join(", ");
+    if near.is_empty() {
+        format!("; the interfaces here: {all}")
+    } else {
+        format!(
+            "; did you mean {}? The interfaces here: {all}",
+            near.join(" or ")
+        )
     }
 }

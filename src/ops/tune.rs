@@ -22,10 +22,16 @@ pub(crate) fn run(
     confirm: &mut dyn FnMut(&TuneReport) -> bool,
 ) -> Result<Ran<TuneReport>, TuneError> {
     // Where the tune runs (this process or hlctld), before anything changes:
-    // a peer where no benchmark server answers stops it within seconds.
+    // a peer where no benchmark server answers stops it within seconds;
+    // a path still coming up (the link was just reset) gets the carrier's
+    // time to return.
     if let Ok(o) = p.options(None) {
-        crate::bench::net::check_peer(&o.peer.host, o.peer.port)
-            .map_err(|e| TuneError::Peer(e.to_string()))?;
+        crate::bench::net::check_peer_settling(
+            &o.peer.host,
+            o.peer.port,
+            crate::tune::link::CARRIER_WAIT,
+        )
+        .map_err(|e| TuneError::Peer(e.to_string()))?;
     }
     let report = session::tune(p, paths, progress, cancel, confirm)?;
     if p.dry_run {

@@ -2,6 +2,8 @@
 //! and how values are normalised so `4096\t131072\t6291456` equals
 //! `4096 131072 6291456`.
 
+use crate::spelling::edit_distance;
+
 /// What kind of value a key holds, and its limits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -228,22 +230,6 @@ pub(crate) fn closest(name: &str) -> Vec<&'static str> {
     near.into_iter().take(3).map(|(_, k)| k).collect()
 }
 
-/// Levenshtein distance between two strings (by character).
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
-}
-
 /// The same value written with any whitespace: `4096\t131072` → `4096 131072`.
 pub(crate) fn normalise(value: &str) -> String {
     value.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -309,7 +295,6 @@ mod tests {
             vec!["net.ipv4.tcp_congestion_control"]
         );
         assert!(closest("vm.swappiness").is_empty());
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
     }
 
     use super::*;

@@ -37,6 +37,6 @@ pub use client::PEER_CHECK;
 pub use client::{ClientConfig, run_client, run_client_then};
 pub use error::NetError;
 pub use params::{Protocol, TestDirection};
-pub use probe::check_peer;
+pub use probe::{check_peer, check_peer_settling};
 pub use server::{ServeSummary, Server, ServerConfig, StopReason, TestOutcome};
 pub use summary::{CpuReport, DirectionSummary, IntervalReport, NetReport, RttMs, StreamReport};

@@ -6,6 +6,7 @@
 use super::client::{ClientConfig, PEER_CHECK, connect_control, first_answer};
 use super::control::{self, Cookie};
 use super::error::NetError;
+use std::time::{Duration, Instant};
 
 /// Check that an iperf3 server (`iperf3 -s`, `hlctl serve`) answers at
 /// `host:port`, within [`PEER_CHECK`] for the connection and as long for
@@ -14,6 +15,34 @@ use super::error::NetError;
 /// client that went away (and `iperf3 -s -1` ends; the commands that check
 /// first need a server for several tests anyway).
 pub fn check_peer(host: &str, port: u16) -> Result<(), NetError> {
+    check_peer_settling(host, port, Duration::ZERO)
+}
+
+/// [`check_peer`], where "network unreachable" (no route, no carrier) is
+/// retried for up to `settle`: a link the user just reset (offloads or
+/// rings changed on an e1000e drop the carrier for seconds, and networkd
+/// drops its addresses meanwhile) comes back within it. Refused and silent
+/// peers still fail within [`PEER_CHECK`].
+pub fn check_peer_settling(host: &str, port: u16, settle: Duration) -> Result<(), NetError> {
+    let until = Instant::now() + settle;
+    loop {
+        match check_once(host, port) {
+            Err(NetError::Connect { source, .. })
+                if unreachable(&source) && Instant::now() < until =>
+            {
+                std::thread::sleep(Duration::from_millis(250));
+            }
+            other => return other,
+        }
+    }
+}
+
+fn unreachable(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::{HostUnreachable, NetworkDown, NetworkUnreachable};
+    matches!(e.kind(), NetworkUnreachable | HostUnreachable | NetworkDown)
+}
+
+fn check_once(host: &str, port: u16) -> Result<(), NetError> {
     let mut cfg = ClientConfig::new(host, port);
     cfg.connect_timeout = PEER_CHECK;
     let ctrl = connect_control(&cfg)?;
@@ -32,7 +61,6 @@ pub fn check_peer(host: &str, port: u16) -> Result<(), NetError> {
 mod tests {
     use super::*;
     use std::net::TcpListener;
-    use std::time::{Duration, Instant};
 
     #[test]
     fn a_silent_listener_is_no_iperf3_server() {
@@ -44,6 +72,29 @@ mod tests {
         assert!(matches!(e, NetError::NoAnswer { .. }), "{e}");
         assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
         assert!(e.to_string().contains("2.0 s"), "{e}");
+    }
+
+    #[test]
+    fn only_a_missing_route_or_carrier_is_waited_for() {
+        let os = std::io::Error::from_raw_os_error;
+        assert!(unreachable(&os(libc::ENETUNREACH)));
+        assert!(unreachable(&os(libc::EHOSTUNREACH)));
+        assert!(unreachable(&os(libc::ENETDOWN)));
+        assert!(!unreachable(&os(libc::ECONNREFUSED)));
+        assert!(!unreachable(&os(libc::ETIMEDOUT)));
+    }
+
+    #[test]
+    fn a_refused_peer_is_not_waited_for() {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let t = Instant::now();
+        let e = check_peer_settling("127.0.0.1", port, Duration::from_secs(10)).unwrap_err();
+        assert!(matches!(e, NetError::ConnectionRefused { .. }), "{e}");
+        assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
     }
 
     #[test]

@@ -55,7 +55,7 @@ fn bounded(args: &[(&str, &HashMap<String, OwnedVariant>)]) -> Result<()> {
 }
 
 fn no_such(name: &str) -> Error {
-    Error::NoSuchInterface(format!("{name}: no such interface"))
+    Error::NoSuchInterface(crate::nic::error::NicError::no_such_interface(name).to_string())
 }
 
 fn invalid(problems: Vec<Problem>) -> Error {

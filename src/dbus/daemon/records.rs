@@ -82,7 +82,9 @@ pub(crate) async fn rollback(
     if let Some(i) = &iface
         && d.link_by_name(i).is_none()
     {
-        return Err(Error::NoSuchInterface(format!("{i}: no such interface")));
+        return Err(Error::NoSuchInterface(
+            crate::nic::error::NicError::no_such_interface(i).to_string(),
+        ));
     }
     let r = blocking(d, move |p| {
         ops::rollback(p, iface.as_deref()).map_err(|e| Error::Failed(e.to_string()))

@@ -187,6 +187,7 @@ mod tests {
     fn engine_errors_keep_their_text() {
         let e = NicError::NoSuchInterface {
             iface: "eth9".into(),
+            existing: vec!["eth0".into(), "lo".into()],
         };
         let text = e.to_string();
         match Error::from(e) {
