@@ -238,3 +238,32 @@ fn cli_json_keys_and_bad_input() {
         assert!(err.contains(flag), "{args:?}: {err}");
     }
 }
+
+/// Another process spinning on a CPU during the run: the report says the
+/// figures are low for that reason (the case of "2 threads slower than 1"
+/// on a busy machine); the spinner is this test's child, stopped by its pid.
+#[test]
+fn a_busy_neighbour_is_named_in_the_report() {
+    let _cpu = cpu_bound();
+    let mut spinner = common::ChildGuard(
+        std::process::Command::new("sh")
+            .args(["-c", "while :; do :; done"])
+            .spawn()
+            .unwrap(),
+    );
+    let mut c = cfg(1, 1.5);
+    c.single_thread_baseline = false;
+    let r = cpu::run(&c, &NoProgress, Cancel::new()).expect("run");
+    spinner.kill9();
+    let w = r.warnings.join("\n");
+    assert!(w.contains("other processes kept"), "{w:?}");
+    // And a run under a second is named too short.
+    let mut c = cfg(1, 0.3);
+    c.single_thread_baseline = false;
+    let r = cpu::run(&c, &NoProgress, Cancel::new()).expect("run");
+    assert!(
+        r.warnings.iter().any(|w| w.contains("too short")),
+        "{:?}",
+        r.warnings
+    );
+}

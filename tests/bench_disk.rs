@@ -63,6 +63,13 @@ fn check_consistent(r: &DiskReport) {
         "no CPU time measured: {:?}",
         r.cpu
     );
+    // A share of the CPUs there are, never more (it read 293 % on 2 CPUs).
+    let cpus = std::thread::available_parallelism().unwrap().get() as f64;
+    assert!(
+        r.cpu.percent > 0.0 && r.cpu.percent <= cpus * 100.0,
+        "{:?} on {cpus} CPUs",
+        r.cpu
+    );
 }
 
 #[test]
@@ -77,8 +84,12 @@ fn randread_on_the_real_disk() {
     assert_eq!(r.rw, RwMode::RandRead);
     assert_eq!((r.bs_bytes, r.iodepth, r.jobs), (4096, 32, 1));
     assert!(r.direct, "O_DIRECT is the default");
+    // The only warning a real disk may get: a pass over 16 MiB that ended
+    // in under a second is named too short to mean much.
+    let short = r.warnings.iter().any(|w| w.contains("too short"));
+    assert_eq!(short, r.duration_s < 1.0, "{:?}", r.warnings);
     assert!(
-        !r.memory_backed && r.warnings.is_empty(),
+        !r.memory_backed && r.warnings.len() == usize::from(short),
         "{:?}",
         r.warnings
     );
@@ -474,6 +485,9 @@ fn cli_json_has_the_documented_keys() {
     assert_eq!(v["bs_bytes"], 4096);
     assert_eq!(v["iodepth"], 4);
     assert_eq!(v["direct"], true);
+    // Half a second is too short to mean much, and the report says so.
+    let warnings = v["warnings"].to_string();
+    assert!(warnings.contains("too short for a steady figure"), "{v}");
 
     let out = hlctl(&[
         "--json", "bench", "disk", "--dir", d, "--size", "4M", "--seq-dd",

@@ -101,6 +101,10 @@ pub struct CpuReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scaling: Option<f64>,
     pub cancelled: bool,
+    /// What makes the figures less than they seem: other load on the
+    /// machine, steal, a run too short.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// Run the benchmark. Cancelling stops after the events in progress and returns what was
@@ -131,6 +135,7 @@ pub fn run(
             reason,
         });
     }
+    let watch = crate::bench::load::LoadWatch::start();
     let baseline = cfg.single_thread_baseline && cfg.threads > 1;
     let phases = if baseline { 2.0 } else { 1.0 };
     let single = if baseline {
@@ -154,14 +159,31 @@ pub fn run(
         .as_ref()
         .filter(|s| s.events_per_second > 0.0)
         .map(|s| run.events_per_second / s.events_per_second);
+    let warnings = warnings(&watch, &run, cancel.is_cancelled());
     Ok(CpuReport {
         run,
         max_prime: cfg.max_prime,
         primes_per_event: count_primes(cfg.max_prime),
         single_thread: single,
+        warnings,
         scaling,
         cancelled: cancel.is_cancelled(),
     })
+}
+
+/// The warnings on a finished run (none on a cancelled one: it says so).
+fn warnings(watch: &crate::bench::load::LoadWatch, run: &CpuPhase, cancelled: bool) -> Vec<String> {
+    use crate::bench::load;
+    if cancelled {
+        return Vec::new();
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut w = watch
+        .finish()
+        .map_or_else(Vec::new, |seen| seen.warnings(cpus));
+    let took = Duration::from_secs_f64(run.duration_s.max(0.0));
+    w.extend(load::short_run_warning(took, "give it --time 10"));
+    w
 }
 
 /// One sysbench cpu event: the number of primes in `3..max_prime`, found by trial division.

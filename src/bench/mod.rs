@@ -7,6 +7,7 @@ pub(crate) mod buffer;
 pub mod cpu;
 pub mod disk;
 pub(crate) mod exclusive;
+pub(crate) mod load;
 pub mod net;
 pub mod progress;
 pub(crate) mod size;

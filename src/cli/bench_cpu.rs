@@ -80,6 +80,9 @@ pub(crate) fn run(global: &Global, args: CpuArgs) -> i32 {
                 if r.cancelled {
                     println!("  cancelled: partial result");
                 }
+                for w in &r.warnings {
+                    println!("  warning: {w}");
+                }
             }
             if r.cancelled { exit::FAILED } else { exit::OK }
         }

@@ -182,11 +182,30 @@ fn finding_text(f: &Finding) -> String {
     s
 }
 
-fn check_line(c: &Check) -> String {
-    match &c.interface {
-        Some(i) => format!("  {} ({i}): {}\n", c.check, c.detail),
-        None => format!("  {}: {}\n", c.check, c.detail),
+/// The lines of a list of checks, a note said once: checks with the same
+/// name and detail on several interfaces share one line (`link-speed (vb,
+/// va): … nominal …`), in the order they first appear.
+fn check_lines(checks: &[Check]) -> String {
+    let mut groups: Vec<(&str, &str, Vec<&str>)> = Vec::new();
+    for c in checks {
+        let iface = c.interface.as_deref();
+        match groups
+            .iter_mut()
+            .find(|(name, detail, _)| *name == c.check && *detail == c.detail)
+        {
+            Some((_, _, ifaces)) => ifaces.extend(iface),
+            None => groups.push((&c.check, &c.detail, iface.into_iter().collect())),
+        }
     }
+    let mut s = String::new();
+    for (name, detail, ifaces) in groups {
+        if ifaces.is_empty() {
+            s += &format!("  {name}: {detail}\n");
+        } else {
+            s += &format!("  {name} ({}): {detail}\n", ifaces.join(", "));
+        }
+    }
+    s
 }
 
 /// The text report.
@@ -216,16 +235,12 @@ pub(crate) fn render(r: &Report) -> String {
     }
     if !r.passed.is_empty() {
         s += "Passed:\n";
-        for c in &r.passed {
-            s += &check_line(c);
-        }
+        s += &check_lines(&r.passed);
         s.push('\n');
     }
     if !r.not_checked.is_empty() {
         s += "Not checked:\n";
-        for c in &r.not_checked {
-            s += &check_line(c);
-        }
+        s += &check_lines(&r.not_checked);
     }
     s
 }

@@ -156,7 +156,7 @@ fn cpu_under_stress(opts: &Options, progress: &dyn Progress, cancel: &Cancel) ->
     use crate::bench::stress::{self, StressConfig};
     let mut d = cpu::read(std::path::Path::new("/sys/devices/system/cpu"));
     if opts.stress.is_zero() {
-        d.stress_skipped = Some("skipped (--no-stress)".into());
+        d.stress_skipped = Some("skipped (--stress 0)".into());
         return d;
     }
     step(progress, 0.05, "short CPU stress (throttling)");

@@ -3,6 +3,7 @@
 
 use super::finding::{Finding, Outcome, Severity};
 use super::inputs::{Inputs, PeerData, Rtt};
+use crate::nic::speed::LinkSpeed;
 use crate::path::limit::buffer_for;
 use crate::units::bytes;
 
@@ -14,7 +15,7 @@ pub(crate) fn peer_link_mbps(inp: &Inputs) -> Option<u32> {
 }
 
 /// The speed of the interface towards the peer and whether it is physical.
-pub(crate) fn peer_link_speed(inp: &Inputs) -> Option<crate::nic::speed::LinkSpeed> {
+pub(crate) fn peer_link_speed(inp: &Inputs) -> Option<LinkSpeed> {
     let name = inp.peer.as_ref()?.interface.as_deref()?;
     crate::nic::speed::link_speed(inp.iface(name)?.now())
 }
@@ -25,30 +26,56 @@ pub(crate) fn bdp(link_mbps: u32, rtt_ms: f64) -> u64 {
 }
 
 pub(crate) fn check_buffers(inp: &Inputs, out: &mut Outcome) {
-    let Some((p, rtt, mbps)) = buffer_inputs(inp, out) else {
+    let Some((p, rtt, speed)) = buffer_inputs(inp, out) else {
         return;
     };
+    let mbps = speed.mbps;
     let bdp = bdp(mbps, rtt.ms);
     let short = short_buffers(inp, bdp.saturating_mul(2), out);
+    if short.is_empty() && !speed.is_physical() {
+        // Enough for a speed nobody measured proves nothing; too little even
+        // for it is still a finding (below).
+        out.skip(
+            "tcp-buffers",
+            p.interface.as_deref(),
+            format!(
+                "{mbps} Mb/s is nominal ({}): a pass needs a wire's speed",
+                speed.basis
+            ),
+        );
+        return;
+    }
     if short.is_empty() {
         out.pass(
             "tcp-buffers",
             None,
             format!(
-                "tcp_rmem/tcp_wmem maxima ≥ 2 × BDP ({} = {mbps} Mb/s × {:.2} ms)",
+                "tcp_rmem/tcp_wmem maxima ≥ 2 × BDP ({} = {mbps} Mb/s × {})",
                 bytes(bdp),
-                rtt.ms
+                millis(rtt.ms)
             ),
         );
         return;
     }
-    out.find(buffers_finding(p, rtt, mbps, bdp, &short));
+    out.find(buffers_finding(p, rtt, &speed, bdp, &short));
+}
+
+/// A round-trip time with the digits it has: `0.042 ms`, `12.50 ms`.
+fn millis(ms: f64) -> String {
+    if ms < 1.0 {
+        format!("{ms:.3} ms")
+    } else {
+        format!("{ms:.2} ms")
+    }
 }
 
 /// What the bandwidth-delay product needs: the peer, the round-trip time to
 /// it and the link speed towards it (`None`, with a skip saying why, when
 /// one is missing).
-fn buffer_inputs<'a>(inp: &'a Inputs, out: &mut Outcome) -> Option<(&'a PeerData, &'a Rtt, u32)> {
+fn buffer_inputs<'a>(
+    inp: &'a Inputs,
+    out: &mut Outcome,
+) -> Option<(&'a PeerData, &'a Rtt, LinkSpeed)> {
     let Some(p) = &inp.peer else {
         out.skip(
             "tcp-buffers",
@@ -68,7 +95,7 @@ fn buffer_inputs<'a>(inp: &'a Inputs, out: &mut Outcome) -> Option<(&'a PeerData
             return None;
         }
     };
-    let Some(mbps) = peer_link_mbps(inp) else {
+    let Some(speed) = peer_link_speed(inp) else {
         out.skip(
             "tcp-buffers",
             None,
@@ -76,7 +103,7 @@ fn buffer_inputs<'a>(inp: &'a Inputs, out: &mut Outcome) -> Option<(&'a PeerData
         );
         return None;
     };
-    Some((p, rtt, mbps))
+    Some((p, rtt, speed))
 }
 
 /// The buffer sysctls whose maximum is below `need`: (key, maximum, its
@@ -106,22 +133,28 @@ fn short_buffers(inp: &Inputs, need: u64, out: &mut Outcome) -> Vec<(&'static st
 fn buffers_finding(
     p: &PeerData,
     rtt: &Rtt,
-    mbps: u32,
+    speed: &LinkSpeed,
     bdp: u64,
     short: &[(&'static str, u64, String)],
 ) -> Finding {
     let target = buffer_for(bdp);
+    let mbps = speed.mbps;
+    let link = if speed.is_physical() {
+        format!("{mbps} Mb/s")
+    } else {
+        format!("{mbps} Mb/s (nominal: {})", speed.basis)
+    };
     let mut f = Finding::new(
         "tcp-buffers-below-bdp",
         Severity::Warning,
         p.interface.as_deref(),
         format!(
-            "TCP buffers below twice the bandwidth-delay product ({} at {mbps} Mb/s × {:.2} ms)",
+            "TCP buffers below twice the bandwidth-delay product ({} at {mbps} Mb/s × {})",
             bytes(bdp),
-            rtt.ms
+            millis(rtt.ms)
         ),
     )
-    .evidence("link speed", format!("{mbps} Mb/s"))
+    .evidence("link speed", link)
     .evidence("rtt", format!("{:.3} ms ({})", rtt.ms, rtt.source))
     .evidence("bdp", bytes(bdp));
     for (key, max, _) in short {
@@ -198,6 +231,7 @@ mod tests {
         inp.interfaces.push(IfaceSample {
             first: Interface {
                 name: "eth0".into(),
+                physical: true,
                 link: Some(LinkModes {
                     speed_mbps: Some(1000),
                     ..Default::default()
@@ -236,5 +270,27 @@ mod tests {
                 "hlctl sysctl 'net.ipv4.tcp_rmem=4096 131072 33554432' 'net.ipv4.tcp_wmem=4096 16384 33554432'"
             ]
         );
+    }
+
+    /// A veth's 10000 Mb/s is nobody's measurement: enough buffers for it
+    /// is no pass (skipped, saying why); too few even for it is a finding
+    /// that names the figure nominal.
+    #[test]
+    fn a_nominal_speed_never_passes() {
+        let mut inp = inputs(6 << 20, 0.02);
+        inp.interfaces[0].first.kind = Some("veth".into());
+        let mut out = Outcome::default();
+        check_buffers(&inp, &mut out);
+        assert!(out.findings.is_empty() && out.passed.is_empty(), "{out:?}");
+        assert_eq!(out.not_checked.len(), 1, "{out:?}");
+        assert!(out.not_checked[0].detail.contains("nominal"), "{out:?}");
+        assert_eq!(millis(0.02), "0.020 ms");
+        let mut inp = inputs(8192, 100.0);
+        inp.interfaces[0].first.kind = Some("veth".into());
+        let mut out = Outcome::default();
+        check_buffers(&inp, &mut out);
+        assert_eq!(out.findings.len(), 1, "{out:?}");
+        let ev = &out.findings[0].evidence;
+        assert!(ev.iter().any(|e| e.value.contains("nominal")), "{ev:?}");
     }
 }

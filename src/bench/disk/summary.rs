@@ -59,7 +59,7 @@ pub struct CpuUse {
     pub user_s: f64,
     pub system_s: f64,
     /// (user + system) / wall time × 100; 100 = one CPU fully busy.
-    pub(crate) percent: f64,
+    pub percent: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
@@ -132,12 +132,13 @@ pub(crate) fn build(ctx: Context<'_>, start: Instant, workers: Vec<WorkerStats>)
     };
     let mixed = ctx.cfg.rw == RwMode::RandRw;
     let bps = rate(bytes);
-    let mut cpu = ctx.cpu;
-    cpu.percent = if secs > 0.0 {
-        (cpu.user_s + cpu.system_s) / secs * 100.0
-    } else {
-        0.0
-    };
+    let cpu = ctx.cpu;
+    let mut warnings = ctx.warnings;
+    if !ctx.cancelled {
+        let took = Duration::from_secs_f64(secs);
+        let longer = "give it --time 5, or a larger --size";
+        warnings.extend(crate::bench::load::short_run_warning(took, longer));
+    }
     DiskReport {
         rw: ctx.cfg.rw,
         bs_bytes: ctx.cfg.bs,
@@ -163,7 +164,7 @@ pub(crate) fn build(ctx: Context<'_>, start: Instant, workers: Vec<WorkerStats>)
         filesystem: ctx.fs.name.clone(),
         memory_backed: ctx.fs.memory_backed,
         cancelled: ctx.cancelled,
-        warnings: ctx.warnings,
+        warnings,
     }
 }
 
@@ -178,11 +179,25 @@ pub(crate) fn rusage_now() -> (Duration, Duration) {
     }
 }
 
-/// The CPU used between two [`rusage_now`] readings (percent is filled in by [`build`]).
-pub(crate) fn cpu_use(before: (Duration, Duration), after: (Duration, Duration)) -> CpuUse {
+/// The CPU used between two [`rusage_now`] readings `wall` apart; the share
+/// is of that same span (not of the I/O's, which starts later and ends
+/// earlier), so it never exceeds what the machine's CPUs can give.
+pub(crate) fn cpu_use(
+    before: (Duration, Duration),
+    after: (Duration, Duration),
+    wall: Duration,
+) -> CpuUse {
+    let user_s = after.0.saturating_sub(before.0).as_secs_f64();
+    let system_s = after.1.saturating_sub(before.1).as_secs_f64();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    let percent = if wall.is_zero() {
+        0.0
+    } else {
+        ((user_s + system_s) / wall.as_secs_f64() * 100.0).min(cpus * 100.0)
+    };
     CpuUse {
-        user_s: after.0.saturating_sub(before.0).as_secs_f64(),
-        system_s: after.1.saturating_sub(before.1).as_secs_f64(),
-        percent: 0.0,
+        user_s,
+        system_s,
+        percent,
     }
 }
