@@ -196,10 +196,13 @@ impl Report {
                 );
             }
         }
-        for (title, list) in [("Disk", &self.disk), ("CPU", &self.cpu)] {
+        for (title, list, hint) in [
+            ("Disk", &self.disk, "`--dir PATH` for disks"),
+            ("CPU", &self.cpu, "the CPU runs were left out"),
+        ] {
             s += &format!("\n## {title}\n\n");
             if list.is_empty() {
-                s += "Nothing measured (`--dir PATH` for disks).\n";
+                s += &format!("Nothing measured ({hint}).\n");
                 continue;
             }
             s += "| subject | figure | value |\n|---|---|---|\n";

@@ -32,6 +32,16 @@ pub(crate) fn bps(bps: f64) -> String {
     }
 }
 
+/// A link speed in the rates' units: `100 Mbit/s`, `1 Gbit/s`,
+/// `2.5 Gbit/s` (ethtool's `1000Mb/s`; drivers report whole Mb/s).
+pub(crate) fn speed(mbps: u32) -> String {
+    if mbps < 1000 {
+        return format!("{mbps} Mbit/s");
+    }
+    let g = format!("{:.3}", f64::from(mbps) / 1000.0);
+    format!("{} Gbit/s", g.trim_end_matches('0').trim_end_matches('.'))
+}
+
 /// An allowed range as every message writes it: `68 to 65535`.
 pub(crate) fn range(lo: impl std::fmt::Display, hi: impl std::fmt::Display) -> String {
     format!("{lo} to {hi}")
@@ -83,6 +93,17 @@ pub(crate) fn civil(ts: i64) -> (i64, i64, i64, i64) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn link_speeds_in_the_rates_units() {
+        let f = super::speed;
+        assert_eq!(f(10), "10 Mbit/s");
+        assert_eq!(f(100), "100 Mbit/s");
+        assert_eq!(f(1000), "1 Gbit/s");
+        assert_eq!(f(2500), "2.5 Gbit/s");
+        assert_eq!(f(10000), "10 Gbit/s");
+        assert_eq!(f(25000), "25 Gbit/s");
+    }
+
     #[test]
     fn ranges_are_written_in_words() {
         let p = super::ranged(1u32, 20);

@@ -82,7 +82,7 @@ fn show_agrees_with_ip_and_ethtool() {
     let text = lab.hlctl(&["show", &lab.a]);
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("rings     not supported by driver"), "{text}");
-    assert!(text.contains("link      10000 Mb/s, full duplex"), "{text}");
+    assert!(text.contains("link      10 Gbit/s, full duplex"), "{text}");
 }
 
 #[test]

@@ -43,7 +43,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "shared",
         &[
-            "units", "problem", "paths", "fsutil", "sockopt", "host", "resolve", "caps",
+            "units", "problem", "paths", "fsutil", "sockopt", "host", "resolve", "caps", "spelling",
         ],
     ),
 ];

@@ -107,3 +107,28 @@ fn tune_stops_at_once_on_a_dead_peer_and_changes_nothing() {
     assert_stopped(&out, took, &peer, "no iperf3 answer within 2.0 s");
     assert_eq!(link_line(&ns), before, "the veth's settings did not change");
 }
+
+/// `hlctl check` with a silent peer: the peer is named within seconds (not
+/// after three timed-out attempts each way), its reason said once, and the
+/// check exits 1 ("not measured").
+#[test]
+fn check_names_a_silent_peer_at_once_and_once() {
+    let state = tempfile::tempdir().unwrap();
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let peer = format!("127.0.0.1:{}", silent.local_addr().unwrap().port());
+    let (out, took) =
+        timed(hlctl(&state).args(["check", "--peer", &peer, "--no-cpu", "--time", "1"]));
+    drop(silent);
+    let text = common::output_text(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(took < LIMIT, "took {took:?}: {text}");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("not measured:"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(
+        line.matches("no iperf3 answer within 2.0 s").count(),
+        1,
+        "{line}"
+    );
+}

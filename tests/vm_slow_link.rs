@@ -148,17 +148,17 @@ fn slow_link_found_renegotiated_rolled_back_and_nominal_speeds_never_blamed() {
     );
     let doctor = text(&out, "f100-doctor");
     assert!(
-        doctor.contains("link at 100 Mb/s, this NIC supports 1000 Mb/s"),
+        doctor.contains("link at 100 Mbit/s, this NIC supports 1 Gbit/s"),
         "{doctor}"
     );
     assert!(doctor.contains(RENEGOTIATE), "{doctor}");
     let r: Value = serde_json::from_str(&text(&out, "f100-doctor-json")).unwrap();
     let f = the_finding(&r, "link-below-supported");
     assert_eq!(f["severity"], "warning", "{f}");
-    assert!(f["title"].as_str().unwrap().contains("1000 Mb/s"), "{f}");
+    assert!(f["title"].as_str().unwrap().contains("1 Gbit/s"), "{f}");
     assert!(f["fix"][0].as_str().unwrap().ends_with(RENEGOTIATE), "{f}");
     assert!(
-        f["why"].as_str().unwrap().contains("forced to 100 Mb/s"),
+        f["why"].as_str().unwrap().contains("forced to 100 Mbit/s"),
         "{f}"
     );
     assert_eq!(evidence(f, "autoneg"), "off");
@@ -179,7 +179,7 @@ fn slow_link_found_renegotiated_rolled_back_and_nominal_speeds_never_blamed() {
         assert_eq!(l["link_speed"]["mbps"], 100, "{l}");
         assert_eq!(l["text"].as_str().unwrap(), m, "{l}");
         if l["limit"]["kind"] == "link_rate" {
-            assert!(m.contains("= the 100 Mb/s link is the limit"), "{m}");
+            assert!(m.contains("= the 100 Mbit/s link is the limit"), "{m}");
             at_link_rate += 1;
         } else {
             assert_eq!(l["limit"]["kind"], "bottleneck", "{l}");
@@ -196,7 +196,7 @@ fn slow_link_found_renegotiated_rolled_back_and_nominal_speeds_never_blamed() {
     assert_eq!(step["status"], "kept", "{step}");
     let reason = step["reason"].as_str().unwrap();
     assert!(
-        reason.starts_with("decided by the link") && reason.contains("1000 Mb/s full duplex"),
+        reason.starts_with("decided by the link") && reason.contains("1 Gbit/s full duplex"),
         "{reason}"
     );
     assert!(tune.contains("KEPT"), "{tune}");
@@ -236,7 +236,12 @@ fn slow_link_found_renegotiated_rolled_back_and_nominal_speeds_never_blamed() {
     assert_eq!(f["severity"], "critical", "{f}");
     assert!(f["fix"][0].as_str().unwrap().ends_with(RENEGOTIATE), "{f}");
     let slow = the_finding(&r, "link-below-supported");
-    assert!(slow["title"].as_str().unwrap().contains("link at 10 Mb/s"));
+    assert!(
+        slow["title"]
+            .as_str()
+            .unwrap()
+            .contains("link at 10 Mbit/s")
+    );
     let t: Value = serde_json::from_str(&text(&out, "h10-tune-json")).unwrap();
     let step = &t["steps"][0];
     assert_eq!(step["candidate"], "link-renegotiate", "{step}");
@@ -245,7 +250,7 @@ fn slow_link_found_renegotiated_rolled_back_and_nominal_speeds_never_blamed() {
         step["reason"]
             .as_str()
             .unwrap()
-            .contains("was 10 Mb/s half duplex"),
+            .contains("was 10 Mbit/s half duplex"),
         "{step}"
     );
     assert_eq!(

@@ -131,8 +131,19 @@ fn parse_cpu_line(stat: &str) -> Option<(u64, u64, u64)> {
 }
 
 fn own_cpu() -> Duration {
-    let (user, system) = crate::bench::disk::summary::rusage_now();
+    let (user, system) = rusage_now();
     user + system
+}
+
+/// User and system CPU time of this process so far.
+pub(crate) fn rusage_now() -> (Duration, Duration) {
+    use nix::sys::resource::{UsageWho, getrusage};
+    let tv =
+        |t: nix::sys::time::TimeVal| Duration::new(t.tv_sec() as u64, t.tv_usec() as u32 * 1000);
+    match getrusage(UsageWho::RUSAGE_SELF) {
+        Ok(u) => (tv(u.user_time()), tv(u.system_time())),
+        Err(_) => (Duration::ZERO, Duration::ZERO),
+    }
 }
 
 fn clock_ticks() -> f64 {

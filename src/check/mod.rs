@@ -67,11 +67,13 @@ pub(crate) fn run(
         say(k / total, format!("network to {}", p.label()));
         k += 1.0;
         let r = net::peer(p, cfg.time_s, lock, &backoff, cancel);
-        let errors: Vec<String> = r
-            .directions
-            .iter()
-            .filter_map(|d| d.error.clone())
-            .collect();
+        let mut errors: Vec<String> = Vec::new();
+        for e in r.directions.iter().filter_map(|d| d.error.clone()) {
+            // The same reason both ways is said once.
+            if !errors.contains(&e) {
+                errors.push(e);
+            }
+        }
         network.push(NetEntry {
             peer: r.peer.clone(),
             interface: r.interface.clone(),

@@ -204,13 +204,28 @@ pub(crate) fn peer(
     let address = peer.ip().ok();
     let interface = address.and_then(crate::path::route::egress_interface);
     let mut rtt: Option<Option<f64>> = None;
+    // A peer where no benchmark server answers is named within seconds, not
+    // after three timed-out attempts each way (a busy one is still tried).
+    let dead = match net::check_peer(&peer.host, peer.port) {
+        Err(e) if !matches!(e, NetError::ServerBusy) => Some(format!("{}: {e}", peer.label())),
+        _ => None,
+    };
     let directions = Direction::BOTH
         .iter()
-        .map(|d| {
-            let mut probe = || {
-                rtt.get_or_insert_with(|| idle_rtt(peer));
-            };
-            direction(peer, *d, time_s, lock, backoff, cancel, &mut probe)
+        .map(|d| match &dead {
+            Some(why) => DirectionResult {
+                direction: *d,
+                bps: None,
+                retransmits: None,
+                busy_retries: 0,
+                error: Some(why.clone()),
+            },
+            None => {
+                let mut probe = || {
+                    rtt.get_or_insert_with(|| idle_rtt(peer));
+                };
+                direction(peer, *d, time_s, lock, backoff, cancel, &mut probe)
+            }
         })
         .collect();
     PeerResult {

@@ -87,8 +87,8 @@ pub(crate) fn highlights(i: &Interface) -> Vec<String> {
             && s.slow()
         {
             h.push(format!(
-                "link runs at {} Mb/s but {}: check the cable, the switch port and autonegotiation",
-                s.speed_mbps,
+                "link runs at {} but {}: check the cable, the switch port and autonegotiation",
+                crate::units::speed(s.speed_mbps),
                 s.best_phrase()
             ));
         }
@@ -232,7 +232,7 @@ fn link_lines(i: &Interface) -> Vec<String> {
     };
     let speed = l
         .speed_mbps
-        .map_or("unknown speed".to_string(), |s| format!("{s} Mb/s"));
+        .map_or("unknown speed".to_string(), crate::units::speed);
     let duplex = l.duplex.map_or("unknown".to_string(), |d| d.to_string());
     let mut s = format!(
         "  link      {speed}, {duplex} duplex, autoneg {}",

@@ -24,7 +24,7 @@ pub(crate) fn check(s: &IfaceSample, out: &mut Outcome) {
 /// The link speed as evidence.
 fn speed_text(link: &LinkModes) -> String {
     link.speed_mbps
-        .map_or("unknown".into(), |s| format!("{s} Mb/s"))
+        .map_or("unknown".into(), crate::units::speed)
 }
 
 /// Half duplex is critical; full passes.
@@ -169,7 +169,7 @@ mod tests {
         );
         let ids: Vec<&str> = out.findings.iter().map(|f| f.id.as_str()).collect();
         assert_eq!(ids, ["link-below-common-mode"]);
-        assert!(out.findings[0].title.contains("1000 Mb/s"));
+        assert!(out.findings[0].title.contains("1 Gbit/s"));
         assert!(out.findings[0].fix[1].contains("cable"));
     }
 

@@ -9,6 +9,7 @@ use super::inputs::Inputs;
 use crate::nic::model::{Interface, LinkModes};
 use crate::nic::shortfall::{Shortfall, best_mode, renegotiate_command, shortfall};
 use crate::nic::speed::link_speed;
+use crate::units::speed as mbit;
 
 pub(crate) const BELOW_SUPPORTED: &str = "link-below-supported";
 pub(crate) const BELOW_COMMON: &str = "link-below-common-mode";
@@ -27,7 +28,7 @@ pub(crate) fn check(i: &Interface, link: &LinkModes, out: &mut Outcome) {
         return out.skip(
             "link-speed",
             n,
-            format!("{} Mb/s is {}: {}", ls.mbps, ls.kind, ls.basis),
+            format!("{} is {}: {}", mbit(ls.mbps), ls.kind, ls.basis),
         );
     }
     if link.supported_modes.is_empty() {
@@ -39,8 +40,8 @@ pub(crate) fn check(i: &Interface, link: &LinkModes, out: &mut Outcome) {
             "link-speed",
             n,
             format!(
-                "{} Mb/s = the best mode {}",
-                ls.mbps,
+                "{} = the best mode {}",
+                mbit(ls.mbps),
                 if link.partner_modes.is_empty() {
                     "this NIC supports"
                 } else {
@@ -61,11 +62,12 @@ fn finding(i: &Interface, link: &LinkModes, s: &Shortfall) -> Finding {
     } else {
         (BELOW_SUPPORTED, Severity::Warning)
     };
-    let title = format!("{name}: link at {speed} Mb/s, {}", s.best_phrase());
+    let title = format!("{name}: link at {}, {}", mbit(speed), s.best_phrase());
     let mut causes = Vec::new();
     if !link.autoneg {
         causes.push(format!(
-            "a forced setting: autonegotiation is off and the link is forced to {speed} Mb/s {duplex} duplex (ethtool -s {name} speed {speed} duplex {duplex} autoneg off, a .link/.network file or a driver option)"
+            "a forced setting: autonegotiation is off and the link is forced to {} {duplex} duplex (ethtool -s {name} speed {speed} duplex {duplex} autoneg off, a .link/.network file or a driver option)",
+            mbit(speed)
         ));
     }
     let best_mode_name = best_mode(link.supported_modes.iter()).map(|(_, m)| m);
@@ -76,13 +78,14 @@ fn finding(i: &Interface, link: &LinkModes, s: &Shortfall) -> Finding {
         causes.push(format!("this NIC does not advertise {m}"));
     }
     causes.push(
-        "a damaged cable (one broken pair of the four forces 100 Mb/s) or a Cat5 cable".into(),
+        "a damaged cable (one broken pair of the four forces 100 Mbit/s) or a Cat5 cable".into(),
     );
     causes.push(format!(
-        "the switch port (a {speed} Mb/s port, or one forced to {speed})"
+        "the switch port (a {} port, or one forced to {speed})",
+        mbit(speed)
     ));
     let mut f = Finding::new(id, severity, Some(name), title)
-        .evidence("speed", format!("{speed} Mb/s"))
+        .evidence("speed", mbit(speed))
         .evidence("duplex", duplex)
         .evidence("autoneg", if link.autoneg { "on" } else { "off" })
         .evidence("this NIC supports", link.supported_modes.join(" "))
@@ -103,14 +106,17 @@ fn finding(i: &Interface, link: &LinkModes, s: &Shortfall) -> Finding {
             },
         );
     f.why = format!(
-        "every transfer over {name} is capped at {speed} Mb/s instead of {best} Mb/s; likely causes: {}",
+        "every transfer over {name} is capped at {} instead of {}; likely causes: {}",
+        mbit(speed),
+        mbit(best),
         causes.join("; ")
     );
     if let Some(cmd) = renegotiate_command(name, link) {
         f = f.fix(cmd);
     }
     f.fix(format!(
-        "# if it comes back at {speed} Mb/s: replace the cable, try another switch port, check the port's speed setting on the switch"
+        "# if it comes back at {}: replace the cable, try another switch port, check the port's speed setting on the switch",
+        mbit(speed)
     ))
 }
 
@@ -159,10 +165,10 @@ mod tests {
         );
         assert_eq!(
             f.title,
-            "eth0: link at 100 Mb/s, this NIC supports 1000 Mb/s"
+            "eth0: link at 100 Mbit/s, this NIC supports 1 Gbit/s"
         );
         assert!(
-            f.why.contains("forced to 100 Mb/s full duplex"),
+            f.why.contains("forced to 100 Mbit/s full duplex"),
             "{}",
             f.why
         );

@@ -81,12 +81,12 @@ pub(crate) fn check(inp: &Inputs, out: &mut Outcome) {
                 .evidence(
                     "link speed",
                     note.link_speed.as_ref().map_or("unknown".into(), |l| {
-                        format!("{} Mb/s ({})", l.mbps, l.kind)
+                        format!("{} ({})", crate::units::speed(l.mbps), l.kind)
                     }),
                 )
                 .evidence("rtt idle", format!("{rtt_idle_ms:.3} ms"))
                 .evidence("rtt under load", format!("{rtt_loaded_ms:.3} ms"))
-                .why("a queue builds while data flows, so something slower than this link sits on the way (a 100 Mb/s hop, a shaper, the peer's own link): no setting on this host raises it")
+                .why("a queue builds while data flows, so something slower than this link sits on the way (a 100 Mbit/s hop, a shaper, the peer's own link): no setting on this host raises it")
                 .fix("# find the slow hop: hlctl doctor on the peer, the switch's port speeds, any traffic shaping"),
             ),
             _ => out.pass("path-throughput", iface, note.text),

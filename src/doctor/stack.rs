@@ -106,7 +106,7 @@ fn check_one(inp: &Inputs, st: &Stack, out: &mut Outcome) {
             format!(
                 "{}: the speed the bond reports ({}) is the sum of its active slaves' links: real, but one TCP stream rides one slave",
                 b.name,
-                speed.map_or("unknown".to_string(), |s| format!("{s} Mb/s"))
+                speed.map_or("unknown".to_string(), crate::units::speed)
             ),
         );
     }

@@ -5,7 +5,7 @@ use super::finding::{Finding, Outcome, Severity};
 use super::inputs::{Inputs, PeerData, Rtt};
 use crate::nic::speed::LinkSpeed;
 use crate::path::limit::buffer_for;
-use crate::units::bytes;
+use crate::units::{bytes, speed as mbit};
 
 /// The link speed (Mb/s) of the interface towards the peer.
 pub(crate) fn peer_link_mbps(inp: &Inputs) -> Option<u32> {
@@ -39,7 +39,8 @@ pub(crate) fn check_buffers(inp: &Inputs, out: &mut Outcome) {
             "tcp-buffers",
             p.interface.as_deref(),
             format!(
-                "{mbps} Mb/s is nominal ({}): a pass needs a wire's speed",
+                "{} is nominal ({}): a pass needs a wire's speed",
+                mbit(mbps),
                 speed.basis
             ),
         );
@@ -50,8 +51,9 @@ pub(crate) fn check_buffers(inp: &Inputs, out: &mut Outcome) {
             "tcp-buffers",
             None,
             format!(
-                "tcp_rmem/tcp_wmem maxima ≥ 2 × BDP ({} = {mbps} Mb/s × {})",
+                "tcp_rmem/tcp_wmem maxima ≥ 2 × BDP ({} = {} × {})",
                 bytes(bdp),
+                mbit(mbps),
                 millis(rtt.ms)
             ),
         );
@@ -140,17 +142,18 @@ fn buffers_finding(
     let target = buffer_for(bdp);
     let mbps = speed.mbps;
     let link = if speed.is_physical() {
-        format!("{mbps} Mb/s")
+        mbit(mbps)
     } else {
-        format!("{mbps} Mb/s (nominal: {})", speed.basis)
+        format!("{} (nominal: {})", mbit(mbps), speed.basis)
     };
     let mut f = Finding::new(
         "tcp-buffers-below-bdp",
         Severity::Warning,
         p.interface.as_deref(),
         format!(
-            "TCP buffers below twice the bandwidth-delay product ({} at {mbps} Mb/s × {})",
+            "TCP buffers below twice the bandwidth-delay product ({} at {} × {})",
             bytes(bdp),
+            mbit(mbps),
             millis(rtt.ms)
         ),
     )

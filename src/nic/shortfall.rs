@@ -38,16 +38,16 @@ impl Shortfall {
         self.target_mbps() > self.speed_mbps
     }
 
-    /// `this NIC supports 1000 Mb/s` or `both ends can do 1000 Mb/s`.
+    /// `this NIC supports 1 Gbit/s` or `both ends can do 1 Gbit/s`.
     pub(crate) fn best_phrase(&self) -> String {
         format!(
-            "{} {} Mb/s",
+            "{} {}",
             if self.best_common.is_some() {
                 "both ends can do"
             } else {
                 "this NIC supports"
             },
-            self.target_mbps()
+            crate::units::speed(self.target_mbps())
         )
     }
 

@@ -177,9 +177,9 @@ impl LinkSpeed {
         if measured_bps > self.bps() * MEASURED_MARGIN && self.kind != SpeedKind::Nominal {
             LinkSpeed {
                 basis: format!(
-                    "measured {:.0} Mbit/s exceeds the reported {} Mb/s: the figure is nominal (an emulated NIC?)",
+                    "measured {:.0} Mbit/s exceeds the reported {}: the figure is nominal (an emulated NIC?)",
                     measured_bps / 1e6,
-                    self.mbps
+                    crate::units::speed(self.mbps)
                 ),
                 kind: SpeedKind::Nominal,
                 ..self
@@ -241,7 +241,7 @@ mod tests {
         let s = link_speed(&i).unwrap().against_measured(1.3e9);
         assert_eq!(s.kind, SpeedKind::Nominal);
         assert!(
-            s.basis.contains("exceeds the reported 100 Mb/s"),
+            s.basis.contains("exceeds the reported 100 Mbit/s"),
             "{}",
             s.basis
         );

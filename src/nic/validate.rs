@@ -156,7 +156,7 @@ fn check_speed(iface: &Interface, name: &str, speed: Option<u32>, p: &mut Vec<Pr
         p.push(Problem::new(
             name,
             Some("0"),
-            "must be a speed in Mb/s, e.g. 100, 1000, 10000",
+            "must be a speed in Mbit/s, e.g. 100, 1000, 10000",
         ));
     } else if !speeds.is_empty() && !speeds.contains(&speed) {
         let list: Vec<String> = speeds.iter().map(u32::to_string).collect();

@@ -103,7 +103,11 @@ pub(crate) fn assess(dir: Direction, i: &Input) -> LimitNote {
         && !l.is_physical()
         && !matches!(limit, Limit::NominalSpeed { .. })
     {
-        text += &format!(" (the link's {} Mb/s is nominal: {})", l.mbps, l.basis);
+        text += &format!(
+            " (the link's {} is nominal: {})",
+            crate::units::speed(l.mbps),
+            l.basis
+        );
     }
     LimitNote {
         direction: dir,
@@ -207,9 +211,9 @@ impl Limit {
                 delivered_bps,
                 link_bps,
             } => format!(
-                "{dir}: measured {} = the {:.0} Mb/s link is the limit ({:.0}% of its rate)",
+                "{dir}: measured {} = the {} link is the limit ({:.0}% of its rate)",
                 format_bps(*delivered_bps),
-                link_bps / 1e6,
+                crate::units::speed((link_bps / 1e6).round() as u32),
                 100.0 * delivered_bps / link_bps
             ),
             Limit::NominalSpeed {
@@ -217,9 +221,9 @@ impl Limit {
                 link_bps,
                 basis,
             } => format!(
-                "{dir}: measured {}; the link's {:.0} Mb/s is nominal ({basis}) and caps nothing; nothing measured here (CPU, TCP window, a queue) shows a limit",
+                "{dir}: measured {}; the link's {} is nominal ({basis}) and caps nothing; nothing measured here (CPU, TCP window, a queue) shows a limit",
                 format_bps(*delivered_bps),
-                link_bps / 1e6
+                crate::units::speed((link_bps / 1e6).round() as u32)
             ),
             Limit::Bottleneck {
                 delivered_bps,
@@ -365,7 +369,7 @@ mod tests {
         assert_eq!(n.limit.kind(), "link_rate");
         assert!(
             n.text
-                .contains("measured 94 Mbit/s = the 100 Mb/s link is the limit"),
+                .contains("measured 94 Mbit/s = the 100 Mbit/s link is the limit"),
             "{}",
             n.text
         );

@@ -27,8 +27,8 @@ pub(crate) fn candidate(i: &Interface) -> Option<Candidate> {
     let mut why = Vec::new();
     if s.slow() {
         why.push(format!(
-            "the link runs at {} Mb/s, {}",
-            s.speed_mbps,
+            "the link runs at {}, {}",
+            crate::units::speed(s.speed_mbps),
             s.best_phrase()
         ));
     }
@@ -57,7 +57,7 @@ pub(crate) fn forced(l: &LinkModes) -> String {
     format!(
         "{} {} duplex",
         l.speed_mbps
-            .map_or("unknown speed".into(), |s| format!("{s} Mb/s")),
+            .map_or("unknown speed".into(), crate::units::speed),
         l.duplex.map_or("unknown".into(), |d| d.to_string())
     )
 }
@@ -116,7 +116,7 @@ pub(crate) fn decide_link(before: &LinkModes, after: &LinkModes, throughput: Dec
     let now = forced(after);
     if !better(before, after) {
         return Decision::Revert(format!(
-            "the link came back at {now} (was {was}): renegotiating did not raise it; check the cable (a broken pair forces 100 Mb/s) and the switch port"
+            "the link came back at {now} (was {was}): renegotiating did not raise it; check the cable (a broken pair forces 100 Mbit/s) and the switch port"
         ));
     }
     match throughput {
@@ -151,7 +151,7 @@ mod tests {
         let flat = Decision::Revert("no gain above the noise: upload 1 → 1".into());
         let d = decide_link(&l(100, Duplex::Full), &l(1000, Duplex::Full), flat.clone());
         assert!(
-            matches!(&d, Decision::Keep(r) if r.starts_with("decided by the link:") && r.contains("1000 Mb/s full")),
+            matches!(&d, Decision::Keep(r) if r.starts_with("decided by the link:") && r.contains("1 Gbit/s full")),
             "{d:?}"
         );
         let d = decide_link(

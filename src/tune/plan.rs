@@ -166,8 +166,9 @@ fn tcp_buffers(inp: &Inputs, notes: &mut Vec<String>) -> Option<Candidate> {
                     id: "tcp-buffers".into(),
                     title: format!("TCP buffer maxima to {}", bytes(target)),
                     reason: format!(
-                        "bandwidth-delay product {} ({mbps} Mb/s × {:.2} ms): buffers should hold twice that",
+                        "bandwidth-delay product {} ({} × {:.2} ms): buffers should hold twice that",
                         bytes(b),
+                        crate::units::speed(mbps),
                         rtt.ms
                     ),
                     change: ch,

@@ -329,7 +329,7 @@ fn scripted_target_renegotiation_first_kept_on_the_links_evidence_and_recorded_f
     );
     assert!(
         st.reason
-            .contains("1000 Mb/s full duplex (was 100 Mb/s full duplex)")
+            .contains("1 Gbit/s full duplex (was 100 Mbit/s full duplex)")
     );
     assert_eq!(state.lock().unwrap()["link"], "1000");
     let last = persist::load_last(&paths, "eth0").unwrap().unwrap();

@@ -115,7 +115,7 @@ fn measure(
         Engine::Uring => 1,
         Engine::Psync => cfg.iodepth.min(MAX_PSYNC_THREADS),
     };
-    let before = (Instant::now(), summary::rusage_now());
+    let before = (Instant::now(), crate::bench::load::rusage_now());
     let (start, results) = std::thread::scope(|scope| {
         let mut handles = Vec::new();
         let mut spawn_err = None;
@@ -148,7 +148,11 @@ fn measure(
     Ok((
         start,
         results,
-        summary::cpu_use(before.1, summary::rusage_now(), before.0.elapsed()),
+        summary::cpu_use(
+            before.1,
+            crate::bench::load::rusage_now(),
+            before.0.elapsed(),
+        ),
     ))
 }
 

@@ -168,18 +168,7 @@ pub(crate) fn build(ctx: Context<'_>, start: Instant, workers: Vec<WorkerStats>)
     }
 }
 
-/// User and system CPU time of this process so far.
-pub(crate) fn rusage_now() -> (Duration, Duration) {
-    use nix::sys::resource::{UsageWho, getrusage};
-    let tv =
-        |t: nix::sys::time::TimeVal| Duration::new(t.tv_sec() as u64, t.tv_usec() as u32 * 1000);
-    match getrusage(UsageWho::RUSAGE_SELF) {
-        Ok(u) => (tv(u.user_time()), tv(u.system_time())),
-        Err(_) => (Duration::ZERO, Duration::ZERO),
-    }
-}
-
-/// The CPU used between two [`rusage_now`] readings `wall` apart; the share
+/// The CPU used between two [`rusage_now`](crate::bench::load::rusage_now) readings `wall` apart; the share
 /// is of that same span (not of the I/O's, which starts later and ends
 /// earlier), so it never exceeds what the machine's CPUs can give.
 pub(crate) fn cpu_use(
