@@ -5,7 +5,7 @@
 use crate::bench::progress::{Cancel, NoProgress};
 use crate::path::Peer;
 use crate::path::measure::Measure;
-use crate::report::Figure;
+use crate::report::{Figure, Figures, Measured};
 
 /// A network benchmark towards `peer`, `time_s` seconds per run.
 pub(crate) fn for_peer(peer: &Peer, time_s: u32) -> Box<dyn Measure> {
@@ -23,12 +23,7 @@ fn fig(name: &str, value: f64, unit: &str) -> Figure {
 /// Disk figures for a directory, as a home lab's quarterly check measures them:
 /// sequential write and read of `size` bytes (dd-like, 1 MiB blocks), then
 /// 4 KiB random reads for up to `seconds`.
-pub(crate) fn disk(
-    dir: &str,
-    size: u64,
-    seconds: u64,
-    cancel: &Cancel,
-) -> Result<Vec<Figure>, String> {
+pub(crate) fn disk(dir: &str, size: u64, seconds: u64, cancel: &Cancel) -> Figures {
     use crate::bench::disk::{self, DiskConfig, seqdd};
     let mut cfg = seqdd::SeqDdConfig::new(dir);
     cfg.size = size;
@@ -42,11 +37,14 @@ pub(crate) fn disk(
     rr.runtime = std::time::Duration::from_secs(seconds);
     let r = disk::run(&rr, &NoProgress, cancel.clone()).map_err(|e| e.to_string())?;
     out.push(fig("randread-4k", r.iops, "IOPS"));
-    Ok(out)
+    Ok(Measured {
+        figures: out,
+        warnings: r.warnings,
+    })
 }
 
 /// CPU events per second (sysbench-like) with `threads` threads for `seconds`.
-pub(crate) fn cpu(threads: u32, seconds: u64, cancel: &Cancel) -> Result<Vec<Figure>, String> {
+pub(crate) fn cpu(threads: u32, seconds: u64, cancel: &Cancel) -> Figures {
     use crate::bench::cpu::{self, CpuConfig};
     let cfg = CpuConfig {
         threads: threads as usize,
@@ -55,7 +53,10 @@ pub(crate) fn cpu(threads: u32, seconds: u64, cancel: &Cancel) -> Result<Vec<Fig
         ..CpuConfig::new()
     };
     let r = cpu::run(&cfg, &NoProgress, cancel.clone()).map_err(|e| e.to_string())?;
-    Ok(vec![fig("events", r.run.events_per_second, "events/s")])
+    Ok(Measured {
+        figures: vec![fig("events", r.run.events_per_second, "events/s")],
+        warnings: r.warnings,
+    })
 }
 
 /// The settings snapshot of these interfaces and the network sysctls.

@@ -33,24 +33,37 @@ pub(crate) struct Entry {
     pub(crate) subject: String,
     pub(crate) figures: Vec<Figure>,
     pub(crate) error: Option<String>,
+    /// What makes the figures less than they seem (other load, steal, a run
+    /// too short, a memory-backed directory).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) warnings: Vec<String>,
 }
 
 impl Entry {
     /// The figures of one run, or why it could not run.
     pub(crate) fn new(subject: &str, r: Figures) -> Entry {
         match r {
-            Ok(figures) => Entry {
+            Ok(m) => Entry {
                 subject: subject.into(),
-                figures,
+                figures: m.figures,
                 error: None,
+                warnings: m.warnings,
             },
             Err(e) => Entry {
                 subject: subject.into(),
                 figures: Vec::new(),
                 error: Some(e),
+                warnings: Vec::new(),
             },
         }
     }
+}
+
+/// The figures of one disk or CPU run and the warnings that go with them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Measured {
+    pub(crate) figures: Vec<Figure>,
+    pub(crate) warnings: Vec<String>,
 }
 
 /// Threads of the multi-threaded CPU run: every CPU.
@@ -71,7 +84,7 @@ pub(crate) struct Report {
 }
 
 /// Figures of one disk or CPU run, or why it could not run.
-pub(crate) type Figures = Result<Vec<Figure>, String>;
+pub(crate) type Figures = Result<Measured, String>;
 
 /// Measures for the parts other modules provide.
 pub(crate) struct Benches<'a> {
@@ -219,7 +232,57 @@ impl Report {
                     );
                 }
             }
+            let warnings: Vec<String> = list
+                .iter()
+                .flat_map(|e| {
+                    e.warnings
+                        .iter()
+                        .map(move |w| format!("{}: {w}", e.subject))
+                })
+                .collect();
+            if !warnings.is_empty() {
+                s.push('\n');
+                for w in warnings {
+                    s += &format!("Warning, {w}\n");
+                }
+            }
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run's warnings reach the report, under the section of the run.
+    #[test]
+    fn warnings_are_printed_under_their_section() {
+        let cpu = Entry::new(
+            "multi",
+            Ok(Measured {
+                figures: vec![Figure {
+                    name: "events".into(),
+                    value: 900.0,
+                    unit: "events/s".into(),
+                }],
+                warnings: vec!["other processes kept 1.2 of this machine's 2 CPUs busy".into()],
+            }),
+        );
+        let r = Report {
+            host: HostInfo::current(),
+            timestamp: 0,
+            network: Vec::new(),
+            disk: Vec::new(),
+            cpu: vec![cpu],
+        };
+        let md = r.markdown();
+        let cpu_part = md.split("## CPU").nth(1).unwrap();
+        assert!(
+            cpu_part.contains("Warning, multi: other processes kept 1.2"),
+            "{md}"
+        );
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["cpu"][0]["warnings"].as_array().unwrap().len(), 1);
     }
 }

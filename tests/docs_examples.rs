@@ -5,92 +5,9 @@
 
 use clap::Parser;
 
-/// Every `hlctl` command line inside fenced code blocks of `text`, as words
-/// (prompt, `sudo`, comments, pipes and redirections cut off). In a block
-/// with `$ ` prompts only the prompted lines are commands (the rest is
-/// output); in a block without, every line is.
-fn commands(text: &str) -> Vec<(usize, Vec<String>)> {
-    let mut out = Vec::new();
-    let mut block: Option<Vec<(usize, &str)>> = None;
-    for (n, line) in text.lines().enumerate() {
-        if line.trim_start().starts_with("```") {
-            match block.take() {
-                Some(lines) => out.extend(block_commands(&lines)),
-                None => block = Some(Vec::new()),
-            }
-            continue;
-        }
-        if let Some(b) = block.as_mut() {
-            b.push((n + 1, line));
-        }
-    }
-    out
-}
+mod common;
 
-fn block_commands(lines: &[(usize, &str)]) -> Vec<(usize, Vec<String>)> {
-    let prompted = lines.iter().any(|(_, l)| l.trim_start().starts_with("$ "));
-    lines
-        .iter()
-        .filter_map(|(n, line)| {
-            let l = line.trim_start();
-            let l = match (prompted, l.strip_prefix("$ ")) {
-                (true, None) => return None,
-                (_, Some(rest)) => rest,
-                (false, None) => l,
-            };
-            let l = l.strip_prefix("sudo ").unwrap_or(l);
-            l.starts_with("hlctl ").then(|| (*n, words(l)))
-        })
-        .collect()
-}
-
-/// Shell words up to the first `#`, `|`, `&&`, `;` or redirection; quotes kept
-/// together ('a b' is one word).
-fn words(line: &str) -> Vec<String> {
-    let mut v = Vec::new();
-    let mut cur = String::new();
-    let mut quote: Option<char> = None;
-    for c in line.chars() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), c) => cur.push(c),
-            (None, '\'' | '"') => quote = Some(c),
-            (None, ' ' | '\t') => {
-                if !cur.is_empty() {
-                    v.push(std::mem::take(&mut cur));
-                }
-            }
-            (None, c) => cur.push(c),
-        }
-    }
-    if !cur.is_empty() {
-        v.push(cur);
-    }
-    let end = v
-        .iter()
-        .position(|w| {
-            w.starts_with('#')
-                || ["|", "&&", ";", "<", ">", "2>&1", "||"].contains(&w.as_str())
-                || w.starts_with('>')
-                || w.starts_with("2>")
-        })
-        .unwrap_or(v.len());
-    v.truncate(end);
-    v
-}
-
-fn doc_files() -> Vec<std::path::PathBuf> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = vec![root.join("README.md")];
-    let mut docs: Vec<_> = std::fs::read_dir(root.join("docs"))
-        .expect("docs/")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "md"))
-        .collect();
-    docs.sort();
-    files.extend(docs);
-    files
-}
+use common::docs::{commands, doc_files, words};
 
 #[test]
 fn every_hlctl_line_in_the_docs_parses() {

@@ -543,6 +543,7 @@ mod tests {
                         },
                     ],
                     error: None,
+                    warnings: Vec::new(),
                 }],
                 cpu: vec![Entry {
                     subject: "multi".into(),
@@ -552,6 +553,7 @@ mod tests {
                         unit: "events/s".into(),
                     }],
                     error: None,
+                    warnings: Vec::new(),
                 }],
             },
             peers: vec![PeerResult {

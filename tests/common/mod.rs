@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// qemu VM rig with Debian's kernel and real NIC drivers (see vm.rs).
 pub mod bus;
 pub mod deb;
+pub mod docs;
 pub mod ethtool;
 pub mod fleet;
 pub mod lab;
