@@ -47,3 +47,4 @@ pub(crate) mod spelling;
 pub(crate) mod sysctl;
 pub(crate) mod tune;
 pub(crate) mod units;
+pub(crate) mod workload;

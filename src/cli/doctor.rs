@@ -79,6 +79,34 @@ pub(crate) struct DoctorArgs {
     /// Seconds per throughput run.
     #[arg(long, default_value_t = 2, value_parser = crate::units::ranged(1u32, 60))]
     pub(crate) time: u32,
+
+    /// Will this host carry it? A named workload, optionally times a count:
+    /// plex-4k, plex-1080p, plex-transcode-1080p, nfs-backup, vm-disk
+    /// (`plex-4k:3` = three streams). Judged per layer against what doctor
+    /// measures: the path to the client (--peer), the storage (the first
+    /// --dir), the CPU (a 5 s run). Repeatable.
+    #[arg(long = "workload", value_name = "NAME[:COUNT]", value_parser = workload_spec)]
+    pub(crate) workloads: Vec<String>,
+
+    /// Your own needs, per layer: net=400M (bit/s), disk-read=100MB/s,
+    /// disk-randread=5000iops, cpu=3000 (sysbench events/s).
+    #[arg(long = "need", value_name = "LAYER=VALUE,...", value_parser = need_spec)]
+    pub(crate) needs: Vec<String>,
+}
+
+fn workload_spec(s: &str) -> Result<String, String> {
+    crate::workload::Workload::parse(s).map(|_| s.to_string())
+}
+
+fn need_spec(s: &str) -> Result<String, String> {
+    crate::workload::Workload::parse_needs(s).map(|_| format!("need:{s}"))
+}
+
+impl DoctorArgs {
+    /// The workloads as the bus carries them (`plex-4k:3`, `need:…`).
+    fn workload_specs(&self) -> Vec<String> {
+        self.workloads.iter().chain(&self.needs).cloned().collect()
+    }
 }
 
 pub(crate) fn run(global: &Global, args: DoctorArgs) -> i32 {
@@ -126,6 +154,11 @@ fn in_process(
         runs: args.runs,
         stress: std::time::Duration::from_secs(args.stress),
         disk_size: args.disk_size << 20,
+        workloads: args
+            .workload_specs()
+            .iter()
+            .filter_map(|w| crate::workload::Workload::parse_spec(w).ok())
+            .collect(),
         ..Default::default()
     };
     let measure = peer
@@ -154,6 +187,8 @@ fn through_daemon(r: &Remote, args: &DoctorArgs, bar: &ProgressBar) -> Result<Re
         disk_size_mib: args.disk_size as u32,
         time_s: args.time,
         detached: false,
+        workloads: args.workload_specs(),
+        workload_runs: true,
     };
     let call = JobCall {
         what: "doctor",
@@ -241,6 +276,31 @@ pub(crate) fn render(r: &Report) -> String {
     if !r.not_checked.is_empty() {
         s += "Not checked:\n";
         s += &check_lines(&r.not_checked);
+    }
+    s += &workload_text(&r.workloads);
+    s
+}
+
+/// "Will it carry …": per workload, each layer's need, figure and verdict.
+fn workload_text(answers: &[crate::workload::Answer]) -> String {
+    let mut s = String::new();
+    for a in answers {
+        s += &format!("\nWorkload {}: {}\n", a.workload.label(), a.verdict);
+        for r in &a.rows {
+            let measured = r.measured.map_or("-".to_string(), |v| r.layer.format(v));
+            let headroom = r
+                .headroom_percent
+                .map_or(String::new(), |h| format!(" ({h:+.0}%)"));
+            s += &format!(
+                "  {:<13} needs {:<15} measured {:<15} {}{headroom}  [{}]\n",
+                r.layer.name(),
+                r.layer.format(r.needed),
+                measured,
+                r.verdict,
+                r.source
+            );
+        }
+        s += &format!("  {}\n", a.summary);
     }
     s
 }

@@ -63,6 +63,11 @@ pub(crate) struct Options {
     pub(crate) stress: Duration,
     /// Bytes written and read back in each `--dir` (zero: no measurement).
     pub(crate) disk_size: u64,
+    /// `--workload`/`--need`: judged against what was measured.
+    pub(crate) workloads: Vec<crate::workload::Workload>,
+    /// Whether a workload that needs the CPU or random reads may run them
+    /// (not in a read-only doctor).
+    pub(crate) workload_runs: bool,
 }
 
 impl Default for Options {
@@ -75,6 +80,8 @@ impl Default for Options {
             runs: 1,
             stress: Duration::from_secs(3),
             disk_size: storage::DEFAULT_SIZE,
+            workloads: Vec::new(),
+            workload_runs: true,
         }
     }
 }
@@ -101,6 +108,9 @@ pub(crate) struct Report {
     /// `--dir`: sequential write and read per directory.
     #[serde(default)]
     pub(crate) storage: Vec<inputs::DirResult>,
+    /// `--workload`: will it carry what the owner runs?
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) workloads: Vec<crate::workload::Answer>,
 }
 
 /// Run every check on gathered inputs (pure: no I/O).
@@ -157,6 +167,7 @@ pub(crate) fn run(
         limits: path::limits(&inp),
         stacks: stack::stacks(&inp),
         storage: inp.storage.clone(),
+        workloads: Vec::new(),
     };
     Ok((report, inp))
 }

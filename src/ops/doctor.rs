@@ -25,7 +25,8 @@ pub(crate) fn run(
         crate::bench::net::check_peer(&peer.host, peer.port)
             .map_err(|e| DoctorError::Peer(e.to_string()))?;
     }
-    let (report, inputs) = doctor::run(opts, paths, measure, progress, cancel)?;
+    let (mut report, inputs) = doctor::run(opts, paths, measure, progress, cancel)?;
+    report.workloads = super::workload::answers(opts, &report, progress, cancel);
     let stored = store(paths, who, rows::doctor(&report, &inputs));
     Ok(Ran { report, stored })
 }

@@ -17,5 +17,6 @@ pub(crate) mod rows;
 pub(crate) mod sysctl;
 pub(crate) mod try_change;
 pub(crate) mod tune;
+pub(crate) mod workload;
 
 pub(crate) use record::{Requester, Stored};

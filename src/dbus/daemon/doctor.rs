@@ -106,6 +106,12 @@ pub(crate) fn prepare(grant: Grant, paths: Paths) -> Work {
             runs: p.runs,
             stress: Duration::from_secs(p.stress_s.into()),
             disk_size: u64::from(p.disk_size_mib) << 20,
+            workloads: p
+                .workloads
+                .iter()
+                .filter_map(|w| crate::workload::Workload::parse_spec(w).ok())
+                .collect(),
+            workload_runs: p.workload_runs,
             ..Default::default()
         };
         let measure = peer

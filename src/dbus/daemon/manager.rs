@@ -398,9 +398,11 @@ impl Manager {
     /// `hlctl doctor`): `interfaces` (as), `peer` (s: HOST[:PORT]), `dirs`
     /// (as, absolute), `runs` (u, 1 to 20), `stress_s` (u, 0 to 600),
     /// `disk_size_mib` (u, 0 to 1048576), `time_s` (u, 1 to 60), `detached`
-    /// (b). The job's result is the doctor's report; it is stored in the
-    /// history only when its measurements were authorized (or the caller is
-    /// root). Returns the job's path.
+    /// (b), `workloads` (as: `plex-4k:3`, `need:net=400M,cpu=3000`; judged
+    /// in the report's `workloads`, their CPU and random-read runs need
+    /// run-benchmark too). The job's result is the doctor's report; it is
+    /// stored in the history only when its measurements were authorized (or
+    /// the caller is root). Returns the job's path.
     async fn doctor(
         &self,
         options: HashMap<String, OwnedVariant>,

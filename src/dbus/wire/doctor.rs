@@ -2,7 +2,9 @@
 //! `interfaces` as, `peer` s (HOST, HOST:PORT or [IPv6]:PORT), `dirs` as
 //! (absolute), `runs` u (1 to 20, default 1), `stress_s` u (0 to 600, default
 //! 3), `disk_size_mib` u (0 to 1048576, default 256), `time_s` u (1 to 60,
-//! default 2), `detached` b. The defaults are those of `hlctl doctor`.
+//! default 2), `detached` b, `workloads` as (`plex-4k:3`,
+//! `need:net=400M,cpu=3000`; judged in the report's `workloads`). The
+//! defaults are those of `hlctl doctor`.
 
 use zbus::Variant;
 
@@ -23,6 +25,11 @@ pub(crate) struct DoctorParams {
     pub(crate) disk_size_mib: u32,
     pub(crate) time_s: u32,
     pub(crate) detached: bool,
+    /// `plex-4k:3`, `need:net=400M,cpu=3000`.
+    pub(crate) workloads: Vec<String>,
+    /// Not on the wire: false in a read-only doctor (no CPU or disk runs
+    /// for the workloads).
+    pub(crate) workload_runs: bool,
 }
 
 impl Default for DoctorParams {
@@ -36,6 +43,8 @@ impl Default for DoctorParams {
             disk_size_mib: 256,
             time_s: 2,
             detached: false,
+            workloads: Vec::new(),
+            workload_runs: true,
         }
     }
 }
@@ -53,6 +62,9 @@ impl DoctorParams {
         m.insert("disk_size_mib".into(), Variant::U32(self.disk_size_mib));
         m.insert("time_s".into(), Variant::U32(self.time_s));
         m.insert("detached".into(), Variant::Bool(self.detached));
+        if !self.workloads.is_empty() {
+            m.insert("workloads".into(), Variant::from(self.workloads.clone()));
+        }
         m
     }
 
@@ -73,11 +85,12 @@ impl DoctorParams {
                 }
                 "time_s" => settings::as_u32_in(k, v, 1, 60).map(|x| p.time_s = x),
                 "detached" => settings::as_bool(k, v).map(|x| p.detached = x),
+                "workloads" => settings::as_string_list(k, v).map(|x| p.workloads = x),
                 other => Err(Problem::new(
                     format!("option {}", other.chars().take(64).collect::<String>()),
                     None,
                     "unknown option: allowed interfaces (as), peer (s), dirs (as), runs (u), \
-                     stress_s (u), disk_size_mib (u), time_s (u), detached (b)",
+                     stress_s (u), disk_size_mib (u), time_s (u), detached (b), workloads (as)",
                 )),
             };
             if let Err(e) = r {
@@ -88,6 +101,11 @@ impl DoctorParams {
             && let Err(e) = Peer::parse(peer)
         {
             problems.push(Problem::new("option peer", Some(peer), e));
+        }
+        for w in &p.workloads {
+            if let Err(e) = crate::workload::Workload::parse_spec(w) {
+                problems.push(Problem::new("option workloads", Some(w), e));
+            }
         }
         for d in &p.dirs {
             if !d.starts_with('/') {
@@ -119,6 +137,15 @@ impl DoctorParams {
         if self.writes_files() {
             m.push("storage throughput");
         }
+        let runs = self.workloads.iter().any(|w| {
+            crate::workload::Workload::parse_spec(w).is_ok_and(|w| {
+                w.needs(crate::workload::Layer::Cpu)
+                    || w.needs(crate::workload::Layer::DiskRandread)
+            })
+        });
+        if runs && self.workload_runs {
+            m.push("workload CPU and random-read runs");
+        }
         m
     }
 
@@ -129,6 +156,7 @@ impl DoctorParams {
             stress_s: 0,
             peer: None,
             disk_size_mib: 0,
+            workload_runs: false,
             ..self
         }
     }

@@ -1,0 +1,134 @@
+//! The figures a workload verdict needs, taken from the doctor's report
+//! (throughput to the peer, sequential read of the first `--dir`) and, when
+//! a workload needs them and the doctor may measure, a CPU run and a random
+//! 4 KiB read run of its own.
+
+use crate::bench::progress::{Cancel, Progress, ProgressEvent};
+use crate::doctor::{Options, Report};
+use crate::workload::{Answer, Layer, Measured, judge};
+
+/// Seconds of the CPU run and of the random-read run a workload asks for.
+const RUN_S: u64 = 5;
+
+/// Every workload of `opts`, judged against `report` and the runs made here.
+pub(crate) fn answers(
+    opts: &Options,
+    report: &Report,
+    progress: &dyn Progress,
+    cancel: &Cancel,
+) -> Vec<Answer> {
+    if opts.workloads.is_empty() {
+        return Vec::new();
+    }
+    let wants = |l: Layer| opts.workloads.iter().any(|w| w.needs(l));
+    let mut m = Measured::default();
+    net(report, &mut m);
+    disk_read(report, &mut m);
+    if wants(Layer::Cpu) {
+        say(progress, "CPU run for the workloads");
+        cpu(opts, cancel, &mut m);
+    }
+    if wants(Layer::DiskRandread) {
+        say(progress, "random 4 KiB reads for the workloads");
+        randread(opts, cancel, &mut m);
+    }
+    opts.workloads.iter().map(|w| judge(w, &m)).collect()
+}
+
+fn say(progress: &dyn Progress, m: &str) {
+    progress.report(ProgressEvent {
+        fraction: 0.95,
+        message: m.into(),
+    });
+}
+
+/// This host → the client: the upload median doctor measured.
+fn net(report: &Report, m: &mut Measured) {
+    let Some(p) = &report.peer else {
+        m.missing
+            .push((Layer::Net, "no --peer (the client)".into()));
+        return;
+    };
+    match &p.throughput {
+        Ok(t) if !t.upload.samples.is_empty() => m.values.push((
+            Layer::Net,
+            t.upload.median(),
+            format!(
+                "measured now: upload to {}, median of {} run(s)",
+                p.peer.label(),
+                t.upload.samples.len()
+            ),
+        )),
+        Ok(_) => m.missing.push((Layer::Net, "no throughput run".into())),
+        Err(e) => m.missing.push((Layer::Net, format!("not measured: {e}"))),
+    }
+}
+
+/// The first `--dir`'s sequential read (page cache dropped first).
+fn disk_read(report: &Report, m: &mut Measured) {
+    let Some(d) = report.storage.first() else {
+        m.missing
+            .push((Layer::DiskRead, "no --dir (the media volume)".into()));
+        return;
+    };
+    match &d.measured {
+        Ok(f) => m.values.push((
+            Layer::DiskRead,
+            f.read_mb_s * 1e6,
+            format!("measured now: sequential read in {}", d.dir),
+        )),
+        Err(e) => m
+            .missing
+            .push((Layer::DiskRead, format!("{}: not measured: {e}", d.dir))),
+    }
+}
+
+fn cpu(opts: &Options, cancel: &Cancel, m: &mut Measured) {
+    if !opts.workload_runs {
+        m.missing
+            .push((Layer::Cpu, "not measured (a read-only doctor)".into()));
+        return;
+    }
+    let threads = crate::report::cpu_threads();
+    match crate::measure::cpu(threads, RUN_S, cancel) {
+        Ok(r) => m.values.push((
+            Layer::Cpu,
+            r.figures.first().map_or(0.0, |f| f.value),
+            format!("measured now: {RUN_S} s CPU run, {threads} thread(s)"),
+        )),
+        Err(e) => m.missing.push((Layer::Cpu, format!("not measured: {e}"))),
+    }
+}
+
+fn randread(opts: &Options, cancel: &Cancel, m: &mut Measured) {
+    let Some(dir) = opts.dirs.first() else {
+        m.missing
+            .push((Layer::DiskRandread, "no --dir (the VM storage)".into()));
+        return;
+    };
+    if !opts.workload_runs {
+        m.missing.push((
+            Layer::DiskRandread,
+            "not measured (a read-only doctor)".into(),
+        ));
+        return;
+    }
+    use crate::bench::disk::{self, DiskConfig};
+    use crate::bench::progress::NoProgress;
+    let mut cfg = DiskConfig::new(dir);
+    cfg.size = opts.disk_size.max(64 << 20);
+    cfg.runtime = std::time::Duration::from_secs(RUN_S);
+    match disk::run(&cfg, &NoProgress, cancel.clone()) {
+        Ok(r) => m.values.push((
+            Layer::DiskRandread,
+            r.iops,
+            format!(
+                "measured now: 4 KiB random reads in {dir}, QD{}",
+                cfg.iodepth
+            ),
+        )),
+        Err(e) => m
+            .missing
+            .push((Layer::DiskRandread, format!("not measured: {e}"))),
+    }
+}

@@ -1,0 +1,158 @@
+//! "Will it carry what I run?" (issue 29, part 1): `hlctl doctor --workload`
+//! on a veth path shaped with `tc tbf` to 120 Mbit/s both ways, towards a
+//! real `iperf3 -s` in the peer namespace, with a directory on this
+//! machine's disk as the media volume. One doctor run judges every
+//! workload at once:
+//! - `plex-4k` (100 Mbit/s a stream) is carried, the network row "ok";
+//! - `plex-4k:2` is not: the network is the limit and 1 stream fits;
+//! - `--need disk-read=…` far above any disk names the storage;
+//! - `--need cpu=…` far above any CPU names the CPU (a real CPU run);
+//!
+//! and the JSON carries every row (needed, measured, source, verdict).
+//! A bad workload name is refused before anything runs, with the list.
+
+mod common;
+
+use common::lab::{Lab, serial};
+use serde_json::Value;
+
+fn answer<'a>(r: &'a Value, label: &str) -> &'a Value {
+    r["workloads"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no workloads in {r}"))
+        .iter()
+        .find(|a| {
+            let w = &a["workload"];
+            let name = w["name"].as_str().unwrap();
+            let count = w["count"].as_u64().unwrap();
+            label == name || label == format!("{name}:{count}")
+        })
+        .unwrap_or_else(|| panic!("{label} not answered: {}", r["workloads"]))
+}
+
+fn row<'a>(a: &'a Value, layer: &str) -> &'a Value {
+    a["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["layer"] == layer)
+        .unwrap_or_else(|| panic!("no {layer} row: {a}"))
+}
+
+#[test]
+fn doctor_says_what_the_path_the_disk_and_the_cpu_carry() {
+    let _serial = serial();
+    let lab = Lab::new();
+    lab.shape_both("120mbit");
+    let srv = lab.iperf3_server();
+    let peer = lab.peer_arg(&srv);
+    let media = tempfile::tempdir_in("/var/tmp").unwrap();
+    let r = lab.json(&[
+        "doctor",
+        &lab.a,
+        "--peer",
+        &peer,
+        "--dir",
+        media.path().to_str().unwrap(),
+        "--disk-size",
+        "32M",
+        "--stress",
+        "0",
+        "--time",
+        "3",
+        "--workload",
+        "plex-4k",
+        "--workload",
+        "plex-4k:2",
+        "--need",
+        "disk-read=1000000MB/s",
+        "--need",
+        "cpu=100000000",
+    ]);
+
+    // One stream: the shaped path (about 115 Mbit/s) carries it.
+    let one = answer(&r, "plex-4k");
+    let net = row(one, "net");
+    let measured = net["measured"].as_f64().unwrap();
+    assert!(
+        (90e6..=125e6).contains(&measured),
+        "tbf 120 Mbit/s measured {measured}: {net}"
+    );
+    assert_eq!(net["verdict"], "ok", "{one}");
+    assert_eq!(net["needed"].as_f64().unwrap(), 100e6);
+    assert!(
+        net["source"]
+            .as_str()
+            .unwrap()
+            .starts_with("measured now: upload to"),
+        "{net}"
+    );
+    assert_eq!(one["verdict"], "carries plex-4k", "{one}");
+
+    // Two streams: the network is short and names itself the limit.
+    let two = answer(&r, "plex-4k:2");
+    assert_eq!(two["verdict"], "does not carry plex-4k ×2", "{two}");
+    assert_eq!(two["limit"], "net", "{two}");
+    assert_eq!(row(two, "net")["verdict"], "short");
+    assert_eq!(row(two, "disk-read")["verdict"], "ok", "{two}");
+    assert!(
+        two["summary"]
+            .as_str()
+            .unwrap()
+            .contains("the path to the client is the limit: 1 fits"),
+        "{two}"
+    );
+
+    // Custom needs: the storage and the CPU named when they fall short.
+    let customs: Vec<&Value> = r["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["workload"]["name"] == "custom")
+        .collect();
+    assert_eq!(customs.len(), 2, "{}", r["workloads"]);
+    assert_eq!(customs[0]["limit"], "disk-read", "{}", customs[0]);
+    assert!(row(customs[0], "disk-read")["measured"].as_f64().unwrap() > 0.0);
+    assert_eq!(customs[1]["limit"], "cpu", "{}", customs[1]);
+    let cpu = row(customs[1], "cpu");
+    assert!(cpu["measured"].as_f64().unwrap() > 100.0, "{cpu}");
+    assert_eq!(cpu["verdict"], "short");
+
+    // The text says the same in the owner's words.
+    let out = lab.hlctl(&[
+        "doctor",
+        &lab.a,
+        "--peer",
+        &peer,
+        "--stress",
+        "0",
+        "--time",
+        "1",
+        "--workload",
+        "plex-4k:2",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Workload plex-4k ×2: does not carry plex-4k ×2"),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_unknown_workload_is_refused_before_anything_runs() {
+    let state = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hlctl"))
+        .arg("--state-dir")
+        .arg(state.path())
+        .args(["doctor", "--workload", "plex4k:2"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("did you mean plex-4k?"), "{err}");
+    assert!(err.contains("nfs-backup"), "{err}");
+    assert!(
+        std::fs::read_dir(state.path()).unwrap().next().is_none(),
+        "nothing stored"
+    );
+}
