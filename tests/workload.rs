@@ -156,3 +156,44 @@ fn an_unknown_workload_is_refused_before_anything_runs() {
         "nothing stored"
     );
 }
+
+/// Through hlctld on a private bus (as root): the `workloads` option of
+/// `Manager.Doctor` is judged in the daemon's report (its CPU run made
+/// there), and a spec that names no workload is refused as
+/// InvalidArgument with the suggestion, before any job starts.
+#[test]
+fn the_bus_carries_workloads_and_refuses_a_bad_one() {
+    let _serial = serial();
+    let lab = common::bus::DaemonLab::new(&[]);
+    let r = lab.json(&["doctor", "--stress", "0", "--need", "cpu=100000000"]);
+    let a = &r["workloads"][0];
+    assert_eq!(a["limit"], "cpu", "{r}");
+    let cpu = row(a, "cpu");
+    assert!(cpu["measured"].as_f64().unwrap() > 100.0, "{cpu}");
+    assert!(
+        cpu["source"].as_str().unwrap().contains("CPU run"),
+        "{cpu}"
+    );
+    let out = lab.rig.busctl_as(
+        0,
+        0,
+        &[
+            "call",
+            "org.hlctl.Daemon1",
+            "/org/hlctl/Daemon1",
+            "org.hlctl.Daemon1.Manager",
+            "Doctor",
+            "a{sv}",
+            "1",
+            "workloads",
+            "as",
+            "1",
+            "plex4k:2",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("did you mean plex-4k?"), "{err}");
+    let jobs = lab.log();
+    assert!(!jobs.contains("job 2 started"), "a job started:\n{jobs}");
+}
