@@ -71,7 +71,13 @@ impl Lab {
             "[check]\npeers = [\"bad host:1\"]\ncpu = true\ncolour = \"red\"\n",
         )
         .unwrap();
-        for d in ["state", "sysctl.d", "hlbench", "media", "volume1/hlctl/sysctl.d"] {
+        for d in [
+            "state",
+            "sysctl.d",
+            "hlbench",
+            "media",
+            "volume1/hlctl/sysctl.d",
+        ] {
             std::fs::create_dir_all(tmp.path().join(d)).unwrap();
         }
         Lab {
@@ -452,8 +458,14 @@ fn shapes_ignore_numbers_spaces_and_paths() {
         shape("lab0: nothing changed", &map)
     );
     assert_eq!(
-        shape("hlctl doctor on pve (kernel 6.8.12-4-pve), interfaces: eth2", &map),
-        shape("hlctl doctor on vm (kernel 6.18.44-fc), interfaces: eth2", &map)
+        shape(
+            "hlctl doctor on pve (kernel 6.8.12-4-pve), interfaces: eth2",
+            &map
+        ),
+        shape(
+            "hlctl doctor on vm (kernel 6.18.44-fc), interfaces: eth2",
+            &map
+        )
     );
     assert!(is_progress("hlctl:    1.0 s  30 %  reading"));
     assert!(!is_progress("hlctl: lab0: invalid settings"));

@@ -170,10 +170,7 @@ fn the_bus_carries_workloads_and_refuses_a_bad_one() {
     assert_eq!(a["limit"], "cpu", "{r}");
     let cpu = row(a, "cpu");
     assert!(cpu["measured"].as_f64().unwrap() > 100.0, "{cpu}");
-    assert!(
-        cpu["source"].as_str().unwrap().contains("CPU run"),
-        "{cpu}"
-    );
+    assert!(cpu["source"].as_str().unwrap().contains("CPU run"), "{cpu}");
     let out = lab.rig.busctl_as(
         0,
         0,
@@ -196,4 +193,50 @@ fn the_bus_carries_workloads_and_refuses_a_bad_one() {
     assert!(err.contains("did you mean plex-4k?"), "{err}");
     let jobs = lab.log();
     assert!(!jobs.contains("job 2 started"), "a job started:\n{jobs}");
+}
+
+/// `hlctl check` with a `[workload]` section, on the same 120 Mbit/s path:
+/// `plex-4k`'s network need is met, `plex-4k:2`'s is not, which the check
+/// reports with the metric and counts like a regression (exit 1); the JSON
+/// carries the answers and the line.
+#[test]
+fn check_reports_a_workload_below_its_need() {
+    let _serial = serial();
+    let lab = Lab::new();
+    lab.shape_both("120mbit");
+    let srv = lab.iperf3_server();
+    let peer = lab.peer_arg(&srv);
+    let config = lab.dir.path().join("hlctl.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[check]\npeers = [\"{peer}\"]\ncpu = false\ntime_s = 2\n\n[workload]\nrun = [\"plex-4k\", \"plex-4k:2\"]\n"
+        ),
+    )
+    .unwrap();
+    let out = lab.hlctl(&["--config", config.to_str().unwrap(), "check", "--json"]);
+    let text = common::output_text(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let below = v["below_need"].as_array().unwrap();
+    assert_eq!(below.len(), 1, "{v}");
+    let line = below[0].as_str().unwrap();
+    assert!(
+        line.starts_with("below the need: net ") && line.contains("plex-4k ×2 needs 200 Mbit/s"),
+        "{line}"
+    );
+    let answers = v["check"]["workloads"].as_array().unwrap();
+    // No directory in this check: the storage layer is "not measured",
+    // and the workload's verdict says so rather than "carries".
+    assert_eq!(answers[0]["verdict"], "not all layers measured", "{v}");
+    assert_eq!(row(&answers[0], "net")["verdict"], "ok", "{v}");
+    assert_eq!(row(&answers[0], "disk-read")["verdict"], "not measured");
+    assert!(
+        row(&answers[0], "net")["source"]
+            .as_str()
+            .unwrap()
+            .starts_with("this check: upload to"),
+        "{v}"
+    );
+    assert_eq!(answers[1]["limit"], "net");
 }

@@ -34,6 +34,9 @@ pub(crate) struct CheckReport {
     pub(crate) peers: Vec<PeerResult>,
     /// Threads of the multi-threaded CPU run.
     pub(crate) cpu_threads: u32,
+    /// `[workload]`: the configured workloads judged on this check's figures.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) workloads: Vec<crate::workload::Answer>,
 }
 
 /// Disk and CPU measurements come from the benchmark layer (see `cli::measure`).
@@ -108,6 +111,7 @@ pub(crate) fn run(
         },
         peers: details,
         cpu_threads: threads,
+        workloads: Vec::new(),
     }
 }
 

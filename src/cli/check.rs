@@ -24,8 +24,8 @@ use crate::path::Peer;
 /// taken while the peer serves another test. hlctl-check.timer runs this on
 /// the configured schedule.
 ///
-/// Exit codes: 0 no regression; 1 a regression or a measurement that failed;
-/// 2 invalid input.
+/// Exit codes: 0 no regression; 1 a regression, a measurement that failed
+/// or a `[workload]` need not met; 2 invalid input.
 #[derive(Debug, Args)]
 pub(crate) struct CheckArgs {
     /// Measure to this peer instead of the configured ones (repeatable).
@@ -142,6 +142,7 @@ pub(crate) fn run(global: &Global, args: CheckArgs) -> i32 {
         ))
     });
     let metrics_file = refresh_metrics(&paths, &cfg);
+    let below = below_need(&r);
     if global.json {
         print_json(&serde_json::json!({
             "check": r,
@@ -149,10 +150,15 @@ pub(crate) fn run(global: &Global, args: CheckArgs) -> i32 {
             "regressions": regressions.len(),
             "regressions_logged_to": logged_to,
             "failures": failures,
+            "below_need": below,
             "metrics_file": metrics_file,
         }));
     } else {
         print_text(&r, comparison.as_ref());
+        print!("{}", super::doctor::workload_text(&r.workloads));
+        for b in &below {
+            println!("{b}");
+        }
         for f in &failures {
             println!("not measured: {f}");
         }
@@ -160,11 +166,34 @@ pub(crate) fn run(global: &Global, args: CheckArgs) -> i32 {
             println!("Metrics: {}", p.display());
         }
     }
-    if !regressions.is_empty() || !failures.is_empty() {
+    if !regressions.is_empty() || !failures.is_empty() || !below.is_empty() {
         exit::FAILED
     } else {
         exit::OK
     }
+}
+
+/// Every `[workload]` layer the check measured below its need, with the
+/// metric: "below the need: net 115 Mbit/s, plex-4k ×2 needs 200 Mbit/s".
+fn below_need(r: &CheckReport) -> Vec<String> {
+    r.workloads
+        .iter()
+        .flat_map(|a| {
+            a.rows
+                .iter()
+                .filter(|x| x.verdict == "short")
+                .map(move |x| {
+                    format!(
+                        "below the need: {} {}, {} needs {} ({})",
+                        x.layer.name(),
+                        x.layer.format(x.measured.unwrap_or(0.0)),
+                        a.workload.label(),
+                        x.layer.format(x.needed),
+                        x.source
+                    )
+                })
+        })
+        .collect()
 }
 
 /// `--if-kernel-changed`: the exit code when there is nothing to do (the

@@ -282,7 +282,7 @@ pub(crate) fn render(r: &Report) -> String {
 }
 
 /// "Will it carry …": per workload, each layer's need, figure and verdict.
-fn workload_text(answers: &[crate::workload::Answer]) -> String {
+pub(crate) fn workload_text(answers: &[crate::workload::Answer]) -> String {
     let mut s = String::new();
     for a in answers {
         s += &format!("\nWorkload {}: {}\n", a.workload.label(), a.verdict);

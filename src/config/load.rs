@@ -107,10 +107,11 @@ struct Parser<'a> {
     config: Config,
 }
 
-const SECTIONS: &str = "[check], [metrics], [serve]";
+const SECTIONS: &str = "[check], [metrics], [serve], [workload]";
 const CHECK_KEYS: &str = "peers, dirs, cpu, schedule, randomized_delay_s, after_kernel_change, baseline, threshold_percent, time_s, disk_size_mib, bench_time_s, busy_window_s";
 const METRICS_KEYS: &str = "textfile_dir, debounce_s";
 const SERVE_KEYS: &str = "enable, port";
+const WORKLOAD_KEYS: &str = "run (e.g. [\"plex-4k:3\"]), need (e.g. \"net=400M,cpu=3000\")";
 
 impl Parser<'_> {
     fn line(&self, span: &Range<usize>) -> usize {
@@ -147,6 +148,7 @@ impl Parser<'_> {
                     "check" => self.check_key(kname, &full, value),
                     "metrics" => self.metrics_key(kname, &full, value),
                     "serve" => self.serve_key(kname, &full, value),
+                    "workload" => self.workload_key(kname, value),
                     _ => {
                         self.problem(
                             &k.span(),
@@ -160,7 +162,7 @@ impl Parser<'_> {
                     self.problem(&span, &full, msg);
                 }
             }
-            if table.is_empty() && !matches!(name, "check" | "metrics" | "serve") {
+            if table.is_empty() && !matches!(name, "check" | "metrics" | "serve" | "workload") {
                 self.problem(
                     &k.span(),
                     name,
@@ -246,6 +248,29 @@ impl Parser<'_> {
             _ => return Err(format!("unknown key; [metrics] allows {METRICS_KEYS}")),
         }
         Ok(())
+    }
+
+    fn workload_key(&mut self, k: &str, v: &Spanned<DeValue<'_>>) -> Result<(), String> {
+        let specs: Vec<String> = match k {
+            "run" => value(v)?,
+            "need" => vec![format!("need:{}", value::<String>(v)?)],
+            _ => return Err(format!("unknown key; [workload] allows {WORKLOAD_KEYS}")),
+        };
+        let bad: Vec<String> = specs
+            .iter()
+            .filter_map(|s| crate::workload::Workload::parse_spec(s).err())
+            .collect();
+        // Keep the good ones: the check still judges them.
+        self.config.workload.specs.extend(
+            specs
+                .into_iter()
+                .filter(|s| crate::workload::Workload::parse_spec(s).is_ok()),
+        );
+        if bad.is_empty() {
+            Ok(())
+        } else {
+            Err(bad.join("; "))
+        }
     }
 
     fn serve_key(&mut self, k: &str, _full: &str, v: &Spanned<DeValue<'_>>) -> Result<(), String> {
@@ -344,6 +369,21 @@ x = 1
         assert!(c.check.cpu);
         assert!(c.serve.enable);
         assert_eq!(c.serve.port, 5201);
+    }
+
+    #[test]
+    fn workloads_are_read_and_a_bad_one_named() {
+        let (c, probs) =
+            p("[workload]\nrun = [\"plex-4k:3\", \"plex4k\"]\nneed = \"net=400M,cpu=3000\"\n");
+        assert_eq!(probs.len(), 1, "{probs:?}");
+        assert!(
+            probs[0].starts_with("/etc/hlctl/hlctl.toml:2: workload.run: plex4k: no such workload"),
+            "{probs:?}"
+        );
+        let mut specs = c.workload.specs.clone();
+        specs.sort();
+        assert_eq!(specs, ["need:net=400M,cpu=3000", "plex-4k:3"]);
+        assert_eq!(c.workload.workloads().len(), 2);
     }
 
     #[test]

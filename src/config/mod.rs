@@ -96,11 +96,29 @@ impl Default for ServeConfig {
     }
 }
 
+/// `[workload]`: what `hlctl check` must still carry (`run = ["plex-4k:3"]`,
+/// `need = "net=400M,cpu=3000"`), judged on every check's figures.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub(crate) struct WorkloadConfig {
+    /// Specs as the bus carries them: `plex-4k:3`, `need:net=400M`.
+    pub(crate) specs: Vec<String>,
+}
+
+impl WorkloadConfig {
+    pub(crate) fn workloads(&self) -> Vec<crate::workload::Workload> {
+        self.specs
+            .iter()
+            .filter_map(|s| crate::workload::Workload::parse_spec(s).ok())
+            .collect()
+    }
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub(crate) struct Config {
     pub(crate) check: CheckConfig,
     pub(crate) metrics: MetricsConfig,
     pub(crate) serve: ServeConfig,
+    pub(crate) workload: WorkloadConfig,
 }
 
 impl Config {

@@ -564,6 +564,7 @@ mod tests {
                 directions: vec![dir(Direction::Upload, 9e8), dir(Direction::Download, 8e8)],
             }],
             cpu_threads: 4,
+            workloads: Vec::new(),
         };
         let tune = crate::history::StoredResult {
             id: 1,

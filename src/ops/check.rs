@@ -20,7 +20,7 @@ pub(crate) fn run(
     let (size, secs) = (cfg.check.disk_size_mib << 20, cfg.check.bench_time_s);
     let disk = move |d: &str, c: &Cancel| crate::measure::disk(d, size, secs, c);
     let cpu = move |t: u32, c: &Cancel| crate::measure::cpu(t, secs, c);
-    let report = check::run(
+    let mut report = check::run(
         &cfg.check,
         &cfg.peers(),
         &paths.measure_lock_file(),
@@ -31,6 +31,7 @@ pub(crate) fn run(
         progress,
         cancel,
     );
+    report.workloads = super::workload::on_check(&report, &cfg.workload.workloads());
     let stored = store(paths, who, rows::check(paths, &report));
     Ran { report, stored }
 }

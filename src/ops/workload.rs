@@ -4,8 +4,9 @@
 //! 4 KiB read run of its own.
 
 use crate::bench::progress::{Cancel, Progress, ProgressEvent};
+use crate::check::CheckReport;
 use crate::doctor::{Options, Report};
-use crate::workload::{Answer, Layer, Measured, judge};
+use crate::workload::{Answer, Layer, Measured, Workload, judge};
 
 /// Seconds of the CPU run and of the random-read run a workload asks for.
 const RUN_S: u64 = 5;
@@ -131,4 +132,52 @@ fn randread(opts: &Options, cancel: &Cancel, m: &mut Measured) {
             .missing
             .push((Layer::DiskRandread, format!("not measured: {e}"))),
     }
+}
+
+/// `[workload]` judged on a check's own figures: the first peer's upload,
+/// the first directory's sequential and random reads, the multi-threaded
+/// CPU run (no extra runs).
+pub(crate) fn on_check(r: &CheckReport, workloads: &[Workload]) -> Vec<Answer> {
+    if workloads.is_empty() {
+        return Vec::new();
+    }
+    let mut m = Measured::default();
+    match r.report.network.iter().find(|n| n.upload_bps.is_some()) {
+        Some(n) => m.values.push((
+            Layer::Net,
+            n.upload_bps.unwrap_or(0.0),
+            format!("this check: upload to {}", n.peer),
+        )),
+        None => m.missing.push((Layer::Net, "no peer measured".into())),
+    }
+    let figure = |list: &[crate::report::Entry], subject: Option<&str>, name: &str| {
+        list.iter()
+            .filter(|e| subject.is_none_or(|s| e.subject == s))
+            .find_map(|e| {
+                e.figures
+                    .iter()
+                    .find(|f| f.name == name)
+                    .map(|f| (f.value, e.subject.clone()))
+            })
+    };
+    for (layer, name, what) in [
+        (Layer::DiskRead, "seq-read", "sequential read"),
+        (Layer::DiskRandread, "randread-4k", "4 KiB random reads"),
+    ] {
+        match figure(&r.report.disk, None, name) {
+            Some((v, dir)) => m
+                .values
+                .push((layer, v, format!("this check: {what} in {dir}"))),
+            None => m.missing.push((layer, "no directory measured".into())),
+        }
+    }
+    match figure(&r.report.cpu, Some("multi"), "events") {
+        Some((v, _)) => m.values.push((
+            Layer::Cpu,
+            v,
+            format!("this check: CPU run, {} thread(s)", r.cpu_threads),
+        )),
+        None => m.missing.push((Layer::Cpu, "no CPU run".into())),
+    }
+    workloads.iter().map(|w| judge(w, &m)).collect()
 }
