@@ -446,7 +446,16 @@ fn never_fight_networkmanager(vm: &mut SystemVm) {
     vm.ok("nmcli connection modify eth0 ethtool.ring-rx 256 && nmcli connection up eth0");
     let first = ring_samples(vm, 12);
     eprintln!("ring rx after the user's profile set 256 (1 s apart): {first:?}");
-    assert_eq!(first.last(), Some(&4096), "hlctld did not re-apply once");
+    // hlctld puts 4096 back exactly once. NetworkManager may set its 256
+    // again within these seconds (the ring change bounces the carrier and
+    // NetworkManager re-applies its ethtool settings): then that is the
+    // "again" below, already seen, and hlctld must have left it alone.
+    let rises = usize::from(first.first() == Some(&4096))
+        + first
+            .windows(2)
+            .filter(|w| w[0] != 4096 && w[1] == 4096)
+            .count();
+    assert_eq!(rises, 1, "hlctld did not re-apply exactly once: {first:?}");
     vm.ok("nmcli connection up eth0");
     let later = ring_samples(vm, 30);
     eprintln!("ring rx after NetworkManager set 256 again (1 s apart): {later:?}");
