@@ -24,7 +24,7 @@ fn fig(name: &str, value: f64, unit: &str) -> Figure {
 /// sequential write and read of `size` bytes (dd-like, 1 MiB blocks), then
 /// 4 KiB random reads for up to `seconds`.
 pub(crate) fn disk(dir: &str, size: u64, seconds: u64, cancel: &Cancel) -> Figures {
-    use crate::bench::disk::{self, DiskConfig, seqdd};
+    use crate::bench::disk::seqdd;
     let mut cfg = seqdd::SeqDdConfig::new(dir);
     cfg.size = size;
     let dd = seqdd::run_seq_dd(&cfg, &NoProgress, cancel.clone()).map_err(|e| e.to_string())?;
@@ -32,13 +32,24 @@ pub(crate) fn disk(dir: &str, size: u64, seconds: u64, cancel: &Cancel) -> Figur
         fig("seq-write", dd.write.bytes_per_second, "B/s"),
         fig("seq-read", dd.read.bytes_per_second, "B/s"),
     ];
+    let rr = randread(dir, size, seconds, cancel)?;
+    out.extend(rr.figures);
+    Ok(Measured {
+        figures: out,
+        warnings: rr.warnings,
+    })
+}
+
+/// 4 KiB random reads in `dir` (a `size`-byte file, hlctl's defaults: QD32,
+/// O_DIRECT) for up to `seconds`: the figure `randread-4k` in IOPS.
+pub(crate) fn randread(dir: &str, size: u64, seconds: u64, cancel: &Cancel) -> Figures {
+    use crate::bench::disk::{self, DiskConfig};
     let mut rr = DiskConfig::new(dir);
     rr.size = size;
     rr.runtime = std::time::Duration::from_secs(seconds);
     let r = disk::run(&rr, &NoProgress, cancel.clone()).map_err(|e| e.to_string())?;
-    out.push(fig("randread-4k", r.iops, "IOPS"));
     Ok(Measured {
-        figures: out,
+        figures: vec![fig("randread-4k", r.iops, "IOPS")],
         warnings: r.warnings,
     })
 }

@@ -6,7 +6,8 @@
 //! - `plex-4k` (100 Mbit/s a stream) is carried, the network row "ok";
 //! - `plex-4k:2` is not: the network is the limit and 1 stream fits;
 //! - `--need disk-read=…` far above any disk names the storage;
-//! - `--need cpu=…` far above any CPU names the CPU (a real CPU run);
+//! - `--need cpu=…` far above any CPU names the CPU (a real CPU run), and
+//!   `--need disk-randread=…` the random reads (a real run in the `--dir`);
 //!
 //! and the JSON carries every row (needed, measured, source, verdict).
 //! A bad workload name is refused before anything runs, with the list.
@@ -68,6 +69,8 @@ fn doctor_says_what_the_path_the_disk_and_the_cpu_carry() {
         "disk-read=1000000MB/s",
         "--need",
         "cpu=100000000",
+        "--need",
+        "disk-randread=100000000iops",
     ]);
 
     // One stream: the shaped path (about 115 Mbit/s) carries it.
@@ -110,13 +113,21 @@ fn doctor_says_what_the_path_the_disk_and_the_cpu_carry() {
         .iter()
         .filter(|a| a["workload"]["name"] == "custom")
         .collect();
-    assert_eq!(customs.len(), 2, "{}", r["workloads"]);
+    assert_eq!(customs.len(), 3, "{}", r["workloads"]);
     assert_eq!(customs[0]["limit"], "disk-read", "{}", customs[0]);
     assert!(row(customs[0], "disk-read")["measured"].as_f64().unwrap() > 0.0);
     assert_eq!(customs[1]["limit"], "cpu", "{}", customs[1]);
     let cpu = row(customs[1], "cpu");
     assert!(cpu["measured"].as_f64().unwrap() > 100.0, "{cpu}");
     assert_eq!(cpu["verdict"], "short");
+    // Random reads: a run of their own in the first --dir.
+    assert_eq!(customs[2]["limit"], "disk-randread", "{}", customs[2]);
+    let rr = row(customs[2], "disk-randread");
+    assert!(rr["measured"].as_f64().unwrap() > 10.0, "{rr}");
+    assert!(
+        rr["source"].as_str().unwrap().contains("random reads in"),
+        "{rr}"
+    );
 
     // The text says the same in the owner's words.
     let out = lab.hlctl(&[

@@ -114,19 +114,12 @@ fn randread(opts: &Options, cancel: &Cancel, m: &mut Measured) {
         ));
         return;
     }
-    use crate::bench::disk::{self, DiskConfig};
-    use crate::bench::progress::NoProgress;
-    let mut cfg = DiskConfig::new(dir);
-    cfg.size = opts.disk_size.max(64 << 20);
-    cfg.runtime = std::time::Duration::from_secs(RUN_S);
-    match disk::run(&cfg, &NoProgress, cancel.clone()) {
+    let size = opts.disk_size.max(64 << 20);
+    match crate::measure::randread(dir, size, RUN_S, cancel) {
         Ok(r) => m.values.push((
             Layer::DiskRandread,
-            r.iops,
-            format!(
-                "measured now: 4 KiB random reads in {dir}, QD{}",
-                cfg.iodepth
-            ),
+            r.figures.first().map_or(0.0, |f| f.value),
+            format!("measured now: {RUN_S} s of 4 KiB random reads in {dir}, QD32"),
         )),
         Err(e) => m
             .missing
