@@ -47,4 +47,5 @@ pub(crate) mod spelling;
 pub(crate) mod sysctl;
 pub(crate) mod tune;
 pub(crate) mod units;
+pub(crate) mod usage;
 pub(crate) mod workload;

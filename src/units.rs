@@ -42,6 +42,20 @@ pub(crate) fn speed(mbps: u32) -> String {
     format!("{} Gbit/s", g.trim_end_matches('0').trim_end_matches('.'))
 }
 
+/// A length of time in the words of the usage verdicts: `0 min`, `45 s`,
+/// `12 min`, `3 h 20 min`, `2 d 4 h`.
+pub(crate) fn duration(secs: f64) -> String {
+    let s = secs.max(0.0).round() as u64;
+    match s {
+        0 => "0 min".into(),
+        1..=59 => format!("{s} s"),
+        60..=3599 => format!("{} min", s / 60),
+        3600..=86_399 if s % 3600 / 60 == 0 => format!("{} h", s / 3600),
+        3600..=86_399 => format!("{} h {} min", s / 3600, s % 3600 / 60),
+        _ => format!("{} d {} h", s / 86_400, s % 86_400 / 3600),
+    }
+}
+
 /// An allowed range as every message writes it: `68 to 65535`.
 pub(crate) fn range(lo: impl std::fmt::Display, hi: impl std::fmt::Display) -> String {
     format!("{lo} to {hi}")
@@ -93,6 +107,17 @@ pub(crate) fn civil(ts: i64) -> (i64, i64, i64, i64) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn durations_in_words() {
+        let f = super::duration;
+        assert_eq!(f(0.2), "0 min");
+        assert_eq!(f(45.0), "45 s");
+        assert_eq!(f(720.0), "12 min");
+        assert_eq!(f(12_000.0), "3 h 20 min");
+        assert_eq!(f(7200.0), "2 h");
+        assert_eq!(f(187_200.0), "2 d 4 h");
+    }
+
     #[test]
     fn link_speeds_in_the_rates_units() {
         let f = super::speed;

@@ -52,6 +52,7 @@ pub(crate) enum Command {
     History(super::history::HistoryArgs),
     Baseline(super::baseline::BaselineArgs),
     Compare(super::compare::CompareArgs),
+    Usage(super::usage::UsageArgs),
     Report(super::report::ReportArgs),
     Check(super::check::CheckArgs),
     Config(super::config::ConfigArgs),

@@ -26,6 +26,7 @@ use crate::ops::records as ops;
 use crate::paths::Paths;
 use crate::tune::rollback::RollbackReport;
 use crate::tune::status::Status;
+use crate::usage::answer::UsageAnswer;
 
 enum Where {
     Local(Paths),
@@ -124,6 +125,25 @@ pub(crate) fn compare(
                 r.rt.block_on(r.manager.compare(name.unwrap_or(""), opts))
                     .map_err(remote_error)?;
             records::decode_comparison(&m).map_err(wire_err)
+        }
+    }
+}
+
+/// `hlctl usage [IFACE] [--days N]`.
+pub(crate) fn usage(
+    global: &Global,
+    iface: Option<&str>,
+    days: u32,
+) -> Result<UsageAnswer, CliError> {
+    match select(global, Need::Nothing)? {
+        Where::Local(p) => crate::ops::usage::usage(&p, iface, days).map_err(local_err),
+        Where::Bus(r) => {
+            let mut opts: HashMap<&str, Variant<'_>> = HashMap::new();
+            opts.insert("days", Variant::U32(days));
+            let m =
+                r.rt.block_on(r.manager.usage(iface.unwrap_or(""), opts))
+                    .map_err(remote_error)?;
+            records::decode_usage(&m).map_err(wire_err)
         }
     }
 }

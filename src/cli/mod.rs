@@ -37,6 +37,7 @@ pub(crate) mod sysctl;
 pub(crate) mod try_wait;
 pub(crate) mod tune;
 pub(crate) mod tune_text;
+pub(crate) mod usage;
 
 use clap::Parser;
 
@@ -103,6 +104,7 @@ pub(crate) fn run(cli: args::Cli) -> i32 {
         args::Command::History(a) => history::run(&global, a),
         args::Command::Baseline(a) => baseline::run(&global, a),
         args::Command::Compare(a) => compare::run(&global, a),
+        args::Command::Usage(a) => usage::run(&global, a),
         args::Command::Report(a) => report::run(&global, a),
         args::Command::Check(a) => check::run(&global, a),
         args::Command::Config(a) => config::run(&global, a),

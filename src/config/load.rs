@@ -107,10 +107,11 @@ struct Parser<'a> {
     config: Config,
 }
 
-const SECTIONS: &str = "[check], [metrics], [serve], [workload]";
+const SECTIONS: &str = "[check], [metrics], [serve], [workload], [usage]";
 const CHECK_KEYS: &str = "peers, dirs, cpu, schedule, randomized_delay_s, after_kernel_change, baseline, threshold_percent, time_s, disk_size_mib, bench_time_s, busy_window_s";
 const METRICS_KEYS: &str = "textfile_dir, debounce_s";
 const SERVE_KEYS: &str = "enable, port";
+const USAGE_KEYS: &str = "enable, minute_days, retention_days, links (e.g. [\"vmbr0:1G\"])";
 const WORKLOAD_KEYS: &str = "run (e.g. [\"plex-4k:3\"]), need (e.g. \"net=400M,cpu=3000\")";
 
 impl Parser<'_> {
@@ -149,6 +150,7 @@ impl Parser<'_> {
                     "metrics" => self.metrics_key(kname, &full, value),
                     "serve" => self.serve_key(kname, &full, value),
                     "workload" => self.workload_key(kname, value),
+                    "usage" => self.usage_key(kname, value),
                     _ => {
                         self.problem(
                             &k.span(),
@@ -162,7 +164,9 @@ impl Parser<'_> {
                     self.problem(&span, &full, msg);
                 }
             }
-            if table.is_empty() && !matches!(name, "check" | "metrics" | "serve" | "workload") {
+            if table.is_empty()
+                && !matches!(name, "check" | "metrics" | "serve" | "workload" | "usage")
+            {
                 self.problem(
                     &k.span(),
                     name,
@@ -246,6 +250,29 @@ impl Parser<'_> {
             }
             "debounce_s" => m.debounce_s = ranged(v, 0, 3600)?,
             _ => return Err(format!("unknown key; [metrics] allows {METRICS_KEYS}")),
+        }
+        Ok(())
+    }
+
+    fn usage_key(&mut self, k: &str, v: &Spanned<DeValue<'_>>) -> Result<(), String> {
+        let u = &mut self.config.usage;
+        match k {
+            "enable" => u.enable = value(v)?,
+            "minute_days" => u.minute_days = ranged(v, 1, 90)? as u32,
+            "retention_days" => u.retention_days = ranged(v, 1, 3650)? as u32,
+            "links" => {
+                let list: Vec<String> = value(v)?;
+                let parsed: Vec<_> = list
+                    .iter()
+                    .map(|l| super::UsageConfig::parse_link(l))
+                    .collect();
+                let bad: Vec<String> = parsed.iter().filter_map(|p| p.clone().err()).collect();
+                u.links = parsed.into_iter().filter_map(Result::ok).collect();
+                if !bad.is_empty() {
+                    return Err(bad.join("; "));
+                }
+            }
+            _ => return Err(format!("unknown key; [usage] allows {USAGE_KEYS}")),
         }
         Ok(())
     }
@@ -369,6 +396,26 @@ x = 1
         assert!(c.check.cpu);
         assert!(c.serve.enable);
         assert_eq!(c.serve.port, 5201);
+    }
+
+    #[test]
+    fn usage_links_are_read_and_a_bad_one_named() {
+        let (c, probs) =
+            p("[usage]\nretention_days = 30\nlinks = [\"vmbr0:1G\", \"veth1\", \"x:fast\"]\n");
+        assert_eq!(c.usage.retention_days, 30);
+        assert_eq!(
+            c.usage.links,
+            vec![
+                ("vmbr0".to_string(), Some(1e9)),
+                ("veth1".to_string(), None)
+            ]
+        );
+        assert_eq!(probs.len(), 1, "{probs:?}");
+        assert!(
+            probs[0].to_string().contains(":3: usage.links: "),
+            "{}",
+            probs[0]
+        );
     }
 
     #[test]

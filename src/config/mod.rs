@@ -113,12 +113,55 @@ impl WorkloadConfig {
     }
 }
 
+/// `[usage]`: hlctld's sampling of link usage (`hlctl usage`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct UsageConfig {
+    /// Sample at all (default true).
+    pub(crate) enable: bool,
+    /// Days the per-minute rows are kept.
+    pub(crate) minute_days: u32,
+    /// Days the per-hour rows are kept.
+    pub(crate) retention_days: u32,
+    /// Links sampled although their speed is nominal (a bridge, a veth),
+    /// each with the speed to judge it against (bit/s; `None`: the one it
+    /// reports): `links = ["vmbr0:1G"]`.
+    pub(crate) links: Vec<(String, Option<f64>)>,
+}
+
+impl Default for UsageConfig {
+    fn default() -> Self {
+        UsageConfig {
+            enable: true,
+            minute_days: 14,
+            retention_days: 400,
+            links: Vec::new(),
+        }
+    }
+}
+
+impl UsageConfig {
+    /// `NAME` or `NAME:SPEED` (`vmbr0:1G`, `veth1:110M`).
+    pub(crate) fn parse_link(s: &str) -> Result<(String, Option<f64>), String> {
+        let (name, speed) = match s.split_once(':') {
+            Some((n, sp)) => (n, Some(crate::workload::needs::rate(sp)?)),
+            None => (s, None),
+        };
+        if name.is_empty() || name.len() > 15 || name.contains(['/', ' ']) {
+            return Err(format!(
+                "'{s}': NAME or NAME:SPEED, an interface name of 1 to 15 bytes (e.g. vmbr0:1G)"
+            ));
+        }
+        Ok((name.to_string(), speed))
+    }
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub(crate) struct Config {
     pub(crate) check: CheckConfig,
     pub(crate) metrics: MetricsConfig,
     pub(crate) serve: ServeConfig,
     pub(crate) workload: WorkloadConfig,
+    pub(crate) usage: UsageConfig,
 }
 
 impl Config {

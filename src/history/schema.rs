@@ -48,6 +48,32 @@ const MIGRATIONS: &[&str] = &[
     // 2: who asked for each result (the caller's uid; NULL in rows stored
     // before, all of them root's or an in-process run's).
     "ALTER TABLE results ADD COLUMN uid INTEGER;",
+    // 3: link usage (crate::usage): minute rows for recent days, hour rows
+    // for the long term; rates in bit/s, times in ms, all integers (the
+    // smallest rows SQLite stores).
+    "CREATE TABLE usage_minute (
+        iface TEXT NOT NULL,
+        t INTEGER NOT NULL,
+        speed INTEGER NOT NULL,
+        covered_ms INTEGER NOT NULL,
+        rx_max INTEGER NOT NULL, rx_bytes INTEGER NOT NULL,
+        rx_a50 INTEGER NOT NULL, rx_a80 INTEGER NOT NULL, rx_a95 INTEGER NOT NULL,
+        tx_max INTEGER NOT NULL, tx_bytes INTEGER NOT NULL,
+        tx_a50 INTEGER NOT NULL, tx_a80 INTEGER NOT NULL, tx_a95 INTEGER NOT NULL,
+        PRIMARY KEY (iface, t)
+    ) WITHOUT ROWID;
+    CREATE TABLE usage_hour (
+        iface TEXT NOT NULL,
+        t INTEGER NOT NULL,
+        speed INTEGER NOT NULL,
+        covered_ms INTEGER NOT NULL,
+        rx_max INTEGER NOT NULL, rx_bytes INTEGER NOT NULL,
+        rx_a50 INTEGER NOT NULL, rx_a80 INTEGER NOT NULL, rx_a95 INTEGER NOT NULL,
+        tx_max INTEGER NOT NULL, tx_bytes INTEGER NOT NULL,
+        tx_a50 INTEGER NOT NULL, tx_a80 INTEGER NOT NULL, tx_a95 INTEGER NOT NULL,
+        rx_p95 INTEGER NOT NULL, tx_p95 INTEGER NOT NULL,
+        PRIMARY KEY (iface, t)
+    ) WITHOUT ROWID;",
 ];
 
 /// The schema version this build writes.

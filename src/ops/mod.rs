@@ -17,6 +17,7 @@ pub(crate) mod rows;
 pub(crate) mod sysctl;
 pub(crate) mod try_change;
 pub(crate) mod tune;
+pub(crate) mod usage;
 pub(crate) mod workload;
 
 pub(crate) use record::{Requester, Stored};

@@ -11,7 +11,7 @@ use crate::tune::TuneError;
 use crate::tune::rollback::RollbackReport;
 use crate::tune::status::Status;
 
-fn open(paths: &Paths) -> Result<History, HistoryError> {
+pub(super) fn open(paths: &Paths) -> Result<History, HistoryError> {
     History::open(&paths.state_dir)
 }
 

@@ -185,6 +185,11 @@ impl Workload {
     }
 }
 
+/// A rate in bit/s as the needs write it (`400M`, `1G`, `400Mbit/s`).
+pub(crate) fn rate(v: &str) -> Result<f64, String> {
+    need_value(Layer::Net, v)
+}
+
 /// A need's value in the layer's unit: net in bit/s (`400M`, `1G`,
 /// `400Mbit/s`), disk-read in bytes/s (`100MB/s`, `100M`), disk-randread in
 /// IOPS (`5000`, `5000iops`), cpu in events/s.

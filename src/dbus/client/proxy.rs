@@ -54,6 +54,11 @@ pub(crate) trait Manager {
         name: &str,
         options: HashMap<&str, Variant<'_>>,
     ) -> zbus::Result<HashMap<String, OwnedVariant>>;
+    fn usage(
+        &self,
+        iface: &str,
+        options: HashMap<&str, Variant<'_>>,
+    ) -> zbus::Result<HashMap<String, OwnedVariant>>;
     #[zbus(allow_interactive_auth)]
     fn save_baseline(&self, name: &str) -> zbus::Result<u32>;
     fn tune_status(&self) -> zbus::Result<HashMap<String, OwnedVariant>>;

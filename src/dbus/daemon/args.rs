@@ -63,6 +63,11 @@ pub struct DaemonArgs {
     #[arg(long, value_name = "MS", default_value_t = 0, hide = true)]
     pub(crate) test_hold_ms: u64,
 
+    /// Testing aid: sample link usage every MS milliseconds instead of 10 s.
+    #[arg(long, value_name = "MS", default_value_t = 10_000, hide = true,
+          value_parser = crate::units::ranged(100u64, 600_000))]
+    pub(crate) test_usage_interval_ms: u64,
+
     /// Log debug messages too.
     #[arg(short, long)]
     pub verbose: bool,
@@ -101,6 +106,7 @@ impl DaemonArgs {
             hold: Duration::from_millis(self.test_hold_ms),
             job_linger: Duration::from_secs(self.job_linger),
             job_lifetime: Duration::from_secs(self.max_job_seconds),
+            usage_interval: Duration::from_millis(self.test_usage_interval_ms),
         }
     }
 }

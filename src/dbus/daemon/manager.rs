@@ -485,6 +485,19 @@ impl Manager {
         records::compare(&self.daemon, name, &options).await
     }
 
+    /// How busy a link was (hlctld samples every physical link's counters
+    /// every 10 s); open to everyone. `iface` "" = every sampled link.
+    /// `options`: `days` (u, 1 to 3660, default 30). Returns `links` as,
+    /// `verdicts` as (one per link, in the owner's words), `faster_helps` ab
+    /// (one per link), `json` s (the whole answer: per direction the peak,
+    /// the 95th percentile, the time above 50/80/95 % of the speed, the
+    /// bytes, the busiest hours, the verdict's evidence).
+    async fn usage(&self, iface: &str, options: HashMap<String, OwnedVariant>) -> Result<Dict> {
+        check_strings("iface", std::iter::once(iface))?;
+        bounded(&[("options", &options)])?;
+        records::usage(&self.daemon, iface, &options).await
+    }
+
     /// Save the latest value of every metric as baseline `name`, replacing an
     /// older one of that name (polkit `save-baseline`). Returns how many
     /// metrics it holds.

@@ -8,7 +8,8 @@
 //! (a change kept only once confirmed, `rollback_timeout_s`), [`service`]
 //! (start, readiness, shutdown), [`notify`] (`sd_notify`), [`logging`]
 //! (journald or stderr), [`memory`] (one malloc arena, trimmed), [`counters`]
-//! (live counters at a rate a client asks for), [`args`]
+//! (live counters at a rate a client asks for), [`sampler`] (link usage
+//! samples for `hlctl usage`), [`args`]
 //! (hlctld's command line).
 
 pub mod args;
@@ -29,6 +30,7 @@ pub(crate) mod notify;
 pub(crate) mod reapply;
 pub(crate) mod records;
 pub(crate) mod report;
+pub(crate) mod sampler;
 pub mod service;
 pub(crate) mod state;
 pub(crate) mod try_job;

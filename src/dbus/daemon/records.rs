@@ -53,6 +53,16 @@ pub(crate) async fn compare(d: &Daemon, name: &str, options: &OwnedDict) -> Resu
     .await
 }
 
+pub(crate) async fn usage(d: &Daemon, iface: &str, options: &OwnedDict) -> Result<Dict> {
+    let days = records::usage_days(options)?;
+    let iface = (!iface.is_empty()).then(|| iface.to_string());
+    blocking(d, move |p| {
+        let u = crate::ops::usage::usage(p, iface.as_deref(), days)?;
+        Ok(records::encode_usage(&u))
+    })
+    .await
+}
+
 pub(crate) async fn save_baseline(
     d: &Daemon,
     conn: &Connection,

@@ -10,6 +10,7 @@ use zbus::Connection;
 
 use super::link::{self, LinkObject};
 use super::manager::Manager;
+use super::sampler::Sampler;
 use super::state::{Daemon, LinkState, Options, lock};
 use super::{job, memory, monitor, notify, reapply};
 use crate::dbus::wire::{BUS_NAME, PATH};
@@ -75,9 +76,10 @@ pub fn run(bus: Bus, opts: Options) -> Result<(), ServiceError> {
 
 async fn serve(bus: Bus, opts: Options) -> Result<(), ServiceError> {
     let t0 = Instant::now();
-    load_config(&opts);
+    let config = load_config(&opts);
     let d = Daemon::new(opts)?;
     let conn = connect(&bus, &d).await?;
+    let sampler = Sampler::spawn(&d, config.usage, d.opts.usage_interval);
     info!(
         links = d.all_links().len(),
         "hlctld {} serving {BUS_NAME} ({} ms to the bus name)",
@@ -97,6 +99,9 @@ async fn serve(bus: Bus, opts: Options) -> Result<(), ServiceError> {
         info!("shutting down");
     }
     cancel_jobs(&d).await;
+    if let Some(s) = sampler {
+        let _ = tokio::task::spawn_blocking(move || s.stop()).await;
+    }
     if lost {
         return Err(ServiceError::BusLost);
     }
@@ -129,12 +134,13 @@ fn announce_holders(conn: &Connection, d: &Arc<Daemon>) {
 /// Read the configuration and start rewriting the metrics file. A bad
 /// configuration file is logged (file, line, key) and its good keys used:
 /// the daemon serves regardless.
-fn load_config(opts: &Options) {
+fn load_config(opts: &Options) -> crate::config::Config {
     let config = crate::config::load(&opts.paths.config_file, false);
     for p in &config.problems {
         warn!("configuration: {p} (ignored; the rest is used)");
     }
-    crate::metrics::watch::spawn(opts.paths.clone(), config.config);
+    crate::metrics::watch::spawn(opts.paths.clone(), config.config.clone());
+    config.config
 }
 
 /// Read every link, register the manager and one object per link, and own

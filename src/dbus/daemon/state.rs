@@ -151,6 +151,8 @@ pub struct Options {
     pub(crate) job_linger: Duration,
     /// The longest a job may run before it is cancelled (`--max-job-seconds`).
     pub(crate) job_lifetime: Duration,
+    /// How often link usage is sampled (10 s; shorter only in tests).
+    pub(crate) usage_interval: Duration,
 }
 
 /// Everything the D-Bus objects share.

@@ -18,6 +18,7 @@ use crate::history::store::{Metric, StoredResult};
 use crate::history::{Kind, compare};
 use crate::tune::rollback::RollbackReport;
 use crate::tune::status::Status;
+use crate::usage::answer::{MAX_DAYS, UsageAnswer};
 
 /// A dictionary as the daemon sends it.
 pub(crate) type Dict = HashMap<String, Variant<'static>>;
@@ -262,6 +263,56 @@ pub(crate) fn encode_comparison(c: &Comparison) -> Dict {
 pub(crate) fn decode_comparison(m: &OwnedDict) -> Result<Comparison> {
     take_json(m, "json")
 }
+
+/// Link usage (`Usage`): `links` as (the links answered), `verdicts` as
+/// (one per link, in the owner's words), `faster_helps` ab (one per link),
+/// `json` s (the whole answer: per link and direction the peak, the 95th
+/// percentile, the time above 50/80/95 % of the speed, the bytes, the
+/// busiest hours, the verdict's evidence).
+pub(crate) fn encode_usage(u: &UsageAnswer) -> Dict {
+    let mut m = Dict::new();
+    let links: Vec<String> = u.links.iter().map(|l| l.iface.clone()).collect();
+    let verdicts: Vec<String> = u.links.iter().map(|l| l.verdict.text.clone()).collect();
+    let faster: Vec<bool> = u.links.iter().map(|l| l.verdict.faster_helps).collect();
+    m.insert("links".into(), Variant::from(links));
+    m.insert("verdicts".into(), Variant::from(verdicts));
+    m.insert("faster_helps".into(), Variant::from(faster));
+    m.insert("json".into(), json(u));
+    m
+}
+
+pub(crate) fn decode_usage(m: &OwnedDict) -> Result<UsageAnswer> {
+    take_json(m, "json")
+}
+
+/// `Usage`'s options: `days` (u, 1 to 3660, default 30).
+pub(crate) fn usage_days(m: &OwnedDict) -> Result<u32> {
+    let mut days = DEFAULT_USAGE_DAYS;
+    for (k, v) in m {
+        match k.as_str() {
+            "days" => {
+                days = u32::try_from(&**v).map_err(|_| {
+                    Error::InvalidArgument("option days: expected D-Bus type u".into())
+                })?;
+                if !(1..=MAX_DAYS).contains(&days) {
+                    return Err(Error::InvalidArgument(format!(
+                        "option days {days}: allowed 1 to {MAX_DAYS}"
+                    )));
+                }
+            }
+            other => {
+                return Err(Error::InvalidArgument(format!(
+                    "option {}: unknown; allowed days (u)",
+                    other.chars().take(64).collect::<String>()
+                )));
+            }
+        }
+    }
+    Ok(days)
+}
+
+/// The days `Usage` looks back when not told.
+pub(crate) const DEFAULT_USAGE_DAYS: u32 = 30;
 
 /// The tune status: `pending` u and `last_tunes` u (how many of each),
 /// `deadlines` a(ssx) (interface, tune id, deadline in Unix milliseconds of

@@ -1,0 +1,130 @@
+//! Link usage ([`crate::usage`]): a thread of its own reads the counters of
+//! every physical link (and of the virtual links `[usage] links` names) at
+//! a fixed interval with one rtnetlink dump, folds them into minute rows,
+//! stores each minute as it ends, rolls finished hours up, and at shutdown
+//! stores the minute still filling, so a restart loses no sample.
+
+use std::sync::Arc;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use tracing::{debug, info, warn};
+
+use super::state::Daemon;
+use crate::config::UsageConfig;
+use crate::history::History;
+use crate::nic::netlink::{Netlink, RtLink};
+use crate::usage::fold::{Folder, Reading};
+use crate::usage::store::{self, Retention};
+
+/// The running sampler; [`Sampler::stop`] stores what it holds and ends it.
+pub(crate) struct Sampler {
+    stop: mpsc::Sender<()>,
+    thread: JoinHandle<()>,
+}
+
+impl Sampler {
+    /// Start sampling every `interval` unless `[usage] enable = false`.
+    pub(crate) fn spawn(d: &Arc<Daemon>, cfg: UsageConfig, interval: Duration) -> Option<Sampler> {
+        if !cfg.enable {
+            info!("usage: not sampled ([usage] enable = false)");
+            return None;
+        }
+        let (stop, rx) = mpsc::channel();
+        let d = d.clone();
+        let thread = std::thread::Builder::new()
+            .name("usage".into())
+            .spawn(move || run(&d, &cfg, interval, &rx))
+            .map_err(|e| warn!("usage: cannot start the sampler: {e}"))
+            .ok()?;
+        Some(Sampler { stop, thread })
+    }
+
+    /// Store the minute still filling and end the thread.
+    pub(crate) fn stop(self) {
+        let _ = self.stop.send(());
+        let _ = self.thread.join();
+    }
+}
+
+fn run(d: &Daemon, cfg: &UsageConfig, interval: Duration, stop: &mpsc::Receiver<()>) {
+    let (mut nl, mut h) = match (Netlink::new(), History::open(&d.paths().state_dir)) {
+        (Ok(nl), Ok(h)) => (nl, h),
+        (Err(e), _) => return warn!("usage: not sampled: {e}"),
+        (_, Err(e)) => return warn!("usage: not sampled: {e}"),
+    };
+    let keep = Retention {
+        minute_days: cfg.minute_days,
+        hour_days: cfg.retention_days,
+    };
+    info!(
+        "usage: sampling every {} ms (minutes kept {} days, hours {} days)",
+        interval.as_millis(),
+        keep.minute_days,
+        keep.hour_days
+    );
+    let mut folder = Folder::default();
+    loop {
+        let readings = match nl.links() {
+            Ok(links) => readings(d, cfg, &links),
+            Err(e) => {
+                debug!("usage: the link dump failed: {e}");
+                Vec::new()
+            }
+        };
+        let closed = folder.tick(now_ms(), &readings);
+        if !closed.is_empty() {
+            save(&mut h, &closed, keep);
+        }
+        match stop.recv_timeout(interval) {
+            Err(RecvTimeoutError::Timeout) => {}
+            _ => break,
+        }
+    }
+    let open = folder.flush();
+    save(&mut h, &open, keep);
+    info!("usage: {} link(s)' current minute stored", open.len());
+}
+
+fn save(h: &mut History, rows: &[crate::usage::Bucket], keep: Retention) {
+    if let Err(e) = store::add_minutes(h, rows) {
+        return warn!("usage: {} minute row(s) not stored: {e}", rows.len());
+    }
+    if let Err(e) = store::roll_up(h, crate::host::now_unix(), keep) {
+        warn!("usage: hourly roll-up: {e}");
+    }
+}
+
+/// The links to sample and the speed each is judged against: a physical
+/// speed, or a link the configuration names (its speed, else the one it
+/// reports). A link without a speed is not sampled.
+fn readings(d: &Daemon, cfg: &UsageConfig, links: &[RtLink]) -> Vec<Reading> {
+    links
+        .iter()
+        .filter_map(|rt| {
+            let model = d.link_by_index(rt.ifindex)?.model();
+            let reported = crate::nic::speed::link_speed(&model);
+            let asked = cfg.links.iter().find(|(n, _)| *n == rt.name);
+            let speed_bps = match (asked, reported) {
+                (Some((_, Some(s))), _) => *s,
+                (Some((_, None)), Some(r)) => r.bps(),
+                (None, Some(r)) if r.is_physical() => r.bps(),
+                _ => return None,
+            };
+            Some(Reading {
+                iface: rt.name.clone(),
+                ifindex: rt.ifindex,
+                rx_bytes: rt.counters.rx_bytes,
+                tx_bytes: rt.counters.tx_bytes,
+                speed_bps,
+            })
+        })
+        .collect()
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
