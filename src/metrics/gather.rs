@@ -16,6 +16,8 @@ pub(crate) struct Inputs {
     /// The last check, when it ran, and its comparison.
     pub(crate) check: Option<(CheckReport, i64, Option<Comparison>)>,
     pub(crate) tune: Option<StoredResult>,
+    /// Link usage per window label (`1d`, `30d`).
+    pub(crate) usage: Vec<(&'static str, crate::usage::answer::UsageAnswer)>,
 }
 
 pub(crate) fn gather(paths: &Paths, cfg: &Config) -> Inputs {
@@ -41,5 +43,11 @@ pub(crate) fn gather(paths: &Paths, cfg: &Config) -> Inputs {
         .list(Some(Kind::Tune), None, 1)
         .ok()
         .and_then(|v| v.into_iter().next());
+    let now = crate::host::now_unix();
+    for (days, label) in super::verdicts::WINDOWS {
+        if let Ok(u) = crate::usage::answer::answer(&mut h, None, days, now) {
+            inp.usage.push((label, u));
+        }
+    }
     inp
 }

@@ -15,9 +15,13 @@
 //!   physical speed of its link) is the peer's end, joined to a `peer` label through
 //!   `hlctl_net_peer_address{peer,address}` (the address the peer, a host name too, resolved to),
 //!   and `hlctl_net_local_link_speed_bps{peer}` is this host's end; a nominal speed gives no series;
-//! - [`watch`]: hlctld rewriting the file after link changes.
+//! - [`verdicts`]: link usage (`hlctl usage`, the last day and 30 days) and
+//!   the last check's workload verdicts;
+//! - [`watch`]: hlctld rewriting the file after link changes (and its usage
+//!   sampler after every minute it stores).
 
 pub(crate) mod gather;
+pub(crate) mod verdicts;
 pub(crate) mod watch;
 
 use std::path::{Path, PathBuf};
@@ -284,6 +288,7 @@ fn check(
     if let Some(c) = c {
         regressions(f, c);
     }
+    verdicts::workloads(f, &r.workloads);
 }
 
 /// One peer of the last check: this host's link speed toward it, each
@@ -437,6 +442,9 @@ pub(crate) fn encode(inp: &Inputs) -> String {
     }
     if let Some(t) = &inp.tune {
         tune(&mut f, t);
+    }
+    for (window, u) in &inp.usage {
+        verdicts::usage(&mut f, u, window);
     }
     let mut out = String::new();
     // Writing into a String cannot fail.
