@@ -369,9 +369,10 @@ MACAddressPolicy=persistent
 /// --persist` writes no `.link` file of hlctl's own (one would replace
 /// 99-default.link for the device, naming policy included): the settings
 /// stay in hlctl's state file, re-applied by hlctld, and 99-default.link
-/// is left byte for byte.
-#[test]
-fn only_99_default_link_matches_and_no_link_file_is_written() {
+/// is left byte for byte. With `networkd`, systemd-networkd manages the
+/// link from a `.network` file that sets no MTU (the case the VM test
+/// checks with real udev): the same, and no drop-in either.
+fn only_99_default_link_matches(networkd: bool) {
     let lab = Lab::new();
     let root = tempfile::tempdir().unwrap();
     let a = lab.a.as_str();
@@ -385,12 +386,32 @@ fn only_99_default_link_matches_and_no_link_file_is_written() {
         &format!("/run/udev/data/n{ifindex}"),
         &format!("E:ID_NET_LINK_FILE={default}\nE:ID_NET_NAME={a}\n"),
     );
+    let network = format!("/etc/systemd/network/10-{a}.network");
+    if networkd {
+        write(
+            root.path(),
+            &format!("/run/systemd/netif/links/{ifindex}"),
+            &format!("ADMIN_STATE=configured\nOPER_STATE=routable\nNETWORK_FILE={network}\n"),
+        );
+        write(
+            root.path(),
+            &network,
+            &format!("[Match]\nName={a}\n\n[Network]\nDHCP=ipv4\n"),
+        );
+    }
     let shown = json(&lab, root.path(), &["show", a]);
-    assert_eq!(
-        shown["interfaces"][0]["owners"],
-        serde_json::json!([]),
-        "{shown}"
-    );
+    let owners = &shown["interfaces"][0]["owners"];
+    let managers: Vec<&Value> = owners
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| &o["manager"])
+        .collect();
+    let want: Vec<&str> = if networkd { vec!["networkd"] } else { vec![] };
+    assert_eq!(managers, want, "{shown}");
+    if networkd {
+        assert_eq!(owners[0]["owns"], serde_json::json!([]), "{shown}");
+    }
     let r = set_mtu_1400_tso_off(&lab, root.path(), a);
     assert_eq!(kernel_mtu(&lab, a), 1400);
     assert!(r["persisted"].is_string(), "{r}");
@@ -398,7 +419,11 @@ fn only_99_default_link_matches_and_no_link_file_is_written() {
     assert_eq!(std::fs::read_to_string(&file).unwrap(), DEFAULT_LINK);
     let written: Vec<PathBuf> = walk(root.path())
         .into_iter()
-        .filter(|p| !p.ends_with(&default[1..]) && !p.starts_with(root.path().join("run")))
+        .filter(|p| {
+            !p.ends_with(&default[1..])
+                && !p.ends_with(&network[1..])
+                && !p.starts_with(root.path().join("run"))
+        })
         .collect();
     assert!(
         written.is_empty(),
@@ -411,6 +436,16 @@ fn only_99_default_link_matches_and_no_link_file_is_written() {
     let entry = &state["interfaces"][0];
     assert_eq!(entry["settings"]["mtu"], 1400, "{state}");
     assert_eq!(entry["placed"], Value::Null, "{state}");
+}
+
+#[test]
+fn only_99_default_link_matches_and_no_link_file_is_written() {
+    only_99_default_link_matches(false);
+}
+
+#[test]
+fn a_networkd_link_with_only_99_default_link_gets_no_link_file() {
+    only_99_default_link_matches(true);
 }
 
 /// No manager's files at all (today's case): nothing is owned and

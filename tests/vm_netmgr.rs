@@ -6,7 +6,9 @@
 //!
 //! First systemd-networkd: a `.network` file with `MTUBytes=` makes networkd
 //! the MTU's owner; `set --persist` writes hlctl's drop-in and `networkctl
-//! reconfigure` keeps the value.
+//! reconfigure` keeps the value. udev's only `.link` for eth0 is
+//! `99-default.link`: a persisted ring stays in hlctl's own file (no `.link`
+//! file written), and a udev "add" leaves it in effect.
 //!
 //! Then, in the same boot, Proxmox-style: `/etc/network/interfaces` with
 //! `vmbr0` bridging the e1000e `eth0`, no `mtu` lines. `hlctl set eth0 mtu
@@ -171,9 +173,43 @@ fn persist_through_networkd(vm: &mut SystemVm) {
     eprintln!("/etc/systemd/network/10-eth0.network.d/90-hlctl.conf:\n{dropin}");
     vm.ok("networkctl reconfigure eth0 && sleep 3");
     assert_eq!(mtu(vm, "eth0"), 9000, "after networkctl reconfigure");
+    only_99_default_link(vm);
     // Clean up for the ifupdown2 part: networkd lets go of eth0.
     vm.ok("rm -rf /etc/systemd/network/10-eth0.network* /var/lib/hlctl/nic-settings.json");
     vm.ok("networkctl reload && ip link set dev eth0 mtu 1500");
+}
+
+/// eth0 is networkd's, and udev's only `.link` for it is the catch-all
+/// `99-default.link`, which sets no ring: `set ring rx 512 --persist` keeps
+/// the ring in hlctl's own file and writes no `.link` file (one would
+/// replace 99-default.link for eth0, naming policy included;
+/// docs/network-managers.md). Nothing undoes it: a udev "add" (what boot,
+/// hot-plug and `netplan apply` run) leaves ring rx 512 in effect.
+/// `hlctl rollback eth0` puts 256 back.
+fn only_99_default_link(vm: &mut SystemVm) {
+    let link =
+        vm.ok("udevadm info -q property -p /sys/class/net/eth0 | sed -n 's/^ID_NET_LINK_FILE=//p'");
+    assert!(
+        link.trim().ends_with("/99-default.link"),
+        "eth0's .link: {link}"
+    );
+    let shown = hlctl_json(vm, "show eth0");
+    let owners = &shown["interfaces"][0]["owners"];
+    assert_eq!(owners.as_array().map(Vec::len), Some(1), "{owners}");
+    assert_eq!(owners[0]["manager"], "networkd", "{owners}");
+    assert_eq!(ring_rx(vm), 256, "before set");
+    let r = hlctl_json(vm, "set eth0 ring rx 512 --persist");
+    eprintln!("set ring rx 512 --persist, only 99-default.link matching: {r}");
+    assert!(r["persisted"].is_string(), "{r}");
+    assert!(r.get("persisted_through").is_none(), "{r}");
+    let links = vm.ok("find /etc/systemd/network /run/systemd/network -name '*.link*'");
+    assert_eq!(links.trim(), "", "a .link file was written");
+    vm.ok("udevadm trigger -c add /sys/class/net/eth0 && udevadm settle --timeout=30 && sleep 3");
+    assert_eq!(ring_rx(vm), 512, "after a udev add event");
+    let r = hlctl_json(vm, "rollback eth0");
+    assert_eq!(r["undone"][0]["interface"], "eth0", "{r}");
+    assert_eq!(ring_rx(vm), 256, "after rollback");
+    assert_eq!(mtu(vm, "eth0"), 9000, "the earlier persisted MTU stays");
 }
 
 fn setup(vm: &mut SystemVm) {
@@ -342,7 +378,8 @@ fn leave_ifupdown2(vm: &mut SystemVm) {
 /// NetworkManager activates eth0's keyfile profile: `set --persist` writes
 /// ring rx and the MTU into it, and the next activation keeps them. Then
 /// NetworkManager is enabled for the next boot (the image has it disabled).
-fn persist_through_networkmanager(vm: &mut SystemVm) {
+/// Returns the keyfile as `set --persist` left it.
+fn persist_through_networkmanager(vm: &mut SystemVm) -> String {
     vm.ok(&format!(
         "cat > {KEYFILE} <<'EOF'\n{NM_PROFILE}EOF\nchmod 600 {KEYFILE}"
     ));
@@ -368,6 +405,7 @@ fn persist_through_networkmanager(vm: &mut SystemVm) {
         "after nmcli connection down/up"
     );
     vm.ok("systemctl enable NetworkManager.service");
+    keyfile
 }
 
 /// Wait until NetworkManager has activated eth0 (device state 100).
@@ -379,11 +417,17 @@ fn wait_nm_activated(vm: &mut SystemVm) {
 /// (not even installed yet): the profile's ring rx 4096 and MTU 9000 are in
 /// effect, put there by NetworkManager's activation alone. Then `hlctl
 /// rollback` takes them out of the profile again, and hlctld meets a
-/// profile that fights it.
-fn networkmanager_after_reboot(vm: &mut SystemVm) {
+/// profile that fights it. `persisted` is the keyfile before the reboot.
+fn networkmanager_after_reboot(vm: &mut SystemVm, persisted: &str) {
     vm.ok("systemctl is-active NetworkManager.service");
     wait_nm_activated(vm);
     vm.ok("! test -e /usr/local/sbin/hlctld && ! pgrep -x hlctld");
+    let keyfile = vm.ok(&format!("cat {KEYFILE}"));
+    if keyfile == persisted {
+        eprintln!("{KEYFILE} after the reboot: byte for byte as set --persist left it");
+    } else {
+        eprintln!("{KEYFILE} after the reboot (changed since set --persist):\n{keyfile}");
+    }
     assert_eq!(profile_ring_mtu(vm), "rx=4096 mtu=9000", "after the reboot");
     assert_eq!(
         (ring_rx(vm), mtu(vm, "eth0")),
@@ -600,10 +644,10 @@ fn each_network_manager_keeps_what_hlctl_persisted() {
     deb::took("tune through ifupdown2", t);
     leave_ifupdown2(&mut vm);
     let t = Instant::now();
-    persist_through_networkmanager(&mut vm);
+    let keyfile = persist_through_networkmanager(&mut vm);
     let boot3 = vm.ok("cat /proc/sys/kernel/random/boot_id");
     reboot(&mut vm, boot3.trim());
-    networkmanager_after_reboot(&mut vm);
+    networkmanager_after_reboot(&mut vm, &keyfile);
     deb::took("NetworkManager (with a reboot)", t);
     let t = Instant::now();
     persist_through_netplan(&mut vm);

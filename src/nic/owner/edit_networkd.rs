@@ -4,6 +4,17 @@
 //! take effect (`networkctl reload`; `udevadm trigger -c add` for `.link`).
 //! A file that matches more than one device gets no drop-in: the change is
 //! refused with the file and key to change.
+//!
+//! A setting that no `.link` file of the link sets — typically when udev's
+//! only match is the catch-all `99-default.link`, networkd-managed or not —
+//! has no owner to persist through and stays in hlctl's own file (hlctld
+//! re-applies it when the link appears); nothing here writes a `.link` file
+//! of hlctl's own. Only the first matching `.link` applies, so such a file
+//! would replace `99-default.link` (and its drop-ins, like Proxmox's
+//! `MACAddressPolicy=none`) for that device, freezing a copy of its naming
+//! policy; and since 99-default.link sets none of these settings, no udev
+//! "add" undoes them (docs/network-managers.md; tests/netmgr_veth.rs,
+//! tests/vm_netmgr.rs).
 
 use std::collections::BTreeMap;
 use std::path::Path;
