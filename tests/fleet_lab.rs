@@ -534,7 +534,17 @@ fn three_hosts_matrix_in_prometheus_dashboard_panels_and_a_planted_regression() 
         .collect::<Vec<_>>()
         .join("\n")
         .replace("[check]", "[check]\ncpu = false");
+    // hlctld samples nas's link while the checks run (a veth: sampled only
+    // because [usage] names it, judged against 1 Gbit/s), for the usage panel.
+    let cfg = format!("{cfg}\n\n[usage]\nlinks = [\"{}:1G\"]\n", nas.dev);
     std::fs::write(nas.config(), cfg).unwrap();
+    let rig = common::bus::Rig::start();
+    let config_arg = nas.config().display().to_string();
+    let mut sampler = rig.daemon(
+        &nas.ns,
+        &nas.dir,
+        &["--config", &config_arg, "--test-usage-interval-ms", "500"],
+    );
     let o = nas.hlctl(&["check"]);
     assert!(o.status.success(), "{}", text(&o));
     let o = nas.hlctl(&["baseline", "save", "good"]);
@@ -565,6 +575,24 @@ fn three_hosts_matrix_in_prometheus_dashboard_panels_and_a_planted_regression() 
         last = Some(o);
     }
     let o = last.unwrap();
+    // hlctld stores the minute it was filling when it stops, and writes the
+    // usage gauges with it.
+    assert!(sampler.terminate().success(), "{}", sampler.log());
+    let prom = std::fs::read_to_string(nas.textfile_dir().join("hlctl.prom")).unwrap();
+    let peak = format!(
+        "hlctl_usage_peak_bps{{iface=\"{}\",direction=\"send\",window=\"1d\"}} ",
+        nas.dev
+    );
+    let sent: f64 = prom
+        .lines()
+        .find_map(|l| l.strip_prefix(&peak))
+        .unwrap_or_else(|| panic!("no {peak}in nas's hlctl.prom:\n{prom}"))
+        .parse()
+        .unwrap();
+    assert!(
+        sent > 50e6,
+        "nas sent its checks' traffic: {sent} bit/s at the peak"
+    );
     let t = text(&o);
     assert_eq!(o.status.code(), Some(1), "{t}");
     let stderr = String::from_utf8_lossy(&o.stderr);

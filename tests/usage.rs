@@ -77,7 +77,17 @@ fn usage_matches_what_was_sent_across_a_restart_and_a_reset() {
     let rig = Rig::start();
     let state = tempfile::tempdir().unwrap();
     let config = state.path().join("hlctl.toml");
-    std::fs::write(&config, format!("[usage]\nlinks = [\"{}:110M\"]\n", lab.a)).unwrap();
+    let textfile = state.path().join("textfile");
+    std::fs::create_dir_all(&textfile).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "[usage]\nlinks = [\"{}:110M\"]\n\n[metrics]\ntextfile_dir = \"{}\"\n",
+            lab.a,
+            textfile.display()
+        ),
+    )
+    .unwrap();
     let extra = [
         "--config",
         config.to_str().unwrap(),
@@ -100,6 +110,17 @@ fn usage_matches_what_was_sent_across_a_restart_and_a_reset() {
         "{}",
         daemon.log()
     );
+    // The gauges a Grafana panel draws, written when the minute was stored.
+    let prom = std::fs::read_to_string(textfile.join("hlctl.prom")).unwrap();
+    let peak_line = format!(
+        "hlctl_usage_peak_bps{{iface=\"{}\",direction=\"send\",window=\"1d\"}} ",
+        lab.a
+    );
+    let gauge = prom
+        .lines()
+        .find_map(|l| l.strip_prefix(&peak_line))
+        .unwrap_or_else(|| panic!("no {peak_line}in:\n{prom}"));
+    within("the peak gauge", gauge.parse().unwrap(), 100e6, 0.10);
     let mut daemon = rig.daemon(&lab.here, state.path(), &extra);
     let (out, v) = usage(&rig, &[]);
     assert!(

@@ -612,6 +612,7 @@ mod tests {
             ],
             check: Some((check.clone(), 1000, None)),
             tune: Some(tune),
+            usage: Vec::new(),
         });
         for line in [
             "hlctl_link_speed_bps{iface=\"eth0\"} 1000000000",

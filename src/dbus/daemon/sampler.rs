@@ -12,7 +12,7 @@ use std::time::Duration;
 use tracing::{debug, info, warn};
 
 use super::state::Daemon;
-use crate::config::UsageConfig;
+use crate::config::{Config, UsageConfig};
 use crate::history::History;
 use crate::nic::netlink::{Netlink, RtLink};
 use crate::usage::fold::{Folder, Reading};
@@ -26,8 +26,8 @@ pub(crate) struct Sampler {
 
 impl Sampler {
     /// Start sampling every `interval` unless `[usage] enable = false`.
-    pub(crate) fn spawn(d: &Arc<Daemon>, cfg: UsageConfig, interval: Duration) -> Option<Sampler> {
-        if !cfg.enable {
+    pub(crate) fn spawn(d: &Arc<Daemon>, cfg: Config, interval: Duration) -> Option<Sampler> {
+        if !cfg.usage.enable {
             info!("usage: not sampled ([usage] enable = false)");
             return None;
         }
@@ -48,7 +48,8 @@ impl Sampler {
     }
 }
 
-fn run(d: &Daemon, cfg: &UsageConfig, interval: Duration, stop: &mpsc::Receiver<()>) {
+fn run(d: &Daemon, config: &Config, interval: Duration, stop: &mpsc::Receiver<()>) {
+    let cfg = &config.usage;
     let (mut nl, mut h) = match (Netlink::new(), History::open(&d.paths().state_dir)) {
         (Ok(nl), Ok(h)) => (nl, h),
         (Err(e), _) => return warn!("usage: not sampled: {e}"),
@@ -76,6 +77,7 @@ fn run(d: &Daemon, cfg: &UsageConfig, interval: Duration, stop: &mpsc::Receiver<
         let closed = folder.tick(now_ms(), &readings);
         if !closed.is_empty() {
             save(&mut h, &closed, keep);
+            metrics(d, config);
         }
         match stop.recv_timeout(interval) {
             Err(RecvTimeoutError::Timeout) => {}
@@ -84,7 +86,15 @@ fn run(d: &Daemon, cfg: &UsageConfig, interval: Duration, stop: &mpsc::Receiver<
     }
     let open = folder.flush();
     save(&mut h, &open, keep);
+    metrics(d, config);
     info!("usage: {} link(s)' current minute stored", open.len());
+}
+
+/// The usage gauges move with every minute stored.
+fn metrics(d: &Daemon, config: &Config) {
+    if let Some(Err(e)) = crate::metrics::refresh(d.paths(), config) {
+        debug!("usage: metrics file not written: {e}");
+    }
 }
 
 fn save(h: &mut History, rows: &[crate::usage::Bucket], keep: Retention) {

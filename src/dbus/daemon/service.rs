@@ -79,7 +79,7 @@ async fn serve(bus: Bus, opts: Options) -> Result<(), ServiceError> {
     let config = load_config(&opts);
     let d = Daemon::new(opts)?;
     let conn = connect(&bus, &d).await?;
-    let sampler = Sampler::spawn(&d, config.usage, d.opts.usage_interval);
+    let sampler = Sampler::spawn(&d, config, d.opts.usage_interval);
     info!(
         links = d.all_links().len(),
         "hlctld {} serving {BUS_NAME} ({} ms to the bus name)",
