@@ -119,8 +119,9 @@ impl LinkObject {
     /// configuration: (manager, name, file, netplan, owns), where manager is
     /// network-manager, networkd, link-file, ifupdown2 or ifupdown; name the
     /// connection or stanza; file the file it reads; netplan the YAML the
-    /// file was generated from ("" when none); owns the settings it sets
-    /// (`mtu`, `ring rx`, `feature rx-gro`). Read when asked, not announced.
+    /// file was generated from ("" when none); owns the settings it sets, by
+    /// the keys ApplyChanges takes (`mtu`, `ring.rx`, `feature.rx-gro`). Read
+    /// when asked, not announced.
     #[zbus(property(emits_changed_signal = "false"))]
     async fn owners(&self) -> Vec<(String, String, String, String, Vec<String>)> {
         let m = self.link.model();
@@ -214,7 +215,8 @@ impl LinkObject {
     /// written only once confirmed; after a crash of hlctld in the window the
     /// change is restored when it starts again. The link stays held until
     /// then. Returns `rows`, one per setting: (setting, before,
-    /// requested, after, status, message) as `hlctl set` prints them; status
+    /// requested, after, status, message) as `hlctl set` prints them, setting
+    /// by the key this method takes (`ring.rx`, `feature.rx-gro`); status
     /// is planned, unchanged, changed, adjusted, restored, not_applied,
     /// restore_failed or followed (not requested: the kernel changed it on
     /// its own after a requested change of its group; requested is "" and
