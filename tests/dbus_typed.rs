@@ -414,7 +414,14 @@ fn a_python_client_reads_and_applies_typed_values() {
     assert_eq!(v["back_key"], format!("feature.{feature}"), "{v}");
     assert_eq!(
         v["back_rows"][0],
-        json!([format!("feature.{feature}"), "off", "on", "on", "changed", ""]),
+        json!([
+            format!("feature.{feature}"),
+            "off",
+            "on",
+            "on",
+            "changed",
+            ""
+        ]),
         "{v}"
     );
     assert_eq!(v["back"], json!([true, true, false]), "{v}");

@@ -525,7 +525,11 @@ mod tests {
         for s in SETTINGS {
             assert_eq!(dbus_key_of(&s.name()), s.dbus_key());
             assert_eq!(name_of_dbus_key(&s.dbus_key()), s.name());
-            assert!(!s.group.contains(' ') && !s.key.contains('.'), "{}", s.name());
+            assert!(
+                !s.group.contains(' ') && !s.key.contains('.'),
+                "{}",
+                s.name()
+            );
         }
         let f = format!("{FEATURE} tx-udp_tnl-segmentation");
         assert_eq!(dbus_key_of(&f), "feature.tx-udp_tnl-segmentation");

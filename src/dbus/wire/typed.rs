@@ -272,7 +272,10 @@ mod tests {
         };
         let m: HashMap<String, OwnedVariant> = owns.iter().map(|k| (k.clone(), on(k))).collect();
         let cs = settings::decode_changes(&m).unwrap();
-        assert_eq!((cs.mtu, cs.rings.and_then(|r| r.rx)), (Some(1500), Some(1500)));
+        assert_eq!(
+            (cs.mtu, cs.rings.and_then(|r| r.rx)),
+            (Some(1500), Some(1500))
+        );
         assert_eq!(cs.features.get("rx-gro"), Some(&true));
     }
 }
