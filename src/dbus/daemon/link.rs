@@ -1,11 +1,12 @@
 //! `org.hlctl.Daemon1.Link`: one object per link at `/org/hlctl/Daemon1/link/<ifindex>`.
 //!
 //! Properties are served from the daemon's cached model (never waiting for a
-//! change in progress). `Settings` is the whole `hlctl show` model as JSON,
-//! exactly one element of `hlctl show --json`'s `interfaces`, for programs
-//! that want everything; each settings group is also a typed property
+//! change in progress). Each settings group is a typed property
 //! (`Rings a{su}`, `Pause (bbb)`, `Features a{s(bbb)}`, `LinkModes a{sv}`,
-//! `Channels a{su}`, `Coalesce a{sv}`, `Counters a{st}`: [`typed`]).
+//! `Channels a{su}`, `Coalesce a{sv}`, `Counters a{st}`: [`typed`]) keyed
+//! as `ApplyChanges` takes its settings; the method `Describe()` gives the
+//! whole `hlctl show` model as JSON, exactly one element of `hlctl show
+//! --json`'s `interfaces`, for programs that want everything.
 //! `PropertiesChanged` is emitted for each group that changes, whoever
 //! changed it (the monitor sees `ethtool -K` too).
 
