@@ -265,7 +265,7 @@ fn busctl_reads_typed_groups_and_applies_a_change() {
     assert_eq!(
         rows[0],
         json!([
-            format!("feature {feature}"),
+            format!("feature.{feature}"),
             "on",
             "off",
             "off",
@@ -387,7 +387,7 @@ fn a_python_client_reads_and_applies_typed_values() {
     assert_eq!(
         v["rows"][0],
         json!([
-            format!("feature {feature}"),
+            format!("feature.{feature}"),
             "on",
             "off",
             "off",
@@ -409,9 +409,25 @@ fn a_python_client_reads_and_applies_typed_values() {
     }
     assert_eq!(v["statuses"], want, "{v}");
     assert_eq!(v["after"], json!([false, false, false]), "{v}");
+    // The client wrote the feature back on under the very key its reply's
+    // row named (the key it read is the key it writes).
+    assert_eq!(v["back_key"], format!("feature.{feature}"), "{v}");
+    assert_eq!(
+        v["back_rows"][0],
+        json!([
+            format!("feature.{feature}"),
+            "off",
+            "on",
+            "on",
+            "changed",
+            ""
+        ]),
+        "{v}"
+    );
+    assert_eq!(v["back"], json!([true, true, false]), "{v}");
     assert!(
-        !lab.ethtool_k(&lab.b)[feature].0,
-        "ethtool still sees {feature} on"
+        lab.ethtool_k(&lab.b)[feature].0,
+        "ethtool sees {feature} off after the client wrote it back on"
     );
 }
 
@@ -860,8 +876,8 @@ true
     assert_eq!(
         apply["data"][0],
         json!([
-            ["ring rx", rx.to_string(), "4096", "4096", "changed", ""],
-            ["ring tx", tx.to_string(), "1024", "1024", "changed", ""]
+            ["ring.rx", rx.to_string(), "4096", "4096", "changed", ""],
+            ["ring.tx", tx.to_string(), "1024", "1024", "changed", ""]
         ]),
         "{apply}"
     );

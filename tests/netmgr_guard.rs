@@ -8,6 +8,9 @@
 //! (so it names ifupdown2 as the owner and runs no manager tool). What
 //! `ifreload -a` does to a stanza without `mtu` — set 1500 — is done here
 //! with `ip link set` (ifupdown2 itself runs in the VM test).
+//!
+//! With networkd's files under the same kind of root, `Link.Owners` names
+//! the settings each manager owns by the keys `ApplyChanges` takes.
 
 mod common;
 
@@ -139,4 +142,89 @@ fn a_value_set_back_twice_is_reapplied_once_then_reported_not_fought() {
     lab.json(&["set", &a, "mtu", "9000", "--persist"]);
     assert!(lab.show(&a).get("conflicts").is_none());
     assert_eq!(lab.json(&["status"])["conflicts"], serde_json::json!([]));
+}
+
+/// Write `text` to `path` under `root`, making its directories.
+fn write_under(root: &std::path::Path, path: &str, text: &str) {
+    let p = root.join(path.trim_start_matches('/'));
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+/// `Link.Owners` names each setting a manager owns by the key
+/// `ApplyChanges` takes: a client writes it back as it read it.
+#[test]
+fn the_settings_an_owner_holds_are_read_over_the_bus_as_keys_written_back() {
+    let root = tempfile::tempdir().unwrap();
+    let lab = Lab::new(&["--root", &root.path().display().to_string()]);
+    let a = lab.a.clone();
+    let path = lab.link_path(&a);
+    const LINK: &str = "org.hlctl.Daemon1.Link";
+    let ifindex: u32 = lab.rig.property(&path, LINK, "Ifindex").try_into().unwrap();
+    // networkd's .network owns the MTU, a .link file TSO (as the veth
+    // tests of tests/netmgr_veth.rs lay them out).
+    let base = format!("/etc/systemd/network/10-{a}");
+    write_under(
+        root.path(),
+        &format!("/run/systemd/netif/links/{ifindex}"),
+        &format!("ADMIN_STATE=configured\nOPER_STATE=routable\nNETWORK_FILE={base}.network\n"),
+    );
+    write_under(
+        root.path(),
+        &format!("/run/udev/data/n{ifindex}"),
+        &format!("E:ID_NET_LINK_FILE={base}.link\n"),
+    );
+    write_under(
+        root.path(),
+        &format!("{base}.network"),
+        &format!("[Match]\nName={a}\n\n[Link]\nMTUBytes=1500\n"),
+    );
+    write_under(
+        root.path(),
+        &format!("{base}.link"),
+        &format!("[Match]\nOriginalName={a}\n\n[Link]\nTCPSegmentationOffload=true\n"),
+    );
+    type Owner = (String, String, String, String, Vec<String>);
+    let owners: Vec<Owner> = lab.rig.property(&path, LINK, "Owners").try_into().unwrap();
+    let owns: Vec<&str> = owners
+        .iter()
+        .flat_map(|o| o.4.iter().map(String::as_str))
+        .collect();
+    for want in ["mtu", "feature.tx-tcp-segmentation"] {
+        assert!(owns.contains(&want), "{want} not in {owners:?}");
+    }
+    assert!(!owns.iter().any(|k| k.contains(' ')), "{owners:?}");
+    // Each key read is written back as it is.
+    let apply = |key: &str, v: zbus::Variant<'_>| {
+        let mut s = std::collections::HashMap::new();
+        s.insert(key.to_string(), v);
+        let o: std::collections::HashMap<String, zbus::Variant<'_>> = Default::default();
+        let r = lab.rig.rt.block_on(lab.rig.conn.call_method(
+            Some(common::bus::BUS_NAME),
+            path.as_str(),
+            Some(LINK),
+            "ApplyChanges",
+            &(s, o),
+        ));
+        let r = r.unwrap_or_else(|e| panic!("ApplyChanges {key}: {e}\n{}", lab.log()));
+        let (rows, _): (
+            Vec<hlctl::dbus::wire::set_rows::Row>,
+            std::collections::HashMap<String, zbus::OwnedVariant>,
+        ) = r.body().deserialize().unwrap();
+        assert_eq!(rows[0].0, key, "{rows:?}");
+        assert_eq!(rows[0].4, "changed", "{rows:?}");
+    };
+    apply("mtu", zbus::Variant::from(1400u32));
+    assert_eq!(mtu(&lab, &a), 1400);
+    apply("feature.tx-tcp-segmentation", zbus::Variant::from(false));
+    let f: std::collections::HashMap<String, (bool, bool, bool)> = lab
+        .rig
+        .property(&path, LINK, "Features")
+        .try_into()
+        .unwrap();
+    assert!(
+        !f["tx-tcp-segmentation"].1,
+        "{:?}",
+        f["tx-tcp-segmentation"]
+    );
 }

@@ -439,6 +439,21 @@ pub(crate) fn by_dbus_key(key: &str) -> Option<&'static Setting> {
     find(group, key)
 }
 
+/// A setting as the user names it (`ring rx`, `feature rx-gro`, `mtu`) under
+/// its D-Bus key (`ring.rx`, `feature.rx-gro`, `mtu`): the one spelling the
+/// bus reads and writes, so a key a client reads (a reply's row, an owner's
+/// settings) is the key `ApplyChanges` takes. A group word holds no space
+/// and a key no dot (the kernel's feature names neither), so
+/// [`name_of_dbus_key`] gives the name back.
+pub(crate) fn dbus_key_of(name: &str) -> String {
+    name.replacen(' ', ".", 1)
+}
+
+/// The user's name of a setting from its D-Bus key (`ring.rx` → `ring rx`).
+pub(crate) fn name_of_dbus_key(key: &str) -> String {
+    key.replacen('.', " ", 1)
+}
+
 /// The values `iface` holds for the settings `cs` requests (features: the
 /// requested state the kernel holds): the change set that puts them back.
 /// A value the interface does not report is left out.
@@ -503,6 +518,22 @@ mod tests {
                 Some(s.dbus_key())
             );
         }
+    }
+
+    #[test]
+    fn a_name_and_its_dbus_key_turn_into_each_other() {
+        for s in SETTINGS {
+            assert_eq!(dbus_key_of(&s.name()), s.dbus_key());
+            assert_eq!(name_of_dbus_key(&s.dbus_key()), s.name());
+            assert!(
+                !s.group.contains(' ') && !s.key.contains('.'),
+                "{}",
+                s.name()
+            );
+        }
+        let f = format!("{FEATURE} tx-udp_tnl-segmentation");
+        assert_eq!(dbus_key_of(&f), "feature.tx-udp_tnl-segmentation");
+        assert_eq!(name_of_dbus_key(&dbus_key_of(&f)), f);
     }
 
     #[test]

@@ -2,7 +2,8 @@
 """A small hlctld client in Python with python3-dbus (Debian's package).
 
 Reads a link's typed settings groups, applies one change (an offload off)
-and reads the group again; prints what it saw, with the D-Bus types, as JSON.
+and reads the group again, then writes it back on under the key the reply's
+row named; prints what it saw, with the D-Bus types, as JSON.
 
     typed_client.py BUS_ADDRESS IFACE FEATURE
 """
@@ -56,6 +57,17 @@ def main():
     out["changed_type"] = type(summary["changed"]).__name__
     out["statuses"] = {str(k): int(v) for k, v in summary["statuses"].items()}
     out["after"] = [bool(x) for x in props.Get(LINK, "Features")[feature]]
+    # Write it back on under the key the reply's row named: a key read is
+    # the key written.
+    key = str(rows[0][0])
+    back, _ = link.ApplyChanges(
+        {key: dbus.Boolean(True)},
+        dbus.Dictionary({}, signature="sv"),
+        dbus_interface=LINK,
+    )
+    out["back_key"] = key
+    out["back_rows"] = [[str(x) for x in row] for row in back]
+    out["back"] = [bool(x) for x in props.Get(LINK, "Features")[feature]]
     print(json.dumps(out))
 
 

@@ -1,11 +1,12 @@
 //! `org.hlctl.Daemon1.Link`: one object per link at `/org/hlctl/Daemon1/link/<ifindex>`.
 //!
 //! Properties are served from the daemon's cached model (never waiting for a
-//! change in progress). `Settings` is the whole `hlctl show` model as JSON,
-//! exactly one element of `hlctl show --json`'s `interfaces`, for programs
-//! that want everything; each settings group is also a typed property
+//! change in progress). Each settings group is a typed property
 //! (`Rings a{su}`, `Pause (bbb)`, `Features a{s(bbb)}`, `LinkModes a{sv}`,
-//! `Channels a{su}`, `Coalesce a{sv}`, `Counters a{st}`: [`typed`]).
+//! `Channels a{su}`, `Coalesce a{sv}`, `Counters a{st}`: [`typed`]) keyed
+//! as `ApplyChanges` takes its settings; the method `Describe()` gives the
+//! whole `hlctl show` model as JSON, exactly one element of `hlctl show
+//! --json`'s `interfaces`, for programs that want everything.
 //! `PropertiesChanged` is emitted for each group that changes, whoever
 //! changed it (the monitor sees `ethtool -K` too).
 
@@ -119,8 +120,9 @@ impl LinkObject {
     /// configuration: (manager, name, file, netplan, owns), where manager is
     /// network-manager, networkd, link-file, ifupdown2 or ifupdown; name the
     /// connection or stanza; file the file it reads; netplan the YAML the
-    /// file was generated from ("" when none); owns the settings it sets
-    /// (`mtu`, `ring rx`, `feature rx-gro`). Read when asked, not announced.
+    /// file was generated from ("" when none); owns the settings it sets, by
+    /// the keys ApplyChanges takes (`mtu`, `ring.rx`, `feature.rx-gro`). Read
+    /// when asked, not announced.
     #[zbus(property(emits_changed_signal = "false"))]
     async fn owners(&self) -> Vec<(String, String, String, String, Vec<String>)> {
         let m = self.link.model();
@@ -214,7 +216,8 @@ impl LinkObject {
     /// written only once confirmed; after a crash of hlctld in the window the
     /// change is restored when it starts again. The link stays held until
     /// then. Returns `rows`, one per setting: (setting, before,
-    /// requested, after, status, message) as `hlctl set` prints them; status
+    /// requested, after, status, message) as `hlctl set` prints them, setting
+    /// by the key this method takes (`ring.rx`, `feature.rx-gro`); status
     /// is planned, unchanged, changed, adjusted, restored, not_applied,
     /// restore_failed or followed (not requested: the kernel changed it on
     /// its own after a requested change of its group; requested is "" and

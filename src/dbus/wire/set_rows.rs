@@ -1,6 +1,7 @@
 //! The typed reply of `Link.ApplyChanges`: one row per setting
 //! `a(ssssss)` (setting, before, requested, after, status, message) and an
-//! `a{sv}` summary. The daemon encodes a [`SetReply`]; hlctl decodes it back
+//! `a{sv}` summary. A row names its setting by the key `ApplyChanges` takes
+//! (`ring.rx`, `feature.rx-gro`: [`registry::dbus_key_of`]). The daemon encodes a [`SetReply`]; hlctl decodes it back
 //! into the same [`SetReply`], so `hlctl set` prints the same on both paths.
 //!
 //! A value as text: a number in decimal, `on`/`off`, `full`/`half`, link modes
@@ -76,7 +77,7 @@ pub(crate) fn encode(r: &SetReply) -> (Vec<Row>, HashMap<String, OwnedVariant>) 
         .iter()
         .map(|s| {
             (
-                s.setting.clone(),
+                registry::dbus_key_of(&s.setting),
                 text(&s.before),
                 text(&s.requested),
                 s.after.as_ref().map(text).unwrap_or_default(),
@@ -130,7 +131,8 @@ pub(crate) fn decode(
     };
     let settings = rows
         .into_iter()
-        .map(|(setting, before, requested, after, st, message)| {
+        .map(|(key, before, requested, after, st, message)| {
+            let setting = registry::name_of_dbus_key(&key);
             Ok(SettingResult {
                 before: value(&setting, &before),
                 requested: value(&setting, &requested),
@@ -235,6 +237,19 @@ mod tests {
             persist_error: None,
         };
         let (rows, summary) = encode(&reply);
+        // Each row names the key ApplyChanges takes.
+        let keys: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "ring.rx",
+                "pause.rx",
+                "link.duplex",
+                "link.advertise",
+                "coalesce.adaptive-rx",
+                "feature.rx-gro"
+            ]
+        );
         assert_eq!(rows[0].3, "4096");
         assert_eq!(rows[3].1, "1000baseT/Full 100baseT/Full");
         assert_eq!(rows[0].4, "adjusted");

@@ -167,7 +167,8 @@ pub(crate) fn link_modes(i: &Interface) -> HashMap<String, OwnedVariant> {
 }
 
 /// One owner of a link as the `Owners` property carries it:
-/// (manager, name, file, netplan, owns), "" for none.
+/// (manager, name, file, netplan, owns), "" for none; each setting it owns
+/// by the key `ApplyChanges` takes (`ring.rx`, `feature.rx-gro`).
 pub(crate) fn owner(o: crate::nic::owner::Owner) -> (String, String, String, String, Vec<String>) {
     let manager = o
         .manager
@@ -179,7 +180,7 @@ pub(crate) fn owner(o: crate::nic::owner::Owner) -> (String, String, String, Str
         o.name.unwrap_or_default(),
         o.file.unwrap_or_default(),
         o.netplan.unwrap_or_default(),
-        o.owns.into_iter().collect(),
+        o.owns.iter().map(|n| registry::dbus_key_of(n)).collect(),
     )
 }
 
@@ -249,5 +250,32 @@ mod tests {
         let none = Interface::default();
         assert_eq!(pause(&none), (false, false, false));
         assert!(rings(&none).is_empty() && link_modes(&none).is_empty());
+    }
+
+    #[test]
+    fn an_owner_names_each_setting_by_the_key_apply_changes_takes() {
+        let o = crate::nic::owner::Owner {
+            manager: Some(crate::nic::owned::Manager::NetworkManager),
+            owns: ["mtu", "ring rx", "feature rx-gro"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            ..Default::default()
+        };
+        let (manager, .., owns) = owner(o);
+        assert_eq!(manager, "network-manager");
+        assert_eq!(owns, ["feature.rx-gro", "mtu", "ring.rx"]);
+        // Each is a key ApplyChanges decodes.
+        let on = |k: &str| match registry::by_dbus_key(k) {
+            Some(_) => owned(1500u32),
+            None => owned(true),
+        };
+        let m: HashMap<String, OwnedVariant> = owns.iter().map(|k| (k.clone(), on(k))).collect();
+        let cs = settings::decode_changes(&m).unwrap();
+        assert_eq!(
+            (cs.mtu, cs.rings.and_then(|r| r.rx)),
+            (Some(1500), Some(1500))
+        );
+        assert_eq!(cs.features.get("rx-gro"), Some(&true));
     }
 }
