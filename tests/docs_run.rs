@@ -15,6 +15,9 @@
 //! - where the docs show the output (blocks with `$ ` prompts), its first
 //!   line matches the real one, numbers and paths aside.
 //!
+//! `hlctl usage` reads rows a real hlctld stored while the lab was built
+//! (it sampled eth2 for two seconds).
+//!
 //! Run lengths are shortened where an example gives none (`doctor` and
 //! `tune` get `--time 1`, `doctor` `--stress 1`), so the whole run takes
 //! about a minute; the commands and their other flags are the docs' own.
@@ -80,6 +83,7 @@ impl Lab {
         ] {
             std::fs::create_dir_all(tmp.path().join(d)).unwrap();
         }
+        sample_usage(&ns, tmp.path());
         Lab {
             ns,
             _peer: peer,
@@ -249,6 +253,19 @@ impl Lab {
 }
 
 /// A command that asks before it changes anything.
+/// `hlctl usage eth2` answers from hlctld's samples: a real hlctld on a
+/// private bus samples eth2 (a veth: only because `[usage]` names it) for
+/// two seconds and stores the minute it was filling when it stops.
+fn sample_usage(ns: &NetNs, dir: &Path) {
+    let conf = dir.join("usage.toml");
+    std::fs::write(&conf, "[usage]\nlinks = [\"eth2:1G\"]\n").unwrap();
+    let rig = common::bus::Rig::start();
+    let conf = conf.display().to_string();
+    let mut d = rig.daemon(ns, dir, &["--config", &conf, "--test-usage-interval-ms", "200"]);
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(d.terminate().success(), "{}", d.log());
+}
+
 fn interactive(argv: &[String]) -> bool {
     let has = |f: &str| argv.iter().any(|w| w == f);
     argv.iter().any(|w| w == "tune") && !has("--yes") && !has("-y") && !has("--dry-run")

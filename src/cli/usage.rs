@@ -66,9 +66,12 @@ fn print_link(l: &LinkUsage, days: u32) {
         format!("{days} days")
     };
     println!(
-        "{} ({}): {} sampled in the last {last} ({} to {} UTC)",
+        "{} ({}), the last {last}:",
         l.iface,
-        crate::units::speed((s.speed_bps / 1e6).round() as u32),
+        crate::units::speed((s.speed_bps / 1e6).round() as u32)
+    );
+    println!(
+        "  sampled {}, from {} to {} UTC",
         crate::units::duration(s.covered_s),
         format_ts(s.from),
         format_ts(s.to)
