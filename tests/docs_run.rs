@@ -261,7 +261,11 @@ fn sample_usage(ns: &NetNs, dir: &Path) {
     std::fs::write(&conf, "[usage]\nlinks = [\"eth2:1G\"]\n").unwrap();
     let rig = common::bus::Rig::start();
     let conf = conf.display().to_string();
-    let mut d = rig.daemon(ns, dir, &["--config", &conf, "--test-usage-interval-ms", "200"]);
+    let mut d = rig.daemon(
+        ns,
+        dir,
+        &["--config", &conf, "--test-usage-interval-ms", "200"],
+    );
     std::thread::sleep(Duration::from_secs(2));
     assert!(d.terminate().success(), "{}", d.log());
 }

@@ -165,7 +165,10 @@ fn usage_matches_what_was_sent_across_a_restart_and_a_reset() {
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     eprintln!("{text}");
     assert!(
-        text.starts_with(&format!("{} (110 Mbit/s), the last day:\n  sampled ", lab.a)),
+        text.starts_with(&format!(
+            "{} (110 Mbit/s), the last day:\n  sampled ",
+            lab.a
+        )),
         "{text}"
     );
     assert!(text.contains("    send: peak "), "{text}");

@@ -251,3 +251,60 @@ fn check_reports_a_workload_below_its_need() {
     );
     assert_eq!(answers[1]["limit"], "net");
 }
+
+/// A layer not measured now (no `--peer`) takes the history's newest
+/// figure, said to be from the history with its age; once older than a
+/// week it is flagged stale. The figure is a real `bench net` run on the
+/// shaped path; its row is then aged by ten days in the database (the only
+/// way to have an old figure without waiting), and the doctor flags it.
+#[test]
+fn a_figure_from_the_history_is_used_with_its_age_and_flagged_when_stale() {
+    let _serial = serial();
+    let lab = Lab::new();
+    lab.shape_both("120mbit");
+    let srv = lab.iperf3_server();
+    let out = lab.hlctl(&[
+        "bench",
+        "net",
+        "-c",
+        common::lab::PEER_IP,
+        "-p",
+        &srv.port.to_string(),
+        "-t",
+        "2",
+    ]);
+    assert!(out.status.success(), "{}", common::output_text(&out));
+    let doctor = || lab.json(&["doctor", &lab.a, "--stress", "0", "--workload", "plex-4k"]);
+    let r = doctor();
+    let net = row(answer(&r, "plex-4k"), "net").clone();
+    let source = net["source"].as_str().unwrap();
+    assert!(
+        source.starts_with("from the history: net upload of 10.70.0.2:")
+            && source.contains("(net, ")
+            && !source.contains("stale"),
+        "{net}"
+    );
+    let measured = net["measured"].as_f64().unwrap();
+    assert!((90e6..=125e6).contains(&measured), "{net}");
+    assert_eq!(net["verdict"], "ok", "{net}");
+
+    let db = lab.state_dir().join("history.db");
+    let aged = std::process::Command::new("/usr/bin/python3")
+        .args([
+            "-c",
+            "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); \
+             c.execute(\"UPDATE results SET ts = ts - 10*86400 WHERE kind = 'net'\"); c.commit()",
+        ])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(aged.status.success(), "{}", common::output_text(&aged));
+    let r = doctor();
+    let net = row(answer(&r, "plex-4k"), "net").clone();
+    let source = net["source"].as_str().unwrap();
+    assert!(
+        source.starts_with("from the history, stale: net upload of 10.70.0.2:")
+            && source.contains(", 10 d 0 h old, older than 7 d 0 h"),
+        "{net}"
+    );
+}

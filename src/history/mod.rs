@@ -10,6 +10,7 @@
 //! - [`compare`]: baselines and verdicts.
 
 pub(crate) mod compare;
+pub(crate) mod latest;
 pub(crate) mod schema;
 pub(crate) mod settings;
 pub mod store;

@@ -26,7 +26,7 @@ pub(crate) fn run(
             .map_err(|e| DoctorError::Peer(e.to_string()))?;
     }
     let (mut report, inputs) = doctor::run(opts, paths, measure, progress, cancel)?;
-    report.workloads = super::workload::answers(opts, &report, progress, cancel);
+    report.workloads = super::workload::answers(opts, paths, &report, progress, cancel);
     let stored = store(paths, who, rows::doctor(&report, &inputs));
     Ok(Ran { report, stored })
 }

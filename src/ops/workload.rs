@@ -6,14 +6,19 @@
 use crate::bench::progress::{Cancel, Progress, ProgressEvent};
 use crate::check::CheckReport;
 use crate::doctor::{Options, Report};
+use crate::history::latest::Wanted;
+use crate::paths::Paths;
 use crate::workload::{Answer, Layer, Measured, Workload, judge};
 
 /// Seconds of the CPU run and of the random-read run a workload asks for.
 const RUN_S: u64 = 5;
 
-/// Every workload of `opts`, judged against `report` and the runs made here.
+/// Every workload of `opts`, judged against `report` and the runs made
+/// here; a layer not measured now takes the history's newest figure
+/// ([`from_history`]).
 pub(crate) fn answers(
     opts: &Options,
+    paths: &Paths,
     report: &Report,
     progress: &dyn Progress,
     cancel: &Cancel,
@@ -33,7 +38,65 @@ pub(crate) fn answers(
         say(progress, "random 4 KiB reads for the workloads");
         randread(opts, cancel, &mut m);
     }
+    from_history(opts, paths, &mut m);
     opts.workloads.iter().map(|w| judge(w, &m)).collect()
+}
+
+/// A figure from the history counts as measured while it is this young;
+/// an older one is still shown, flagged stale with its age.
+pub(crate) const FRESH_S: i64 = 7 * 86_400;
+
+/// Every layer a workload needs that was not measured now: the history's
+/// newest figure of it (of the same peer or directory when one was given),
+/// said to be from the history, with its age; older than [`FRESH_S`], it is
+/// flagged stale.
+fn from_history(opts: &Options, paths: &Paths, m: &mut Measured) {
+    let needed: Vec<(Layer, String)> = m
+        .missing
+        .iter()
+        .filter(|(l, _)| opts.workloads.iter().any(|w| w.needs(*l)))
+        .cloned()
+        .collect();
+    if needed.is_empty() || !paths.state_dir.join(crate::history::DB_FILE).exists() {
+        return;
+    }
+    let Ok(mut h) = crate::history::History::open(&paths.state_dir) else {
+        return;
+    };
+    let peer = opts.peer.as_ref().map(|p| p.label());
+    let cpu_all = format!("cpu {} threads", crate::report::cpu_threads());
+    let cpu_names = ["cpu multi events", cpu_all.as_str()];
+    let now = crate::host::now_unix();
+    for (layer, why) in needed {
+        let dir = opts.dirs.first().map(String::as_str);
+        let w = match layer {
+            Layer::Net => wanted(&["net upload"], "bit/s", peer.as_deref()),
+            Layer::DiskRead => wanted(&["disk seq-read", "disk read"], "B/s", dir),
+            Layer::DiskRandread => wanted(&["disk randread-4k", "disk randread iops"], "IOPS", dir),
+            Layer::Cpu => wanted(&cpu_names, "events/s", None),
+        };
+        let Ok(Some(x)) = h.latest(&w) else { continue };
+        let age = crate::units::duration((now - x.ts) as f64);
+        let source = if now - x.ts <= FRESH_S {
+            format!("from the history: {}, {age} old ({why})", x.describe())
+        } else {
+            format!(
+                "from the history, stale: {}, {age} old, older than {} ({why}): measure it again",
+                x.describe(),
+                crate::units::duration(FRESH_S as f64)
+            )
+        };
+        m.missing.retain(|(l, _)| *l != layer);
+        m.values.push((layer, x.value, source));
+    }
+}
+
+fn wanted<'a>(names: &'a [&'a str], unit: &'a str, subject: Option<&'a str>) -> Wanted<'a> {
+    Wanted {
+        names,
+        unit,
+        subject,
+    }
 }
 
 fn say(progress: &dyn Progress, m: &str) {
