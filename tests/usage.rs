@@ -210,6 +210,23 @@ fn usage_matches_what_was_sent_across_a_restart_and_a_reset() {
         peak <= 110e6,
         "a spike after the reset: {peak} (before it {peak_before})"
     );
+    // The HTML page draws the link's usage (one chart, hours with samples).
+    let page = state.path().join("page.html");
+    let out = Command::new(env!("CARGO_BIN_EXE_hlctl"))
+        .args(["--local", "--state-dir"])
+        .arg(state.path().join("state"))
+        .arg("history")
+        .arg("--html")
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::output_text(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains(&format!("data-iface=\"{}\" data-hours=\"", lab.a)),
+        "{html}"
+    );
+    assert_eq!(html.matches("<polyline class=\"tx\"").count(), 1, "{html}");
     assert!(
         tx["bytes"].as_u64().unwrap() > sent,
         "the traffic after the reset counts: {tx}"

@@ -3,7 +3,9 @@
 //! trend of every stored metric (the baseline as a dashed line), the last
 //! check's verdicts, and the transfer matrix of the last check.
 //!
-//! - [`svg`]: one trend chart.
+//! A link usage chart per sampled link closes it (the last 30 days).
+//!
+//! - [`svg`]: one trend chart, one usage chart.
 
 pub(crate) mod svg;
 
@@ -45,6 +47,46 @@ pub(crate) struct Page {
     pub(crate) baseline: BTreeMap<(String, String), f64>,
     pub(crate) baseline_name: Option<String>,
     pub(crate) last_check: Option<(CheckReport, Option<Comparison>)>,
+    /// Every sampled link's last 30 days: (link, speed, hourly peaks).
+    pub(crate) usage: Vec<LinkChart>,
+}
+
+/// One link's usage chart: its name, its speed (bit/s) and the highest
+/// rate of each hour (hour start, received, sent).
+pub(crate) type LinkChart = (String, f64, Vec<(i64, f64, f64)>);
+
+/// Days of usage the page draws.
+const USAGE_DAYS: i64 = 30;
+
+fn usage_charts(h: &mut History) -> Result<Vec<LinkChart>, HistoryError> {
+    let since = crate::host::now_unix() - USAGE_DAYS * 86_400;
+    let mut out = Vec::new();
+    for iface in crate::usage::store::ifaces(h)? {
+        let b = crate::usage::store::buckets(h, Some(&iface), since)?;
+        if let Some(last) = b.last() {
+            let speed = last.speed_bps;
+            out.push((iface, speed, crate::usage::stats::hourly_peaks(&b)));
+        }
+    }
+    Ok(out)
+}
+
+fn usage_section(charts: &[LinkChart]) -> String {
+    let mut s = format!("<h2>Link usage, last {USAGE_DAYS} days (highest rate of each hour)</h2>");
+    if charts.is_empty() {
+        return s + "<p>No usage sampled yet (hlctld samples every physical link every 10 s).</p>";
+    }
+    for (iface, speed, hours) in charts {
+        s += &format!(
+            "<div class=\"chartbox usage\" data-iface=\"{}\" data-hours=\"{}\"><h3>{} ({}): received (blue), sent (orange)</h3>{}</div>",
+            esc(iface),
+            hours.len(),
+            esc(iface),
+            esc(&crate::units::bps(*speed)),
+            svg::usage(hours, *speed)
+        );
+    }
+    s
 }
 
 /// Everything stored (up to `limit` results), the newest baseline, the last check.
@@ -90,6 +132,7 @@ pub(crate) fn gather(
         baseline,
         baseline_name,
         last_check,
+        usage: usage_charts(h)?,
     })
 }
 
@@ -187,6 +230,7 @@ pub(crate) fn render(p: &Page) -> String {
             esc(&title)
         );
     }
+    s += &usage_section(&p.usage);
     s += "<footer id=\"end\"><p>hlctl ";
     s += env!("CARGO_PKG_VERSION");
     s += "</p></footer></body></html>\n";
@@ -220,10 +264,17 @@ mod tests {
             baseline,
             baseline_name: Some("good".into()),
             last_check: None,
+            usage: vec![("eth0".into(), 1e9, vec![(0, 2e8, 1e7), (3600, 9.9e8, 2e7)])],
         });
         assert_eq!(html.matches("<circle class=\"pt\"").count(), 3);
         assert_eq!(html.matches("class=\"baseline\"").count(), 1);
         assert!(html.contains("hlctl report: lab&lt;1&gt;"));
-        assert!(!html.contains("http://") || html.matches("http://").count() == 1); // the SVG namespace only
+        assert!(html.contains("data-iface=\"eth0\" data-hours=\"2\""));
+        assert_eq!(html.matches("<polyline class=\"rx\"").count(), 1);
+        // Nothing fetched: every http:// is an SVG's namespace.
+        assert_eq!(
+            html.matches("http://").count(),
+            html.matches("xmlns=\"http://www.w3.org/2000/svg\"").count()
+        );
     }
 }

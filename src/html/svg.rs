@@ -82,3 +82,52 @@ pub(crate) fn trend(
     s += "</svg>";
     s
 }
+
+/// A link's usage as inline SVG: the highest rate of each hour, received
+/// and sent, as two lines (no point marks: a month is 720 hours), and the
+/// link's speed as a dashed line. `hours`: (hour start, rx, tx) oldest first.
+pub(crate) fn usage(hours: &[(i64, f64, f64)], speed_bps: f64) -> String {
+    let max = hours
+        .iter()
+        .flat_map(|h| [h.1, h.2])
+        .chain([speed_bps])
+        .fold(0.0_f64, f64::max)
+        .max(f64::MIN_POSITIVE)
+        * 1.1;
+    let (t0, t1) = match (hours.first(), hours.last()) {
+        (Some(a), Some(b)) if b.0 > a.0 => (a.0, b.0),
+        (Some(a), _) => (a.0, a.0 + 3600),
+        _ => (0, 3600),
+    };
+    let x = |t: i64| PAD_L + (W - PAD_L - PAD_R) * (t - t0) as f64 / (t1 - t0) as f64;
+    let y = |v: f64| PAD_T + (H - PAD_T - PAD_B) * (1.0 - v / max);
+    let mut s = format!(
+        r##"<svg class="chart usage" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img"><line x1="{PAD_L}" y1="{b}" x2="{}" y2="{b}" stroke="#999"/>"##,
+        W - PAD_R,
+        b = H - PAD_B
+    );
+    for v in [0.0, speed_bps] {
+        s += &format!(
+            r##"<text x="{}" y="{:.1}" font-size="10" text-anchor="end" fill="#555">{}</text>"##,
+            PAD_L - 4.0,
+            y(v) + 3.0,
+            esc(&crate::units::bps(v))
+        );
+    }
+    s += &format!(
+        r##"<line class="speed" x1="{PAD_L}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="#999" stroke-dasharray="6 4"><title>link speed</title></line>"##,
+        W - PAD_R,
+        y = y(speed_bps)
+    );
+    for (class, colour, pick) in [("rx", "#1f77b4", 0usize), ("tx", "#ff7f0e", 1usize)] {
+        let pts: Vec<String> = hours
+            .iter()
+            .map(|h| format!("{:.1},{:.1}", x(h.0), y(if pick == 0 { h.1 } else { h.2 })))
+            .collect();
+        s += &format!(
+            r##"<polyline class="{class}" fill="none" stroke="{colour}" stroke-width="1.5" points="{}"/>"##,
+            pts.join(" ")
+        );
+    }
+    s + "</svg>"
+}

@@ -135,6 +135,23 @@ fn hours_of_day(buckets: &[Bucket], utc_offset_s: i64) -> Vec<HourOfDay> {
     out
 }
 
+/// The highest rate of each hour (received, sent), oldest first: what a
+/// chart of a month draws.
+pub(crate) fn hourly_peaks(buckets: &[Bucket]) -> Vec<(i64, f64, f64)> {
+    let mut out: Vec<(i64, f64, f64)> = Vec::new();
+    for b in buckets {
+        let hour = b.start.div_euclid(3600) * 3600;
+        match out.last_mut() {
+            Some(h) if h.0 == hour => {
+                h.1 = h.1.max(b.rx.max_bps);
+                h.2 = h.2.max(b.tx.max_bps);
+            }
+            _ => out.push((hour, b.rx.max_bps, b.tx.max_bps)),
+        }
+    }
+    out
+}
+
 /// The hour row of `minutes` (all within the hour at `start`).
 pub(crate) fn hour_of(iface: &str, start: i64, minutes: &[Bucket]) -> Option<Bucket> {
     let last = minutes.last()?;
