@@ -50,11 +50,13 @@ impl Sampler {
 
 fn run(d: &Daemon, config: &Config, interval: Duration, stop: &mpsc::Receiver<()>) {
     let cfg = &config.usage;
-    let (mut nl, mut h) = match (Netlink::new(), History::open(&d.paths().state_dir)) {
-        (Ok(nl), Ok(h)) => (nl, h),
-        (Err(e), _) => return warn!("usage: not sampled: {e}"),
-        (_, Err(e)) => return warn!("usage: not sampled: {e}"),
+    let mut nl = match Netlink::new() {
+        Ok(nl) => nl,
+        Err(e) => return warn!("usage: not sampled: {e}"),
     };
+    // Opened with the first row to store: a host with nothing to sample
+    // gets no database from it.
+    let mut h: Option<History> = None;
     let keep = Retention {
         minute_days: cfg.minute_days,
         hour_days: cfg.retention_days,
@@ -76,7 +78,7 @@ fn run(d: &Daemon, config: &Config, interval: Duration, stop: &mpsc::Receiver<()
         };
         let closed = folder.tick(now_ms(), &readings);
         if !closed.is_empty() {
-            save(&mut h, &closed, keep);
+            save(d, &mut h, &closed, keep);
             metrics(d, config);
         }
         match stop.recv_timeout(interval) {
@@ -85,8 +87,10 @@ fn run(d: &Daemon, config: &Config, interval: Duration, stop: &mpsc::Receiver<()
         }
     }
     let open = folder.flush();
-    save(&mut h, &open, keep);
-    metrics(d, config);
+    if !open.is_empty() {
+        save(d, &mut h, &open, keep);
+        metrics(d, config);
+    }
     info!("usage: {} link(s)' current minute stored", open.len());
 }
 
@@ -97,7 +101,14 @@ fn metrics(d: &Daemon, config: &Config) {
     }
 }
 
-fn save(h: &mut History, rows: &[crate::usage::Bucket], keep: Retention) {
+fn save(d: &Daemon, db: &mut Option<History>, rows: &[crate::usage::Bucket], keep: Retention) {
+    if db.is_none() {
+        match History::open(&d.paths().state_dir) {
+            Ok(h) => *db = Some(h),
+            Err(e) => return warn!("usage: {} minute row(s) not stored: {e}", rows.len()),
+        }
+    }
+    let Some(h) = db.as_mut() else { return };
     if let Err(e) = store::add_minutes(h, rows) {
         return warn!("usage: {} minute row(s) not stored: {e}", rows.len());
     }
