@@ -12,7 +12,7 @@ export function el(tag, attrs, ...children) {
         else
             e.setAttribute(k, v === true ? "" : String(v));
     }
-    for (const c of children.flat()) {
+    for (const c of children.flat(Infinity)) {
         if (c === null || c === undefined)
             continue;
         e.append(c instanceof Node ? c : document.createTextNode(String(c)));

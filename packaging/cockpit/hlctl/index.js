@@ -6,6 +6,7 @@ import { startLinks } from "./links.js";
 import { startJobs } from "./jobs.js";
 import { startDoctor } from "./doctor.js";
 import { loadHistory } from "./history.js";
+import { startTune } from "./tune.js";
 
 followTheme();
 
@@ -32,6 +33,7 @@ watchAccess().then(() => {
     const links = startLinks(client);
     startJobs(client);
     startDoctor(client, links);
+    startTune(client, links);
     gate();
     document.body.dataset.ready = "1";
 });
