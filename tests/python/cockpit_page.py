@@ -6,6 +6,7 @@ on stdout; exits non-zero on a console error, a failed request or a
 timeout. Used by tests/vm_cockpit.rs.
 
     cockpit_page.py URL USER PASSWORD (admin|viewer) OUTDIR
+    cockpit_page.py URL USER PASSWORD tune OUTDIR PEER
 """
 import json
 import sys
@@ -61,6 +62,11 @@ class Page:
         bad = self.js("""return performance.getEntriesByType('resource').concat(performance.getEntriesByType('navigation'))
                          .filter(e => e.responseStatus >= 400).map(e => e.name + ' ' + e.responseStatus)""")
         self.errors += [f"request: {b}" for b in bad]
+        # Something rendered a value instead of its text.
+        text = self.js("return document.body.textContent")
+        for junk in ("[object ", "undefined", "NaN"):
+            if junk in text:
+                self.errors.append(f"page text shows {junk!r}")
 
     def login(self, user, password, superuser):
         self.d.get(self.url + "/")
@@ -127,6 +133,29 @@ class Page:
             "const s = document.querySelector('#change-result [data-state]'); return s && ['confirmed','error'].includes(s.dataset.state)"), timeout=120)
         return self.js("const s = document.querySelector('#change-result [data-state]'); return s.dataset.state + ': ' + s.textContent")
 
+    def tune(self, peer):
+        """Tune eth0 against `peer`; keep what it kept when asked."""
+        self.links()
+        self.tab("tune")
+        self.until("eth0 to tune", lambda: self.js("return document.getElementById('tune-link').value === 'eth0'"))
+        self.js("""document.getElementById('tune-peer').value = arguments[0];
+                   document.getElementById('tune-runs').value = 3;
+                   document.getElementById('tune-time').value = 1;""", peer)
+        self.d.find_element(By.ID, "tune-run").click()
+        done = "document.getElementById('tune-result').dataset.loaded === '1' || !!document.querySelector('#tune-progress [data-state=error]')"
+        self.until("the tune's question or its end", lambda: self.js(f"return !!document.getElementById('tune-keep') || {done}"), timeout=400)
+        asked = self.js("return !!document.getElementById('tune-keep')")
+        if asked:
+            self.shot("tune-confirm-admin")
+            self.d.find_element(By.ID, "tune-keep").click()
+        self.until("the tune's end", lambda: self.js(f"return {done}"), timeout=120)
+        self.shot("tune-admin")
+        return {"asked": asked,
+                "progress": self.js("return document.getElementById('tune-progress').textContent"),
+                "notes": self.js("return (document.getElementById('tune-notes') || {}).textContent || ''"),
+                "outcome": self.js("return (document.querySelector('#tune-progress [data-outcome]') || {dataset: {}}).dataset.outcome || ''"),
+                "steps": self.js("return [...document.querySelectorAll('#tune-steps [data-step]')].map(r => ({step: r.dataset.step, status: r.dataset.status}))")}
+
     def rates(self, link, seconds):
         """The link's RX/TX rates as the page shows them, every 0.5 s."""
         seen = []
@@ -147,7 +176,13 @@ def main():
             p = Page(d, url, out)
             p.who = role
             t = time.time()
-            p.login(user, password, "any" if role == "admin" else "none")
+            p.login(user, password, "none" if role == "viewer" else "any")
+            if role == "tune":
+                result["tune"] = p.tune(sys.argv[6])
+                p.collect()
+                result["errors"] = p.errors
+                print(json.dumps(result))
+                sys.exit(1 if result["errors"] else 0)
             result["login_s"] = round(time.time() - t, 1)
             result["links"] = p.links()
             result["limited_alert"] = p.js("return !document.getElementById('limited-alert').hidden")

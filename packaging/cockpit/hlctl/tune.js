@@ -62,15 +62,22 @@ export function startTune(client, links) {
             no_mtu: { t: "b", v: v("tune-no-mtu").checked },
             dry_run: { t: "b", v: v("tune-dry").checked },
         };
-        let asked = false;
+        // The job's message, and apart from it (not redrawn with every
+        // message) the question while kept changes await confirmation.
+        const line = el("p", { class: "hl-status" });
+        const ask = el("div");
+        progress.replaceChildren(line, ask);
         try {
             const [path] = await client.call("/org/hlctl/Daemon1", "org.hlctl.Daemon1.Manager", "Tune", [options]);
             const [state, json] = await jobDone(client, path, job => {
-                progress.replaceChildren(el("p", { class: "hl-status", "data-state": job.State }, job.Message || job.State));
-                if (job.State === "awaiting-confirmation" && !asked) {
-                    asked = true;
-                    progress.append(confirmBox(client, path, progress));
-                    gate(progress);
+                line.textContent = job.Message || job.State;
+                line.dataset.state = job.State;
+                const waiting = job.State === "awaiting-confirmation";
+                if (waiting && !ask.firstChild) {
+                    ask.append(confirmBox(client, path, ask));
+                    gate(ask);
+                } else if (!waiting) {
+                    ask.replaceChildren();
                 }
             });
             const report = JSON.parse(json);
