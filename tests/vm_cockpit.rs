@@ -284,7 +284,7 @@ fn as_viewer(vm: &mut SystemVm, ns: &NetNs, shots: &Path) {
     let v = browse(ns, "viewer", shots);
     assert_eq!(v["limited_alert"], true, "{v}");
     assert!(finding_ids(&v).iter().any(|i| i == "offload-off"));
-    let buttons: Vec<&Value> = ["buttons_links", "buttons_doctor"]
+    let buttons: Vec<&Value> = ["buttons_links", "buttons_doctor", "buttons_tune"]
         .iter()
         .flat_map(|k| v[k].as_array().unwrap())
         .collect();

@@ -197,6 +197,9 @@ def main():
                 result["mtu"] = p.set_mtu("eth0", 1400)
                 p.shot("links-changed-admin")
             else:
+                p.tab("tune")
+                result["buttons_tune"] = p.buttons()
+                p.shot("tune-viewer")
                 # Clicking a disabled button does nothing.
                 for b in d.find_elements(By.CSS_SELECTOR, "[data-change]"):
                     if b.is_displayed():
