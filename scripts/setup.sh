@@ -8,6 +8,7 @@ PKGS=(iproute2 ethtool iperf3 fio sysbench stress-ng strace procps iputils-ping
       dbus polkitd libxml2-utils jq time systemd
       lintian debootstrap dpkg-dev man-db util-linux
       prometheus prometheus-node-exporter chromium
+      chromium-driver python3-selenium  # tests/vm_cockpit.rs drives the Cockpit page
       python3-dbus python3-gi  # the D-Bus API from outside Rust (tests/python/*.py)
       python3-venv  # a venv for the PyPI package iperf3 (below)
       podman buildah  # the OCI image (scripts/build-image.sh) and tests/container.rs

@@ -148,6 +148,11 @@ pub fn expected_files() -> BTreeSet<String> {
     .iter()
     .map(|s| s.to_string())
     .collect();
+    // The Cockpit page (issue 27): every file of packaging/cockpit/hlctl.
+    for e in std::fs::read_dir(repo().join("packaging/cockpit/hlctl")).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        files.insert(format!("usr/share/cockpit/hlctl/{name}"));
+    }
     let mut cli =
         <hlctl::cli::args::Cli as clap::CommandFactory>::command().disable_help_subcommand(true);
     cli.build();
@@ -191,6 +196,14 @@ pub const VERBATIM: &[(&str, &str)] = &[
         "usr/lib/systemd/system/hlctl-serve.socket",
     ),
     ("packaging/hlctl.toml", "etc/hlctl/hlctl.toml"),
+    (
+        "packaging/cockpit/hlctl/manifest.json",
+        "usr/share/cockpit/hlctl/manifest.json",
+    ),
+    (
+        "packaging/cockpit/hlctl/index.html",
+        "usr/share/cockpit/hlctl/index.html",
+    ),
     (
         "packaging/fleet/hlctl-dashboard.json",
         "usr/share/hlctl/hlctl-dashboard.json",

@@ -57,6 +57,32 @@ const NETMGR_CUSTOMIZE: &str = "set -e
 systemctl disable NetworkManager.service NetworkManager-wait-online.service
 ";
 
+/// [`SYSTEM_ROOT`] with Debian's Cockpit 287 (issue 27: the page of
+/// `packaging/cockpit/hlctl`) and sudo for its administrative access
+/// (dbus-user-session: dconf-service, which cockpit-ws pulls in, needs a
+/// session bus that debootstrap cannot pick from an alternative), cached
+/// apart from the plain image. Cockpit as Debian sets it up (cockpit-tls on
+/// 9090 with the self-signed certificate it makes at its first start);
+/// `admin` may sudo, `viewer` may not (both with the password `foobar`).
+pub const COCKPIT_ROOT: RootRecipe = RootRecipe {
+    include: "dbus,polkitd,systemd,systemd-sysv,udev,libpam-systemd,iproute2,ethtool,iperf3,adduser,kmod,procps,sudo,dbus-user-session,cockpit-ws,cockpit-bridge,cockpit-system",
+    cache_dir: "/var/tmp/hlctl-sysvm-cockpit",
+    version: 1,
+    image_customize: COCKPIT_CUSTOMIZE,
+};
+
+/// [`COCKPIT_ROOT`]'s own customisation: the socket enabled; the two users.
+/// (Not `cockpit-ws --no-tls` in cockpit.service: that unit's
+/// NoNewPrivileges keeps the setuid cockpit-session from authenticating.)
+const COCKPIT_CUSTOMIZE: &str = "set -e
+systemctl enable cockpit.socket
+useradd -m -s /bin/bash admin
+useradd -m -s /bin/bash viewer
+echo admin:foobar | chpasswd
+echo viewer:foobar | chpasswd
+adduser admin sudo
+";
+
 /// Kernel modules the initramfs loads before `switch_root`.
 /// (ext4 asks the crypto API for crc32c at mount time: crc32c_generic.)
 const MODULES: &[&str] = &[

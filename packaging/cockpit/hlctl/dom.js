@@ -1,0 +1,67 @@
+// Small DOM helpers and the dark theme, as Cockpit's own pages do it.
+/* global cockpit */
+
+// el("td", {class: "x", "data-field": "mtu"}, "1500", child, ...)
+export function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+        if (v === false || v === null || v === undefined)
+            continue;
+        if (k === "onclick")
+            e.addEventListener("click", v);
+        else
+            e.setAttribute(k, v === true ? "" : String(v));
+    }
+    for (const c of children.flat(Infinity)) {
+        if (c === null || c === undefined)
+            continue;
+        e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    }
+    return e;
+}
+
+// An error as the daemon phrased it: "Busy: eth0 is held by ...".
+export function errorText(err) {
+    if (!err)
+        return "";
+    const name = err.name ? String(err.name).split(".").pop() : (err.problem || "");
+    const msg = err.message || String(err);
+    return name && !msg.startsWith(name) ? `${name}: ${msg}` : msg;
+}
+
+export function showError(err) {
+    const a = document.getElementById("error-alert");
+    a.textContent = errorText(err);
+    a.hidden = !err;
+}
+
+// pf-theme-dark on <html>, from the shell's choice (localStorage shell:style)
+// or the system's (prefers-color-scheme), kept in step with both.
+export function followTheme() {
+    const media = window.matchMedia("(prefers-color-scheme: dark)");
+    const apply = () => {
+        const style = localStorage.getItem("shell:style") || "auto";
+        const dark = style === "dark" || (style === "auto" && media.matches);
+        document.documentElement.classList.toggle("pf-theme-dark", dark);
+    };
+    apply();
+    media.addEventListener("change", apply);
+    window.addEventListener("storage", ev => { if (ev.key === "shell:style") apply() });
+    window.addEventListener("cockpit-style", apply);
+}
+
+// bits per second, readable.
+export function rate(bps) {
+    if (!Number.isFinite(bps))
+        return "–";
+    const units = [["Gb/s", 1e9], ["Mb/s", 1e6], ["kb/s", 1e3]];
+    for (const [u, f] of units)
+        if (bps >= f)
+            return `${(bps / f).toFixed(1)} ${u}`;
+    return `${Math.round(bps)} b/s`;
+}
+
+// The value of a variant ({t, v}) or the value itself.
+export function val(x) {
+    return x && typeof x === "object" && "v" in x && "t" in x ? x.v : x;
+}

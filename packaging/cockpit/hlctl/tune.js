@@ -1,0 +1,97 @@
+// The Tune tab: a tune of one link against a peer as a job (plan with a dry
+// run, or for real), its progress, then commit-confirm in the page: the
+// kept changes wait for "Keep"; without it (tab closed, "Roll back", the
+// deadline) hlctld rolls them back. Then the steps: before, tried, Δ,
+// KEPT or reverted.
+import { el, errorText, rate } from "./dom.js";
+import { gate } from "./access.js";
+import { jobDone } from "./jobs.js";
+
+const JOB = "org.hlctl.Daemon1.Job";
+
+function stepsTable(report) {
+    const delta = s => s.deltas.map(d => `${d.direction} ${rate(d.before_bps)} → ${rate(d.after_bps)} (${d.change_percent >= 0 ? "+" : ""}${d.change_percent.toFixed(1)} %)`).join("; ");
+    return el("table", { class: "hl-table hl-compact", id: "tune-steps" },
+              el("thead", {}, el("tr", {}, ["Step", "Before", "Tried", "Δ", "Result", "Why"].map(h => el("th", {}, h)))),
+              el("tbody", {}, (report.steps || []).map(s => el("tr", { "data-step": s.candidate, "data-status": s.status },
+                  el("td", {}, s.title || s.candidate),
+                  el("td", {}, s.settings.map(r => `${r.setting} ${r.before}`).join(", ")),
+                  el("td", {}, s.settings.map(r => `${r.setting} ${r.tried}`).join(", ")),
+                  el("td", {}, delta(s) || "–"),
+                  el("td", {}, el("span", { class: s.status === "kept" ? "hl-label hl-label-info" : "hl-label" }, s.status === "kept" ? "KEPT" : s.status)),
+                  el("td", { class: "hl-muted" }, s.reason)))));
+}
+
+function confirmBox(client, path, out) {
+    const keep = el("button", {
+        type: "button", class: "hl-btn hl-btn-primary", "data-change": "1", id: "tune-keep",
+        onclick: () => client.call(path, JOB, "Confirm", []).catch(e => out.append(el("p", { class: "hl-danger" }, errorText(e))))
+    }, "Keep these settings");
+    const back = el("button", {
+        type: "button", class: "hl-btn hl-btn-secondary", "data-change": "1", id: "tune-rollback",
+        onclick: () => client.call(path, JOB, "Cancel", []).catch(e => out.append(el("p", { class: "hl-danger" }, errorText(e))))
+    }, "Roll back");
+    return el("div", { class: "hl-form", id: "tune-confirm" },
+              el("strong", {}, "Keep the kept changes? Without an answer they are rolled back."), keep, back);
+}
+
+export function startTune(client, links) {
+    const form = document.getElementById("tune-form");
+    const progress = document.getElementById("tune-progress");
+    const result = document.getElementById("tune-result");
+    const select = document.getElementById("tune-link");
+    const fill = () => {
+        const names = Object.keys(links).filter(k => links[k].valid && links[k].Name !== "lo").map(k => links[k].Name);
+        if (select.options.length !== names.length)
+            select.replaceChildren(...names.map(n => el("option", { value: n }, n)));
+    };
+    links.addEventListener("changed", fill);
+    links.addEventListener("added", fill);
+    links.wait().then(fill);
+    form.addEventListener("submit", async ev => {
+        ev.preventDefault();
+        const run = document.getElementById("tune-run");
+        run.disabled = true;
+        result.replaceChildren();
+        const v = id => document.getElementById(id);
+        const options = {
+            interface: { t: "s", v: select.value },
+            peer: { t: "s", v: v("tune-peer").value.trim() },
+            runs: { t: "u", v: Number(v("tune-runs").value) },
+            time_s: { t: "u", v: Number(v("tune-time").value) },
+            no_mtu: { t: "b", v: v("tune-no-mtu").checked },
+            dry_run: { t: "b", v: v("tune-dry").checked },
+        };
+        // The job's message, and apart from it (not redrawn with every
+        // message) the question while kept changes await confirmation.
+        const line = el("p", { class: "hl-status" });
+        const ask = el("div");
+        progress.replaceChildren(line, ask);
+        try {
+            const [path] = await client.call("/org/hlctl/Daemon1", "org.hlctl.Daemon1.Manager", "Tune", [options]);
+            const [state, json] = await jobDone(client, path, job => {
+                line.textContent = job.Message || job.State;
+                line.dataset.state = job.State;
+                const waiting = job.State === "awaiting-confirmation";
+                if (waiting && !ask.firstChild) {
+                    ask.append(confirmBox(client, path, ask));
+                    gate(ask);
+                } else if (!waiting) {
+                    ask.replaceChildren();
+                }
+            });
+            const report = JSON.parse(json);
+            if (report.error)
+                throw new Error(report.error);
+            progress.replaceChildren(el("p", { class: "hl-status", "data-state": state, "data-outcome": report.outcome || "" },
+                                        `Tune ${state}: ${report.outcome || ""}`));
+            result.replaceChildren(stepsTable(report),
+                                   el("ul", { id: "tune-notes" }, (report.notes || []).map(n => el("li", {}, n))));
+            result.dataset.loaded = "1";
+        } catch (err) {
+            progress.replaceChildren(el("p", { class: "hl-status hl-danger", "data-state": "error" }, errorText(err)));
+        } finally {
+            gate(form);
+        }
+    });
+}

@@ -1,0 +1,221 @@
+#!/usr/bin/python3
+"""Drive hlctl's Cockpit page in Debian's headless Chromium (chromedriver +
+Selenium from Debian): log in through Cockpit's real login form, open the
+page, read it and click it. Prints one JSON object (what the page showed)
+on stdout; exits non-zero on a console error, a failed request or a
+timeout. Used by tests/vm_cockpit.rs.
+
+    cockpit_page.py URL USER PASSWORD (admin|viewer) OUTDIR
+    cockpit_page.py URL USER PASSWORD tune OUTDIR PEER
+"""
+import json
+import sys
+import tempfile
+import time
+
+from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--disable-dev-shm-usage", "--window-size=1400,1000",
+         # cockpit-tls serves the self-signed certificate it made at its first start
+         "--ignore-certificate-errors"]
+
+
+def browser(profile):
+    o = webdriver.ChromeOptions()
+    o.binary_location = "/usr/bin/chromium"
+    for a in FLAGS + [f"--user-data-dir={profile}"]:
+        o.add_argument(a)
+    o.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=o)
+
+
+class Page:
+    def __init__(self, d, url, out):
+        self.d, self.url, self.out = d, url, out
+        self.errors = []
+        self.wait = WebDriverWait(d, 60, poll_frequency=0.2)
+
+    def until(self, what, fn, timeout=60):
+        try:
+            return WebDriverWait(self.d, timeout, poll_frequency=0.2).until(lambda d: fn())
+        except TimeoutException:
+            self.shot("timeout")
+            raise SystemExit(f"timeout waiting for {what}; page text:\n{self.d.find_element(By.TAG_NAME, 'body').text}")
+
+    def js(self, script, *args):
+        return self.d.execute_script(script, *args)
+
+    def shot(self, name):
+        self.d.save_screenshot(f"{self.out}/{name}.png")
+
+    def collect(self):
+        """Console errors and failed requests so far (fail the run on any)."""
+        for e in self.d.get_log("browser"):
+            if e["level"] == "SEVERE":
+                self.errors.append(f"console: {e['message']}")
+        bad = self.js("""return performance.getEntriesByType('resource').concat(performance.getEntriesByType('navigation'))
+                         .filter(e => e.responseStatus >= 400).map(e => e.name + ' ' + e.responseStatus)""")
+        self.errors += [f"request: {b}" for b in bad]
+        # Something rendered a value instead of its text.
+        text = self.js("return document.body.textContent")
+        for junk in ("[object ", "undefined", "NaN"):
+            if junk in text:
+                self.errors.append(f"page text shows {junk!r}")
+
+    def login(self, user, password, superuser):
+        self.d.get(self.url + "/")
+        self.js(f'localStorage.setItem("superuser:{user}", "{superuser}")')
+        self.until("the login form", lambda: self.d.find_element(By.ID, "login-user-input").is_displayed())
+        self.d.find_element(By.ID, "login-user-input").send_keys(user)
+        self.d.find_element(By.ID, "login-password-input").send_keys(password)
+        self.d.find_element(By.ID, "login-button").click()
+        self.until("the shell after login", lambda: self.js("return !!document.querySelector('iframe.container-frame')"))
+        # The login page's own probe of /cockpit/login answers 401 by design:
+        # only what our page logs counts.
+        self.d.get_log("browser")
+        self.d.get(self.url + "/cockpit/@localhost/hlctl/index.html")
+        self.until("the page", lambda: self.js("return document.body.dataset.ready === '1'"))
+
+    def links(self):
+        self.until("the links table", lambda: self.js("return document.querySelectorAll('#links-table tbody tr').length > 0"))
+        return self.js("""
+            return [...document.querySelectorAll('#links-table tbody tr')].map(tr => {
+                const f = n => tr.querySelector(`[data-field="${n}"]`);
+                return {name: tr.dataset.link, mtu: Number(f('mtu').textContent), speed: Number(f('speed').dataset.speed),
+                        duplex: f('speed').dataset.duplex, best: (f('best') || {}).textContent || '',
+                        rings: {...f('rings').dataset},
+                        features: Object.fromEntries([...tr.querySelectorAll('[data-feature]')].map(s => [s.dataset.feature, s.dataset.on === '1'])),
+                        rx_bps: f('rx-rate').dataset.bps, tx_bps: f('tx-rate').dataset.bps};
+            })""")
+
+    def tab(self, name):
+        self.d.find_element(By.CSS_SELECTOR, f'[data-tab="{name}"]').click()
+
+    def buttons(self):
+        """Every change button shown: its text, disabled, title."""
+        return self.js("""return [...document.querySelectorAll('[data-change]')].filter(b => b.offsetParent !== null)
+                          .map(b => ({text: b.textContent, disabled: b.disabled, title: b.title,
+                                      reason: (b.nextElementSibling || {}).textContent || ''}))""")
+
+    def doctor(self):
+        self.tab("doctor")
+        self.d.find_element(By.ID, "doctor-run").click()
+        self.until("the doctor's findings", lambda: self.js(
+            "const b = document.getElementById('doctor-findings'); return b.dataset.loaded === '1' || !!document.querySelector('#doctor-progress [data-state=error]')"),
+            timeout=240)
+        err = self.js("return (document.querySelector('#doctor-progress [data-state=error]') || {}).textContent")
+        if err:
+            raise SystemExit(f"doctor failed in the page: {err}")
+        self.shot(f"doctor-{self.who}")
+        return self.js("return [...document.querySelectorAll('[data-finding]')].map(f => ({id: f.dataset.finding, interface: f.dataset.interface, fixes: [...f.querySelectorAll('code')].map(c => c.textContent)}))")
+
+    def apply_fix(self, finding):
+        b = self.d.find_element(By.CSS_SELECTOR, f'[data-finding="{finding}"] [data-fix]')
+        b.click()
+        sel = f'[data-finding="{finding}"] .fix-result [data-state]'
+        self.until("the fix confirmed", lambda: self.js(
+            f"const s = document.querySelector('{sel}'); return s && ['confirmed','error'].includes(s.dataset.state)"), timeout=120)
+        return self.js(f"return document.querySelector('{sel}').dataset.state + ': ' + document.querySelector('{sel}').textContent")
+
+    def set_mtu(self, link, mtu):
+        self.tab("links")
+        self.js("""const s = document.getElementById('mtu-link');
+                   s.value = [...s.options].find(o => o.textContent === arguments[0]).value;
+                   document.getElementById('mtu-value').value = arguments[1];""", link, mtu)
+        self.d.find_element(By.ID, "mtu-apply").click()
+        self.until("the MTU confirmed", lambda: self.js(
+            "const s = document.querySelector('#change-result [data-state]'); return s && ['confirmed','error'].includes(s.dataset.state)"), timeout=120)
+        return self.js("const s = document.querySelector('#change-result [data-state]'); return s.dataset.state + ': ' + s.textContent")
+
+    def tune(self, peer):
+        """Tune eth0 against `peer`; keep what it kept when asked."""
+        self.links()
+        self.tab("tune")
+        self.until("eth0 to tune", lambda: self.js("return document.getElementById('tune-link').value === 'eth0'"))
+        self.js("""document.getElementById('tune-peer').value = arguments[0];
+                   document.getElementById('tune-runs').value = 3;
+                   document.getElementById('tune-time').value = 1;""", peer)
+        self.d.find_element(By.ID, "tune-run").click()
+        done = "document.getElementById('tune-result').dataset.loaded === '1' || !!document.querySelector('#tune-progress [data-state=error]')"
+        self.until("the tune's question or its end", lambda: self.js(f"return !!document.getElementById('tune-keep') || {done}"), timeout=400)
+        asked = self.js("return !!document.getElementById('tune-keep')")
+        if asked:
+            self.shot("tune-confirm-admin")
+            self.d.find_element(By.ID, "tune-keep").click()
+        self.until("the tune's end", lambda: self.js(f"return {done}"), timeout=120)
+        self.shot("tune-admin")
+        return {"asked": asked,
+                "progress": self.js("return document.getElementById('tune-progress').textContent"),
+                "notes": self.js("return (document.getElementById('tune-notes') || {}).textContent || ''"),
+                "outcome": self.js("return (document.querySelector('#tune-progress [data-outcome]') || {dataset: {}}).dataset.outcome || ''"),
+                "steps": self.js("return [...document.querySelectorAll('#tune-steps [data-step]')].map(r => ({step: r.dataset.step, status: r.dataset.status}))")}
+
+    def rates(self, link, seconds):
+        """The link's RX/TX rates as the page shows them, every 0.5 s."""
+        seen = []
+        end = time.time() + seconds
+        while time.time() < end:
+            row = [r for r in self.links() if r["name"] == link][0]
+            seen.append([time.time(), row["rx_bps"], row["tx_bps"]])
+            time.sleep(0.5)
+        return seen
+
+
+def main():
+    url, user, password, role, out = sys.argv[1:6]
+    result = {}
+    with tempfile.TemporaryDirectory(prefix="hlctl-chromium.") as profile:
+        d = browser(profile)
+        try:
+            p = Page(d, url, out)
+            p.who = role
+            t = time.time()
+            p.login(user, password, "none" if role == "viewer" else "any")
+            if role == "tune":
+                result["tune"] = p.tune(sys.argv[6])
+                p.collect()
+                result["errors"] = p.errors
+                print(json.dumps(result))
+                sys.exit(1 if result["errors"] else 0)
+            result["login_s"] = round(time.time() - t, 1)
+            result["links"] = p.links()
+            result["limited_alert"] = p.js("return !document.getElementById('limited-alert').hidden")
+            result["limited_text"] = p.js("return document.getElementById('limited-alert').textContent.trim()")
+            result["rates"] = p.rates("eth0", 4)
+            p.shot(f"links-{role}")
+            result["buttons_links"] = p.buttons()
+            result["findings"] = p.doctor()
+            result["buttons_doctor"] = p.buttons()
+            if role == "admin":
+                result["fix"] = p.apply_fix("offload-off")
+                result["mtu"] = p.set_mtu("eth0", 1400)
+                p.shot("links-changed-admin")
+            else:
+                p.tab("tune")
+                result["buttons_tune"] = p.buttons()
+                p.shot("tune-viewer")
+                # Clicking a disabled button does nothing.
+                for b in d.find_elements(By.CSS_SELECTOR, "[data-change]"):
+                    if b.is_displayed():
+                        d.execute_script("arguments[0].click()", b)
+                time.sleep(2)
+            p.tab("history")
+            p.until("the history", lambda: p.js("return document.getElementById('history-table').dataset.loaded === '1' || !!document.querySelector('#history-charts .hl-danger')"))
+            result["history_rows"] = p.js("return document.querySelectorAll('#history-table tbody tr').length")
+            p.shot(f"history-{role}")
+            p.collect()
+            result["errors"] = p.errors
+        finally:
+            d.quit()
+    print(json.dumps(result))
+    sys.exit(1 if result.get("errors") else 0)
+
+
+if __name__ == "__main__":
+    main()
