@@ -3,7 +3,8 @@
 //! rolled up into hour rows once an hour is over, each kind kept for its
 //! own number of days.
 
-use rusqlite::{Row, params};
+use rusqlite::types::Value;
+use rusqlite::{Row, params, params_from_iter};
 
 use super::verdict::PathFigure;
 use super::{Bucket, Flow, stats};
@@ -35,22 +36,7 @@ pub(crate) fn add_minutes(h: &mut History, rows: &[Bucket]) -> Result<(), Histor
                tx_a95 = tx_a95 + excluded.tx_a95"
         ))?;
         for b in rows {
-            st.execute(params![
-                b.iface,
-                b.start,
-                b.speed_bps as i64,
-                b.covered_ms as i64,
-                b.rx.max_bps as i64,
-                b.rx.bytes as i64,
-                b.rx.above_ms[0] as i64,
-                b.rx.above_ms[1] as i64,
-                b.rx.above_ms[2] as i64,
-                b.tx.max_bps as i64,
-                b.tx.bytes as i64,
-                b.tx.above_ms[0] as i64,
-                b.tx.above_ms[1] as i64,
-                b.tx.above_ms[2] as i64,
-            ])?;
+            st.execute(params_from_iter(row_values(b)))?;
         }
     }
     tx.commit()?;
@@ -66,29 +52,36 @@ pub(crate) fn add_hours(h: &mut History, rows: &[Bucket]) -> Result<(), HistoryE
              VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)"
         ))?;
         for b in rows {
-            let p95 = |f: &Flow| f.p95_bps.unwrap_or(f.max_bps) as i64;
-            st.execute(params![
-                b.iface,
-                b.start,
-                b.speed_bps as i64,
-                b.covered_ms as i64,
-                b.rx.max_bps as i64,
-                b.rx.bytes as i64,
-                b.rx.above_ms[0] as i64,
-                b.rx.above_ms[1] as i64,
-                b.rx.above_ms[2] as i64,
-                b.tx.max_bps as i64,
-                b.tx.bytes as i64,
-                b.tx.above_ms[0] as i64,
-                b.tx.above_ms[1] as i64,
-                b.tx.above_ms[2] as i64,
-                p95(&b.rx),
-                p95(&b.tx),
-            ])?;
+            let p95 = |f: &Flow| Value::Integer(f.p95_bps.unwrap_or(f.max_bps) as i64);
+            let mut v = row_values(b);
+            v.extend([p95(&b.rx), p95(&b.tx)]);
+            st.execute(params_from_iter(v))?;
         }
     }
     tx.commit()?;
     Ok(())
+}
+
+/// A bucket as the values of [`COLUMNS`], in order.
+fn row_values(b: &Bucket) -> Vec<Value> {
+    let flow = |f: &Flow| {
+        [
+            f.max_bps as i64,
+            f.bytes as i64,
+            f.above_ms[0] as i64,
+            f.above_ms[1] as i64,
+            f.above_ms[2] as i64,
+        ]
+    };
+    let mut v = vec![Value::Text(b.iface.clone()), Value::Integer(b.start)];
+    let ints = [b.speed_bps as i64, b.covered_ms as i64];
+    v.extend(
+        ints.into_iter()
+            .chain(flow(&b.rx))
+            .chain(flow(&b.tx))
+            .map(Value::Integer),
+    );
+    v
 }
 
 /// Roll every hour that ended before `now` (Unix s) into its hour row, and
