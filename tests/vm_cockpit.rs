@@ -12,9 +12,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::lab::ChildGuard;
-use common::sysvm::{COCKPIT_ROOT, GUEST_ADDR, PEER_CIDR, SystemVm, files_disk, image_of};
-use common::vm::add_tap;
+use common::sysvm::{COCKPIT_ROOT, GUEST_ADDR, SystemVm, files_disk, image_of};
 use common::{NetNs, deb};
 use serde_json::Value;
 
@@ -312,17 +310,8 @@ fn cockpit_page_in_chromium() {
     }
     let t0 = Instant::now();
     let img = image_of(&COCKPIT_ROOT, &[]);
-    let ns = NetNs::new();
-    add_tap(&ns, "tap0", PEER_CIDR);
     // The peer of the live-rate check: iperf3 -s on the tap's side.
-    let _peer = ChildGuard(
-        Command::new("ip")
-            .args(["netns", "exec", &ns.name, "iperf3", "-s", "-B", "10.77.0.1"])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("start iperf3 -s"),
-    );
+    let (ns, _peer) = common::sysvm::tap_with_iperf3_peer();
     let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
     let debs = files_disk(tmp.path(), &[deb::deb()]);
     deb::took("image and .deb", t0);

@@ -11,10 +11,8 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::lab::ChildGuard;
-use common::sysvm::{PEER_CIDR, SystemVm, files_disk, system_image};
-use common::vm::add_tap;
-use common::{NetNs, deb};
+use common::deb;
+use common::sysvm::{SystemVm, files_disk, system_image};
 use serde_json::Value;
 
 fn skip_reason() -> Option<&'static str> {
@@ -555,17 +553,8 @@ fn hlctld_on_a_booted_debian_with_systemd() {
     }
     let t0 = Instant::now();
     let img = system_image();
-    let ns = NetNs::new();
-    add_tap(&ns, "tap0", PEER_CIDR);
     // The peer of the tunes: iperf3 -s on the tap's side, in the namespace.
-    let _peer = ChildGuard(
-        std::process::Command::new("ip")
-            .args(["netns", "exec", &ns.name, "iperf3", "-s", "-B", "10.77.0.1"])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("start iperf3 -s"),
-    );
+    let (ns, _peer) = common::sysvm::tap_with_iperf3_peer();
     let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
     let newer = higher_version(deb::deb(), "0.1.1-1", tmp.path());
     let debs = files_disk(tmp.path(), &[deb::deb(), &newer]);

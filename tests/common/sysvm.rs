@@ -556,3 +556,20 @@ impl SystemVm {
         self.guard.0.id()
     }
 }
+
+/// A namespace with the guest's tap (`tap0`, the peer address of
+/// [`PEER_CIDR`]) and `iperf3 -s` on that address: the peer of the guest's
+/// benchmarks and tunes, killed by pid when dropped (before the namespace).
+pub fn tap_with_iperf3_peer() -> (NetNs, super::ChildGuard) {
+    let ns = NetNs::new();
+    super::vm::add_tap(&ns, "tap0", PEER_CIDR);
+    let peer = super::ChildGuard(
+        Command::new("ip")
+            .args(["netns", "exec", &ns.name, "iperf3", "-s", "-B", "10.77.0.1"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start iperf3 -s"),
+    );
+    (ns, peer)
+}
