@@ -45,8 +45,13 @@ pub(crate) fn judge(s: &Span, path: &[PathFigure]) -> Verdict {
         .filter(|p| p.bps < s.speed_bps * PATH_LIMITS)
         .collect();
     for p in path {
+        let who = if p.bps < s.speed_bps * PATH_LIMITS {
+            "the rest of the path limits before the link"
+        } else {
+            "the link, not the rest of that path, is the limit"
+        };
         evidence.push(format!(
-            "{} delivered {} = {:.0} % of the link",
+            "{} delivered {} = {:.0} % of the link: {who}",
             p.what,
             units::bps(p.bps),
             100.0 * p.bps / s.speed_bps
@@ -236,7 +241,7 @@ mod tests {
         let v = judge(&history(7, 100e6, 200), &path);
         assert!(v.faster_helps, "{}", v.text);
         assert!(v.evidence.contains(
-            &"disk seq-read of /mnt/media delivered 880 Mbit/s = 88 % of the link".to_string()
+            &"disk seq-read of /mnt/media delivered 880 Mbit/s = 88 % of the link: the link, not the rest of that path, is the limit".to_string()
         ));
         let mut ten_g = history(7, 100e6, 0);
         ten_g.speed_bps = 10e9;
