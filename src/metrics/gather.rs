@@ -44,10 +44,10 @@ pub(crate) fn gather(paths: &Paths, cfg: &Config) -> Inputs {
         .ok()
         .and_then(|v| v.into_iter().next());
     let now = crate::host::now_unix();
-    for (days, label) in super::verdicts::WINDOWS {
-        if let Ok(u) = crate::usage::answer::answer(&mut h, None, days, now) {
-            inp.usage.push((label, u));
-        }
+    let days: Vec<u32> = super::verdicts::WINDOWS.iter().map(|w| w.0).collect();
+    if let Ok(all) = crate::usage::answer::answers(&mut h, &days, now) {
+        let labels = super::verdicts::WINDOWS.iter().map(|w| w.1);
+        inp.usage.extend(labels.zip(all));
     }
     inp
 }

@@ -43,15 +43,7 @@ pub(crate) fn answer(
     let mut links = Vec::new();
     for name in names {
         let buckets = store::buckets(h, Some(&name), since)?;
-        let Some(span) = stats::span(&buckets, offset) else {
-            continue;
-        };
-        let path = store::path_figures(h, &name, since)?;
-        links.push(LinkUsage {
-            verdict: verdict::judge(&span, &path),
-            iface: name,
-            span,
-        });
+        links.extend(link_usage(h, name, &buckets, since, offset)?);
     }
     if let (Some(i), true) = (iface, links.is_empty()) {
         let have = store::ifaces(h)?;
@@ -69,4 +61,98 @@ pub(crate) fn answer(
         });
     }
     Ok(UsageAnswer { days, links })
+}
+
+/// Every sampled link over each of `windows` (days before `now`), its rows
+/// read once for the longest window and cut for the shorter ones: what
+/// `hlctl.prom` gives after every minute hlctld stores.
+pub(crate) fn answers(
+    h: &mut History,
+    windows: &[u32],
+    now: i64,
+) -> Result<Vec<UsageAnswer>, HistoryError> {
+    let since_of = |days: u32| now - i64::from(days) * 86_400;
+    let longest = since_of(windows.iter().copied().max().unwrap_or(0));
+    let offset = stats::local_offset_s();
+    let mut out: Vec<UsageAnswer> = windows
+        .iter()
+        .map(|&days| UsageAnswer {
+            days,
+            links: Vec::new(),
+        })
+        .collect();
+    for name in store::ifaces(h)? {
+        let all = store::buckets(h, Some(&name), longest)?;
+        for u in out.iter_mut() {
+            let since = since_of(u.days);
+            // As store::buckets(since) selects: minutes from `since`, hour
+            // rows from its hour.
+            let hour = since.div_euclid(3600) * 3600;
+            let cut: Vec<_> = all
+                .iter()
+                .filter(|b| b.start >= if b.len_s > 60 { hour } else { since })
+                .cloned()
+                .collect();
+            u.links
+                .extend(link_usage(h, name.clone(), &cut, since, offset)?);
+        }
+    }
+    Ok(out)
+}
+
+/// One link's answer from its buckets since `since`; `None` without any.
+fn link_usage(
+    h: &mut History,
+    iface: String,
+    buckets: &[super::Bucket],
+    since: i64,
+    offset: i64,
+) -> Result<Option<LinkUsage>, HistoryError> {
+    let Some(span) = stats::span(buckets, offset) else {
+        return Ok(None);
+    };
+    let path = store::path_figures(h, &iface, since)?;
+    Ok(Some(LinkUsage {
+        verdict: verdict::judge(&span, &path),
+        iface,
+        span,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::usage::{Bucket, stats};
+
+    /// The windows cut from one read equal each window read on its own.
+    #[test]
+    fn windows_cut_from_one_read_equal_their_own_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut h = History::open(dir.path()).unwrap();
+        let now = 1_800_000_000 / 3600 * 3600;
+        let bucket = |start: i64, len_s: i64, bps: f64| {
+            let mut b = Bucket::new("eth0", start, len_s, 1e9);
+            b.covered_ms = len_s as u64 * 1000;
+            b.rx.max_bps = bps;
+            b.rx.bytes = (bps / 8.0 * len_s as f64) as u64;
+            b
+        };
+        let hours: Vec<Bucket> = (2..20 * 24)
+            .map(|i| {
+                let m = bucket(now - i * 3600, 60, 1e6 * (i % 97) as f64);
+                stats::hour_of("eth0", now - i * 3600, &[m]).unwrap()
+            })
+            .collect();
+        store::add_hours(&mut h, &hours).unwrap();
+        let minutes: Vec<Bucket> = (1..100)
+            .map(|i| bucket(now - i * 60, 60, 3e6 * i as f64))
+            .collect();
+        store::add_minutes(&mut h, &minutes).unwrap();
+        let both = answers(&mut h, &[1, 30], now).unwrap();
+        for (u, days) in both.iter().zip([1, 30]) {
+            assert_eq!(u, &answer(&mut h, None, days, now).unwrap(), "{days} days");
+            assert_eq!(u.links.len(), 1);
+        }
+        assert_ne!(both[0].links[0].span, both[1].links[0].span);
+    }
 }
