@@ -153,6 +153,38 @@ fn wrong_cookie_stream_is_refused_then_test_runs() {
     assert!(lines.contains("wrong cookie"), "{lines}");
 }
 
+/// Another client's control connection that arrives while the last data
+/// stream is being taken is queued for the session; it must be told busy, not
+/// dropped unanswered (three hosts checking each other met this as "closed
+/// the connection without an iperf3 answer"). The last stream sends its
+/// cookie late so that the intruder is queued behind it every time.
+#[test]
+fn a_client_queued_behind_the_last_stream_is_told_busy() {
+    let server = HlServer::start(ServerConfig::new(0));
+    let good = cookie(4);
+    let raw = raw_to_create_streams(&server, &good, 1);
+    let stream =
+        TcpStream::connect_timeout(&server.addr, Duration::from_secs(5)).expect("data connect");
+    std::thread::sleep(Duration::from_millis(300)); // handed over, its cookie awaited
+    let intruder = Raw::connect(server.addr);
+    intruder.send(&cookie(5)); // a client's first message: its own cookie
+    std::thread::sleep(Duration::from_millis(300)); // queued behind the stream
+    (&stream).write_all(&good).expect("cookie");
+    assert_eq!(intruder.byte(), Some(ACCESS_DENIED));
+    assert!(intruder.closed_within(Duration::from_secs(5)));
+    assert_eq!(raw.byte(), Some(1), "TEST_START");
+    drop(stream);
+    drop(raw);
+    let _ = server.wait_outcomes(1, Duration::from_secs(10));
+    real_client_succeeds(&server);
+    let lines = server
+        .lines
+        .lock()
+        .map(|l| l.join("\n"))
+        .unwrap_or_default();
+    assert!(lines.contains("a test is running (sent ACCESS_DENIED)"), "{lines}");
+}
+
 #[test]
 fn client_vanishing_mid_test_is_dropped() {
     let server = HlServer::start(ServerConfig::new(0));

@@ -314,18 +314,19 @@ fn hand_over(shared: &Shared, conn: TcpStream) -> bool {
         refuse(conn);
         return false;
     }
-    let tx = shared
-        .streams
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .clone();
-    let Some(tx) = tx else {
+    // Sent with the lock held: once the session has taken the sender away
+    // (under the same lock) nothing more reaches its queue, so the session's
+    // drain answers every connection that did.
+    let guard = shared.streams.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(tx) = guard.as_ref() else {
+        drop(guard);
         refuse(conn);
         return false;
     };
     match tx.send(conn) {
         Ok(()) => true,
         Err(mpsc::SendError(conn)) => {
+            drop(guard);
             refuse(conn);
             false
         }

@@ -175,6 +175,7 @@ impl Steps<'_> {
         });
         shared.phase.store(BUSY, Ordering::SeqCst);
         *shared.streams.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        refuse_queued(&rx, progress);
         for (i, s) in taken?.into_iter().enumerate() {
             let role = server_role(params.direction, i, parallel);
             specs.push(StreamSpec {
@@ -303,6 +304,17 @@ impl Steps<'_> {
             start,
             samples: engine.samples().to_vec(),
         })
+    }
+}
+
+/// Connections the accept loop handed over after the last stream was taken
+/// (another client's control connection, arriving in that instant): each is
+/// told busy, never dropped unanswered.
+fn refuse_queued(rx: &mpsc::Receiver<TcpStream>, progress: &dyn Progress) {
+    while let Ok(s) = rx.try_recv() {
+        let who = s.peer_addr().map(|a| a.to_string()).unwrap_or_default();
+        refuse(s);
+        say(progress, format!("refused {who}: a test is running (sent ACCESS_DENIED)"));
     }
 }
 
