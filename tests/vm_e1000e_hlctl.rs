@@ -65,6 +65,16 @@ section e-link ethtool eth0
 section e-S ethtool -S eth0
 section ip ip -j -d link show eth0
 
+export HLCTL_ETHTOOL_IOCTL=1
+section show-ioctl hlctl show eth0 --json
+section ring-ioctl hlctl set eth0 ring rx 1024 tx 512 --json
+wait_carrier eth0
+section ring-ioctl-e ethtool -g eth0
+section ring-ioctl-back hlctl set eth0 ring rx 256 tx 256 --json
+wait_carrier eth0
+section ring-ioctl-back-e ethtool -g eth0
+unset HLCTL_ETHTOOL_IOCTL
+
 section ring-up hlctl set eth0 ring rx 4096 tx 4096 --json
 wait_carrier eth0
 section ring-up-e ethtool -g eth0
@@ -204,6 +214,25 @@ true
     assert_eq!(s["mtu_max"], ip[0]["max_mtu"]);
     assert_eq!(s["mac"], ip[0]["address"]);
     assert!(ok(&out, "show-text").contains("! rx ring 256 is below its maximum 4096"));
+
+    // The SIOCETHTOOL fallback (forced as on kernels before 5.6) shows what
+    // netlink shows, and its ring changes reach the driver.
+    let io = iface(&out, "show-ioctl");
+    for key in ["rings", "pause", "coalesce", "link", "features", "channels"] {
+        assert_eq!(io[key], s[key], "{key} via ioctl vs netlink");
+    }
+    assert_eq!(io["link"]["speed_mbps"], 1000, "{}", io["link"]);
+    let r = out.json("ring-ioctl");
+    assert!(r["failure"].is_null(), "{r}");
+    assert_eq!(
+        ethtool_rings(&ok(&out, "ring-ioctl-e")),
+        (4096, 4096, 1024, 512)
+    );
+    assert!(out.json("ring-ioctl-back")["failure"].is_null());
+    assert_eq!(
+        ethtool_rings(&ok(&out, "ring-ioctl-back-e")),
+        (4096, 4096, 256, 256)
+    );
 
     // rings 256 → 4096 → 256.
     assert!(out.json("ring-up")["failure"].is_null());
