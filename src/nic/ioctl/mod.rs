@@ -7,11 +7,11 @@
 //! Requests go through an AF_INET datagram socket (AF_NETLINK when IPv4 is
 //! unavailable) created in the calling thread's network namespace.
 //!
-//! - [`drvinfo`], [`stats`]: ETHTOOL_GDRVINFO, ETHTOOL_GSTATS;
-//! - [`strings`]: GSSET_INFO + GSTRINGS for any string set;
-//! - [`rings`], [`pause`], [`channels`], [`coalesce`]: fixed-size GET/SET pairs;
-//! - [`features`]: GFEATURES/SFEATURES by ETH_SS_FEATURES name;
-//! - [`link`], [`link_modes`]: GLINKSETTINGS/SLINKSETTINGS (GSET on kernels before 4.6), GLINK.
+//! - `drvinfo`, `stats`: ETHTOOL_GDRVINFO, ETHTOOL_GSTATS;
+//! - `strings`: GSSET_INFO + GSTRINGS for any string set;
+//! - `rings`, `pause`, `channels`, `coalesce`: fixed-size GET/SET pairs;
+//! - `features`: GFEATURES/SFEATURES by ETH_SS_FEATURES name;
+//! - `link`, `link_modes`: GLINKSETTINGS/SLINKSETTINGS (GSET on kernels before 4.6), GLINK.
 
 pub(crate) mod channels;
 pub(crate) mod coalesce;
