@@ -449,4 +449,35 @@ mod tests {
         );
         assert_eq!(forced.advertising, e1000().advertising);
     }
+
+    /// The legacy GSET (kernels before 4.6) says what GLINKSETTINGS says, in
+    /// 32 bits of masks: read-only, on the first interface of this
+    /// namespace whose driver answers both (none: nothing to compare).
+    #[test]
+    fn legacy_gset_agrees_with_glinksettings() {
+        let fd = ctl_socket().unwrap();
+        let mut names: Vec<String> = std::fs::read_dir("/sys/class/net")
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        for name in names {
+            let Ok(Some(Wire::Current(current))) = read_wire(&fd, &name) else {
+                continue;
+            };
+            let Ok(Some(legacy)) = read_legacy(&fd, &name) else {
+                continue;
+            };
+            let (new, old) = (Wire::Current(current).settings(), legacy.settings());
+            let first_word = |s: &Settings| Settings {
+                supported: s.supported[..1].to_vec(),
+                advertising: s.advertising[..1].to_vec(),
+                partner: s.partner[..1].to_vec(),
+                ..s.clone()
+            };
+            assert_eq!(first_word(&new), old, "{name}");
+            return;
+        }
+        eprintln!("no interface here answers GLINKSETTINGS and GSET");
+    }
 }
