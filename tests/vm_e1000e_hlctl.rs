@@ -73,6 +73,23 @@ section ring-ioctl-e ethtool -g eth0
 section ring-ioctl-back hlctl set eth0 ring rx 256 tx 256 --json
 wait_carrier eth0
 section ring-ioctl-back-e ethtool -g eth0
+section pause-ioctl hlctl set eth0 pause autoneg off rx off tx off --json
+wait_carrier eth0
+section pause-ioctl-e ethtool -a eth0
+section pause-ioctl-back hlctl set eth0 pause autoneg on rx on tx on --json
+wait_carrier eth0
+section pause-ioctl-back-e ethtool -a eth0
+section coal-ioctl hlctl set eth0 coalesce rx-usecs 50 --json
+section coal-ioctl-e ethtool -c eth0
+section feat-ioctl hlctl set eth0 feature gro off --json
+section feat-ioctl-e ethtool -k eth0
+section feat-ioctl-back hlctl set eth0 feature gro on --json
+section link-ioctl hlctl set eth0 link speed 100 duplex full autoneg off --json
+wait_carrier eth0
+section link-ioctl-e ethtool eth0
+section link-ioctl-back hlctl set eth0 link autoneg on --json
+wait_carrier eth0 20
+section link-ioctl-back-e ethtool eth0
 unset HLCTL_ETHTOOL_IOCTL
 
 section ring-up hlctl set eth0 ring rx 4096 tx 4096 --json
@@ -232,6 +249,66 @@ true
     assert_eq!(
         ethtool_rings(&ok(&out, "ring-ioctl-back-e")),
         (4096, 4096, 256, 256)
+    );
+    // Pause, coalescing, a feature and the link through the ioctl, each
+    // read back by ethtool and put back.
+    assert!(
+        out.json("pause-ioctl")["failure"].is_null(),
+        "{}",
+        out.json("pause-ioctl")
+    );
+    let p = ok(&out, "pause-ioctl-e");
+    let pause_of = |p: &str| {
+        (
+            field(p, "Autonegotiate:").map(str::to_string),
+            field(p, "RX:").map(str::to_string),
+            field(p, "TX:").map(str::to_string),
+        )
+    };
+    let off = Some("off".to_string());
+    assert_eq!(pause_of(&p), (off.clone(), off.clone(), off), "{p}");
+    assert!(out.json("pause-ioctl-back")["failure"].is_null());
+    let p = ok(&out, "pause-ioctl-back-e");
+    let on = Some("on".to_string());
+    assert_eq!(pause_of(&p), (on.clone(), on.clone(), on), "{p}");
+    assert!(
+        out.json("coal-ioctl")["failure"].is_null(),
+        "{}",
+        out.json("coal-ioctl")
+    );
+    assert_eq!(field(&ok(&out, "coal-ioctl-e"), "rx-usecs:"), Some("50"));
+    assert!(
+        out.json("feat-ioctl")["failure"].is_null(),
+        "{}",
+        out.json("feat-ioctl")
+    );
+    assert!(!common::ethtool::parse_k(&ok(&out, "feat-ioctl-e"))["rx-gro"].0);
+    assert!(out.json("feat-ioctl-back")["failure"].is_null());
+    assert!(
+        out.json("link-ioctl")["failure"].is_null(),
+        "{}",
+        out.json("link-ioctl")
+    );
+    let l = ok(&out, "link-ioctl-e");
+    assert_eq!(
+        (
+            field(&l, "Speed:"),
+            field(&l, "Duplex:"),
+            field(&l, "Auto-negotiation:")
+        ),
+        (Some("100Mb/s"), Some("Full"), Some("off")),
+        "{l}"
+    );
+    assert!(
+        out.json("link-ioctl-back")["failure"].is_null(),
+        "{}",
+        out.json("link-ioctl-back")
+    );
+    let l = ok(&out, "link-ioctl-back-e");
+    assert_eq!(
+        (field(&l, "Speed:"), field(&l, "Auto-negotiation:")),
+        (Some("1000Mb/s"), Some("on")),
+        "{l}"
     );
 
     // rings 256 → 4096 → 256.
