@@ -695,14 +695,27 @@ fn the_ioctl_fallback_shows_and_sets_what_netlink_does() {
     let (nl_calls, io_calls) = (ethtool_ioctls(&lab, false), ethtool_ioctls(&lab, true));
     eprintln!("SIOCETHTOOL calls of show: netlink {nl_calls}, forced ioctl {io_calls}");
     assert!(io_calls >= nl_calls + 6, "{nl_calls} vs {io_calls}");
-    let nl = lab.show(&lab.a);
-    let io = json_via_ioctl(&lab, &["show", &lab.a])["interfaces"][0].clone();
-    // veth: features, channels, link (10000 Mb/s full, no modes); rings, pause, coalesce null.
-    for key in [
-        "features", "channels", "link", "rings", "pause", "coalesce", "driver",
-    ] {
-        assert_eq!(io[key], nl[key], "{key} via ioctl vs netlink");
+    // veth: features, channels, link (10000 Mb/s full, no modes); rings,
+    // pause, coalesce null. Also a bridge with `a` as its port, and lo.
+    let br = common::unique("br");
+    lab.ns.ip(&["link", "add", &br, "type", "bridge"]);
+    lab.ns.ip(&["link", "set", &lab.a, "master", &br]);
+    lab.ns.ip(&["link", "set", &br, "up"]);
+    let names = ["lo", br.as_str(), lab.a.as_str(), lab.b.as_str()];
+    let mut args = vec!["show"];
+    args.extend_from_slice(&names);
+    let (all_nl, all_io) = (lab.json(&args), json_via_ioctl(&lab, &args));
+    for (i, name) in names.iter().enumerate() {
+        let (nl, io) = (&all_nl["interfaces"][i], &all_io["interfaces"][i]);
+        assert_eq!(io["name"], *name);
+        for key in [
+            "features", "channels", "link", "rings", "pause", "coalesce", "driver",
+        ] {
+            assert_eq!(io[key], nl[key], "{name}: {key} via ioctl vs netlink");
+        }
     }
+    let nl = all_nl["interfaces"][2].clone();
+    let io = all_io["interfaces"][2].clone();
     assert_eq!(io["link"]["speed_mbps"], 10000);
     assert!(io["features"]["rx-gro"].is_object(), "{}", io["features"]);
     // Set through the ioctl; read back from outside with ethtool (netlink).

@@ -28,7 +28,7 @@ impl IoctlError {
     }
 
     /// The kernel errno (`EPROTO` for [`IoctlError::invalid`]).
-    pub(crate) fn errno(&self) -> Option<i32> {
-        Some(self.source.raw_os_error().unwrap_or(libc::EPROTO))
+    pub(crate) fn errno(&self) -> i32 {
+        self.source.raw_os_error().unwrap_or(libc::EPROTO)
     }
 }

@@ -82,7 +82,7 @@ impl From<ioctl::IoctlError> for NetlinkError {
         let ours = e.source.raw_os_error().is_none();
         NetlinkError {
             op: e.op,
-            errno: e.errno().unwrap_or(libc::EPROTO),
+            errno: e.errno(),
             extack: ours.then(|| e.source.to_string()),
             ifname: Some(e.iface),
         }
