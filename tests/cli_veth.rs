@@ -644,3 +644,136 @@ fn without_hlctld_an_unprivileged_caller_reads_in_process_and_changes_get_exit_4
     assert_eq!(rows[0]["uid"], 65534);
     assert!(home.path().join("hlctl/history.db").exists());
 }
+
+/// hlctl `args` inside the lab's namespace with the ethtool settings forced
+/// through the SIOCETHTOOL ioctl (`HLCTL_ETHTOOL_IOCTL=1`, as on kernels
+/// before 5.6), prefixed by `wrap` (e.g. strace), unchecked.
+fn hlctl_via_ioctl(lab: &Lab, wrap: &[&str], args: &[&str]) -> Output {
+    let argv = common::lab::hlctl_argv(lab.dir.path(), args);
+    let mut v: Vec<&str> = vec!["env", "HLCTL_ETHTOOL_IOCTL=1"];
+    v.extend_from_slice(wrap);
+    v.extend(argv.iter().map(String::as_str));
+    lab.ns.exec_raw(&v)
+}
+
+fn json_via_ioctl(lab: &Lab, args: &[&str]) -> Value {
+    let args = common::lab::with_json(args);
+    common::lab::json_of(&args, hlctl_via_ioctl(lab, &[], &args))
+}
+
+/// SIOCETHTOOL calls of `hlctl show IFACE` (strace), with and without the knob.
+fn ethtool_ioctls(lab: &Lab, forced: bool) -> usize {
+    let strace = [
+        "strace",
+        "-f",
+        "-qq",
+        "-e",
+        "trace=ioctl",
+        "-o",
+        "/dev/stderr",
+    ];
+    let args = ["show", lab.a.as_str(), "--json"];
+    let out = if forced {
+        hlctl_via_ioctl(lab, &strace, &args)
+    } else {
+        let mut v = strace.to_vec();
+        v.push(HLCTL);
+        v.extend_from_slice(&args);
+        lab.ns.exec_raw(&v)
+    };
+    assert!(out.status.success(), "{}", stderr(&out));
+    stderr(&out)
+        .lines()
+        .filter(|l| l.contains("SIOCETHTOOL"))
+        .count()
+}
+
+#[test]
+fn the_ioctl_fallback_shows_and_sets_what_netlink_does() {
+    let lab = Lab::new();
+    // The knob really moves the ethtool reads to the ioctl (netlink: drvinfo and stats only).
+    let (nl_calls, io_calls) = (ethtool_ioctls(&lab, false), ethtool_ioctls(&lab, true));
+    eprintln!("SIOCETHTOOL calls of show: netlink {nl_calls}, forced ioctl {io_calls}");
+    assert!(io_calls >= nl_calls + 6, "{nl_calls} vs {io_calls}");
+    // veth: features, channels, link (10000 Mb/s full, no modes); rings,
+    // pause, coalesce null. Also a bridge with `a` as its port, and lo.
+    let br = common::unique("br");
+    lab.ns.ip(&["link", "add", &br, "type", "bridge"]);
+    lab.ns.ip(&["link", "set", &lab.a, "master", &br]);
+    lab.ns.ip(&["link", "set", &br, "up"]);
+    let names = ["lo", br.as_str(), lab.a.as_str(), lab.b.as_str()];
+    let mut args = vec!["show"];
+    args.extend_from_slice(&names);
+    let (all_nl, all_io) = (lab.json(&args), json_via_ioctl(&lab, &args));
+    for (i, name) in names.iter().enumerate() {
+        let (nl, io) = (&all_nl["interfaces"][i], &all_io["interfaces"][i]);
+        assert_eq!(io["name"], *name);
+        for key in [
+            "features", "channels", "link", "rings", "pause", "coalesce", "driver",
+        ] {
+            assert_eq!(io[key], nl[key], "{name}: {key} via ioctl vs netlink");
+        }
+    }
+    let nl = all_nl["interfaces"][2].clone();
+    let io = all_io["interfaces"][2].clone();
+    assert_eq!(io["link"]["speed_mbps"], 10000);
+    assert!(io["features"]["rx-gro"].is_object(), "{}", io["features"]);
+    // Set through the ioctl; read back from outside with ethtool (netlink).
+    let gro = lab.feature_on(&lab.a, "rx-gro");
+    let max = nl["channels"]["rx_max"].as_u64().unwrap();
+    let rx = nl["channels"]["rx"].as_u64().unwrap();
+    let want_rx = if rx == max { 1 } else { max };
+    let gro_word = if gro { "off" } else { "on" };
+    let r = json_via_ioctl(
+        &lab,
+        &[
+            "set",
+            &lab.a,
+            "feature",
+            "gro",
+            gro_word,
+            "channels",
+            "rx",
+            &want_rx.to_string(),
+        ],
+    );
+    assert!(r["failure"].is_null(), "{r}");
+    assert_eq!(
+        lab.feature_on(&lab.a, "rx-gro"),
+        !gro,
+        "rx-gro per ethtool -k"
+    );
+    assert_eq!(ethtool_l_rx(&lab), want_rx, "rx per ethtool -l");
+    // And back, again through the ioctl.
+    let back = if gro { "on" } else { "off" };
+    let r = json_via_ioctl(
+        &lab,
+        &[
+            "set",
+            &lab.a,
+            "feature",
+            "gro",
+            back,
+            "channels",
+            "rx",
+            &rx.to_string(),
+        ],
+    );
+    assert!(r["failure"].is_null(), "{r}");
+    assert_eq!(lab.feature_on(&lab.a, "rx-gro"), gro, "rx-gro restored");
+    assert_eq!(ethtool_l_rx(&lab), rx, "rx restored");
+}
+
+/// The current RX channel count per `ethtool -l`.
+fn ethtool_l_rx(lab: &Lab) -> u64 {
+    let l = String::from_utf8_lossy(&lab.ns.exec(&["ethtool", "-l", &lab.a]).stdout).to_string();
+    let current = l
+        .split("Current hardware settings:")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{l}"));
+    current
+        .lines()
+        .find_map(|line| line.strip_prefix("RX:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{l}"))
+}

@@ -65,6 +65,33 @@ section e-link ethtool eth0
 section e-S ethtool -S eth0
 section ip ip -j -d link show eth0
 
+export HLCTL_ETHTOOL_IOCTL=1
+section show-ioctl hlctl show eth0 --json
+section ring-ioctl hlctl set eth0 ring rx 1024 tx 512 --json
+wait_carrier eth0
+section ring-ioctl-e ethtool -g eth0
+section ring-ioctl-back hlctl set eth0 ring rx 256 tx 256 --json
+wait_carrier eth0
+section ring-ioctl-back-e ethtool -g eth0
+section pause-ioctl hlctl set eth0 pause autoneg off rx off tx off --json
+wait_carrier eth0
+section pause-ioctl-e ethtool -a eth0
+section pause-ioctl-back hlctl set eth0 pause autoneg on rx on tx on --json
+wait_carrier eth0
+section pause-ioctl-back-e ethtool -a eth0
+section coal-ioctl hlctl set eth0 coalesce rx-usecs 50 --json
+section coal-ioctl-e ethtool -c eth0
+section feat-ioctl hlctl set eth0 feature gro off --json
+section feat-ioctl-e ethtool -k eth0
+section feat-ioctl-back hlctl set eth0 feature gro on --json
+section link-ioctl hlctl set eth0 link speed 100 duplex full autoneg off --json
+wait_carrier eth0
+section link-ioctl-e ethtool eth0
+section link-ioctl-back hlctl set eth0 link autoneg on --json
+wait_carrier eth0 20
+section link-ioctl-back-e ethtool eth0
+unset HLCTL_ETHTOOL_IOCTL
+
 section ring-up hlctl set eth0 ring rx 4096 tx 4096 --json
 wait_carrier eth0
 section ring-up-e ethtool -g eth0
@@ -204,6 +231,85 @@ true
     assert_eq!(s["mtu_max"], ip[0]["max_mtu"]);
     assert_eq!(s["mac"], ip[0]["address"]);
     assert!(ok(&out, "show-text").contains("! rx ring 256 is below its maximum 4096"));
+
+    // The SIOCETHTOOL fallback (forced as on kernels before 5.6) shows what
+    // netlink shows, and its ring changes reach the driver.
+    let io = iface(&out, "show-ioctl");
+    for key in ["rings", "pause", "coalesce", "link", "features", "channels"] {
+        assert_eq!(io[key], s[key], "{key} via ioctl vs netlink");
+    }
+    assert_eq!(io["link"]["speed_mbps"], 1000, "{}", io["link"]);
+    let r = out.json("ring-ioctl");
+    assert!(r["failure"].is_null(), "{r}");
+    assert_eq!(
+        ethtool_rings(&ok(&out, "ring-ioctl-e")),
+        (4096, 4096, 1024, 512)
+    );
+    assert!(out.json("ring-ioctl-back")["failure"].is_null());
+    assert_eq!(
+        ethtool_rings(&ok(&out, "ring-ioctl-back-e")),
+        (4096, 4096, 256, 256)
+    );
+    // Pause, coalescing, a feature and the link through the ioctl, each
+    // read back by ethtool and put back.
+    assert!(
+        out.json("pause-ioctl")["failure"].is_null(),
+        "{}",
+        out.json("pause-ioctl")
+    );
+    let p = ok(&out, "pause-ioctl-e");
+    let pause_of = |p: &str| {
+        (
+            field(p, "Autonegotiate:").map(str::to_string),
+            field(p, "RX:").map(str::to_string),
+            field(p, "TX:").map(str::to_string),
+        )
+    };
+    let off = Some("off".to_string());
+    assert_eq!(pause_of(&p), (off.clone(), off.clone(), off), "{p}");
+    assert!(out.json("pause-ioctl-back")["failure"].is_null());
+    let p = ok(&out, "pause-ioctl-back-e");
+    let on = Some("on".to_string());
+    assert_eq!(pause_of(&p), (on.clone(), on.clone(), on), "{p}");
+    assert!(
+        out.json("coal-ioctl")["failure"].is_null(),
+        "{}",
+        out.json("coal-ioctl")
+    );
+    assert_eq!(field(&ok(&out, "coal-ioctl-e"), "rx-usecs:"), Some("50"));
+    assert!(
+        out.json("feat-ioctl")["failure"].is_null(),
+        "{}",
+        out.json("feat-ioctl")
+    );
+    assert!(!common::ethtool::parse_k(&ok(&out, "feat-ioctl-e"))["rx-gro"].0);
+    assert!(out.json("feat-ioctl-back")["failure"].is_null());
+    assert!(
+        out.json("link-ioctl")["failure"].is_null(),
+        "{}",
+        out.json("link-ioctl")
+    );
+    let l = ok(&out, "link-ioctl-e");
+    assert_eq!(
+        (
+            field(&l, "Speed:"),
+            field(&l, "Duplex:"),
+            field(&l, "Auto-negotiation:")
+        ),
+        (Some("100Mb/s"), Some("Full"), Some("off")),
+        "{l}"
+    );
+    assert!(
+        out.json("link-ioctl-back")["failure"].is_null(),
+        "{}",
+        out.json("link-ioctl-back")
+    );
+    let l = ok(&out, "link-ioctl-back-e");
+    assert_eq!(
+        (field(&l, "Speed:"), field(&l, "Auto-negotiation:")),
+        (Some("1000Mb/s"), Some("on")),
+        "{l}"
+    );
 
     // rings 256 → 4096 → 256.
     assert!(out.json("ring-up")["failure"].is_null());

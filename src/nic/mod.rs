@@ -8,7 +8,7 @@
 //! - [`persist`]: the NIC state file and the systemd `.link` export;
 //! - [`speed`]: is a reported link speed physical or nominal (the one decision);
 //! - [`shortfall`]: a link below its best supported mode or at half duplex;
-//! - [`netlink`], [`ioctl`]: the kernel interfaces.
+//! - [`netlink`], [`ioctl`]: the kernel interfaces ([`ioctl`] stands in for ethtool netlink on kernels before 5.6).
 
 pub(crate) mod aliases;
 pub(crate) mod apply;

@@ -246,3 +246,26 @@ pub(crate) struct ChangeSet {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) coalesce: Option<CoalesceSet>,
 }
+
+/// Speed (Mb/s) and duplex of a link mode name such as `1000baseT/Full`.
+pub(crate) fn mode_speed_duplex(mode: &str) -> Option<(u32, &str)> {
+    let (speed, rest) = mode.split_once("base")?;
+    let duplex = rest.rsplit_once('/').map(|(_, d)| d).unwrap_or("Full");
+    Some((speed.parse().ok()?, duplex))
+}
+
+/// The connector as ethtool abbreviates it (`PORT_*`).
+pub(crate) fn port_name(port: u8) -> String {
+    match port {
+        0x00 => "TP",
+        0x01 => "AUI",
+        0x02 => "BNC",
+        0x03 => "MII",
+        0x04 => "FIBRE",
+        0x05 => "DA",
+        0xef => "None",
+        0xff => "Other",
+        _ => return format!("port{port}"),
+    }
+    .to_string()
+}

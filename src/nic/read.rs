@@ -1,5 +1,6 @@
 //! Snapshot interfaces: rtnetlink for identity, MTU and counters, ethtool
-//! netlink for the rest, the SIOCETHTOOL ioctl for driver info and stats.
+//! netlink for the rest (the SIOCETHTOOL ioctl on kernels without it, behind
+//! the same [`Netlink`] methods), the ioctl for driver info and stats.
 //! A section the driver does not support stays `None`.
 
 use crate::nic::error::NicError;

@@ -57,12 +57,7 @@ fn limit(
     }
 }
 
-/// Speed (Mb/s) and duplex of a link mode name such as `1000baseT/Full`.
-pub(crate) fn mode_speed_duplex(mode: &str) -> Option<(u32, &str)> {
-    let (speed, rest) = mode.split_once("base")?;
-    let duplex = rest.rsplit_once('/').map(|(_, d)| d).unwrap_or("Full");
-    Some((speed.parse().ok()?, duplex))
-}
+pub(crate) use crate::nic::model::mode_speed_duplex;
 
 /// Validate `cs` for `iface`; on success returns the change set with feature
 /// names expanded to the device's kernel names.

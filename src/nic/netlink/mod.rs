@@ -12,6 +12,10 @@
 //! - [`genl`]: generic netlink header and family resolution;
 //! - [`rtnl`]: RTM_GETLINK / RTM_NEWLINK;
 //! - [`ethtool`]: one file per ethtool message kind.
+//!
+//! On kernels without the ethtool family (before 5.6) the ethtool methods of
+//! [`Netlink`] answer through the SIOCETHTOOL ioctl ([`crate::nic::ioctl`])
+//! with the same model types, so nothing above this layer tells them apart.
 
 pub(crate) mod attr;
 pub(crate) mod ethtool;
@@ -27,6 +31,7 @@ pub(crate) mod monitor;
 
 use std::collections::BTreeMap;
 
+use crate::nic::ioctl;
 use crate::nic::model::{
     Channels, ChannelsSet, Coalesce, CoalesceSet, Counters, Feature, LinkModes, LinkSet, Pause,
     PauseSet, Rings, RingsSet,
@@ -66,6 +71,20 @@ impl NetlinkError {
             ifname: ifname.map(str::to_string),
             errno: n.errno,
             extack: n.extack,
+        }
+    }
+}
+
+/// The ioctl path stands in for ethtool netlink on kernels without it, so its
+/// errors are reported the same way: the command, the interface, the errno.
+impl From<ioctl::IoctlError> for NetlinkError {
+    fn from(e: ioctl::IoctlError) -> Self {
+        let ours = e.source.raw_os_error().is_none();
+        NetlinkError {
+            op: e.op,
+            errno: e.errno(),
+            extack: ours.then(|| e.source.to_string()),
+            ifname: Some(e.iface),
         }
     }
 }
@@ -197,52 +216,88 @@ impl Netlink {
     }
     /// `ethtool X`: LINKMODES_GET + LINKINFO_GET + LINKSTATE_GET. `Ok(None)` when not supported.
     pub fn link_modes(&mut self, ifname: &str) -> Result<Option<LinkModes>> {
+        if self.ethtool.via_ioctl() {
+            return Ok(ioctl::link::read(ifname)?);
+        }
         ethtool::linkmodes::get(&mut self.ethtool, ifname)
     }
     /// `ethtool -s X ...` (LINKMODES_SET). `advertise` makes the advertised
     /// set exactly the given modes (others supported are switched off).
     pub fn set_link_modes(&mut self, ifname: &str, set: &LinkSet) -> Result<()> {
+        if self.ethtool.via_ioctl() {
+            return Ok(ioctl::link::write(ifname, set)?);
+        }
         ethtool::linkmodes::set(&mut self.ethtool, ifname, set)
     }
     /// `ethtool -g X` (RINGS_GET). `Ok(None)` when not supported.
     pub fn rings(&mut self, ifname: &str) -> Result<Option<Rings>> {
+        if self.ethtool.via_ioctl() {
+            return Ok(ioctl::rings::read(ifname)?);
+        }
         ethtool::rings::get(&mut self.ethtool, ifname)
     }
     /// `ethtool -G X ...` (RINGS_SET).
     pub fn set_rings(&mut self, ifname: &str, set: &RingsSet) -> Result<()> {
+        if self.ethtool.via_ioctl() {
+            return Ok(ioctl::rings::write(ifname, set)?);
+        }
         ethtool::rings::set(&mut self.ethtool, ifname, set)
     }
     /// `ethtool -a X` (PAUSE_GET). `Ok(None)` when not supported.
     pub fn pause(&mut self, ifname: &str) -> Result<Option<Pause>> {
+        if self.ethtool.via_ioctl() {
+            return Ok(ioctl::pause::read(ifname)?);
+        }
         ethtool::pause::get(&mut self.ethtool, ifname)
     }
     /// `ethtool -A X ...` (PAUSE_SET).
     pub fn set_pause(&mut self, ifname: &str, set: &PauseSet) -> Result<()> {
+        if self.ethtool.via_ioctl() {
+            return Ok(ioctl::pause::write(ifname, set)?);
+        }
         ethtool::pause::set(&mut self.ethtool, ifname, set)
     }
     /// `ethtool -k X` (FEATURES_GET). `Ok(None)` when not supported.
     pub fn features(&mut self, ifname: &str) -> Result<Option<BTreeMap<String, Feature>>> {
+        if self.ethtool.via_ioctl() {
+            return Ok(ioctl::features::read(ifname)?);
+        }
         ethtool::features::get(&mut self.ethtool, ifname)
     }
     /// `ethtool -K X name on|off ...` (FEATURES_SET), kernel feature names.
     /// Features the driver cannot change are silently kept by the kernel: read back.
     pub fn set_features(&mut self, ifname: &str, wanted: &BTreeMap<String, bool>) -> Result<()> {
+        if self.ethtool.via_ioctl() {
+            return Ok(ioctl::features::write(ifname, wanted)?);
+        }
         ethtool::features::set(&mut self.ethtool, ifname, wanted)
     }
     /// `ethtool -l X` (CHANNELS_GET). `Ok(None)` when not supported.
     pub fn channels(&mut self, ifname: &str) -> Result<Option<Channels>> {
+        if self.ethtool.via_ioctl() {
+            return Ok(ioctl::channels::read(ifname)?);
+        }
         ethtool::channels::get(&mut self.ethtool, ifname)
     }
     /// `ethtool -L X ...` (CHANNELS_SET).
     pub fn set_channels(&mut self, ifname: &str, set: &ChannelsSet) -> Result<()> {
+        if self.ethtool.via_ioctl() {
+            return Ok(ioctl::channels::write(ifname, set)?);
+        }
         ethtool::channels::set(&mut self.ethtool, ifname, set)
     }
     /// `ethtool -c X` (COALESCE_GET). `Ok(None)` when not supported.
     pub fn coalesce(&mut self, ifname: &str) -> Result<Option<Coalesce>> {
+        if self.ethtool.via_ioctl() {
+            return Ok(ioctl::coalesce::read(ifname)?);
+        }
         ethtool::coalesce::get(&mut self.ethtool, ifname)
     }
     /// `ethtool -C X ...` (COALESCE_SET).
     pub fn set_coalesce(&mut self, ifname: &str, set: &CoalesceSet) -> Result<()> {
+        if self.ethtool.via_ioctl() {
+            return Ok(ioctl::coalesce::write(ifname, set)?);
+        }
         ethtool::coalesce::set(&mut self.ethtool, ifname, set)
     }
 }

@@ -7,7 +7,7 @@ use super::super::NetlinkError;
 use super::super::attr::{AttrError, AttrTable};
 use super::bitset::{self, Bitset};
 use super::{Ethtool, header, msg};
-use crate::nic::model::{Duplex, LinkModes, LinkSet};
+use crate::nic::model::{Duplex, LinkModes, LinkSet, port_name};
 
 const A_AUTONEG: u16 = 2;
 const A_OURS: u16 = 3;
@@ -54,22 +54,6 @@ pub(crate) fn parse(attrs: &[u8]) -> Result<LinkModes, AttrError> {
         capabilities: Vec::new(),
         detected: None,
     })
-}
-
-/// The connector as ethtool abbreviates it (`PORT_*`).
-pub(crate) fn port_name(port: u8) -> String {
-    match port {
-        0x00 => "TP",
-        0x01 => "AUI",
-        0x02 => "BNC",
-        0x03 => "MII",
-        0x04 => "FIBRE",
-        0x05 => "DA",
-        0xef => "None",
-        0xff => "Other",
-        _ => return format!("port{port}"),
-    }
-    .to_string()
 }
 
 pub(crate) fn parse_port(attrs: &[u8]) -> Result<Option<String>, AttrError> {

@@ -54,6 +54,17 @@ pub struct Ethtool {
     feature_names: Option<Vec<String>>,
 }
 
+/// A test and diagnostic knob, read here only: `HLCTL_ETHTOOL_IOCTL=1` makes
+/// hlctl act as on a kernel without ethtool netlink (before 5.6), sending
+/// every ethtool request through the SIOCETHTOOL ioctl. The tests use it to
+/// hold the ioctl path against the netlink one on kernels that have both;
+/// it is not a user setting.
+pub(crate) const IOCTL_KNOB: &str = "HLCTL_ETHTOOL_IOCTL";
+
+fn ioctl_forced() -> bool {
+    std::env::var_os(IOCTL_KNOB).is_some_and(|v| v == "1")
+}
+
 fn no_family() -> Nack {
     Nack {
         errno: libc::EOPNOTSUPP,
@@ -70,9 +81,13 @@ fn encode_err(e: AttrError) -> Nack {
 
 impl Ethtool {
     /// Open the socket and resolve the family id and its multicast groups.
+    /// Without the family (kernels before 5.6, or [`IOCTL_KNOB`] set) the
+    /// ethtool settings go through the SIOCETHTOOL ioctl instead
+    /// ([`Ethtool::via_ioctl`]).
     pub(crate) fn open() -> Result<Self, Nack> {
         let mut sock = Socket::open(NETLINK_GENERIC)?;
         let family = match genl::resolve_family(&mut sock, FAMILY_NAME) {
+            _ if ioctl_forced() => None,
             Ok(f) => Some(f),
             Err(n) if n.errno == libc::ENOENT => None,
             Err(n) => return Err(n),
@@ -82,6 +97,13 @@ impl Ethtool {
             family,
             feature_names: None,
         })
+    }
+
+    /// True when the kernel has no ethtool netlink family (or [`IOCTL_KNOB`]
+    /// is set): link modes, rings, pause, features, channels and coalescing
+    /// then go through the SIOCETHTOOL ioctl ([`crate::nic::ioctl`]).
+    pub(crate) fn via_ioctl(&self) -> bool {
+        self.family.is_none()
     }
 
     /// The resolved family (id, multicast groups such as [`MONITOR_GROUP`]).

@@ -7,6 +7,9 @@ use super::{VERSION, header, msg};
 
 /// `ETH_SS_FEATURES`: netdev feature names.
 pub(crate) const ETH_SS_FEATURES: u32 = 4;
+/// `ETH_SS_LINK_MODES`: link mode names (5.6 on).
+#[cfg(test)]
+const ETH_SS_LINK_MODES: u32 = 9;
 
 const A_STRSET_STRINGSETS: u16 = 2;
 const A_STRINGSETS_STRINGSET: u16 = 1;
@@ -105,5 +108,21 @@ mod tests {
         assert!(parse(&reply(1, &[(4, "x")]), ETH_SS_FEATURES).is_err());
         assert!(parse(&reply(1, &[]), 9).is_err());
         assert!(parse(&reply(u32::MAX, &[]), ETH_SS_FEATURES).is_err());
+    }
+
+    /// The ioctl path names link mode bits from its own table; this kernel
+    /// names them over netlink: the table must spell each bit as it does.
+    #[test]
+    fn the_ioctl_link_mode_table_agrees_with_this_kernel() {
+        let mut e = super::super::Ethtool::open().unwrap();
+        let replies = e
+            .send(&encode_get_global(ETH_SS_LINK_MODES).unwrap())
+            .unwrap();
+        let kernel = parse(&replies[0], ETH_SS_LINK_MODES).unwrap();
+        let ours = crate::nic::ioctl::link_modes::NAMES;
+        assert!(kernel.len() >= ours.len(), "{}", kernel.len());
+        for (i, n) in ours.iter().enumerate() {
+            assert_eq!(kernel[i], *n, "bit {i}");
+        }
     }
 }
