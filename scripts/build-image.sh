@@ -5,12 +5,13 @@
 #
 # At run time hlctl needs only the kernel's /proc, /sys and netlink (and a
 # mounted volume for its state): no libraries, no /etc files. Inside the
-# image, HLCTL_LOCAL=1 (no system bus: the engine runs in the container's
+# image, HLCTL_LOCAL=true (no system bus: the engine runs in the container's
 # process) and the persisted sysctls go to /var/lib/hlctl/sysctl.d, on the
 # mounted volume with the state and history, where `hlctl reapply` at boot
 # finds them (docs/nas.md).
 #
-# Usage: scripts/build-image.sh   (as root; prints the archive's path last)
+# Usage: scripts/build-image.sh   (as root; prints the archive's path last;
+#   the image's ID goes to target/oci/hlctl-VERSION.image-id)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -29,7 +30,7 @@ buildah copy --chmod 0755 "$ctr" "$bin" /usr/bin/hlctl >/dev/null
 buildah config \
     --entrypoint '["/usr/bin/hlctl"]' \
     --cmd '["--help"]' \
-    --env HLCTL_LOCAL=1 \
+    --env HLCTL_LOCAL=true \
     --env HLCTL_SYSCTL_DIR=/var/lib/hlctl/sysctl.d \
     --volume /var/lib/hlctl \
     --label org.opencontainers.image.title=hlctl \
@@ -40,8 +41,11 @@ buildah config \
     --label "org.opencontainers.image.licenses=MIT OR Apache-2.0" \
     --label org.opencontainers.image.source=https://github.com/hlctl/hlctl \
     "$ctr"
-buildah commit --quiet --format oci --rm "$ctr" "$tag" >/dev/null
+id=$(buildah commit --quiet --format oci --rm "$ctr" "$tag")
 trap - EXIT
+# The image's ID, for tests that must run this build and not whatever another
+# checkout on the same machine tagged localhost/hlctl:VERSION since.
+echo "$id" > "$out/hlctl-$version.image-id"
 rm -f "$archive"
 buildah push --quiet "$tag" "oci-archive:$archive:$tag" >/dev/null
 echo "build-image: $tag, $(stat -c %s "$archive") bytes ($archive)" >&2
