@@ -10,7 +10,7 @@ use super::finding::{Finding, Outcome, Severity};
 use super::inputs::MountData;
 
 /// `\040` and friends: mountinfo escapes spaces, tabs, newlines, backslashes.
-fn unescape(s: &str) -> String {
+pub(crate) fn unescape(s: &str) -> String {
     let mut out = String::new();
     let b = s.as_bytes();
     let mut i = 0;
