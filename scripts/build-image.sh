@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Build hlctl's OCI image with buildah: `scratch` + the static binary
-# (scripts/build-static.sh) and nothing else, saved as an OCI archive that
-# `podman load` and `docker load` accept: target/oci/hlctl-VERSION.oci.tar.
+# (scripts/build-static.sh) and nothing else, saved as an OCI archive for
+# `podman load` (target/oci/hlctl-VERSION.oci.tar) and as a Docker archive
+# for `docker load` (target/oci/hlctl-VERSION.docker.tar.gz): Docker 20.10
+# (Debian 12's docker.io) cannot load an OCI archive.
 #
 # At run time hlctl needs only the kernel's /proc, /sys and netlink (and a
 # mounted volume for its state): no libraries, no /etc files. Inside the
@@ -48,5 +50,12 @@ trap - EXIT
 echo "$id" > "$out/hlctl-$version.image-id"
 rm -f "$archive"
 buildah push --quiet "$tag" "oci-archive:$archive:$tag" >/dev/null
-echo "build-image: $tag, $(stat -c %s "$archive") bytes ($archive)" >&2
+# The same image as a Docker archive (gzip'd): Docker before 25 (Debian 12's
+# docker.io 20.10, Synology's Container Manager) cannot load an OCI archive
+# ("open .../blobs/json: no such file or directory").
+dtar="$out/hlctl-$version.docker.tar"
+rm -f "$dtar" "$dtar.gz"
+buildah push --quiet "$tag" "docker-archive:$dtar:$tag" >/dev/null
+gzip -n -9 "$dtar"
+echo "build-image: $tag, $(stat -c %s "$archive") bytes ($archive), $(stat -c %s "$dtar.gz") bytes ($dtar.gz)" >&2
 echo "$archive"

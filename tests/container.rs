@@ -253,10 +253,13 @@ fn set_in_a_container_needs_net_admin_and_history_stays_on_the_volume() {
     gro(true);
     let state = std::fs::read_to_string(vol.path().join("nic-settings.json")).unwrap();
     assert!(state.contains(&lab.a), "{state}");
-    assert!(
-        text.contains("persisted in /var/lib/hlctl/nic-settings.json"),
-        "{text}"
+    // Named as the user mounted it: the directory below its filesystem's
+    // root, and that filesystem's device (src/mounted.rs).
+    let want = format!(
+        "persisted in /var/lib/hlctl/nic-settings.json (mounted from {}/nic-settings.json on ",
+        below_its_mount(vol.path())
     );
+    assert!(text.contains(&want), "want {want:?} in\n{text}");
 
     // Two runs on the same volume: the second sees the first's row.
     let bench = run_in(&lab.here, &["-v", &mount], &["bench", "cpu", "--time", "1"]);
@@ -275,6 +278,16 @@ fn set_in_a_container_needs_net_admin_and_history_stays_on_the_volume() {
         .filter_map(|r| r["kind"].as_str())
         .collect();
     assert!(kinds.contains(&"cpu"), "{v}");
+}
+
+/// `dir` named from the root of the filesystem holding it (`stat -c %m`: its
+/// mount point on this machine), as mountinfo's root field names a bind
+/// mount of it: `dir` itself where that is `/`.
+fn below_its_mount(dir: &std::path::Path) -> String {
+    let m = common::sh(&["stat", "-c", "%m", dir.to_str().unwrap()]);
+    let point = String::from_utf8_lossy(&m.stdout).trim().to_string();
+    let rest = dir.strip_prefix(&point).unwrap();
+    std::path::Path::new("/").join(rest).display().to_string()
 }
 
 /// The tune report's step `id`.
@@ -346,4 +359,183 @@ fn doctor_and_tune_in_a_container_find_and_fix_offloads_planted_off() {
         state["interfaces"][0]["settings"]["features"]["tx-generic-segmentation"], true,
         "persisted on the volume: {state}"
     );
+}
+
+/// Debian's `dockerd` (docker.io) in `ns`, entered with `nsenter --net` (`ip
+/// netns exec` remounts /sys, and dockerd then finds no cgroup mounts): its
+/// `--network host` is that namespace, never the host's network. Its own
+/// data root, exec root and socket under a temporary directory; no bridge,
+/// no iptables rules, no forwarding or masquerading (nothing global is
+/// changed); the vfs storage driver (no overlay mounts left behind).
+/// Stopped by its pid (SIGTERM, then SIGKILL) when dropped, and the network
+/// namespace mount it keeps under its exec root unmounted.
+struct Dockerd {
+    child: Option<common::ChildGuard>,
+    dir: tempfile::TempDir,
+}
+
+impl Dockerd {
+    fn start(ns: &NetNs) -> Dockerd {
+        let dir = tempfile::tempdir().unwrap();
+        let p = |s: &str| dir.path().join(s).display().to_string();
+        let netns = format!("--net=/run/netns/{}", ns.name);
+        let child = common::die_with_test(&mut Command::new("nsenter"))
+            .args([&netns, "dockerd", "--data-root", &p("root")])
+            .args(["--exec-root", &p("exec"), "--pidfile", &p("dockerd.pid")])
+            .args(["-H", &format!("unix://{}", p("docker.sock"))])
+            .args(["--containerd-namespace", &common::unique("hld")])
+            .args(["--bridge=none", "--iptables=false", "--ip6tables=false"])
+            .args([
+                "--ip-forward=false",
+                "--ip-masq=false",
+                "--storage-driver=vfs",
+            ])
+            .stdout(std::fs::File::create(p("dockerd.log")).unwrap())
+            .stderr(std::fs::File::create(p("dockerd.err")).unwrap())
+            .spawn()
+            .expect("start dockerd (docker.io: run scripts/setup.sh)");
+        let log = p("dockerd.err");
+        let d = Dockerd {
+            child: Some(common::ChildGuard(child)),
+            dir,
+        };
+        let up = (0..150).any(|_| {
+            d.docker(&["info"]).status.success() || {
+                std::thread::sleep(Duration::from_millis(200));
+                false
+            }
+        });
+        let log = std::fs::read_to_string(log).unwrap_or_default();
+        assert!(up, "dockerd never answered:\n{log}");
+        d
+    }
+
+    fn docker(&self, args: &[&str]) -> Output {
+        let sock = self.dir.path().join("docker.sock");
+        Command::new("docker")
+            .arg("-H")
+            .arg(format!("unix://{}", sock.display()))
+            .args(args)
+            .output()
+            .expect("run docker")
+    }
+}
+
+impl Drop for Dockerd {
+    fn drop(&mut self) {
+        if let Some(mut g) = self.child.take() {
+            let pid = nix::unistd::Pid::from_raw(g.pid() as i32);
+            if let Ok(None) = g.0.try_wait() {
+                let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+                for _ in 0..100 {
+                    if !matches!(g.0.try_wait(), Ok(None)) {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            }
+        } // the guard: SIGKILL if it still runs, and reap
+        let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+        for line in info.lines() {
+            let point = line.split(' ').nth(4).unwrap_or("");
+            if std::path::Path::new(point).starts_with(self.dir.path()) {
+                let _ = Command::new("umount").args(["-l", point]).output();
+            }
+        }
+    }
+}
+
+impl Dockerd {
+    /// `docker load` of the image's Docker archive (and of its OCI archive,
+    /// which docs/nas.md says Docker 20.10 cannot load: held here).
+    fn load(&self, img: &static_bin::Image) {
+        let version = self.docker(&["version", "-f", "{{.Server.Version}}"]);
+        let version = String::from_utf8_lossy(&version.stdout).trim().to_string();
+        let oci = self.docker(&["load", "-i", img.archive.to_str().unwrap()]);
+        let text = common::output_text(&oci);
+        eprintln!("docker {version}: load of the OCI archive: {text}");
+        if version.starts_with("20.") {
+            let refused = !oci.status.success() && text.contains("blobs/json");
+            assert!(refused, "{text}");
+        }
+        let tar = format!("hlctl-{}.docker.tar.gz", env!("CARGO_PKG_VERSION"));
+        let tar = img.archive.with_file_name(tar);
+        let load = self.docker(&["load", "-i", tar.to_str().unwrap()]);
+        let text = common::output_text(&load);
+        assert!(load.status.success(), "{text}");
+        let loaded = format!("Loaded image: {}", img.tag);
+        assert!(text.contains(&loaded), "{text}");
+    }
+
+    /// `docker run --name NAME --network host EXTRA IMAGE ARGS`, unchecked;
+    /// the container removed by name after it.
+    fn run(&self, image: &str, extra: &[&str], args: &[&str]) -> Output {
+        let name = common::unique("hld");
+        let head = ["run", "--name", &name, "--network", "host"];
+        let out = self.docker(&[&head[..], extra, &[image], args].concat());
+        let _ = self.docker(&["rm", "-f", &name]);
+        out
+    }
+}
+
+/// The README's `docker run` lines, as a NAS owner runs them: Debian's
+/// Docker 20.10 loads the Docker archive (not the OCI one), `show` with
+/// `--network host` sees the namespace's veth, `set` is refused without
+/// `--cap-add NET_ADMIN` and made with it (read back from outside), and
+/// `serve` detached with `--restart unless-stopped` answers `hlctl bench
+/// net` from the peer namespace on iperf3's port 5201.
+#[test]
+fn docker_loads_the_docker_archive_and_runs_it_on_the_host_network() {
+    common::require_root("dockerd in a test namespace");
+    let img = static_bin::image();
+    let lab = Lab::new();
+    let d = Dockerd::start(&lab.here);
+    d.load(&img);
+    let show = d.run(&img.tag, &["--rm"], &["show", "--json"]);
+    let v: Value = serde_json::from_slice(&show.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", common::output_text(&show)));
+    let names = common::interface_names(&v);
+    let only_the_namespaces = names.contains(&lab.a.as_str()) && !names.contains(&"eth0");
+    assert!(only_the_namespaces, "{names:?}");
+
+    let set = ["set", lab.a.as_str(), "mtu", "1400"];
+    let refused = d.run(&img.tag, &["--rm"], &set);
+    let text = common::output_text(&refused);
+    assert_eq!(refused.status.code(), Some(3), "{text}");
+    let named = text.contains("needs CAP_NET_ADMIN: add --cap-add NET_ADMIN");
+    assert!(named, "{text}");
+    assert_eq!(lab.mtu(), 1500, "nothing changed");
+    let done = d.run(&img.tag, &["--rm", "--cap-add", "NET_ADMIN"], &set);
+    assert!(done.status.success(), "{}", common::output_text(&done));
+    assert_eq!(lab.mtu(), 1400, "ip link in the namespace");
+
+    let _serial = common::lab::serial();
+    let serve = ["-d", "--restart", "unless-stopped"];
+    let s = d.docker(
+        &[
+            &["run", "--name", "hlctl-serve", "--network", "host"][..],
+            &serve,
+            &[&img.tag, "serve"],
+        ]
+        .concat(),
+    );
+    assert!(s.status.success(), "{}", common::output_text(&s));
+    let bench = [
+        "--json",
+        "bench",
+        "net",
+        "--peer",
+        common::lab::HERE_IP,
+        "-t",
+        "1",
+    ];
+    let (status, out, err) = common::net::until_listening("hlctl serve under docker", || {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", &lab.peer.name])
+            .args(common::lab::hlctl_argv(lab.dir.path(), &bench));
+        c
+    });
+    let ok = status.is_some_and(|s| s.success());
+    assert!(ok, "bench net from the peer namespace: {out}\n{err}");
+    let _ = d.docker(&["rm", "-f", "hlctl-serve"]);
 }
