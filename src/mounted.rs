@@ -12,8 +12,6 @@
 
 use std::path::Path;
 
-use crate::doctor::mounts::unescape;
-
 /// `path`, followed inside a container by where it was mounted from
 /// (module doc); unchanged outside a container, or where it lies on no bind
 /// mount of a directory.
@@ -62,6 +60,29 @@ pub(crate) fn origin(mountinfo: &str, path: &Path) -> Option<String> {
         Path::new(&root).join(rest)
     };
     Some(format!("{} on {source}", host.display()))
+}
+
+/// `\040` and friends: mountinfo escapes spaces, tabs, newlines, backslashes.
+pub(crate) fn unescape(s: &str) -> String {
+    let mut out = String::new();
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
+            let v = (b[i + 1] - b'0') as u32 * 64
+                + (b[i + 2] - b'0') as u32 * 8
+                + (b[i + 3] - b'0') as u32;
+            out.push(char::from_u32(v).unwrap_or('?'));
+            i += 4;
+        } else {
+            out.push(b[i] as char);
+            i += 1;
+        }
+    }
+    out
 }
 
 #[cfg(test)]
