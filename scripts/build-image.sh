@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Build hlctl's OCI image with buildah: `scratch` + the static binary
-# (scripts/build-static.sh) and nothing else, saved as an OCI archive that
-# `podman load` and `docker load` accept: target/oci/hlctl-VERSION.oci.tar.
+# (scripts/build-static.sh) and nothing else, saved as an OCI archive for
+# `podman load` (target/oci/hlctl-VERSION.oci.tar) and as a Docker archive
+# for `docker load` (target/oci/hlctl-VERSION.docker.tar.gz): Docker 20.10
+# (Debian 12's docker.io) cannot load an OCI archive.
 #
 # At run time hlctl needs only the kernel's /proc, /sys and netlink (and a
 # mounted volume for its state): no libraries, no /etc files. Inside the
-# image, HLCTL_LOCAL=1 (no system bus: the engine runs in the container's
+# image, HLCTL_LOCAL=true (no system bus: the engine runs in the container's
 # process) and the persisted sysctls go to /var/lib/hlctl/sysctl.d, on the
 # mounted volume with the state and history, where `hlctl reapply` at boot
 # finds them (docs/nas.md).
 #
-# Usage: scripts/build-image.sh   (as root; prints the archive's path last)
+# Usage: scripts/build-image.sh   (as root; prints the archive's path last;
+#   the image's ID goes to target/oci/hlctl-VERSION.image-id)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -29,7 +32,7 @@ buildah copy --chmod 0755 "$ctr" "$bin" /usr/bin/hlctl >/dev/null
 buildah config \
     --entrypoint '["/usr/bin/hlctl"]' \
     --cmd '["--help"]' \
-    --env HLCTL_LOCAL=1 \
+    --env HLCTL_LOCAL=true \
     --env HLCTL_SYSCTL_DIR=/var/lib/hlctl/sysctl.d \
     --volume /var/lib/hlctl \
     --label org.opencontainers.image.title=hlctl \
@@ -40,9 +43,19 @@ buildah config \
     --label "org.opencontainers.image.licenses=MIT OR Apache-2.0" \
     --label org.opencontainers.image.source=https://github.com/hlctl/hlctl \
     "$ctr"
-buildah commit --quiet --format oci --rm "$ctr" "$tag" >/dev/null
+id=$(buildah commit --quiet --format oci --rm "$ctr" "$tag")
 trap - EXIT
+# The image's ID, for tests that must run this build and not whatever another
+# checkout on the same machine tagged localhost/hlctl:VERSION since.
+echo "$id" > "$out/hlctl-$version.image-id"
 rm -f "$archive"
 buildah push --quiet "$tag" "oci-archive:$archive:$tag" >/dev/null
-echo "build-image: $tag, $(stat -c %s "$archive") bytes ($archive)" >&2
+# The same image as a Docker archive (gzip'd): Docker before 25 (Debian 12's
+# docker.io 20.10, Synology's Container Manager) cannot load an OCI archive
+# ("open .../blobs/json: no such file or directory").
+dtar="$out/hlctl-$version.docker.tar"
+rm -f "$dtar" "$dtar.gz"
+buildah push --quiet "$tag" "docker-archive:$dtar:$tag" >/dev/null
+gzip -n -9 "$dtar"
+echo "build-image: $tag, $(stat -c %s "$archive") bytes ($archive), $(stat -c %s "$dtar.gz") bytes ($dtar.gz)" >&2
 echo "$archive"

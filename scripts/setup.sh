@@ -12,6 +12,8 @@ PKGS=(iproute2 ethtool iperf3 fio sysbench stress-ng strace procps iputils-ping
       python3-dbus python3-gi  # the D-Bus API from outside Rust (tests/python/*.py)
       python3-venv  # a venv for the PyPI package iperf3 (below)
       podman buildah  # the OCI image (scripts/build-image.sh) and tests/container.rs
+      runc  # tests/container.rs: crun cannot start containers where CI is itself a container
+      docker.io  # tests/container.rs: docker load/run (its own dockerd in a test namespace)
       libwrap0)  # libwrap0: rpc.mountd (nfs-kernel-server, unpacked for the NFS VM test) links it
 
 missing=()

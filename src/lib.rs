@@ -35,6 +35,7 @@ pub mod host;
 pub(crate) mod html;
 pub(crate) mod measure;
 pub(crate) mod metrics;
+pub(crate) mod mounted;
 pub mod nic;
 pub(crate) mod ops;
 pub(crate) mod path;

@@ -44,7 +44,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "shared",
         &[
-            "units", "problem", "paths", "fsutil", "sockopt", "host", "resolve", "caps", "spelling",
+            "units", "problem", "paths", "fsutil", "sockopt", "host", "resolve", "caps",
+            "spelling", "mounted",
         ],
     ),
 ];

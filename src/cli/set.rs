@@ -152,7 +152,7 @@ pub(crate) fn run(global: &Global, args: SetArgs) -> i32 {
     } else {
         print!("{}", render(&reply.outcome));
         if let Some(p) = &reply.persisted {
-            println!("persisted in {p}");
+            println!("persisted in {}", crate::mounted::shown(p));
         }
         for t in &reply.persisted_through {
             println!("persisted through the network manager: {t}");

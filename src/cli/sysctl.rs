@@ -247,7 +247,7 @@ fn changed_text(reply: &SysctlReply) -> String {
     }
     s += &change_table(&reply.changes);
     if let Some(p) = &reply.persisted {
-        s += &format!("persisted in {p}\n");
+        s += &format!("persisted in {}\n", crate::mounted::shown(p));
     }
     for o in &reply.overridden_by {
         s += &format!(

@@ -172,7 +172,7 @@ pub(crate) fn end_text(end: &TryEnd) -> String {
         format!("restored the previous settings: {}\n", end.why)
     };
     if let Some(p) = &end.persisted {
-        s += &format!("persisted in {p}\n");
+        s += &format!("persisted in {}\n", crate::mounted::shown(p));
     }
     for e in &end.errors {
         s += &format!("error: {e}\n");

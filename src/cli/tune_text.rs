@@ -185,7 +185,7 @@ fn result(r: &TuneReport) -> String {
     s += &format!("Kept: {kept}\n");
     if let Some(p) = &r.persisted {
         for f in [&p.sysctl_file, &p.nic_state_file].into_iter().flatten() {
-            s += &format!("Persisted: {f}\n");
+            s += &format!("Persisted: {}\n", crate::mounted::shown(f));
         }
     }
     for l in &r.limits {

@@ -8,29 +8,7 @@ use std::path::Path;
 
 use super::finding::{Finding, Outcome, Severity};
 use super::inputs::MountData;
-
-/// `\040` and friends: mountinfo escapes spaces, tabs, newlines, backslashes.
-fn unescape(s: &str) -> String {
-    let mut out = String::new();
-    let b = s.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\'
-            && i + 3 < b.len()
-            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
-        {
-            let v = (b[i + 1] - b'0') as u32 * 64
-                + (b[i + 2] - b'0') as u32 * 8
-                + (b[i + 3] - b'0') as u32;
-            out.push(char::from_u32(v).unwrap_or('?'));
-            i += 4;
-        } else {
-            out.push(b[i] as char);
-            i += 1;
-        }
-    }
-    out
-}
+use crate::mounted::unescape;
 
 fn options(s: &str, into: &mut BTreeMap<String, Option<String>>) {
     for o in s.split(',').filter(|o| !o.is_empty()) {

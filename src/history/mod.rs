@@ -28,7 +28,7 @@ pub(crate) const DB_FILE: &str = "history.db";
 
 #[derive(Debug, thiserror::Error)]
 pub enum HistoryError {
-    #[error("history database {path}: {source}")]
+    #[error("history database {}: {source}", crate::mounted::shown(path))]
     Open {
         path: String,
         #[source]

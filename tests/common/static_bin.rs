@@ -42,15 +42,33 @@ pub fn hlctl() -> PathBuf {
         .clone()
 }
 
-/// `target/oci/hlctl-VERSION.oci.tar` and its image's tag
-/// `localhost/hlctl:VERSION`, then in podman's storage (buildah and podman
-/// share it), built once per test process after the binary.
-pub fn image() -> (PathBuf, String) {
+/// The OCI image: `target/oci/hlctl-VERSION.oci.tar`, its tag
+/// `localhost/hlctl:VERSION` and its ID, then in podman's storage (buildah
+/// and podman share it), built once per test process after the binary.
+/// Containers are run by the ID: the tag is the last build's of any checkout
+/// on this machine.
+pub struct Image {
+    pub archive: PathBuf,
+    pub tag: String,
+    pub id: String,
+}
+
+pub fn image() -> Image {
     static IMG: OnceLock<PathBuf> = OnceLock::new();
     let archive = IMG.get_or_init(|| {
         hlctl();
         build_locked("build-image.sh", "oci")
     });
-    let tag = format!("localhost/hlctl:{}", env!("CARGO_PKG_VERSION"));
-    (archive.clone(), tag)
+    let version = env!("CARGO_PKG_VERSION");
+    let id_file = archive.with_file_name(format!("hlctl-{version}.image-id"));
+    let id = std::fs::read_to_string(&id_file)
+        .unwrap_or_else(|e| panic!("{}: {e}", id_file.display()))
+        .trim()
+        .to_string();
+    assert!(!id.is_empty(), "{}: empty", id_file.display());
+    Image {
+        archive: archive.clone(),
+        tag: format!("localhost/hlctl:{version}"),
+        id,
+    }
 }

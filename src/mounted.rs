@@ -1,0 +1,119 @@
+//! A file's name as the user who started hlctl's container gave it: inside
+//! a container (`caps::in_container`), a path on a bind mount of a host
+//! directory (`-v /volume1/hlctl:/var/lib/hlctl`) is shown with where it
+//! comes from, read from `/proc/self/mountinfo`: the mount's root (the
+//! directory below its filesystem's root) and the filesystem's device, e.g.
+//! `/var/lib/hlctl/nic-settings.json (mounted from
+//! /volume1/hlctl/nic-settings.json on /dev/md2)`. The kernel names the
+//! directory from the root of that device's filesystem, not from the host's
+//! `/`: where the device is the host's root filesystem the two are the
+//! same; where it is mounted elsewhere on the host (a NAS's `/volume1`),
+//! the mount point is left out, so the device is named with it.
+
+use std::path::Path;
+
+/// `path`, followed inside a container by where it was mounted from
+/// (module doc); unchanged outside a container, or where it lies on no bind
+/// mount of a directory.
+pub(crate) fn shown(path: &str) -> String {
+    if !crate::caps::in_container() {
+        return path.to_string();
+    }
+    let origin = std::fs::read_to_string("/proc/self/mountinfo")
+        .ok()
+        .and_then(|text| origin(&text, Path::new(path)));
+    match origin {
+        Some(o) => format!("{path} (mounted from {o})"),
+        None => path.to_string(),
+    }
+}
+
+/// Where `path` comes from by the mount holding it in `mountinfo` (the
+/// longest mount point above it; the last one mounted there wins): `ROOT/REST
+/// on SOURCE`. None when that mount holds a whole filesystem (root `/`: not
+/// a directory of the host's), or when no mount holds `path`.
+pub(crate) fn origin(mountinfo: &str, path: &Path) -> Option<String> {
+    let mut best: Option<(String, String, String)> = None;
+    for line in mountinfo.lines() {
+        let Some((left, right)) = line.split_once(" - ") else {
+            continue;
+        };
+        let f: Vec<&str> = left.split(' ').collect();
+        let (Some(root), Some(point)) = (f.get(3), f.get(4)) else {
+            continue;
+        };
+        let (root, point) = (unescape(root), unescape(point));
+        let longer = best.as_ref().is_none_or(|b| point.len() >= b.1.len());
+        if path.starts_with(&point) && longer {
+            let source = unescape(right.split(' ').nth(1).unwrap_or(""));
+            best = Some((root, point, source));
+        }
+    }
+    let (root, point, source) = best?;
+    if root == "/" {
+        return None;
+    }
+    let rest = path.strip_prefix(&point).ok()?;
+    let host = if rest.as_os_str().is_empty() {
+        Path::new(&root).to_path_buf()
+    } else {
+        Path::new(&root).join(rest)
+    };
+    Some(format!("{} on {source}", host.display()))
+}
+
+/// `\040` and friends: mountinfo escapes spaces, tabs, newlines, backslashes.
+pub(crate) fn unescape(s: &str) -> String {
+    let mut out = String::new();
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
+            let v = (b[i + 1] - b'0') as u32 * 64
+                + (b[i + 2] - b'0') as u32 * 8
+                + (b[i + 3] - b'0') as u32;
+            out.push(char::from_u32(v).unwrap_or('?'));
+            i += 4;
+        } else {
+            out.push(b[i] as char);
+            i += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A podman container's mountinfo (runc, `-v /tmp/hl vol:/var/lib/hlctl`).
+    const INFO: &str = "\
+1071 1010 0:98 / / rw,relatime - overlay overlay rw,lowerdir=/var/lib/containers/l
+1072 1071 0:100 / /proc rw,nosuid,nodev,noexec,relatime - proc proc rw
+1080 1071 254:0 /tmp/hl\\040vol /var/lib/hlctl rw,relatime - ext4 /dev/vda rw
+1081 1071 254:0 /var/lib/containers/storage/overlay-containers/x/userdata/hosts /etc/hosts rw - ext4 /dev/vda rw
+1082 1080 0:50 / /var/lib/hlctl/sub rw - tmpfs tmpfs rw
+";
+
+    #[test]
+    fn a_bind_mounted_directory_is_named_from_its_filesystems_root() {
+        let o = |p: &str| origin(INFO, Path::new(p));
+        assert_eq!(
+            o("/var/lib/hlctl/nic-settings.json").as_deref(),
+            Some("/tmp/hl vol/nic-settings.json on /dev/vda")
+        );
+        assert_eq!(
+            o("/var/lib/hlctl").as_deref(),
+            Some("/tmp/hl vol on /dev/vda")
+        );
+        // Not `/var/lib/hlctlx`: whole components only.
+        assert_eq!(o("/var/lib/hlctlx/a"), None);
+        // The container's own root and a whole filesystem mounted: nothing.
+        assert_eq!(o("/etc/sysctl.d/90-hlctl.conf"), None);
+        assert_eq!(o("/var/lib/hlctl/sub/history.db"), None);
+        assert_eq!(origin("garbage\n", Path::new("/a")), None);
+    }
+}
