@@ -278,6 +278,74 @@ fn set_in_a_container_needs_net_admin_and_history_stays_on_the_volume() {
         .filter_map(|r| r["kind"].as_str())
         .collect();
     assert!(kinds.contains(&"cpu"), "{v}");
+    disk_and_export_on_the_volume(&lab, vol.path(), &mount);
+}
+
+/// `bench disk` in the bind-mounted directory leaves its row in the same
+/// history and no file behind; `export` prints the persisted offload as a
+/// systemd .link line.
+fn disk_and_export_on_the_volume(lab: &Lab, vol: &std::path::Path, mount: &str) {
+    let before = names_in(vol);
+    let disk = run_in(
+        &lab.here,
+        &["-v", mount],
+        &[
+            "bench",
+            "disk",
+            "--dir",
+            "/var/lib/hlctl",
+            "--rw",
+            "write",
+            "--bs",
+            "1M",
+            "--size",
+            "16M",
+            "--json",
+        ],
+    );
+    let text = common::output_text(&disk);
+    assert!(disk.status.success(), "{text}");
+    let d: Value = serde_json::from_slice(&disk.stdout).unwrap_or_else(|e| panic!("{e}: {text}"));
+    assert_eq!(d["dir"], "/var/lib/hlctl", "{d}");
+    assert_eq!(d["total_bytes"].as_u64(), Some(16 << 20), "{d}");
+    assert!(d["bytes_per_second"].as_f64().unwrap() > 0.0, "{d}");
+    let h = run_in(&lab.here, &["-v", mount], &["history", "--json"]);
+    let v: Value = serde_json::from_slice(&h.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", common::output_text(&h)));
+    let kinds: Vec<&str> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["kind"].as_str())
+        .collect();
+    assert!(kinds.contains(&"disk") && kinds.contains(&"cpu"), "{v}");
+    let after = names_in(vol);
+    assert_eq!(
+        after
+            .iter()
+            .filter(|n| !before.contains(n))
+            .collect::<Vec<_>>(),
+        Vec::<&String>::new(),
+        "bench disk left files on the volume (before {before:?})"
+    );
+
+    let export = run_in(&lab.here, &["-v", mount], &["export", &lab.a]);
+    let text = common::output_text(&export);
+    assert!(export.status.success(), "{text}");
+    assert!(
+        String::from_utf8_lossy(&export.stdout).contains("\nGenericReceiveOffload=yes\n"),
+        "{text}"
+    );
+}
+
+/// The names in `dir`, sorted.
+fn names_in(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect();
+    v.sort();
+    v
 }
 
 /// `dir` named from the root of the filesystem holding it (`stat -c %m`: its
