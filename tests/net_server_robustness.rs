@@ -182,7 +182,10 @@ fn a_client_queued_behind_the_last_stream_is_told_busy() {
         .lock()
         .map(|l| l.join("\n"))
         .unwrap_or_default();
-    assert!(lines.contains("a test is running (sent ACCESS_DENIED)"), "{lines}");
+    assert!(
+        lines.contains("a test is running (sent ACCESS_DENIED)"),
+        "{lines}"
+    );
 }
 
 #[test]

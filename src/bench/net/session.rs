@@ -314,7 +314,10 @@ fn refuse_queued(rx: &mpsc::Receiver<TcpStream>, progress: &dyn Progress) {
     while let Ok(s) = rx.try_recv() {
         let who = s.peer_addr().map(|a| a.to_string()).unwrap_or_default();
         refuse(s);
-        say(progress, format!("refused {who}: a test is running (sent ACCESS_DENIED)"));
+        say(
+            progress,
+            format!("refused {who}: a test is running (sent ACCESS_DENIED)"),
+        );
     }
 }
 
