@@ -33,13 +33,13 @@ export function figure(v, unit) {
 
 function chart(key, s, base) {
     const points = [...s.points].sort((a, b) => a.ts - b.ts);
-    const vs = points.map(p => p.value).concat(base === undefined ? [] : [base]);
-    const lo = Math.min(...vs);
-    const hi = Math.max(...vs);
+    // From 0 to the highest value (or the baseline) + 10 %, as
+    // `hlctl history --html` scales it: a 3 % dip looks like one.
+    const hi = Math.max(...points.map(p => p.value), base ?? 0) * 1.1 || 1;
     const t0 = points[0].ts;
     const t1 = points[points.length - 1].ts;
     const x = ts => t1 === t0 ? W / 2 : 8 + (ts - t0) / (t1 - t0) * (W - 16);
-    const y = v => hi === lo ? H / 2 : H - 8 - (v - lo) / (hi - lo) * (H - 16);
+    const y = v => H - 8 - Math.max(0, v) / hi * (H - 16);
     const line = points.map(p => `${x(p.ts).toFixed(1)},${y(p.value).toFixed(1)}`).join(" ");
     const last = points[points.length - 1];
     const baseLine = base === undefined
@@ -47,7 +47,7 @@ function chart(key, s, base) {
         : [svg("line", { x1: 0, x2: W, y1: y(base).toFixed(1), y2: y(base).toFixed(1), class: "hl-chart-baseline", "data-baseline": base },
                svg("title", {}, `baseline ${figure(base, s.unit)}`))];
     return el("figure", { class: "hl-chart", "data-metric": key, "data-points": points.length },
-              el("figcaption", {}, `${key}: ${figure(last.value, s.unit)} (${points.length} runs)`,
+              el("figcaption", {}, `${key}: ${figure(last.value, s.unit)} (${points.length} ${points.length === 1 ? "run" : "runs"})`,
                  base === undefined ? null : el("span", { class: "hl-muted" }, ` · baseline ${figure(base, s.unit)}`)),
               svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": key },
                   ...baseLine,
@@ -122,7 +122,7 @@ function trends(rows, comparison) {
         ? `Dashed red line: baseline '${comparison.baseline}'.`
         : "No baseline saved (hlctl baseline save NAME).";
     const charts = document.getElementById("history-charts");
-    charts.replaceChildren(...[...series].slice(0, 24).map(([k, s]) => chart(k, s, base.get(k))));
+    charts.replaceChildren(...[...series].slice(0, 60).map(([k, s]) => chart(k, s, base.get(k))));
     if (!rows.length)
         charts.replaceChildren(el("p", { class: "hl-muted" }, "Nothing stored yet: run a benchmark or a doctor with measurements."));
 }
