@@ -184,17 +184,26 @@ fn finding_ids(v: &Value) -> Vec<String> {
 /// The planted problems: offloads off, the link forced to 100 Mb/s.
 const PLANT: &str = "ethtool -K eth0 tso off gso off sg off";
 const FORCE_100: &str = "ethtool -s eth0 speed 100 duplex full autoneg off && sleep 3";
+/// The host's iperf3 -s (sysvm::tap_with_iperf3_peer).
+const PEER: &str = "10.77.0.1";
+/// A second iperf3 -s of the host for the page's net benchmark: the first
+/// one serves the guest's iperf3 of the live-rate check meanwhile.
+const BENCH_PEER: &str = "10.77.0.1:5202";
+/// The directory of the page's disk benchmark in the guest: under /srv, as
+/// hlctld (ProtectSystem=strict, PrivateTmp) writes there, not in /var/tmp.
+const BENCH_DIR: &str = "/srv/hlctl-page-bench";
 
 /// As admin: the Links page reads what ethtool reads; live rates move with
 /// iperf3 running; Doctor finds both planted problems; the offload fix and
 /// an MTU change through the page take effect in the guest.
-fn as_admin(vm: &mut SystemVm, ns: &NetNs, shots: &Path) {
+fn as_admin(vm: &mut SystemVm, ns: &NetNs, shots: &Path) -> Value {
     vm.ok(PLANT);
     vm.ok(FORCE_100);
     let before = eth0(vm);
     assert_eq!(before.speed, 100, "{before:?}");
+    vm.ok(&format!("mkdir -p {BENCH_DIR}"));
     vm.send("iperf3 -c 10.77.0.1 -t 60 -b 20M");
-    let v = browse(ns, "admin", shots);
+    let v = browse_as(ns, "admin", "admin", shots, &[BENCH_PEER, BENCH_DIR]);
     vm.ok("pkill -x iperf3 || true");
     assert_eq!(shown(&v), before, "the Links page differs from ethtool");
     let eth = v["links"]
@@ -236,6 +245,7 @@ fn as_admin(vm: &mut SystemVm, ns: &NetNs, shots: &Path) {
     let after = eth0(vm);
     assert!(after.offloads.iter().all(|(_, on)| *on), "{after:?}");
     assert_eq!(after.mtu, 1400, "{after:?}");
+    v
 }
 
 /// As admin on the Tune tab, with the offloads planted off again (the link
@@ -247,7 +257,7 @@ fn as_tuner(vm: &mut SystemVm, ns: &NetNs, shots: &Path) {
     vm.ok("ethtool -s eth0 autoneg on && sleep 3");
     for attempt in 1..=3 {
         vm.ok(PLANT);
-        let v = browse_as(ns, "admin", "tune", shots, &["10.77.0.1"]);
+        let v = browse_as(ns, "admin", "tune", shots, &[PEER]);
         let tune = &v["tune"];
         let step = tune["steps"]
             .as_array()
@@ -276,20 +286,30 @@ fn as_tuner(vm: &mut SystemVm, ns: &NetNs, shots: &Path) {
 
 /// As viewer (limited access): the alert, every change button disabled
 /// with the reason, and clicking them changes nothing in the guest.
-fn as_viewer(vm: &mut SystemVm, ns: &NetNs, shots: &Path) {
+fn as_viewer(vm: &mut SystemVm, ns: &NetNs, shots: &Path) -> Value {
     vm.ok(PLANT);
     let before = eth0(vm);
+    let stored = stored_kinds(vm).len();
     let v = browse(ns, "viewer", shots);
+    assert_eq!(
+        stored_kinds(vm).len(),
+        stored,
+        "the viewer's clicks stored results"
+    );
     assert_eq!(v["limited_alert"], true, "{v}");
     assert!(finding_ids(&v).iter().any(|i| i == "offload-off"));
-    let buttons: Vec<&Value> = ["buttons_links", "buttons_doctor", "buttons_tune"]
-        .iter()
-        .flat_map(|k| v[k].as_array().unwrap())
-        .collect();
-    assert!(
-        buttons.iter().any(|b| b["text"] == "Apply fix"),
-        "{buttons:?}"
-    );
+    let buttons: Vec<&Value> = [
+        "buttons_links",
+        "buttons_doctor",
+        "buttons_bench",
+        "buttons_tune",
+    ]
+    .iter()
+    .flat_map(|k| v[k].as_array().unwrap())
+    .collect();
+    for text in ["Apply fix", "Start"] {
+        assert!(buttons.iter().any(|b| b["text"] == text), "{buttons:?}");
+    }
     for b in &buttons {
         assert_eq!(b["disabled"], true, "{b}");
         assert!(
@@ -301,6 +321,184 @@ fn as_viewer(vm: &mut SystemVm, ns: &NetNs, shots: &Path) {
         );
     }
     assert_eq!(eth0(vm), before, "the viewer's clicks changed eth0");
+    v
+}
+
+/// The kind of every result `hlctl history --json` lists in the guest.
+fn stored_kinds(vm: &mut SystemVm) -> Vec<String> {
+    let h: Value =
+        serde_json::from_str(&vm.ok("hlctl history --json --limit 1000 2>/dev/null")).unwrap();
+    h["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["kind"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The Benchmark tab's three runs as admin: each showed the job's progress
+/// while it ran and its figures after, and each is in the guest's history
+/// as `hlctl bench` stores it.
+fn benchmarks_stored(vm: &mut SystemVm, v: &Value) {
+    for kind in ["net", "disk", "cpu"] {
+        let b = &v["bench"][kind];
+        assert_eq!(b["state"], "succeeded", "{kind} benchmark in the page: {b}");
+        assert!(
+            !b["progress"].as_array().unwrap().is_empty(),
+            "no live progress of the {kind} benchmark: {b}"
+        );
+        assert!(
+            b["figures"].as_object().is_some_and(|f| !f.is_empty()),
+            "{b}"
+        );
+    }
+    let net = &v["bench"]["net"]["figures"]["Received"];
+    assert!(net.as_str().unwrap().ends_with("b/s"), "{net}");
+    let kinds = stored_kinds(vm);
+    for kind in ["net", "disk", "cpu"] {
+        assert!(kinds.iter().any(|k| k == kind), "no {kind} in {kinds:?}");
+    }
+    let buttons = v["buttons_bench"].as_array().unwrap();
+    assert!(
+        buttons.iter().all(|b| b["disabled"] == false),
+        "{buttons:?}"
+    );
+}
+
+/// A baseline and a check result as the CLI makes them: a short CPU-only
+/// check, the baseline `good` (the latest figure of every metric: the
+/// check's and the page's benchmarks'), a second check against it.
+fn plant_check(vm: &mut SystemVm) {
+    vm.ok("hlctl check --time 1");
+    vm.ok("hlctl baseline save good");
+    let (rc, out) = vm.sh("hlctl check --time 1 --baseline good");
+    assert!(rc == 0 || rc == 1, "hlctl check: {rc}\n{out}");
+}
+
+/// The History tab (as viewer, after plant_check): a dashed baseline line
+/// at each baselined metric's value, and the verdict rows `hlctl compare`
+/// gives in the guest.
+fn history_shown(vm: &mut SystemVm, v: &Value) {
+    let h = &v["history"];
+    // Exit code 1: a regression (a CPU figure in a busy VM may well be one).
+    let (rc, out) = vm.sh("hlctl compare good --json 2>/dev/null");
+    assert!(rc == 0 || rc == 1, "hlctl compare: {rc}\n{out}");
+    let c: Value = serde_json::from_str(&out).unwrap();
+    let metrics = c["metrics"].as_array().unwrap();
+    assert!(!metrics.is_empty(), "{c}");
+    let key = |m: &Value| match m["subject"].as_str().unwrap() {
+        "" => m["name"].as_str().unwrap().to_string(),
+        s => format!("{} → {s}", m["name"].as_str().unwrap()),
+    };
+    let lines = h["baseline_lines"].as_array().unwrap();
+    for m in metrics {
+        let b = m["baseline"].as_f64().unwrap();
+        assert!(
+            lines.iter().any(|l| l["metric"] == key(m).as_str()
+                && (l["value"].as_f64().unwrap() - b).abs() <= b.abs() * 1e-9),
+            "no baseline line for {} at {b}: {lines:?}",
+            key(m)
+        );
+    }
+    let mut want: Vec<(String, String, String)> = metrics
+        .iter()
+        .map(|m| {
+            let verdict = m["verdict"]
+                .as_str()
+                .unwrap()
+                .replace("NOTMEASURED", "NOT MEASURED");
+            (
+                m["name"].as_str().unwrap().into(),
+                m["subject"].as_str().unwrap().into(),
+                verdict,
+            )
+        })
+        .collect();
+    let mut got: Vec<(String, String, String)> = h["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let s = |k: &str| r[k].as_str().unwrap().to_string();
+            (s("metric"), s("subject"), s("verdict"))
+        })
+        .collect();
+    want.sort();
+    got.sort();
+    assert_eq!(got, want, "the page's verdicts differ from hlctl compare");
+    assert!(
+        h["against"].as_str().unwrap().contains("baseline 'good'"),
+        "{h}"
+    );
+}
+
+/// A bridge with a port and a bond (with its slave) under it, on dummies.
+/// Loading bonding made a bond0 already (max_bonds=1): it is the bond.
+const STACK: &str = "ip link add dum0 type dummy && ip link add dum1 type dummy \
+    && ip link add br0 type bridge \
+    && (ip link show bond0 >/dev/null 2>&1 || ip link add bond0 type bond) \
+    && ip link set bond0 down && ip link set bond0 type bond mode active-backup \
+    && ip link set dum1 master bond0 && ip link set dum0 master br0 \
+    && ip link set bond0 master br0 \
+    && for l in dum0 dum1 bond0 br0; do ip link set $l up; done && sleep 2";
+
+/// The Links tab's stack: the same lines `hlctl show br0` prints.
+fn stacks_shown(vm: &mut SystemVm, v: &Value) {
+    let show = vm.ok("hlctl show br0");
+    let mut want: Vec<String> = show
+        .lines()
+        .skip_while(|l| !l.starts_with("  stack "))
+        .take_while(|l| l.starts_with("  stack ") || l.starts_with("            "))
+        .map(|l| l.trim_start_matches("  stack").trim().to_string())
+        .filter(|l| !l.starts_with("the speed "))
+        .collect();
+    let stacks = v["stacks"].as_array().unwrap();
+    assert_eq!(stacks.len(), 1, "{stacks:?}");
+    assert_eq!(stacks[0]["top"], "br0");
+    let mut got: Vec<String> = stacks[0]["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            format!(
+                "{}: {}",
+                m["name"].as_str().unwrap(),
+                m["line"].as_str().unwrap()
+            )
+        })
+        .collect();
+    want.sort();
+    got.sort();
+    assert_eq!(got.len(), 4, "{got:?}");
+    assert_eq!(
+        got, want,
+        "the page's stack differs from hlctl show br0:\n{show}"
+    );
+}
+
+/// Close the browser while an MTU change waits for the page's
+/// confirmation: hlctld puts the old MTU back (the session's bridge leaves
+/// the bus, or the checkpoint's 30 s deadline); how long it took.
+fn closing_rolls_back(vm: &mut SystemVm, ns: &NetNs, shots: &Path) {
+    let before = eth0(vm).mtu;
+    let v = browse_as(ns, "admin", "close", shots, &["eth0", "1300"]);
+    let t = Instant::now();
+    assert_eq!(v["close"]["state"], "testing", "{v}");
+    let first: u64 = vm.ok("cat /sys/class/net/eth0/mtu").trim().parse().unwrap();
+    let mut now = first;
+    while now != before && t.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(500));
+        now = vm.ok("cat /sys/class/net/eth0/mtu").trim().parse().unwrap();
+    }
+    eprintln!(
+        "tab closed with MTU {first} (was {before}): {now} after {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    assert_eq!(now, before, "the MTU was not restored after the tab closed");
+    // At the latest at the checkpoint's deadline (the page asks for 30 s).
+    assert!(t.elapsed() <= Duration::from_secs(45), "{:?}", t.elapsed());
+    let log = vm.ok("journalctl -u hlctld -o cat --since -3min | grep -i 'try\\|restor\\|roll' | tail -5 || true");
+    eprintln!("hlctld after the close:\n{log}");
 }
 
 #[test]
@@ -309,9 +507,20 @@ fn cockpit_page_in_chromium() {
         panic!("vm_cockpit cannot run here: {why}");
     }
     let t0 = Instant::now();
-    let img = image_of(&COCKPIT_ROOT, &[]);
+    // The stack's devices (the root holds no modules of the test kernel).
+    let img = image_of(&COCKPIT_ROOT, &["bridge", "bonding", "dummy"]);
     // The peer of the live-rate check: iperf3 -s on the tap's side.
     let (ns, _peer) = common::sysvm::tap_with_iperf3_peer();
+    let _bench_peer = common::ChildGuard(
+        Command::new("ip")
+            .args([
+                "netns", "exec", &ns.name, "iperf3", "-s", "-p", "5202", "-B", PEER,
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start iperf3 -s -p 5202"),
+    );
     let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
     let debs = files_disk(tmp.path(), &[deb::deb()]);
     deb::took("image and .deb", t0);
@@ -325,12 +534,20 @@ fn cockpit_page_in_chromium() {
     let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cockpit");
     std::fs::create_dir_all(&shots).unwrap();
     let t = Instant::now();
-    as_admin(&mut vm, &ns, &shots);
-    as_viewer(&mut vm, &ns, &shots);
+    let admin = as_admin(&mut vm, &ns, &shots);
+    benchmarks_stored(&mut vm, &admin);
+    plant_check(&mut vm);
+    vm.ok(STACK);
+    let viewer = as_viewer(&mut vm, &ns, &shots);
+    history_shown(&mut vm, &viewer);
+    stacks_shown(&mut vm, &viewer);
+    deb::took("the page as admin and viewer", t);
     let t1 = Instant::now();
     as_tuner(&mut vm, &ns, &shots);
     deb::took("the tune in the page", t1);
-    deb::took("the page as admin and viewer", t);
+    let t2 = Instant::now();
+    closing_rolls_back(&mut vm, &ns, &shots);
+    deb::took("closing the tab before confirming", t2);
     eprintln!("screenshots in {}", shots.display());
     deb::took("the whole test", t0);
 }

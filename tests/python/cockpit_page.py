@@ -5,8 +5,10 @@ page, read it and click it. Prints one JSON object (what the page showed)
 on stdout; exits non-zero on a console error, a failed request or a
 timeout. Used by tests/vm_cockpit.rs.
 
-    cockpit_page.py URL USER PASSWORD (admin|viewer) OUTDIR
+    cockpit_page.py URL USER PASSWORD admin OUTDIR PEER DIR
+    cockpit_page.py URL USER PASSWORD viewer OUTDIR
     cockpit_page.py URL USER PASSWORD tune OUTDIR PEER
+    cockpit_page.py URL USER PASSWORD close OUTDIR LINK MTU
 """
 import json
 import sys
@@ -137,7 +139,8 @@ class Page:
         """Tune eth0 against `peer`; keep what it kept when asked."""
         self.links()
         self.tab("tune")
-        self.until("eth0 to tune", lambda: self.js("return document.getElementById('tune-link').value === 'eth0'"))
+        self.until("eth0 to tune", lambda: self.js("return [...document.getElementById('tune-link').options].some(o => o.value === 'eth0')"))
+        self.js("document.getElementById('tune-link').value = 'eth0'")
         self.js("""document.getElementById('tune-peer').value = arguments[0];
                    document.getElementById('tune-runs').value = 3;
                    document.getElementById('tune-time').value = 1;""", peer)
@@ -155,6 +158,74 @@ class Page:
                 "notes": self.js("return (document.getElementById('tune-notes') || {}).textContent || ''"),
                 "outcome": self.js("return (document.querySelector('#tune-progress [data-outcome]') || {dataset: {}}).dataset.outcome || ''"),
                 "steps": self.js("return [...document.querySelectorAll('#tune-steps [data-step]')].map(r => ({step: r.dataset.step, status: r.dataset.status}))")}
+
+    def bench(self, kind, fields):
+        """Start a `kind` benchmark from the Benchmark tab with `fields`
+        (input id -> value); the job's progress as the page showed it while
+        it ran, then its state and figures."""
+        self.tab("bench")
+        self.js("""const k = document.getElementById('bench-kind'); k.value = arguments[0];
+                   k.dispatchEvent(new Event('change'));
+                   for (const [id, v] of Object.entries(arguments[1])) document.getElementById(id).value = v;""", kind, fields)
+        self.d.find_element(By.ID, "bench-run").click()
+        seen = []
+        end = time.time() + 240
+        while time.time() < end:
+            st = self.js("""const p = document.querySelector('#bench-progress [data-state]');
+                            const r = document.querySelector('#bench-result [data-state]');
+                            return {progress: p ? [p.dataset.state, p.dataset.progress, p.textContent] : null,
+                                    result: r ? r.dataset.state : null}""")
+            if st["progress"] and st["progress"][0] in ("running", "error") and st["progress"] not in seen:
+                seen.append(st["progress"])
+            if st["result"] or (st["progress"] and st["progress"][0] == "error"):
+                break
+            time.sleep(0.1)
+        self.shot(f"bench-{kind}-{self.who}")
+        return {"progress": seen,
+                "state": self.js("return (document.querySelector('#bench-result [data-state]') || {dataset: {}}).dataset.state || 'none'"),
+                "text": self.js("return document.getElementById('bench-progress').textContent + document.getElementById('bench-result').textContent"),
+                "figures": self.js("return Object.fromEntries([...document.querySelectorAll('#bench-figures [data-figure]')].map(d => [d.dataset.figure, d.textContent]))")}
+
+    def stacks(self):
+        self.tab("links")
+        self.until("the stacks", lambda: self.js("return document.getElementById('stacks').dataset.loaded === '1'"))
+        return self.js("""return [...document.querySelectorAll('#stacks [data-stack]')].map(s => ({top: s.dataset.stack,
+                          members: [...s.querySelectorAll('[data-member]')].map(m => ({name: m.dataset.member, master: m.dataset.master,
+                                    line: m.querySelector('[data-field=describe]').textContent}))}))""")
+
+    def history(self):
+        self.tab("history")
+        self.until("the history", lambda: self.js("return document.getElementById('history-table').dataset.loaded === '1'"))
+        err = self.js("return (document.querySelector('#history-charts .hl-danger') || {}).textContent")
+        if err:
+            raise SystemExit(f"history failed in the page: {err}")
+        self.shot(f"history-{self.who}")
+        return {"rows": self.js("return document.querySelectorAll('#history-table tbody tr').length"),
+                "kinds": self.js("return [...document.querySelectorAll('#history-table tbody tr')].map(r => r.dataset.kind)"),
+                "baseline_lines": self.js("""return [...document.querySelectorAll('#history-charts line.hl-chart-baseline')]
+                                             .map(l => ({metric: l.closest('[data-metric]').dataset.metric, value: Number(l.dataset.baseline)}))"""),
+                "against": self.js("return (document.getElementById('verdicts-against') || {}).textContent || ''"),
+                "verdicts": self.js("""return [...document.querySelectorAll('#verdicts tbody tr')].map(r => ({metric: r.dataset.metric,
+                                       subject: r.dataset.subject, verdict: r.dataset.verdict, text: r.textContent}))""")}
+
+    def close_during_try(self, link, mtu):
+        """Change `link`'s MTU and close the browser while the change waits
+        for the page's confirmation (the checkpoint's window)."""
+        self.tab("links")
+        self.js("""const s = document.getElementById('mtu-link');
+                   s.value = [...s.options].find(o => o.textContent === arguments[0]).value;
+                   document.getElementById('mtu-value').value = arguments[1];""", link, mtu)
+        self.d.find_element(By.ID, "mtu-apply").click()
+        state = None
+        end = time.time() + 60
+        while time.time() < end and state not in ("testing", "confirmed", "error"):
+            state = self.js("const s = document.querySelector('#change-result [data-state]'); return s ? s.dataset.state : null")
+            time.sleep(0.02)
+        self.shot("close-testing")
+        text = self.js("return document.getElementById('change-result').textContent")
+        # Closing the window ends the session's websocket: nothing confirms.
+        self.d.quit()
+        return {"state": state, "text": text, "closed_at": time.time()}
 
     def rates(self, link, seconds):
         """The link's RX/TX rates as the page shows them, every 0.5 s."""
@@ -177,6 +248,13 @@ def main():
             p.who = role
             t = time.time()
             p.login(user, password, "none" if role == "viewer" else "any")
+            if role == "close":
+                p.links()
+                p.collect()
+                result["errors"] = p.errors
+                result["close"] = p.close_during_try(sys.argv[6], sys.argv[7])
+                print(json.dumps(result))
+                sys.exit(1 if result["errors"] else 0)
             if role == "tune":
                 result["tune"] = p.tune(sys.argv[6])
                 p.collect()
@@ -196,7 +274,21 @@ def main():
                 result["fix"] = p.apply_fix("offload-off")
                 result["mtu"] = p.set_mtu("eth0", 1400)
                 p.shot("links-changed-admin")
+                result["bench"] = {
+                    "net": p.bench("net", {"bench-peer": sys.argv[6], "bench-time": 3}),
+                    "disk": p.bench("disk", {"bench-dir": sys.argv[7], "bench-size": 16, "bench-time": 2}),
+                    "cpu": p.bench("cpu", {"bench-time": 2}),
+                }
+                result["buttons_bench"] = p.buttons()
             else:
+                result["stacks"] = p.stacks()
+                p.shot("stacks-viewer")
+                p.tab("bench")
+                result["buttons_bench"] = p.buttons()
+                p.shot("bench-viewer")
+                for b in d.find_elements(By.CSS_SELECTOR, "[data-change]"):
+                    if b.is_displayed():
+                        d.execute_script("arguments[0].click()", b)
                 p.tab("tune")
                 result["buttons_tune"] = p.buttons()
                 p.shot("tune-viewer")
@@ -205,14 +297,14 @@ def main():
                     if b.is_displayed():
                         d.execute_script("arguments[0].click()", b)
                 time.sleep(2)
-            p.tab("history")
-            p.until("the history", lambda: p.js("return document.getElementById('history-table').dataset.loaded === '1' || !!document.querySelector('#history-charts .hl-danger')"))
-            result["history_rows"] = p.js("return document.querySelectorAll('#history-table tbody tr').length")
-            p.shot(f"history-{role}")
+            result["history"] = p.history()
             p.collect()
             result["errors"] = p.errors
         finally:
-            d.quit()
+            try:
+                d.quit()
+            except Exception:  # already closed (the close run quits itself)
+                pass
     print(json.dumps(result))
     sys.exit(1 if result.get("errors") else 0)
 

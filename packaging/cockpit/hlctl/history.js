@@ -1,10 +1,16 @@
-// The History tab: ListHistory's rows as a trend chart per metric (SVG,
-// drawn here: no chart library) and a table of the latest results.
-import { el, errorText, val } from "./dom.js";
+// The History tab, the content of `hlctl history --html` drawn in the page:
+// the last check's verdict per metric, a trend chart per metric (SVG, drawn
+// here: no chart library) with the newest baseline as a dashed line, and a
+// table of the latest results. Everything is read from hlctld:
+// ListHistory, ListBaselines and Compare (all open to everyone).
+import { el, errorText, rate, val } from "./dom.js";
 
 const SVG = "http://www.w3.org/2000/svg";
+const MANAGER = ["/org/hlctl/Daemon1", "org.hlctl.Daemon1.Manager"];
 const W = 320;
 const H = 120;
+// hlctl check's default: a change beyond this (percent) is a verdict.
+const THRESHOLD = 10;
 
 function svg(tag, attrs, ...children) {
     const e = document.createElementNS(SVG, tag);
@@ -14,52 +20,137 @@ function svg(tag, attrs, ...children) {
     return e;
 }
 
-function chart(name, unit, points) {
-    points.sort((a, b) => a.ts - b.ts);
-    const vs = points.map(p => p.value);
-    const lo = Math.min(...vs);
-    const hi = Math.max(...vs);
+// A value in its unit, as hlctl prints it.
+export function figure(v, unit) {
+    if (!Number.isFinite(v))
+        return "–";
+    if (unit === "bit/s")
+        return rate(v);
+    if (unit === "B/s")
+        return `${(v / 1e6).toFixed(1)} MB/s`;
+    return `${v.toPrecision(4)} ${unit}`;
+}
+
+function chart(key, s, base) {
+    const points = [...s.points].sort((a, b) => a.ts - b.ts);
+    // From 0 to the highest value (or the baseline) + 10 %, as
+    // `hlctl history --html` scales it: a 3 % dip looks like one.
+    const hi = Math.max(...points.map(p => p.value), base ?? 0) * 1.1 || 1;
     const t0 = points[0].ts;
     const t1 = points[points.length - 1].ts;
     const x = ts => t1 === t0 ? W / 2 : 8 + (ts - t0) / (t1 - t0) * (W - 16);
-    const y = v => hi === lo ? H / 2 : H - 8 - (v - lo) / (hi - lo) * (H - 16);
+    const y = v => H - 8 - Math.max(0, v) / hi * (H - 16);
     const line = points.map(p => `${x(p.ts).toFixed(1)},${y(p.value).toFixed(1)}`).join(" ");
     const last = points[points.length - 1];
-    return el("figure", { class: "hl-chart", "data-metric": name },
-              el("figcaption", {}, `${name}: ${last.value.toPrecision(4)} ${unit} (${points.length} runs, ${lo.toPrecision(3)}–${hi.toPrecision(3)})`),
-              svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": name },
+    const baseLine = base === undefined
+        ? []
+        : [svg("line", { x1: 0, x2: W, y1: y(base).toFixed(1), y2: y(base).toFixed(1), class: "hl-chart-baseline", "data-baseline": base },
+               svg("title", {}, `baseline ${figure(base, s.unit)}`))];
+    return el("figure", { class: "hl-chart", "data-metric": key, "data-points": points.length },
+              el("figcaption", {}, `${key}: ${figure(last.value, s.unit)} (${points.length} ${points.length === 1 ? "run" : "runs"})`,
+                 base === undefined ? null : el("span", { class: "hl-muted" }, ` · baseline ${figure(base, s.unit)}`)),
+              svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": key },
+                  ...baseLine,
                   svg("polyline", { points: line, class: "hl-chart-line" }),
                   ...points.map(p => svg("circle", { cx: x(p.ts), cy: y(p.value), r: 2.5, class: "hl-chart-dot" }))));
 }
 
-export async function loadHistory(client) {
-    const charts = document.getElementById("history-charts");
-    const body = document.querySelector("#history-table tbody");
-    let rows;
-    try {
-        [rows] = await client.call("/org/hlctl/Daemon1", "org.hlctl.Daemon1.Manager", "ListHistory",
-                                   [{ limit: { t: "u", v: 200 } }]);
-    } catch (err) {
-        charts.replaceChildren(el("p", { class: "hl-danger" }, errorText(err)));
-        return;
+const keyOf = (name, subject) => subject ? `${name} → ${subject}` : name;
+
+// The last check against the previous one, as `hlctl check` judges it when
+// no baseline is saved (history/compare.rs verdict, default threshold).
+export function againstPrevious(prev, last) {
+    const now = new Map((val(last.metrics) || []).map(m => [`${m[0]}\n${m[1]}`, m[2]]));
+    return (val(prev.metrics) || []).map(([name, subject, base, unit, higher]) => {
+        const v = now.get(`${name}\n${subject}`);
+        if (v === undefined)
+            return { name, subject, unit, baseline: base, now: null, change_percent: null, verdict: "NOT MEASURED" };
+        const change = base !== 0 ? (v - base) / base * 100 : 0;
+        const better = higher ? change : -change;
+        const verdict = better < -THRESHOLD ? "REGRESSION" : better > THRESHOLD ? "IMPROVED" : "OK";
+        return { name, subject, unit, baseline: base, now: v, change_percent: change, verdict };
+    });
+}
+
+function verdictTable(title, metrics) {
+    const pct = p => Number.isFinite(p) ? `${p >= 0 ? "+" : ""}${p.toFixed(0)} %` : "–";
+    return [el("p", { id: "verdicts-against" }, title),
+        el("table", { class: "hl-table hl-compact", id: "verdicts" },
+           el("thead", {}, el("tr", {}, ["Metric", "Subject", "Reference", "Now", "Change", "Verdict"].map(h => el("th", {}, h)))),
+           el("tbody", {}, metrics.map(m => el("tr", { "data-metric": m.name, "data-subject": m.subject, "data-verdict": m.verdict },
+               el("td", {}, m.name), el("td", {}, m.subject || "–"),
+               el("td", {}, figure(m.baseline, m.unit)), el("td", {}, figure(m.now ?? NaN, m.unit)),
+               el("td", {}, pct(m.change_percent)),
+               el("td", {}, el("span", { class: `hl-label hl-verdict-${m.verdict.replace(" ", "-").toLowerCase()}` }, m.verdict))))))];
+}
+
+// Compare's json with each metric's verdict as hlctl prints it.
+function compared(c) {
+    const json = JSON.parse(val(c.json));
+    const words = val(c.verdicts) || [];
+    json.metrics.forEach((m, i) => { m.verdict = words[i] ? words[i][2] : String(m.verdict) });
+    return json;
+}
+
+function lastCheck(checks, comparison) {
+    const box = document.getElementById("history-verdicts");
+    if (!checks.length) {
+        box.replaceChildren(el("p", { class: "hl-muted" }, "No check stored yet (hlctl check)."));
+    } else if (comparison) {
+        const when = new Date(val(checks[0].ts) * 1000).toLocaleString();
+        box.replaceChildren(...verdictTable(`The check of ${when} and the results since against baseline '${comparison.baseline}' (±${comparison.threshold_percent} %).`, comparison.metrics));
+    } else if (checks.length > 1) {
+        box.replaceChildren(...verdictTable(`Against the previous check (±${THRESHOLD} %).`, againstPrevious(checks[1], checks[0])));
+    } else {
+        box.replaceChildren(el("p", { class: "hl-muted" }, "No reference yet: it was the first check."));
     }
+    box.dataset.loaded = "1";
+}
+
+function trends(rows, comparison) {
     const series = new Map();
     for (const r of rows) {
         for (const [name, subject, value, unit] of val(r.metrics) || []) {
-            const key = subject ? `${name} ${subject}` : name;
+            const key = keyOf(name, subject);
             if (!series.has(key))
                 series.set(key, { unit, points: [] });
             series.get(key).points.push({ ts: val(r.ts), value });
         }
     }
-    charts.replaceChildren(...[...series].slice(0, 12).map(([k, s]) => chart(k, s.unit, s.points)));
+    const base = new Map((comparison ? comparison.metrics : []).map(m => [keyOf(m.name, m.subject), m.baseline]));
+    document.getElementById("history-baseline").textContent = comparison
+        ? `Dashed red line: baseline '${comparison.baseline}'.`
+        : "No baseline saved (hlctl baseline save NAME).";
+    const charts = document.getElementById("history-charts");
+    charts.replaceChildren(...[...series].slice(0, 60).map(([k, s]) => chart(k, s, base.get(k))));
     if (!rows.length)
         charts.replaceChildren(el("p", { class: "hl-muted" }, "Nothing stored yet: run a benchmark or a doctor with measurements."));
-    body.replaceChildren(...rows.slice(0, 30).map(r => el("tr", { "data-id": val(r.id) },
+}
+
+function table(rows) {
+    document.querySelector("#history-table tbody").replaceChildren(...rows.slice(0, 30).map(r => el("tr", { "data-id": val(r.id), "data-kind": val(r.kind) },
         el("td", {}, new Date(val(r.ts) * 1000).toLocaleString()),
         el("td", {}, val(r.kind)),
         el("td", {}, val(r.interface) || "–"),
         el("td", {}, val(r.peer) || "–"),
-        el("td", {}, (val(r.metrics) || []).slice(0, 3).map(m => `${m[0]} ${m[2].toPrecision(4)} ${m[3]}`).join(", ")))));
+        el("td", {}, (val(r.metrics) || []).slice(0, 3).map(m => `${m[0]} ${figure(m[2], m[3])}`).join(", ")))));
     document.getElementById("history-table").dataset.loaded = "1";
+}
+
+export async function loadHistory(client) {
+    const call = (method, args) => client.call(...MANAGER, method, args).then(r => r[0]);
+    try {
+        const [rows, checks, baselines] = await Promise.all([
+            call("ListHistory", [{ limit: { t: "u", v: 500 } }]),
+            call("ListHistory", [{ kind: { t: "s", v: "check" }, limit: { t: "u", v: 2 } }]),
+            call("ListBaselines", []),
+        ]);
+        const comparison = baselines.length ? compared(await call("Compare", ["", {}])) : null;
+        lastCheck(checks, comparison);
+        trends(rows, comparison);
+        table(rows);
+    } catch (err) {
+        document.getElementById("history-charts").replaceChildren(el("p", { class: "hl-danger" }, errorText(err)));
+        document.getElementById("history-table").dataset.loaded = "1";
+    }
 }

@@ -7,6 +7,8 @@ import { startJobs } from "./jobs.js";
 import { startDoctor } from "./doctor.js";
 import { loadHistory } from "./history.js";
 import { startTune } from "./tune.js";
+import { startBench } from "./bench.js";
+import { startStacks } from "./stacks.js";
 
 followTheme();
 
@@ -31,8 +33,10 @@ for (const b of document.querySelectorAll("[data-tab]"))
 access.listeners.push(() => { document.body.dataset.canChange = access.canChange ? "1" : "0" });
 watchAccess().then(() => {
     const links = startLinks(client);
+    startStacks(client, links);
     startJobs(client);
     startDoctor(client, links);
+    startBench(client);
     startTune(client, links);
     gate();
     document.body.dataset.ready = "1";

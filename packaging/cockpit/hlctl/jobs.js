@@ -32,7 +32,8 @@ export function startJobs(client) {
     return jobs;
 }
 
-// Wait for the job at `path` to end; resolves with [state, result JSON].
+// Wait for the job at `path` to end; resolves with [state, result JSON,
+// typed Result].
 export function jobDone(client, path, onProgress) {
     return new Promise((resolve, reject) => {
         const job = client.proxy("org.hlctl.Daemon1.Job", path);
@@ -42,7 +43,7 @@ export function jobDone(client, path, onProgress) {
                 return;
             if (["succeeded", "failed", "cancelled"].includes(job.State) && job.ResultJson) {
                 done = true;
-                resolve([job.State, job.ResultJson]);
+                resolve([job.State, job.ResultJson, job.Result]);
             } else if (onProgress) {
                 onProgress(job);
             }

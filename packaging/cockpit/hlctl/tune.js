@@ -41,9 +41,11 @@ export function startTune(client, links) {
     const result = document.getElementById("tune-result");
     const select = document.getElementById("tune-link");
     const fill = () => {
-        const names = Object.keys(links).filter(k => links[k].valid && links[k].Name !== "lo").map(k => links[k].Name);
+        const names = Object.keys(links).filter(k => links[k].valid && links[k].Name !== "lo")
+                .sort((a, b) => links[a].Ifindex - links[b].Ifindex).map(k => links[k].Name);
+        const chosen = select.value;
         if (select.options.length !== names.length)
-            select.replaceChildren(...names.map(n => el("option", { value: n }, n)));
+            select.replaceChildren(...names.map(n => el("option", { value: n, selected: n === chosen }, n)));
     };
     links.addEventListener("changed", fill);
     links.addEventListener("added", fill);
