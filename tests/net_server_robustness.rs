@@ -182,6 +182,8 @@ fn a_client_queued_behind_the_last_stream_is_told_busy() {
         .lock()
         .map(|l| l.join("\n"))
         .unwrap_or_default();
+    let summary = server.stop();
+    assert_eq!(summary.busy_refusals, 1, "{summary:?}\n{lines}");
     assert!(
         lines.contains("a test is running (sent ACCESS_DENIED)"),
         "{lines}"

@@ -144,6 +144,7 @@ impl Server {
             streams: Mutex::new(None),
             completed: AtomicU64::new(0),
             failed: AtomicU64::new(0),
+            refused_queued: AtomicU64::new(0),
         };
         let ctx = Ctx {
             addr: self.addr,
@@ -165,7 +166,7 @@ impl Server {
         Ok(ServeSummary {
             tests_completed: shared.completed.load(Ordering::Relaxed),
             tests_failed: shared.failed.load(Ordering::Relaxed),
-            busy_refusals,
+            busy_refusals: busy_refusals + shared.refused_queued.load(Ordering::Relaxed),
             stop_reason,
         })
     }

@@ -58,6 +58,8 @@ pub(super) struct Shared {
     pub(super) streams: Mutex<Option<mpsc::Sender<TcpStream>>>,
     pub(super) completed: AtomicU64,
     pub(super) failed: AtomicU64,
+    /// Clients the session told busy: queued behind its last data stream.
+    pub(super) refused_queued: AtomicU64,
 }
 
 /// A progress message (no fraction: a server runs until stopped).

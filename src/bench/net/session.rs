@@ -175,7 +175,7 @@ impl Steps<'_> {
         });
         shared.phase.store(BUSY, Ordering::SeqCst);
         *shared.streams.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        refuse_queued(&rx, progress);
+        refuse_queued(&rx, shared, progress);
         for (i, s) in taken?.into_iter().enumerate() {
             let role = server_role(params.direction, i, parallel);
             specs.push(StreamSpec {
@@ -310,10 +310,11 @@ impl Steps<'_> {
 /// Connections the accept loop handed over after the last stream was taken
 /// (another client's control connection, arriving in that instant): each is
 /// told busy, never dropped unanswered.
-fn refuse_queued(rx: &mpsc::Receiver<TcpStream>, progress: &dyn Progress) {
+fn refuse_queued(rx: &mpsc::Receiver<TcpStream>, shared: &Shared, progress: &dyn Progress) {
     while let Ok(s) = rx.try_recv() {
         let who = s.peer_addr().map(|a| a.to_string()).unwrap_or_default();
         refuse(s);
+        shared.refused_queued.fetch_add(1, Ordering::Relaxed);
         say(
             progress,
             format!("refused {who}: a test is running (sent ACCESS_DENIED)"),
