@@ -63,26 +63,28 @@ pub(crate) fn origin(mountinfo: &str, path: &Path) -> Option<String> {
 }
 
 /// `\040` and friends: mountinfo escapes spaces, tabs, newlines, backslashes.
+/// Other bytes pass as they are, so a UTF-8 name stays whole.
 pub(crate) fn unescape(s: &str) -> String {
-    let mut out = String::new();
     let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'\\'
-            && i + 3 < b.len()
-            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
-        {
-            let v = (b[i + 1] - b'0') as u32 * 64
-                + (b[i + 2] - b'0') as u32 * 8
-                + (b[i + 3] - b'0') as u32;
-            out.push(char::from_u32(v).unwrap_or('?'));
-            i += 4;
-        } else {
-            out.push(b[i] as char);
-            i += 1;
+        let octal = b
+            .get(i + 1..i + 4)
+            .filter(|d| b[i] == b'\\' && d.iter().all(|c| (b'0'..=b'7').contains(c)))
+            .map(|d| d.iter().fold(0u16, |v, c| v << 3 | u16::from(c - b'0')));
+        match octal.and_then(|v| u8::try_from(v).ok()) {
+            Some(byte) => {
+                out.push(byte);
+                i += 4;
+            }
+            _ => {
+                out.push(b[i]);
+                i += 1;
+            }
         }
     }
-    out
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]
@@ -115,5 +117,11 @@ mod tests {
         assert_eq!(o("/etc/sysctl.d/90-hlctl.conf"), None);
         assert_eq!(o("/var/lib/hlctl/sub/history.db"), None);
         assert_eq!(origin("garbage\n", Path::new("/a")), None);
+        assert_eq!(
+            unescape("/srv/m\\303\\251dia\\040x/\\134"),
+            "/srv/média x/\\"
+        );
+        assert_eq!(unescape("/srv/média"), "/srv/média");
+        assert_eq!(unescape("a\\777b\\04"), "a\\777b\\04");
     }
 }
