@@ -145,11 +145,7 @@ fn wrong_cookie_stream_is_refused_then_test_runs() {
     assert_eq!(report.main.received_bytes, sent);
     assert_eq!(report.main.sent_bytes, sent);
     real_client_succeeds(&server);
-    let lines = server
-        .lines
-        .lock()
-        .map(|l| l.join("\n"))
-        .unwrap_or_default();
+    let lines = server.said();
     assert!(lines.contains("wrong cookie"), "{lines}");
 }
 
@@ -177,11 +173,7 @@ fn a_client_queued_behind_the_last_stream_is_told_busy() {
     drop(raw);
     let _ = server.wait_outcomes(1, Duration::from_secs(10));
     real_client_succeeds(&server);
-    let lines = server
-        .lines
-        .lock()
-        .map(|l| l.join("\n"))
-        .unwrap_or_default();
+    let lines = server.said();
     let summary = server.stop();
     assert_eq!(summary.busy_refusals, 1, "{summary:?}\n{lines}");
     assert!(

@@ -263,6 +263,11 @@ impl HlServer {
     }
 
     /// Wait until `n` tests have finished (≤ `timeout`); returns them all.
+    /// Every line the server said so far, one per line.
+    pub fn said(&self) -> String {
+        self.lines.lock().map(|l| l.join("\n")).unwrap_or_default()
+    }
+
     pub fn wait_outcomes(&self, n: usize, timeout: Duration) -> Vec<Result<NetReport, String>> {
         let deadline = Instant::now() + timeout;
         loop {
