@@ -118,13 +118,24 @@ async fn settled_model(d: &Arc<Daemon>, l: &Arc<LinkState>) -> Option<Interface>
     let name = l.model().name;
     let start = Instant::now();
     tokio::time::sleep(QUIET).await;
-    while let Some(why) = busy(d, l, &name).await {
-        if start.elapsed() > SETTLE_MAX {
-            info!(iface = %name, "{name}: persisted settings not re-applied: {why} for over {} s", SETTLE_MAX.as_secs());
-            return None;
+    // Quiet on two looks in a row: NetworkManager re-activating a
+    // connection passes through "disconnected" between its busy states.
+    let mut quiet_looks = 0;
+    while quiet_looks < 2 {
+        match busy(d, l, &name).await {
+            None => quiet_looks += 1,
+            Some(why) if start.elapsed() > SETTLE_MAX => {
+                info!(iface = %name, "{name}: persisted settings not re-applied: {why} for over {} s", SETTLE_MAX.as_secs());
+                return None;
+            }
+            Some(why) => {
+                quiet_looks = 0;
+                debug!("{name}: waiting: {why}");
+            }
         }
-        debug!("{name}: waiting: {why}");
-        tokio::time::sleep(POLL).await;
+        if quiet_looks < 2 {
+            tokio::time::sleep(POLL).await;
+        }
     }
     let dd = d.clone();
     let fresh = tokio::task::spawn_blocking(move || dd.read_one(&name)).await;

@@ -217,13 +217,44 @@ pub(crate) async fn owner(conn: &Connection, iface: &str) -> Result<Option<Owner
         return Ok(None);
     }
     let mut o = Owner::new(Manager::NetworkManager);
-    if let Some((id, path)) = active(conn, dev.as_str()).await? {
+    let profile = match active(conn, dev.as_str()).await? {
+        Some(a) => Some(a),
+        None => the_only_available(conn, &d).await?,
+    };
+    if let Some((id, path)) = profile {
         let (file, profile) = settings(conn, path.as_str()).await?;
         o.name = Some(id);
         o.owns = owned(&profile);
         o.file = (!file.is_empty()).then_some(file);
     }
     Ok(Some(o))
+}
+
+/// A device between activations (`nmcli connection up` on an active
+/// connection passes through "disconnected") or down has no active
+/// connection; when exactly one profile is available to it, that is the one
+/// NetworkManager applies next: its id and settings object.
+async fn the_only_available(
+    conn: &Connection,
+    dev: &zbus::Proxy<'_>,
+) -> zbus::Result<Option<(String, OwnedObjectPath)>> {
+    let avail: Vec<OwnedObjectPath> = dev.get_property("AvailableConnections").await?;
+    let [path] = avail.as_slice() else {
+        return Ok(None);
+    };
+    let c = proxy(
+        conn,
+        path.as_str(),
+        "org.freedesktop.NetworkManager.Settings.Connection",
+    )
+    .await?;
+    let raw: BTreeMap<String, BTreeMap<String, OwnedVariant>> = c.call("GetSettings", &()).await?;
+    let id = raw
+        .get("connection")
+        .and_then(|c| c.get("id"))
+        .map(value_text)
+        .unwrap_or_default();
+    Ok(Some((id, path.clone())))
 }
 
 #[cfg(test)]
