@@ -6,6 +6,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" = 0 ] || { echo "run as root: the tests create network namespaces and VMs" >&2; exit 2; }
 bash scripts/setup.sh
+# The static build (fat LTO, ~4 min from nothing on 2 cores, mostly one core
+# in its last step) starts now, beside fmt, clippy and the test build, under
+# the lock tests/common/static_bin.rs takes: the tests that need it find it
+# built or wait for it, and rebuild (and report) it if this one failed.
+# Only for the whole suite (a run of chosen tests may not need it). In its
+# own process group, so that an early exit (fmt, clippy) stops all of it.
+if [ $# -eq 0 ]; then
+    mkdir -p target/static
+    setsid flock target/static/.build.lock scripts/build-static.sh > target/static/early-build.log 2>&1 &
+    static_pid=$!
+    trap 'kill -TERM -- "-$static_pid" 2>/dev/null || true' EXIT
+fi
 # Style and lints first, so they fail before the long tests: the [lints] of Cargo.toml at -D warnings.
 cargo fmt --all -- --check
 cargo clippy --all-targets --locked -- -D warnings
