@@ -120,22 +120,21 @@ async fn settled_model(d: &Arc<Daemon>, l: &Arc<LinkState>) -> Option<Interface>
     tokio::time::sleep(QUIET).await;
     // Quiet on two looks in a row: NetworkManager re-activating a
     // connection passes through "disconnected" between its busy states.
-    let mut quiet_looks = 0;
-    while quiet_looks < 2 {
+    let mut quiet_before = false;
+    loop {
         match busy(d, l, &name).await {
-            None => quiet_looks += 1,
+            None if quiet_before => break,
+            None => quiet_before = true,
             Some(why) if start.elapsed() > SETTLE_MAX => {
                 info!(iface = %name, "{name}: persisted settings not re-applied: {why} for over {} s", SETTLE_MAX.as_secs());
                 return None;
             }
             Some(why) => {
-                quiet_looks = 0;
+                quiet_before = false;
                 debug!("{name}: waiting: {why}");
             }
         }
-        if quiet_looks < 2 {
-            tokio::time::sleep(POLL).await;
-        }
+        tokio::time::sleep(POLL).await;
     }
     let dd = d.clone();
     let fresh = tokio::task::spawn_blocking(move || dd.read_one(&name)).await;

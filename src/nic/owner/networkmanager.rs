@@ -124,8 +124,8 @@ pub(crate) async fn device(conn: &Connection, iface: &str) -> Option<OwnedObject
     nm.call("GetDeviceByIpIface", &(iface,)).await.ok()
 }
 
-/// The active connection's id and settings object of a device (`None`: not activated).
-async fn active(conn: &Connection, dev: &str) -> zbus::Result<Option<(String, OwnedObjectPath)>> {
+/// The settings object of a device's active connection (`None`: not activated).
+async fn active(conn: &Connection, dev: &str) -> zbus::Result<Option<OwnedObjectPath>> {
     let d = proxy(conn, dev, "org.freedesktop.NetworkManager.Device").await?;
     let ac: OwnedObjectPath = d.get_property("ActiveConnection").await?;
     if ac.as_str() == "/" {
@@ -137,10 +137,7 @@ async fn active(conn: &Connection, dev: &str) -> zbus::Result<Option<(String, Ow
         "org.freedesktop.NetworkManager.Connection.Active",
     )
     .await?;
-    Ok(Some((
-        a.get_property("Id").await?,
-        a.get_property("Connection").await?,
-    )))
+    Ok(Some(a.get_property("Connection").await?))
 }
 
 /// A connection's file and settings.
@@ -189,7 +186,7 @@ pub(crate) async fn active_profile(
     if !d.get_property::<bool>("Managed").await? {
         return Ok(None);
     }
-    let Some((_, path)) = active(conn, dev.as_str()).await? else {
+    let Some(path) = active(conn, dev.as_str()).await? else {
         return Ok(None);
     };
     Ok(Some((profile_file(conn, path.as_str()).await?, path)))
@@ -218,12 +215,12 @@ pub(crate) async fn owner(conn: &Connection, iface: &str) -> Result<Option<Owner
     }
     let mut o = Owner::new(Manager::NetworkManager);
     let profile = match active(conn, dev.as_str()).await? {
-        Some(a) => Some(a),
-        None => the_only_available(conn, &d).await?,
+        Some(path) => Some(path),
+        None => the_only_available(&d).await?,
     };
-    if let Some((id, path)) = profile {
+    if let Some(path) = profile {
         let (file, profile) = settings(conn, path.as_str()).await?;
-        o.name = Some(id);
+        o.name = profile.get("connection").and_then(|c| c.get("id")).cloned();
         o.owns = owned(&profile);
         o.file = (!file.is_empty()).then_some(file);
     }
@@ -233,28 +230,13 @@ pub(crate) async fn owner(conn: &Connection, iface: &str) -> Result<Option<Owner
 /// A device between activations (`nmcli connection up` on an active
 /// connection passes through "disconnected") or down has no active
 /// connection; when exactly one profile is available to it, that is the one
-/// NetworkManager applies next: its id and settings object.
-async fn the_only_available(
-    conn: &Connection,
-    dev: &zbus::Proxy<'_>,
-) -> zbus::Result<Option<(String, OwnedObjectPath)>> {
+/// NetworkManager applies next: its settings object.
+async fn the_only_available(dev: &zbus::Proxy<'_>) -> zbus::Result<Option<OwnedObjectPath>> {
     let avail: Vec<OwnedObjectPath> = dev.get_property("AvailableConnections").await?;
-    let [path] = avail.as_slice() else {
-        return Ok(None);
-    };
-    let c = proxy(
-        conn,
-        path.as_str(),
-        "org.freedesktop.NetworkManager.Settings.Connection",
-    )
-    .await?;
-    let raw: BTreeMap<String, BTreeMap<String, OwnedVariant>> = c.call("GetSettings", &()).await?;
-    let id = raw
-        .get("connection")
-        .and_then(|c| c.get("id"))
-        .map(value_text)
-        .unwrap_or_default();
-    Ok(Some((id, path.clone())))
+    Ok(match avail.as_slice() {
+        [path] => Some(path.clone()),
+        _ => None,
+    })
 }
 
 #[cfg(test)]
