@@ -8,10 +8,11 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 # The static build (fat LTO, ~4 min from nothing on 2 cores, mostly one core
 # in its last step) starts now, beside fmt, clippy and the test build, under
-# the lock tests/common/static_bin.rs takes: the tests that need it find it
-# built or wait for it, and rebuild (and report) it if this one failed.
-# Only for the whole suite (a run of chosen tests may not need it). In its
-# own process group, so that an early exit (fmt, clippy) stops all of it.
+# the lock tests/common/static_bin.rs takes; the tests start once it is done
+# (no benchmark shares the machine with it), and those that need it rebuild
+# (and report) it if it failed. Only for the whole suite (a run of chosen
+# tests may not need it). In its own process group, so that an early exit
+# (fmt, clippy) stops all of it.
 if [ $# -eq 0 ]; then
     mkdir -p target/static
     setsid flock target/static/.build.lock scripts/build-static.sh > target/static/early-build.log 2>&1 &
@@ -21,4 +22,8 @@ fi
 # Style and lints first, so they fail before the long tests: the [lints] of Cargo.toml at -D warnings.
 cargo fmt --all -- --check
 cargo clippy --all-targets --locked -- -D warnings
+if [ -n "${static_pid:-}" ]; then
+    cargo test --locked --all-targets --no-run
+    wait "$static_pid" || echo "test.sh: the early static build failed (target/static/early-build.log)" >&2
+fi
 cargo test --locked --all-targets --no-fail-fast "$@"
