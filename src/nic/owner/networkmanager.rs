@@ -125,8 +125,7 @@ pub(crate) async fn device(conn: &Connection, iface: &str) -> Option<OwnedObject
 }
 
 /// The settings object of a device's active connection (`None`: not activated).
-async fn active(conn: &Connection, dev: &str) -> zbus::Result<Option<OwnedObjectPath>> {
-    let d = proxy(conn, dev, "org.freedesktop.NetworkManager.Device").await?;
+async fn active(conn: &Connection, d: &zbus::Proxy<'_>) -> zbus::Result<Option<OwnedObjectPath>> {
     let ac: OwnedObjectPath = d.get_property("ActiveConnection").await?;
     if ac.as_str() == "/" {
         return Ok(None);
@@ -186,7 +185,7 @@ pub(crate) async fn active_profile(
     if !d.get_property::<bool>("Managed").await? {
         return Ok(None);
     }
-    let Some(path) = active(conn, dev.as_str()).await? else {
+    let Some(path) = active(conn, &d).await? else {
         return Ok(None);
     };
     Ok(Some((profile_file(conn, path.as_str()).await?, path)))
@@ -214,8 +213,8 @@ pub(crate) async fn owner(conn: &Connection, iface: &str) -> Result<Option<Owner
         return Ok(None);
     }
     let mut o = Owner::new(Manager::NetworkManager);
-    let profile = match active(conn, dev.as_str()).await? {
-        Some(path) => Some(path),
+    let profile = match active(conn, &d).await? {
+        active @ Some(_) => active,
         None => the_only_available(&d).await?,
     };
     if let Some(path) = profile {
