@@ -60,6 +60,7 @@ for tool in fio sysbench jq cargo /usr/bin/time; do
 done
 
 here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/benches/lib.sh"
 if [[ -z ${HLCTL:-} ]]; then
     (cd "$here" && nice -n 10 cargo build --release --quiet --bin hlctl)
     HLCTL="$here/target/release/hlctl"
@@ -260,6 +261,12 @@ compare() {
         fi
         read -r u1 u2 <<<"$u"
         read -r p1 p2 <<<"$p"
+        figure "$name ($US_NAME, round $r)" "${u1-}"
+        figure "$name (peer, round $r)" "${p1-}"
+        if [[ -n $name2 ]]; then
+            figure "$name2 ($US_NAME, round $r)" "${u2-}"
+            figure "$name2 (peer, round $r)" "${p2-}"
+        fi
         us+=("$u1"); peer+=("$p1"); us2+=("${u2:-0}"); peer2+=("${p2:-0}")
         printf '  %-28s round %d: %s %s   peer %s   ratio %s\n' "$name" "$r" "$US_NAME" "$u" "$p" \
             "$(awk -v a="$u1" -v b="$p1" 'BEGIN {printf "%.3f", (b > 0) ? a / b : 0}')" >&2

@@ -40,6 +40,9 @@ veth_namespace "$ns" bv "$PAIRS"
 export BIN addr ns ROUNDS work
 python3 - <<'PY'
 import os, socket, statistics, subprocess, time
+import os, sys
+sys.path.insert(0, os.path.join(os.getcwd(), "benches"))
+from figure import figure
 
 BIN, addr, ns, rounds, work = (os.environ[k] for k in ("BIN", "addr", "ns", "ROUNDS", "work"))
 rounds = int(rounds)
@@ -88,6 +91,9 @@ def p(xs, q):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
 
+for n, v in (("links shown", links), ("idle RSS", rss_kib), ("start to bus name", start_ms),
+             ("show via daemon median", statistics.median(bus)), ("show --local median", statistics.median(local))):
+    figure(n, v)
 print(f"links shown             {links}")
 print(f"idle RSS                {rss_kib / 1024:.1f} MiB   (target <= 15 MiB)")
 print(f"start to bus name       {start_ms:.1f} ms    (target <= 100 ms)")

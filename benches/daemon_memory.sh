@@ -40,6 +40,9 @@ done
 export BIN addr ns CLIENTS BURSTS daemon_pid PAIRS
 python3 - <<'PY'
 import os, subprocess, threading, time
+import os, sys
+sys.path.insert(0, os.path.join(os.getcwd(), "benches"))
+from figure import figure
 
 BIN, addr, ns = os.environ["BIN"], os.environ["addr"], os.environ["ns"]
 clients, bursts = int(os.environ["CLIENTS"]), int(os.environ["BURSTS"])
@@ -102,7 +105,7 @@ def report(title):
         print(f"    {k:<54} {v / 1024:5.2f} MiB")
 
 time.sleep(2)
-idle = status("VmRSS")
+idle = figure("idle VmRSS", status("VmRSS"))
 report("idle (2 s after the first show)")
 
 peak = [0]
@@ -119,7 +122,8 @@ for _ in range(bursts):
 stop.set(); t.join()
 report(f"just after {bursts} bursts of {clients} clients")
 time.sleep(7)                    # the blocking pool's threads end after 5 s idle
-after = status("VmRSS")
+after = figure("VmRSS 7 s after the bursts", status("VmRSS"))
+figure("peak VmRSS", peak[0])
 report("idle again (7 s after the bursts)")
 links = int(os.environ["PAIRS"]) * 2 + 1
 print()

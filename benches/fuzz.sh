@@ -16,6 +16,7 @@
 # FUZZ_RSS_MB (default 2048), FUZZ_TIMEOUT_S (one input, default 10).
 set -uo pipefail
 cd "$(dirname "$0")/../fuzz"
+. ../benches/lib.sh
 
 minutes=${1:-30}
 shift || true
@@ -49,6 +50,11 @@ for t in "${targets[@]}"; do
     edges=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
     ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$last")
     crashes=$(find "artifacts/$t" -type f -newermt "@$start" | wc -l)
+    if [ "$rc" -eq 0 ] && [ "$crashes" -eq 0 ]; then
+        # A clean run prints its statistics: without them the run is unread.
+        figure "$t: executions (stat::number_of_executed_units)" "${execs-}"
+        figure "$t: edges (cov:)" "${edges-}"
+    fi
     if [ "$rc" -ne 0 ] || [ "$crashes" -gt 0 ]; then
         failed=1
         status="FAILED (exit $rc; see fuzz/$log, fuzz/artifacts/$t/)"

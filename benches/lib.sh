@@ -64,3 +64,20 @@ daemon_cleanup() {
     ip netns del "$ns" 2>/dev/null || true
     rm -rf "$work"
 }
+
+# figure NAME VALUE [zero]: the self-check every bench script makes of what it
+# read: stop the whole run (exit 1, even from inside a function's `|| true`)
+# with an error naming NAME when VALUE is missing, `null`, not a number, or 0
+# (0 is let through only with a third argument `zero`: a loss, a crash count).
+# A bench that cannot read a figure fails rather than print 0.0000.
+figure() {
+    local name=$1 value=${2-} zero=${3-}
+    if [[ ! $value =~ ^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$ ]]; then
+        echo "$(basename "$0"): figure '$name' is missing or not a number (read '${value}')" >&2
+        exit 1
+    fi
+    if [[ $zero != zero ]] && awk -v v="$value" 'BEGIN { exit !(v + 0 == 0) }'; then
+        echo "$(basename "$0"): figure '$name' is 0: the run measured nothing or the figure was misread" >&2
+        exit 1
+    fi
+}

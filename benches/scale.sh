@@ -39,6 +39,9 @@ export BIN addr ns PAIRS ROUNDS daemon_pid
 # Debian's python3, with python3-dbus (a pyenv python3 on PATH lacks it).
 /usr/bin/python3 - <<'PY'
 import json, os, statistics, subprocess, time
+import os, sys
+sys.path.insert(0, os.path.join(os.getcwd(), "benches"))
+from figure import figure
 
 BIN, addr, ns = os.environ["BIN"], os.environ["addr"], os.environ["ns"]
 pairs, rounds = int(os.environ["PAIRS"]), int(os.environ["ROUNDS"])
@@ -125,6 +128,10 @@ after2 = rss_mib()
 time.sleep(8)
 after10 = rss_mib()
 
+for n, xs in (("hlctl show --json", bus), ("DescribeLinks", daemon), ("ip -j link show", peer), ("hlctl --local show", local)):
+    figure(f"{n} median", statistics.median(xs) if xs else None)
+for n, v in (("RSS idle", idle), ("RSS with the links", busy), ("RSS 10 s after", after10)):
+    figure(n, v)
 ms = lambda xs: f"median {statistics.median(xs) * 1000:7.1f} ms  min {min(xs) * 1000:7.1f}  max {max(xs) * 1000:7.1f}"
 print(f"links                       {2 * pairs + 1} (lo and {pairs} veth pairs)")
 print(f"listed after the burst      {listed_after:.2f} s (ip -batch took {created:.2f} s), hlctld CPU {cpu_burst:.2f} s")

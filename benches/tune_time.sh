@@ -67,6 +67,8 @@ tune() {
     t1=$(date +%s.%N)
     teardown
     secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')
+    figure "$name round $n: tune's steps (.steps in its --json)" "$(jq '.steps | length' "$WORK/$name-$n.json" 2>/dev/null || true)"
+    figure "$name round $n: tune's runs (.runs in its --json)" "$(jq '.runs' "$WORK/$name-$n.json" 2>/dev/null || true)"
     kept=$(jq -r '[.steps[] | select(.status == "kept") | .candidate] | join(",")' "$WORK/$name-$n.json")
     runs=$(jq -r --argjson b "$(jq .runs "$WORK/$name-$n.json")" \
         '[.steps[] | "\(.candidate)=\(.status)@\(.runs // (if .deltas == [] then 0 else $b end))"] | join(" ")' \
@@ -90,6 +92,8 @@ done
 median() { sort -n | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
 old=$(awk '$1=="old"{print $2}' "$WORK/times" | median)
 new=$(awk '$1=="new"{print $2}' "$WORK/times" | median)
+figure "median wall time of old" "$old"
+figure "median wall time of new" "$new"
 same=$(awk '{k[$1]=k[$1] " " $3} END {print (k["old"]==k["new"]) ? "yes" : "no"}' "$WORK/times")
 printf 'median wall time: old %.1f s, new %.1f s, new/old %.2f (target <= 0.50); same kept set every round: %s\n' \
     "$old" "$new" "$(awk -v a="$old" -v b="$new" 'BEGIN {print b / a}')" "$same"

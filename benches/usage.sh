@@ -50,6 +50,8 @@ tck=$(getconf CLK_TCK)
 on=0; off=0
 for r in $(seq "$ROUNDS"); do
     a=$(cpu_of on); b=$(cpu_of off)
+    figure "round $r: hlctld CPU ticks with sampling on" "$a"
+    figure "round $r: hlctld CPU ticks with sampling off" "$b" zero
     echo "round $r: sampling on $a ticks, off $b ticks (of $tck/s) in $SECS s"
     on=$((on + a)); off=$((off + b))
 done
@@ -65,7 +67,8 @@ print(f"at the real 10 s interval: {per_sample * 360:.2f} s of CPU per hour for 
 PY
 mkdir -p "$work/year"
 HLCTL_USAGE_YEAR_DIR="$work/year" cargo test -q --lib usage::store::tests::a_synthetic_year \
-    -- --nocapture 2>/dev/null | grep "a year"
+    -- --nocapture 2>/dev/null | grep "a year" \
+    || { echo "usage.sh: figure 'a year' (usage::store's synthetic year) is missing" >&2; exit 1; }
 # `hlctl usage --days 365` on that year, five times (the answer a user waits for).
 for i in 1 2 3 4 5; do
     /usr/bin/time -f "hlctl usage enp1s0 --days 365: %e s, %M KiB max RSS" \

@@ -2,8 +2,8 @@
 # A self-contained hlctl demo in a throw-away network namespace (as root).
 # Nothing outside the namespace is touched; everything is removed at the end.
 set -euo pipefail
+. "$(dirname "$0")/as-root.sh"
 cd "$(dirname "$0")/.."
-[ "$(id -u)" = 0 ] || { echo "run as root: the demo creates a network namespace" >&2; exit 2; }
 command -v ip >/dev/null || { apt-get update -qq && apt-get install -y -qq iproute2 >/dev/null; }
 
 cargo build --release --quiet --bin hlctl

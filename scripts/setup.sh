@@ -3,10 +3,15 @@
 # Idempotent: fast when everything is already there.
 set -euo pipefail
 
-PKGS=(iproute2 ethtool iperf3 fio sysbench stress-ng strace procps iputils-ping
-      qemu-system-x86 busybox-static cpio kmod xz-utils e2fsprogs binutils
+# Every package is used by a test, a benchmark or a build step (the comment
+# says which when the name does not); one apt transaction installs them all.
+PKGS=(iproute2 ethtool iperf3 fio sysbench strace procps iputils-ping
+      dnsmasq-base  # the resolver's search-list test: a real DNS server in a test namespace
+      qemu-system-x86 busybox-static cpio e2fsprogs  # the VM rig: tests/vm/, mkfs.ext4 -d for tests/common/sysvm.rs
+      xz-utils  # tests/vm/fetch-kernel.sh, when a kernel ships compressed modules
+      binutils  # readelf: scripts/build-static.sh, tests/static_binary.rs
       dbus polkitd libxml2-utils jq time systemd
-      lintian debootstrap dpkg-dev man-db util-linux
+      lintian debootstrap dpkg-dev man-db util-linux  # the .deb (dpkg-shlibdeps for cargo-deb), tests/deb_*.rs
       prometheus prometheus-node-exporter chromium
       chromium-driver python3-selenium  # tests/vm_cockpit.rs drives the Cockpit page
       python3-dbus python3-gi  # the D-Bus API from outside Rust (tests/python/*.py)
@@ -15,6 +20,23 @@ PKGS=(iproute2 ethtool iperf3 fio sysbench stress-ng strace procps iputils-ping
       runc  # tests/container.rs: crun cannot start containers where CI is itself a container
       docker.io  # tests/container.rs: docker load/run (its own dockerd in a test namespace)
       libwrap0)  # libwrap0: rpc.mountd (nfs-kernel-server, unpacked for the NFS VM test) links it
+# Node.js and npm for tests/grafana_dashboard.rs (it type-checks the Grafana
+# dashboard with tsc and @grafana/schema, which it installs itself with `npm
+# ci`), in the same transaction. Only when missing: a machine may carry its
+# own Node.js build.
+if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
+    PKGS+=(nodejs npm)
+fi
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+# cargo-deb (pinned in scripts/build-deb.sh) for the package tests: installed
+# with `cargo install --locked` into ~/.cargo/bin only when missing. It
+# compiles for ~3 min on a bare machine, on the cores, while apt below waits
+# on the network and dpkg: the two run side by side.
+deb_log=$(mktemp /tmp/hlctl-setup-cargo-deb.XXXXXX)
+"$here/scripts/build-deb.sh" --install-cargo-deb >"$deb_log" 2>&1 &
+deb_pid=$!
+trap 'kill "$deb_pid" 2>/dev/null || true' EXIT
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -36,15 +58,6 @@ if [ ${#missing[@]} -gt 0 ]; then
     [ -z "$own_policy" ] || rm -f /usr/sbin/policy-rc.d
 fi
 
-# Node.js and npm for tests/grafana_dashboard.rs (it type-checks the Grafana
-# dashboard with tsc and @grafana/schema, which it installs itself with `npm
-# ci`). Only when missing: a machine may carry its own Node.js build.
-if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
-    echo "setup: installing nodejs npm"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
-fi
-
 # tests/iperf3_json.rs reads `hlctl bench net -J` with a published reader of
 # iperf3's JSON, the PyPI package iperf3 (its TestResult), in a venv of its
 # own so that Debian's python3 stays as Debian installed it.
@@ -62,17 +75,20 @@ if command -v rustup >/dev/null; then
     done
 fi
 
-# The kernel the qemu VM tests boot (Debian's stock kernel, with e1000e, veth, netem...).
-here=$(cd "$(dirname "$0")/.." && pwd)
+# The kernel the qemu VM tests boot (Debian's stock kernel), fetched once with
+# every module any VM test loads (tests/vm/modules.txt), so that no test
+# downloads it again; and the NFS tools for tests/vm_stacks_nfs.rs, unpacked
+# from Debian's packages (never installed on the host).
 if [ -x "$here/tests/vm/fetch-kernel.sh" ]; then
-    # + virtio_net for tests/vm_slow_link.rs (its paravirtual NIC).
-    "$here/tests/vm/fetch-kernel.sh" virtio_pci virtio_net >/dev/null
-    # vm_stacks_nfs.rs: bonding and the NFS server/client modules, and the
-    # NFS tools unpacked from Debian's packages (never installed on the host).
-    "$here/tests/vm/fetch-kernel.sh" bonding nfsd nfsv4 >/dev/null
+    "$here/tests/vm/fetch-kernel.sh" >/dev/null
     "$here/tests/vm/fetch-debs.sh" nfs-kernel-server nfs-common >/dev/null
 fi
-# cargo-deb (pinned in scripts/build-deb.sh) for the package tests: installed
-# with `cargo install --locked` into ~/.cargo/bin only when missing (~3 min once).
-"$here/scripts/build-deb.sh" --install-cargo-deb
+if ! wait "$deb_pid"; then
+    cat "$deb_log" >&2
+    echo "setup: installing cargo-deb failed (its output above)" >&2
+    exit 1
+fi
+trap - EXIT
+cat "$deb_log" >&2
+rm -f "$deb_log"
 echo "setup: ok"

@@ -45,6 +45,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("proc_sys", proc_sys),
     ("history_json", history_json),
     ("sys_values", sys_values),
+    ("proc_cpu", proc_cpu),
 ];
 
 fn text(data: &[u8]) -> std::borrow::Cow<'_, str> {
@@ -390,6 +391,45 @@ pub fn proc_sys(data: &[u8]) {
     }
 }
 
+/// The per-CPU files of `/proc` (`stat`, `softirqs`, `net/softnet_stat`,
+/// `interrupts`, a task's `stat`): each parser on the same text. Every
+/// parsed row fits the header it was read under, and a network device's
+/// queue vectors are rows of the file.
+pub fn proc_cpu(data: &[u8]) {
+    use crate::cpu::{interrupts, softirqs, softnet, stat, tasks};
+    let t = text(data);
+    if let Ok(v) = stat::parse(&t) {
+        for (_, c) in &v {
+            assert!(c.total() >= c.idle);
+            assert_eq!(c.since(c), stat::CpuTimes::default());
+        }
+    }
+    let header = t.lines().next().map_or(0, |l| l.split_whitespace().count());
+    if let Ok(v) = softirqs::parse(&t) {
+        assert_eq!(v.len(), header);
+    }
+    let _ = softnet::parse(&t);
+    if let Ok(rows) = interrupts::parse(&t) {
+        assert!(
+            rows.iter()
+                .all(|r| !r.counts.is_empty() && r.counts.len() <= header)
+        );
+        let d = interrupts::DeviceIds {
+            ifname: "eth0".into(),
+            virtio: Some("virtio0".into()),
+            driver: Some("iwlwifi".into()),
+            msi_irqs: vec![24, 25],
+        };
+        for (r, name) in interrupts::queue_vectors(&rows, &d) {
+            assert!(r.actions.iter().any(|a| a == name));
+            assert!(r.counts.iter().all(|c| r.total() >= c.1));
+        }
+    }
+    if let Ok(s) = tasks::parse(&t) {
+        assert!(t.contains(&s.name));
+    }
+}
+
 /// Values read from `/sys`: each line of the input is one file's text. Per
 /// CPU four lines (governor, scaling driver, maximum frequency, throttle
 /// count) fold into the doctor's CPU data; every line is also a sensor's
@@ -532,6 +572,9 @@ mod seeds {
             window: Some(262144),
             omit_s: Some(1),
             interval_s: Some(0.5),
+            busy_window_s: None,
+            skip_rx_copy: true,
+            fq_rate_bps: Some(1_000_000_000),
         };
         write(
             "dbus_asv",
@@ -581,15 +624,21 @@ mod seeds {
             &body(&params::encode(&stress).unwrap()),
         );
         let d = doctor::DoctorParams {
-            interfaces: vec!["eth0".into()],
-            peer: Some("nas.lan:5201".into()),
-            dirs: vec!["/srv".into()],
+            request: crate::ops::doctor::DoctorRequest {
+                interfaces: vec!["eth0".into()],
+                peer: Some("nas.lan:5201".into()),
+                dirs: vec!["/srv".into()],
+                ..Default::default()
+            },
             ..Default::default()
         };
         write("dbus_asv", "doctor", &body(&d.encode()));
         let r = report::ReportParams {
-            peers: vec!["[fd00::1]:5201".into()],
-            dirs: vec!["/mnt/nas".into()],
+            request: crate::ops::report::ReportRequest {
+                peers: vec!["[fd00::1]:5201".into()],
+                dirs: vec!["/mnt/nas".into()],
+                ..Default::default()
+            },
             ..Default::default()
         };
         write("dbus_asv", "report", &body(&r.encode()));

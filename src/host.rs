@@ -40,6 +40,14 @@ pub(crate) fn system_info() -> String {
     parts.join(" ")
 }
 
+/// Milliseconds since the Unix epoch.
+pub(crate) fn now_unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
 /// Seconds since the Unix epoch.
 pub(crate) fn now_unix() -> i64 {
     std::time::SystemTime::now()

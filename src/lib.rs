@@ -14,20 +14,26 @@
 //!   checks against a baseline): the workflows; [`measure`]: the measurements
 //!   report, doctor and check take; [`metrics`] (the Prometheus textfile) and
 //!   [`html`] (the one-page report): what the workflows' results are shown as;
-//! - [`nic`], [`sysctl`], [`path`], [`bench`]: the engines;
+//! - [`nic`], [`sysctl`], [`path`], [`bench`], [`cpu`] (where a transfer's
+//!   CPU time goes, per core): the engines;
 //! - [`nic::netlink`], [`nic::ioctl`], [`sysctl::procfs`]: the kernel;
-//! - [`units`], [`problem`], [`paths`], [`fsutil`], [`sockopt`], [`host`],
-//!   [`config`] (`/etc/hlctl/hlctl.toml`): shared by all.
+//! - [`units`], [`problem`], [`class`] (an error's class: its exit code and
+//!   job class), [`paths`], [`fsutil`], [`sockopt`], [`host`]: shared by all.
 
 pub mod bench;
 pub(crate) mod caps;
 pub(crate) mod check;
+pub mod class;
 pub mod cli;
 pub(crate) mod config;
+pub(crate) mod cpu;
 pub mod dbus;
 pub(crate) mod doctor;
 pub(crate) mod fsutil;
-/// Entry points for the fuzz targets (`fuzz/`) and their regression test.
+/// Entry points for the fuzz targets (`fuzz/`) and their regression test,
+/// behind the `fuzzing` feature (the fuzz crate and the suite's
+/// dev-dependency turn it on).
+#[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod history;
@@ -41,6 +47,7 @@ pub(crate) mod ops;
 pub(crate) mod path;
 pub(crate) mod paths;
 pub(crate) mod problem;
+pub(crate) mod pve;
 pub(crate) mod report;
 pub(crate) mod resolve;
 pub(crate) mod sockopt;

@@ -4,7 +4,7 @@
 
 use crate::bench::progress::{Cancel, NoProgress};
 use crate::path::Peer;
-use crate::path::measure::Measure;
+use crate::path::throughput::Measure;
 use crate::report::{Figure, Figures, Measured};
 
 /// A network benchmark towards `peer`, `time_s` seconds per run.

@@ -8,7 +8,7 @@ use crate::bench::progress::{Cancel, Progress, ProgressEvent};
 use crate::history::store::{Metric, format_ts};
 use crate::host::HostInfo;
 use crate::path::Peer;
-use crate::path::measure::{self, Measure, format_bps};
+use crate::path::throughput::{self, Measure, format_bps};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct NetEntry {
@@ -123,7 +123,7 @@ pub(crate) fn run(
             download_bps: None,
             error: None,
         };
-        match measure::series((b.net)(p).as_ref(), 1, cancel, |_, _| {}) {
+        match throughput::series((b.net)(p).as_ref(), 1, progress, cancel, |_, _| {}) {
             Ok((u, d)) => {
                 e.upload_bps = Some(u.median());
                 e.download_bps = Some(d.median());

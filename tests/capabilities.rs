@@ -17,9 +17,7 @@ fn mtu(lab: &Lab) -> u64 {
 
 #[test]
 fn a_change_without_cap_net_admin_is_refused_naming_it_and_changes_nothing() {
-    if common::skip_unless_root("network namespaces, setpriv") {
-        return;
-    }
+    common::require_root("network namespaces, setpriv");
     let lab = Lab::new();
     let before = mtu(&lab);
     let mut args = vec!["ip", "netns", "exec", &lab.ns.name];
@@ -53,9 +51,7 @@ fn a_change_without_cap_net_admin_is_refused_naming_it_and_changes_nothing() {
 
 #[test]
 fn a_global_sysctl_is_named_global_in_a_namespace() {
-    if common::skip_unless_root("network namespaces") {
-        return;
-    }
+    common::require_root("network namespaces");
     let lab = Lab::new();
     let out = lab.hlctl(&["sysctl", "net.core.netdev_max_backlog=2000"]);
     let text = common::output_text(&out);

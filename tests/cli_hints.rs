@@ -50,9 +50,7 @@ fn tcp_rmem(ns: &NetNs) -> String {
 
 #[test]
 fn sysctl_hints_in_a_namespace_change_nothing() {
-    if common::skip_unless_root("a network namespace") {
-        return;
-    }
+    common::require_root("a network namespace");
     let ns = NetNs::new();
     let before = tcp_rmem(&ns);
     let sysctl_dir = tempfile::tempdir().unwrap();
@@ -121,9 +119,7 @@ fn a_closed_pipe_ends_show_quietly() {
 /// the list is known), for `show` and for `set`, and `set` changes nothing.
 #[test]
 fn an_unknown_interface_lists_the_ones_there_are() {
-    if common::skip_unless_root("a network namespace") {
-        return;
-    }
+    common::require_root("a network namespace");
     let ns = NetNs::new();
     ns.veth("eth1", "vmbr0");
     let state = tempfile::tempdir().unwrap();

@@ -39,11 +39,30 @@ fn settings(mut v: Value) -> Value {
 #[test]
 fn root_show_set_and_sysctl_through_the_daemon_match_in_process() {
     let lab = Lab::new(&[]);
+    // RPS on a's rx-0 in the namespace's sysfs, so that the queue layout
+    // both models carry holds a value set here.
+    let rps = format!("/sys/class/net/{}/queues/rx-0/rps_cpus", lab.a);
+    lab.ns.exec(&["sh", "-c", &format!("echo 1 > {rps}")]);
+    let rps_back = String::from_utf8_lossy(&lab.ns.exec(&["cat", &rps]).stdout)
+        .trim()
+        .to_string();
     // show: same model through the daemon as in-process.
     let remote = lab.json(&["show"]);
     let out = lab.local(&["show", "--json"]);
     let local: Value = serde_json::from_slice(&lab.ok(out).stdout).unwrap();
     assert_eq!(settings(remote.clone()), settings(local));
+    let a = remote["interfaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["name"] == lab.a.as_str())
+        .unwrap();
+    assert_eq!(
+        a["queues"]["rx"][0]["rps_cpus"],
+        rps_back.as_str(),
+        "Link.Describe carries the queue layout: {}",
+        a["queues"]
+    );
     let names: Vec<&str> = remote["interfaces"]
         .as_array()
         .unwrap()

@@ -431,9 +431,7 @@ fn extra_checks(ex: &Example, o: &Output) -> Result<(), String> {
 
 #[test]
 fn every_example_in_the_docs_runs_as_the_docs_say() {
-    if common::skip_unless_root("network namespaces") {
-        return;
-    }
+    common::require_root("network namespaces");
     let _serial = common::lab::serial();
     let lab = Lab::new();
     let all = examples();

@@ -139,6 +139,23 @@ fn doctor_reports_exactly_the_planted_problems() {
     assert!(ev("tcp-buffers-below-bdp", "net.ipv4.tcp_rmem max").starts_with("8192"));
     assert_eq!(ev("link-half-duplex", "duplex"), "half");
 
+    // The cores were sampled during both transfers and showed no core at
+    // its limit (the veth's work is shared): the check passed, per direction,
+    // with the per-core line.
+    let cores: Vec<&str> = r["passed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["check"] == "cores")
+        .map(|c| c["detail"].as_str().unwrap())
+        .collect();
+    assert!(
+        cores.len() == 2
+            && cores[0].starts_with("upload: CPU")
+            && cores[1].starts_with("download: CPU"),
+        "{cores:?}"
+    );
+
     // What could not be checked says why, and is not a finding.
     let skipped: Vec<&str> = r["not_checked"]
         .as_array()

@@ -54,3 +54,44 @@ fn every_target_runs_its_corpus() {
         println!("{name}: {ran} inputs");
     }
 }
+
+/// Issue 38: the fuzz entry points (469 lines) were compiled into every
+/// build and the public API. They are behind the `fuzzing` feature, off by
+/// default, turned on only by the fuzz crate and by this package's
+/// dev-dependency on itself (so `cargo test --all-targets` still runs the
+/// corpus above, with no flag).
+#[test]
+fn the_entry_points_are_only_in_builds_that_ask_for_them() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |p: &str| std::fs::read_to_string(root.join(p)).unwrap();
+    let manifest: toml::Table = read("Cargo.toml").parse().unwrap();
+    let features = manifest
+        .get("features")
+        .and_then(|f| f.as_table())
+        .expect("Cargo.toml has no [features] (the `fuzzing` feature)");
+    assert!(features.contains_key("fuzzing"), "{features:?}");
+    let default = features.get("default").and_then(|d| d.as_array());
+    assert!(
+        default.is_none_or(|d| !d.iter().any(|f| f.as_str() == Some("fuzzing"))),
+        "fuzzing is a default feature: {default:?}"
+    );
+    let has_fuzzing = |dep: &toml::Value| {
+        dep.get("features")
+            .and_then(|f| f.as_array())
+            .is_some_and(|f| f.iter().any(|x| x.as_str() == Some("fuzzing")))
+    };
+    let dev = &manifest["dev-dependencies"]["hlctl"];
+    assert!(has_fuzzing(dev), "the dev-dependency on hlctl: {dev:?}");
+    let fuzz: toml::Table = read("fuzz/Cargo.toml").parse().unwrap();
+    let dep = &fuzz["dependencies"]["hlctl"];
+    assert!(has_fuzzing(dep), "fuzz/Cargo.toml's hlctl: {dep:?}");
+    let lib = read("src/lib.rs");
+    let decl = lib
+        .find("pub mod fuzzing;")
+        .expect("src/lib.rs declares fuzzing");
+    let attrs = &lib[lib[..decl].rfind(";\n").map_or(0, |i| i + 2)..decl];
+    assert!(
+        attrs.contains("#[cfg(feature = \"fuzzing\")]"),
+        "src/lib.rs: `pub mod fuzzing;` without #[cfg(feature = \"fuzzing\")]:\n{attrs}"
+    );
+}

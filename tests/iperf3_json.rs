@@ -153,6 +153,17 @@ fn close(a: &Value, b: &Value, what: &str) {
     );
 }
 
+/// Keys iperf3 added after 3.12 to `start` (3.21's src/iperf_api.c:
+/// `timestamp` and `test_start`), which hlctl writes too.
+const NEWER_THAN_312: [&str; 6] = [
+    ".start.timestamp.timemillisecs",
+    ".start.test_start.bidir",
+    ".start.test_start.fqrate",
+    ".start.test_start.interval",
+    ".start.test_start.gso",
+    ".start.test_start.gro",
+];
+
 /// Run one case: the key set equals iperf3's, and TestResult reads hlctl's figures.
 fn case(server_kind: Server, args: &[&str], streams: u64) {
     let _one = serial();
@@ -172,10 +183,22 @@ fn case(server_kind: Server, args: &[&str], streams: u64) {
         .filter(|p| !p.starts_with(".hlctl"))
         .cloned()
         .collect();
+    let mut expected = expected;
+    expected.extend(NEWER_THAN_312.map(String::from));
     assert_eq!(
         ours, expected,
-        "{server_kind:?} {args:?}: the keys differ from iperf3 3.12's -J"
+        "{server_kind:?} {args:?}: the keys differ from iperf3 3.12's -J and 3.21's additions"
     );
+    let ts = &v["start"]["timestamp"];
+    let (secs, ms) = (ts["timesecs"].as_u64(), ts["timemillisecs"].as_u64());
+    assert_eq!(
+        ms.map(|m| m / 1000),
+        secs,
+        "timemillisecs is timesecs' moment: {ts}"
+    );
+    let test_start = &v["start"]["test_start"];
+    assert_eq!(test_start["interval"], 1.0, "-i 1 by default: {test_start}");
+    assert_eq!(test_start["bidir"], 0, "{test_start}");
     let own = &v["hlctl"];
     assert_eq!(own["side"], "client", "hlctl's own report is under `hlctl`");
     let r = test_result(&out);
@@ -254,4 +277,81 @@ fn grep_sender_prints_one_line_with_the_rate() {
         "{line}"
     );
     assert!(line.contains("bits/sec"), "the rate: {line}");
+}
+
+/// One line of iperf3 3.17+'s `--json-stream`, read knowing only its
+/// documented layout: a JSON object on one line with exactly `event` (a
+/// string: start, interval, end, error, …) and `data`.
+fn stream_event(line: &str) -> (String, Value) {
+    let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+    let m = v
+        .as_object()
+        .unwrap_or_else(|| panic!("not an object: {line}"));
+    let keys: BTreeSet<&str> = m.keys().map(String::as_str).collect();
+    assert_eq!(keys, BTreeSet::from(["data", "event"]), "{line}");
+    let event = m["event"]
+        .as_str()
+        .unwrap_or_else(|| panic!("event: {line}"));
+    (event.to_string(), m["data"].clone())
+}
+
+/// `hlctl bench net --json-stream` against the real `iperf3 -s`: line by
+/// line start, one interval a second, end (3.21's layout), the interval
+/// data as iperf3 writes it, and the end data with exactly the keys of a
+/// real iperf3 3.12 `-J`'s `end` for the same test.
+#[test]
+fn json_stream_lines_in_iperf3_321_layout() {
+    let _one = serial();
+    let expected_end: BTreeSet<String> = iperf3_paths(&[])
+        .into_iter()
+        .filter_map(|p| p.strip_prefix(".end").map(str::to_string))
+        .collect();
+    assert!(!expected_end.is_empty(), "iperf3 -J has no end");
+    let port = free_port();
+    let (srv_state, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let srv = server(Server::Iperf3, port, &srv_state);
+    let out = hlctl_client(port, &["--json-stream"], &state);
+    srv.finish(Duration::from_secs(15));
+    let events: Vec<(String, Value)> = out.lines().map(stream_event).collect();
+    let names: Vec<&str> = events.iter().map(|(e, _)| e.as_str()).collect();
+    let secs: usize = SECS.parse().unwrap();
+    assert_eq!(names.first(), Some(&"start"), "{names:?}");
+    assert_eq!(names.last(), Some(&"end"), "{names:?}");
+    assert_eq!(
+        names[1..names.len() - 1],
+        vec!["interval"; secs],
+        "{names:?}"
+    );
+    let start = &events[0].1;
+    assert!(
+        start["connected"].as_array().is_some_and(|c| c.len() == 1),
+        "{start}"
+    );
+    assert_eq!(start["test_start"]["protocol"], "TCP", "{start}");
+    assert!(start["timestamp"]["timesecs"].is_u64(), "{start}");
+    let mut interval_bytes = 0;
+    for (_, data) in &events[1..=secs] {
+        let sum = &data["sum"];
+        for k in ["start", "end", "seconds", "bits_per_second"] {
+            assert!(
+                sum[k].is_f64() || sum[k].is_u64(),
+                "interval sum.{k}: {data}"
+            );
+        }
+        assert_eq!(sum["sender"], true, "{data}");
+        assert_eq!(data["streams"].as_array().map(Vec::len), Some(1), "{data}");
+        interval_bytes += sum["bytes"].as_u64().expect("interval bytes");
+    }
+    let end = &events[secs + 1].1;
+    let mut got = BTreeSet::new();
+    paths(end, "", &mut got);
+    assert_eq!(
+        got, expected_end,
+        "the end event's data differs from iperf3 3.12's end"
+    );
+    let sent = end["sum_sent"]["bytes"].as_u64().expect("sum_sent.bytes");
+    assert!(
+        interval_bytes > 0 && interval_bytes <= sent,
+        "{interval_bytes} vs {sent}"
+    );
 }

@@ -40,11 +40,11 @@ const LAYERS: &[(&str, &[&str])] = &[
             "workload", "usage",
         ],
     ),
-    ("engines", &["nic", "sysctl", "path", "bench"]),
+    ("engines", &["nic", "sysctl", "path", "bench", "cpu", "pve"]),
     (
         "shared",
         &[
-            "units", "problem", "paths", "fsutil", "sockopt", "host", "resolve", "caps",
+            "units", "problem", "class", "paths", "fsutil", "sockopt", "host", "resolve", "caps",
             "spelling", "mounted",
         ],
     ),

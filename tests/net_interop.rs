@@ -482,3 +482,120 @@ fn cli_iperf3_spelling_to_iperf3() {
     check_report_shape(&report, &TCP);
     check_against_iperf3(&report, &v, &TCP, false);
 }
+
+/// Received bit/s over the test (bytes of the received side over `SECS`).
+fn received_gbps(d: &DirectionSummary) -> f64 {
+    d.received_bytes as f64 * 8.0 / f64::from(SECS) / 1e9
+}
+
+/// `--fq-rate 1G` against iperf3 3.12: our sender's SO_MAX_PACING_RATE
+/// gives 1 Gbit/s within 20 % (loopback unpaced runs at tens of Gbit/s).
+/// Not -R: 3.12's server reads `fqrate` but sets it only on its listening
+/// socket, before the parameters arrive, so its sender is never paced.
+#[test]
+fn hlctl_to_iperf3_fq_rate_1g() {
+    let _one_at_a_time = serial();
+    let port = free_port();
+    let server = iperf3_server(port);
+    let mut cfg = TCP.client_cfg(port);
+    cfg.fq_rate_bps = Some(1_000_000_000);
+    let report = run_client_retry(&cfg).expect("hlctl --fq-rate against iperf3 -s");
+    let (status, out, err) = server.finish(Duration::from_secs(15));
+    let v = iperf3_json(status, &out, &err);
+    check_against_iperf3(&report, &v, &TCP, false);
+    let g = received_gbps(directions(&report).0.expect("client → server figures"));
+    assert!(
+        (0.8..1.2).contains(&g),
+        "--fq-rate 1G measured {g:.3} Gbit/s"
+    );
+}
+
+/// 3.19's `skip_rx_copy` sent to iperf3 3.12 (which ignores keys it does not
+/// know) gives an ordinary test whose counts agree, both directions.
+#[test]
+fn hlctl_to_iperf3_skip_rx_copy_is_ignored_by_312() {
+    for direction in [TestDirection::Forward, TestDirection::Reverse] {
+        let _one_at_a_time = serial();
+        let port = free_port();
+        let server = iperf3_server(port);
+        let case = Case { direction, ..TCP };
+        let mut cfg = case.client_cfg(port);
+        cfg.skip_rx_copy = true;
+        let report = run_client_retry(&cfg).expect("hlctl --skip-rx-copy against iperf3 -s");
+        let (status, out, err) = server.finish(Duration::from_secs(15));
+        let v = iperf3_json(status, &out, &err);
+        check_report_shape(&report, &case);
+        check_against_iperf3(&report, &v, &case, false);
+    }
+}
+
+/// hlctl → hlctl serve with `--skip-rx-copy -R --fq-rate 1G`: our server
+/// reads `fqrate` and paces its sender (about 1 Gbit/s arrives, against tens
+/// unpaced), our client receives with MSG_TRUNC, and both reports agree.
+#[test]
+fn hlctl_to_hlctl_skip_rx_copy_reverse_fq_rate() {
+    let _one_at_a_time = serial();
+    let server = HlServer::start(ServerConfig::new(0));
+    let case = Case {
+        direction: TestDirection::Reverse,
+        ..TCP
+    };
+    let mut cfg = case.client_cfg(server.port());
+    cfg.skip_rx_copy = true;
+    cfg.fq_rate_bps = Some(1_000_000_000);
+    let client = run_client_retry(&cfg).expect("hlctl client against hlctl serve");
+    let outcomes = server.wait_outcomes(1, Duration::from_secs(10));
+    let srv = match outcomes.first() {
+        Some(Ok(r)) => r.clone(),
+        other => panic!("server outcome: {other:?}"),
+    };
+    let (c, s) = (directions(&client).1, directions(&srv).1);
+    let (c, s) = (
+        c.expect("client's -R figures"),
+        s.expect("server's -R figures"),
+    );
+    assert_eq!(c.received_bytes, s.received_bytes);
+    assert_eq!(c.sent_bytes, s.sent_bytes);
+    // What the paced sender still held when it stopped counting (about its
+    // send buffer: 2.5 MB at 1 Gbit/s) is not received: within 2 %.
+    let short = c.sent_bytes.abs_diff(c.received_bytes) as f64 / c.sent_bytes as f64;
+    assert!(
+        short < 0.02,
+        "sent {} received {}",
+        c.sent_bytes,
+        c.received_bytes
+    );
+    let g = received_gbps(c);
+    assert!(
+        (0.8..1.2).contains(&g),
+        "-R --fq-rate 1G measured {g:.3} Gbit/s"
+    );
+    server.stop();
+}
+
+/// iperf3's flags hlctl's client cannot act on are refused, naming the flag
+/// (exit 2), before any peer is asked: never a silently different test.
+#[test]
+fn cli_refuses_zerocopy_gsro_and_cntl_ka() {
+    let state = tempdir();
+    let bin = env!("CARGO_BIN_EXE_hlctl");
+    for (flags, name) in [
+        (&["-Z"][..], "-Z/--zerocopy"),
+        (&["--zerocopy"][..], "-Z/--zerocopy"),
+        (&["-u", "--gsro"][..], "--gsro"),
+        (&["--cntl-ka"][..], "--cntl-ka"),
+        (&["--cntl-ka=10/5/3"][..], "--cntl-ka"),
+        (&["-u", "--fq-rate", "1G"][..], "--fq-rate"),
+    ] {
+        let out = std::process::Command::new(bin)
+            .arg("--state-dir")
+            .arg(state.path())
+            .args(["bench", "net", "-c", "127.0.0.1", "-p", "9", "-t", "1"])
+            .args(flags)
+            .output()
+            .expect("run hlctl");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flags:?}: {err}");
+        assert!(err.contains(name), "{flags:?} does not name {name}: {err}");
+    }
+}

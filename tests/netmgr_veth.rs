@@ -126,6 +126,82 @@ fn ifupdown2_owns_the_mtu_and_set_persist_writes_the_stanza() {
     assert_eq!(f["fix"][0], format!("hlctl set {a} mtu 4000 --persist"));
 }
 
+/// Issue 39: an MTU persisted on a bridge (or bond) is written for the
+/// devices under it that run at that MTU too, or `ifreload -a` puts the port
+/// back to 1500 under a bridge at 9000 and jumbo frames die on the wire with
+/// nothing said. A port at another MTU is left alone; `rollback` restores
+/// the file byte for byte (stanzas of the bridge and of the port).
+#[test]
+fn an_mtu_persisted_on_a_bridge_is_written_for_its_port_at_that_mtu() {
+    let lab = Lab::new();
+    let root = tempfile::tempdir().unwrap();
+    let a = lab.a.as_str();
+    // A second port, at 1500, on its own veth pair in the lab's namespace.
+    let (c, d) = (common::unique("vc"), common::unique("vd"));
+    lab.ns
+        .exec(&["ip", "link", "add", &c, "type", "veth", "peer", "name", &d]);
+    lab.ns
+        .exec(&["ip", "link", "add", "vmbr0", "type", "bridge"]);
+    for (port, mtu) in [(a, "9000"), (c.as_str(), "1500")] {
+        lab.ns.exec(&["ip", "link", "set", port, "mtu", mtu]);
+        lab.ns.exec(&["ip", "link", "set", port, "master", "vmbr0"]);
+    }
+    // The bridge's own MTU set by hand, so that it does not follow its ports.
+    lab.ns.exec(&["ip", "link", "set", "vmbr0", "mtu", "1500"]);
+    let before = format!(
+        "auto lo\niface lo inet loopback\n\niface {a} inet manual\n\niface {c} inet manual\n\nauto vmbr0\niface vmbr0 inet manual\n\tbridge-ports {a} {c}\n\tbridge-stp off\n\tbridge-fd 0\n"
+    );
+    let file = write(root.path(), "/etc/network/interfaces", &before);
+    std::fs::create_dir_all(root.path().join("usr/share/ifupdown2")).unwrap();
+
+    let r = json(
+        &lab,
+        root.path(),
+        &["set", "vmbr0", "mtu", "9000", "--persist"],
+    );
+    assert_eq!(kernel_mtu(&lab, "vmbr0"), 9000);
+    assert_eq!(
+        r["persisted_through"],
+        serde_json::json!([
+            "mtu 9000 in iface vmbr0 of /etc/network/interfaces",
+            format!("mtu 9000 in iface {a} of /etc/network/interfaces"),
+        ]),
+        "{r}"
+    );
+    let after = std::fs::read_to_string(&file).unwrap();
+    let want = before
+        .replace(
+            &format!("iface {a} inet manual\n"),
+            &format!("iface {a} inet manual\n\tmtu 9000\n"),
+        )
+        .replace("\tbridge-fd 0\n", "\tbridge-fd 0\n\tmtu 9000\n");
+    assert_eq!(after, want, "both stanzas, and not the 1500 port's");
+    let state: Value = serde_json::from_str(
+        &std::fs::read_to_string(lab.dir.path().join("state/nic-settings.json")).unwrap(),
+    )
+    .unwrap();
+    let names: Vec<&str> = state["interfaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["vmbr0", a], "{state}");
+
+    json(&lab, root.path(), &["rollback", "vmbr0"]);
+    assert_eq!(kernel_mtu(&lab, "vmbr0"), 1500);
+    assert_eq!(
+        kernel_mtu(&lab, a),
+        9000,
+        "the port's live MTU was never hlctl's"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        before,
+        "byte for byte"
+    );
+}
+
 /// `hlctl rollback IFACE` after `set --persist`: the live MTU, the stanza
 /// (byte for byte) and hlctl's state file go back to what they were before
 /// the latest persisted `set`, the one before it stays.
@@ -268,7 +344,7 @@ fn netplan_rendered_files_get_hlctls_netplan_file() {
     let ours = root.path().join(file.trim_start_matches('/'));
     let text = std::fs::read_to_string(&ours).unwrap();
     assert!(
-        text.ends_with(&format!("network:\n  version: 2\n  ethernets:\n    \"{a}\":\n      mtu: 1400\n      tcp-segmentation-offload: false\n      tcp6-segmentation-offload: false\n")),
+        text.ends_with(&format!("network:\n  version: 2\n  ethernets:\n    {a}:\n      mtu: 1400\n      tcp-segmentation-offload: false\n      tcp6-segmentation-offload: false\n")),
         "{text}"
     );
     use std::os::unix::fs::PermissionsExt;

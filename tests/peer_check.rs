@@ -90,9 +90,7 @@ fn link_line(ns: &NetNs) -> String {
 
 #[test]
 fn tune_stops_at_once_on_a_dead_peer_and_changes_nothing() {
-    if common::skip_unless_root("tune needs root and a namespace") {
-        return;
-    }
+    common::require_root("tune needs root and a namespace");
     let ns = NetNs::new();
     ns.veth("va", "vb");
     let before = link_line(&ns);

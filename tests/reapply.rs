@@ -53,9 +53,7 @@ fn persist(lab: &Lab) {
 
 #[test]
 fn reapply_puts_back_what_was_changed_by_hand() {
-    if common::skip_unless_root("network namespaces") {
-        return;
-    }
+    common::require_root("network namespaces");
     let lab = Lab::new();
     persist(&lab);
     // By hand, behind hlctl's back.
@@ -105,9 +103,7 @@ fn reapply_puts_back_what_was_changed_by_hand() {
 
 #[test]
 fn reapply_watch_puts_back_the_settings_of_a_re_created_veth() {
-    if common::skip_unless_root("network namespaces") {
-        return;
-    }
+    common::require_root("network namespaces");
     let lab = Lab::new();
     persist(&lab);
     let argv = hlctl_argv(lab.dir.path(), &["reapply", "--watch", "--json"]);
@@ -153,4 +149,73 @@ fn reapply_watch_puts_back_the_settings_of_a_re_created_veth() {
         (Some(1500), Some(1400)),
         "{line}"
     );
+}
+
+/// `rps_cpus` of `dev`'s rx-0 in the lab's namespace (sysfs' hex mask).
+fn rps_mask(lab: &Lab, dev: &str) -> u64 {
+    let out = lab
+        .ns
+        .exec(&["cat", &format!("/sys/class/net/{dev}/queues/rx-0/rps_cpus")]);
+    let t = String::from_utf8_lossy(&out.stdout).trim().replace(',', "");
+    u64::from_str_radix(&t, 16).unwrap_or_else(|_| panic!("mask {t}"))
+}
+
+/// RPS has no network manager field: `set --persist` keeps it in hlctl's
+/// state file, `reapply` writes it back after a hand change and onto a
+/// re-created veth (what hlctld does on hot-plug), and `export --format
+/// udev-rule` writes the rule for hosts without hlctld.
+#[test]
+fn rps_is_persisted_reapplied_and_exported_as_a_udev_rule() {
+    common::require_root("network namespaces");
+    let lab = Lab::new();
+    let r = lab.json(&[
+        "set",
+        &lab.a,
+        "rps",
+        "cpus",
+        "0",
+        "flow-cnt",
+        "64",
+        "--persist",
+    ]);
+    assert!(r["persisted"].is_string(), "{r}");
+    assert_eq!(rps_mask(&lab, &lab.a), 1);
+    let state: Value = serde_json::from_str(
+        &std::fs::read_to_string(lab.dir.path().join("state/nic-settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        state["interfaces"][0]["settings"]["rps"],
+        serde_json::json!({"cpus": "0", "flow_cnt": 64}),
+        "{state}"
+    );
+
+    // By hand, then re-created: reapply puts it back both times.
+    let q = format!("/sys/class/net/{}/queues/rx-0", lab.a);
+    lab.ns
+        .exec(&["sh", "-c", &format!("echo 0 > {q}/rps_cpus")]);
+    assert_eq!(rps_mask(&lab, &lab.a), 0);
+    let r = lab.json(&["reapply"]);
+    assert_eq!(r["failed"], serde_json::json!([]), "{r}");
+    assert_eq!(rps_mask(&lab, &lab.a), 1);
+    lab.ns.ip(&["link", "del", &lab.a]);
+    lab.ns.veth(&lab.a, &lab.b);
+    assert_eq!(rps_mask(&lab, &lab.a), 0);
+    lab.json(&["reapply"]);
+    assert_eq!(rps_mask(&lab, &lab.a), 1);
+    let cnt = lab.ns.exec(&["cat", &format!("{q}/rps_flow_cnt")]);
+    assert_eq!(String::from_utf8_lossy(&cnt.stdout).trim(), "64");
+
+    // export: the udev rule writes the same mask; the .link file says where it went.
+    let out = lab.hlctl(&["export", &lab.a, "--format", "udev-rule"]);
+    let t = common::output_text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(
+        t.lines()
+            .any(|l| l.starts_with("ACTION==\"add\", SUBSYSTEM==\"net\"")
+                && l.contains("echo 1 > $$q/rps_cpus; echo 64 > $$q/rps_flow_cnt")),
+        "{t}"
+    );
+    let link = lab.hlctl(&["export", &lab.a, "--format", "systemd-link"]);
+    assert!(common::output_text(&link).contains("--format udev-rule"));
 }

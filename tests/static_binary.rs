@@ -123,9 +123,7 @@ fn the_static_binary_needs_no_library() {
 
 #[test]
 fn show_bench_and_doctor_run_in_an_empty_root_and_resolve_peers_from_its_hosts() {
-    if common::skip_unless_root("chroot, mounts and namespaces") {
-        return;
-    }
+    common::require_root("chroot, mounts and namespaces");
     let bin = static_bin::hlctl();
     let lab = Lab::new();
     let hosts = format!("127.0.0.1 localhost\n{PEER_IP} nasbox.lan nasbox\n");

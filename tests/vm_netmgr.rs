@@ -1,8 +1,8 @@
 //! Living with the host's network manager on a booted Debian 12 (issue 24),
-//! in a qemu VM (TCG, rig in tests/common/sysvm.rs) whose image adds
-//! ifupdown2, NetworkManager and netplan to vm_systemd's (cached apart;
-//! NetworkManager is installed but not started at boot). One qemu process,
-//! three boots of the same disk.
+//! in a qemu VM (TCG, rig in tests/common/sysvm.rs) booting the one guest
+//! image, which holds ifupdown2, NetworkManager and netplan (NetworkManager
+//! is installed but not started at boot). One qemu process, three boots of
+//! the same disk (the reboots are what is tested).
 //!
 //! First systemd-networkd: a `.network` file with `MTUBytes=` makes networkd
 //! the MTU's owner; `set --persist` writes hlctl's drop-in and `networkctl
@@ -49,7 +49,7 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::sysvm::{NETMGR_ROOT, PEER_ADDR, PEER_CIDR, SystemVm, files_disk, image_of};
+use common::sysvm::{PEER_ADDR, PEER_CIDR, SystemVm, files_disk, guest_image};
 use common::vm::add_tap;
 use common::{ChildGuard, NetNs, deb};
 use serde_json::Value;
@@ -67,6 +67,39 @@ iface vmbr0 inet static
 \tbridge-stp off
 \tbridge-fd 0
 ";
+
+/// Proxmox's stack of issue 39: `eth0` → `bond0` (active-backup) → `vmbr0`
+/// (VLAN-aware) → `vmbr0.20`, the VLAN in a sourced `interfaces.d` file.
+const BOND_INTERFACES: &str = "auto lo
+iface lo inet loopback
+
+auto eth0
+iface eth0 inet manual
+
+auto bond0
+iface bond0 inet manual
+\tbond-slaves eth0
+\tbond-miimon 100
+\tbond-mode active-backup
+
+auto vmbr0
+iface vmbr0 inet static
+\taddress 10.77.0.2/24
+\tbridge-ports bond0
+\tbridge-stp off
+\tbridge-fd 0
+\tbridge-vlan-aware yes
+\tbridge-vids 2-4094
+
+source /etc/network/interfaces.d/*
+";
+const VLAN_FILE: &str = "/etc/network/interfaces.d/vlan20";
+const VLAN_STANZA: &str = "auto vmbr0.20
+iface vmbr0.20 inet static
+\taddress 10.77.20.2/24
+";
+/// Every layer of [`BOND_INTERFACES`], bottom first.
+const BOND_LAYERS: [&str; 4] = ["eth0", "bond0", "vmbr0", "vmbr0.20"];
 
 /// eth0's NetworkManager profile: an address, none of hlctl's settings.
 const KEYFILE: &str = "/etc/NetworkManager/system-connections/eth0.nmconnection";
@@ -373,11 +406,86 @@ fn tune_through_ifupdown2(vm: &mut SystemVm) {
     );
 }
 
+/// The MTU of every layer of the bond stack, bottom first.
+fn bond_mtus(vm: &mut SystemVm) -> Vec<u64> {
+    BOND_LAYERS.iter().map(|i| mtu(vm, i)).collect()
+}
+
+/// Whether `iface`'s stanza in `text` has an `mtu N` line.
+fn stanza_mtu(text: &str, iface: &str) -> Option<u64> {
+    let head = format!("iface {iface} ");
+    text.lines()
+        .skip_while(|l| !l.starts_with(&head))
+        .skip(1)
+        .take_while(|l| l.starts_with('\t') || l.starts_with(' '))
+        .find_map(|l| l.trim().strip_prefix("mtu ")?.parse().ok())
+}
+
+/// Issue 39: on Proxmox's stack, `set --persist` of MTU 9000 on the bond,
+/// the bridge and the VLAN also writes `mtu 9000` into the bond's slave's
+/// stanza (the kernel made eth0 follow the bond; without the line
+/// `ifreload -a` puts it back to 1500 under a bond at 9000). Every layer
+/// stays at 9000 through `ifreload -a` and a reboot (ifupdown2 alone: no
+/// hlctld runs here), and rolling back the three sets leaves both files
+/// byte for byte as the user wrote them.
+fn bond_stack_through_ifupdown2(vm: &mut SystemVm) {
+    vm.sh("ifdown -a");
+    vm.ok(&format!(
+        "cat > /etc/network/interfaces <<'EOF'\n{BOND_INTERFACES}EOF\nmkdir -p /etc/network/interfaces.d && cat > {VLAN_FILE} <<'EOF'\n{VLAN_STANZA}EOF"
+    ));
+    vm.ok("ip link set dev eth0 mtu 1500; ifreload -a");
+    assert_eq!(
+        vm.ok("cat /sys/class/net/bond0/bonding/slaves").trim(),
+        "eth0"
+    );
+    assert_eq!(bond_mtus(vm), [1500; 4], "the stack before");
+    for iface in ["bond0", "vmbr0", "vmbr0.20"] {
+        let r = hlctl_json(vm, &format!("set {iface} mtu 9000 --persist"));
+        eprintln!("set {iface} mtu 9000 --persist: {}", r["persisted_through"]);
+    }
+    let main = vm.ok("cat /etc/network/interfaces");
+    let vlan = vm.ok(&format!("cat {VLAN_FILE}"));
+    eprintln!("after set --persist:\n{main}\n{VLAN_FILE}:\n{vlan}");
+    for iface in ["eth0", "bond0", "vmbr0"] {
+        assert_eq!(
+            stanza_mtu(&main, iface),
+            Some(9000),
+            "{iface}'s stanza:\n{main}"
+        );
+    }
+    assert_eq!(stanza_mtu(&vlan, "vmbr0.20"), Some(9000), "{vlan}");
+    vm.ok("ifreload -a");
+    assert_eq!(bond_mtus(vm), [9000; 4], "after ifreload -a");
+    let (code, check) = vm.sh("ifquery --check -a");
+    assert_eq!(code, 0, "ifquery --check -a:\n{check}");
+    let boot = vm.ok("cat /proc/sys/kernel/random/boot_id");
+    reboot(vm, boot.trim());
+    assert_eq!(bond_mtus(vm), [9000; 4], "after the reboot");
+    for iface in ["vmbr0.20", "vmbr0", "bond0"] {
+        let r = hlctl_json(vm, &format!("rollback {iface}"));
+        assert_eq!(r["undone"][0]["interface"], iface, "{r}");
+    }
+    assert_eq!(
+        vm.ok("cat /etc/network/interfaces"),
+        BOND_INTERFACES,
+        "not byte for byte after rollback"
+    );
+    assert_eq!(
+        vm.ok(&format!("cat {VLAN_FILE}")),
+        VLAN_STANZA,
+        "not byte for byte after rollback"
+    );
+    vm.ok("ifreload -a");
+    assert_eq!(bond_mtus(vm), [1500; 4], "after rollback and ifreload -a");
+}
+
 /// ifupdown2 lets go of eth0 (vmbr0 goes; networkd's file went already).
 fn leave_ifupdown2(vm: &mut SystemVm) {
     let (_, out) = vm.sh("ifdown -a");
     eprintln!("ifdown -a: {out}");
     vm.ok("! ip link show dev vmbr0 2>/dev/null");
+    vm.ok("! ip link show dev bond0 2>/dev/null");
+    vm.ok(&format!("rm -f {VLAN_FILE}"));
     vm.ok("printf 'auto lo\\niface lo inet loopback\\n' > /etc/network/interfaces");
     vm.ok("ip link set dev eth0 mtu 1500 up && rm -f /var/lib/hlctl/nic-settings.json");
 }
@@ -617,8 +725,8 @@ fn each_network_manager_keeps_what_hlctl_persisted() {
         panic!("vm_netmgr needs root (netns, tap)");
     }
     let t0 = Instant::now();
-    let img = image_of(&NETMGR_ROOT, &["bridge"]);
-    deb::took("the network managers' image", t0);
+    let img = guest_image();
+    deb::took("the guest image", t0);
     let ns = NetNs::new();
     add_tap(&ns, "tap0", PEER_CIDR);
     let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
@@ -672,6 +780,9 @@ fn each_network_manager_keeps_what_hlctl_persisted() {
     tune_through_ifupdown2(&mut vm);
     drop(server);
     deb::took("tune through ifupdown2", t);
+    let t = Instant::now();
+    bond_stack_through_ifupdown2(&mut vm);
+    deb::took("the bond stack through ifupdown2 (with a reboot)", t);
     leave_ifupdown2(&mut vm);
     let t = Instant::now();
     let keyfile = persist_through_networkmanager(&mut vm);

@@ -111,9 +111,7 @@ const RENEGOTIATE: &str = "link autoneg on advertise 10baseT/Half 10baseT/Full 1
 
 #[test]
 fn slow_link_found_renegotiated_rolled_back_and_nominal_speeds_never_blamed() {
-    if common::skip_unless_root("taps in a network namespace") {
-        return;
-    }
+    common::require_root("taps in a network namespace");
     let ns = NetNs::new();
     add_tap(&ns, "tap0", &format!("{E_HOST}/24"));
     add_tap(&ns, "tap1", &format!("{V_HOST}/24"));

@@ -16,10 +16,11 @@ use crate::config::CheckConfig;
 use crate::history::compare::{self, Comparison};
 use crate::history::{History, HistoryError, Kind, StoredResult};
 use crate::path::Peer;
-use crate::path::measure::Direction;
+use crate::path::throughput::Direction;
 use crate::report::{Entry, Figures, NetEntry, Report};
 
-pub(crate) use net::{Backoff, PeerResult};
+pub(crate) use crate::bench::net::busy::Backoff;
+pub(crate) use net::PeerResult;
 
 /// The reference's name when a check is compared with the one before it.
 pub(crate) const PREVIOUS_CHECK: &str = "previous check";

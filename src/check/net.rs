@@ -6,15 +6,16 @@
 //! counted; a figure is only ever one whose test the peer accepted alone.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use crate::bench::exclusive::MeasureLock;
+use crate::bench::net::busy::{Backoff, BusyWait};
 use crate::bench::net::{self, ClientConfig, NetError, NetReport};
 use crate::bench::progress::{Cancel, NoProgress};
 use crate::path::Peer;
-use crate::path::measure::Direction;
+use crate::path::throughput::Direction;
 
 /// One direction to one peer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -25,6 +26,9 @@ pub(crate) struct DirectionResult {
     /// Times the peer (or this host) was busy and the run was tried again.
     pub(crate) busy_retries: u32,
     pub(crate) error: Option<String>,
+    /// This host's cores during the run that gave the figure (`crate::cpu`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) cores: Option<crate::cpu::report::CoreReport>,
 }
 
 /// Both directions and the idle round-trip time to one peer.
@@ -53,39 +57,6 @@ impl PeerResult {
     }
 }
 
-/// How long to wait before trying a busy peer again.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Backoff {
-    pub(crate) min: Duration,
-    pub(crate) max: Duration,
-    /// Give up when the next try would start after this.
-    pub(crate) window: Duration,
-}
-
-impl Backoff {
-    pub(crate) fn for_window(window_s: u64) -> Backoff {
-        Backoff {
-            min: Duration::from_millis(500),
-            max: Duration::from_secs(window_s.clamp(2, 60) / 2).max(Duration::from_secs(1)),
-            window: Duration::from_secs(window_s),
-        }
-    }
-
-    /// A random wait in `[min, max]`.
-    fn pick(&self) -> Duration {
-        let mut b = [0u8; 8];
-        // SAFETY: getrandom writes at most the buffer's length.
-        let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
-        let r = if n == 8 {
-            u64::from_ne_bytes(b)
-        } else {
-            u64::from(std::process::id()) ^ crate::host::now_unix() as u64
-        };
-        let span = self.max.saturating_sub(self.min).as_millis() as u64;
-        self.min + Duration::from_millis(if span == 0 { 0 } else { r % (span + 1) })
-    }
-}
-
 /// Why one attempt did not give a figure.
 enum Attempt {
     Busy,
@@ -103,8 +74,22 @@ fn attempt(
         Ok(None) => return Err(Attempt::Busy), // our own server is serving someone
         Err(_) => None,                        // no state dir to lock in: measure anyway
     };
-    match net::run_client_then(cfg, &NoProgress, cancel, accepted) {
-        Ok(r) => Ok(r),
+    let peer = Peer {
+        host: cfg.host.clone(),
+        port: cfg.port,
+    };
+    let dev = peer
+        .ip()
+        .ok()
+        .and_then(crate::path::route::egress_interface);
+    let (r, cores) = crate::cpu::sample::around(dev.as_deref(), || {
+        net::run_client_then(cfg, &NoProgress, cancel, accepted)
+    });
+    match r {
+        Ok(mut r) => {
+            r.cores = cores;
+            Ok(r)
+        }
         Err(NetError::ServerBusy) => Err(Attempt::Busy),
         Err(e) => Err(Attempt::Failed(e.to_string())),
     }
@@ -130,13 +115,14 @@ pub(crate) fn direction(
         Direction::Upload => net::TestDirection::Forward,
         Direction::Download => net::TestDirection::Reverse,
     };
-    let start = Instant::now();
+    let mut busy = BusyWait::new(*backoff);
     let mut out = DirectionResult {
         direction: dir,
         bps: None,
         retransmits: None,
         busy_retries: 0,
         error: None,
+        cores: None,
     };
     // Other failures (a server still tearing down its previous test) are
     // tried again twice, half a second apart.
@@ -150,6 +136,7 @@ pub(crate) fn direction(
             Ok(r) => {
                 out.bps = Some(r.main.received_bps);
                 out.retransmits = r.main.retransmits;
+                out.cores = r.cores;
                 return out;
             }
             Err(Attempt::Failed(e)) => {
@@ -161,18 +148,15 @@ pub(crate) fn direction(
                 std::thread::sleep(Duration::from_millis(500));
             }
             Err(Attempt::Busy) => {
-                let wait = backoff.pick();
-                if start.elapsed() + wait > backoff.window {
-                    out.error = Some(format!(
-                        "{}: busy for the whole {} s window ({} tries); nothing measured",
-                        peer.label(),
-                        backoff.window.as_secs(),
-                        out.busy_retries + 1
-                    ));
+                let waited = busy.wait(&peer.label(), &NoProgress, cancel);
+                out.busy_retries = busy.retries;
+                if let Err(e) = waited {
+                    out.error = Some(match e {
+                        NetError::Cancelled => "cancelled".into(),
+                        e => e.to_string(),
+                    });
                     return out;
                 }
-                out.busy_retries += 1;
-                std::thread::sleep(wait);
             }
         }
     }
@@ -187,7 +171,7 @@ pub(crate) fn idle_rtt(peer: &Peer) -> Option<f64> {
         .map(|d| d.as_secs_f64())
         .collect();
     v.sort_by(|a, b| a.total_cmp(b));
-    (!v.is_empty()).then(|| crate::path::measure::median(&v))
+    (!v.is_empty()).then(|| crate::path::throughput::median(&v))
 }
 
 /// Both directions to one peer, and the idle round-trip time, taken once,
@@ -219,6 +203,7 @@ pub(crate) fn peer(
                 retransmits: None,
                 busy_retries: 0,
                 error: Some(why.clone()),
+                cores: None,
             },
             None => {
                 let mut probe = || {

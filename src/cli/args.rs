@@ -91,9 +91,9 @@ mod tests {
     #[test]
     fn time_is_the_run_length_and_bench_time_a_hidden_alias() {
         let a = report(&["--time", "3"]);
-        assert_eq!((a.time, a.bench_seconds()), (3, 3));
+        assert_eq!((a.time, a.request().bench_time_s), (3, 3));
         let a = report(&["--time", "3", "--bench-time", "7"]);
-        assert_eq!((a.time, a.bench_seconds()), (3, 7));
+        assert_eq!((a.time, a.request().bench_time_s), (3, 7));
         let mut cmd = super::Cli::command();
         let help = cmd
             .find_subcommand_mut("report")

@@ -41,6 +41,15 @@ pub(crate) enum Need {
 }
 
 impl Backend {
+    /// This process, whatever hlctld would say (a verb that must not hand
+    /// its input to the daemon, such as a password).
+    pub(crate) fn local(global: &Global) -> Backend {
+        Backend::Local {
+            paths: Box::new(global.paths()),
+            nl: None,
+        }
+    }
+
     /// Where a verb runs — the one rule, for every verb and every user:
     /// 1. `--local`: in this process (for a change, root only);
     /// 2. `--bus ADDRESS`: hlctld on that bus;
@@ -50,10 +59,7 @@ impl Backend {
     ///    history is their own, under `$XDG_STATE_HOME/hlctl`); a change
     ///    by anyone else is refused with how to start hlctld.
     pub(crate) fn select(global: &Global, need: Need) -> Result<Backend, CliError> {
-        let local = || Backend::Local {
-            paths: Box::new(global.paths()),
-            nl: None,
-        };
+        let local = || Backend::local(global);
         if global.local {
             if need == Need::Privilege && !is_root() {
                 return Err(CliError::new(
@@ -179,7 +185,9 @@ impl Backend {
         match self {
             Backend::Local { .. } => local(bar, super::interrupt::cancel_on_interrupt()),
             Backend::Bus(r) => {
-                let params = crate::dbus::wire::params::encode(params)
+                // Each value as the D-Bus type the kind's declaration gives it.
+                let keys = crate::dbus::wire::verb::bench_params(kind).unwrap_or_default();
+                let params = crate::dbus::wire::params::encode_typed(params, &keys)
                     .map_err(|e| CliError::new(e, exit::FAILED))?;
                 let call = super::remote::JobCall {
                     what: "benchmark",

@@ -9,7 +9,7 @@ use super::error::CliError;
 use super::exit;
 use super::global::Global;
 use super::output::{ProgressBar, print_json};
-use crate::bench::cpu::{CpuError, CpuPhase};
+use crate::bench::cpu::CpuPhase;
 
 /// Measure CPU speed in sysbench "events per second", comparable with
 /// `sysbench cpu --threads=N --time=S --cpu-max-prime=P run`.
@@ -53,10 +53,7 @@ pub(crate) fn run(global: &Global, args: CpuArgs) -> i32 {
         crate::ops::bench::cpu(&global.paths(), &cfg, who, bar, cancel)
             .map(super::kept::warn_unstored)
             .map_err(|e| {
-                let code = match e {
-                    CpuError::InvalidConfig { .. } => exit::INVALID,
-                    _ => exit::FAILED,
-                };
+                let code = crate::dbus::wire::bench::cpu_class(&e).exit_code();
                 CliError::new(e.to_string(), code)
             })
     });

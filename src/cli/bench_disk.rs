@@ -10,7 +10,7 @@ use super::error::CliError;
 use super::exit;
 use super::global::Global;
 use super::output::{ProgressBar, print_json};
-use crate::bench::disk::{self, DiskError, DiskReport, ErrorClass, SeqDdConfig, SeqDdReport};
+use crate::bench::disk::{self, DiskError, DiskReport, SeqDdConfig, SeqDdReport};
 use crate::bench::size::Bytes;
 use crate::dbus::wire::bench::DiskParams;
 
@@ -185,11 +185,7 @@ fn params(args: DiskArgs) -> DiskParams {
 
 /// The exit code of a disk benchmark error.
 fn code(e: &DiskError) -> i32 {
-    match e.class() {
-        ErrorClass::Invalid => exit::INVALID,
-        ErrorClass::NotPermitted => exit::NOT_PERMITTED,
-        ErrorClass::Failed => exit::FAILED,
-    }
+    e.class().exit_code()
 }
 
 /// Print the error; map it to an exit code.

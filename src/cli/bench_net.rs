@@ -88,6 +88,37 @@ pub(crate) struct NetArgs {
     /// Seconds between interval lines (0.1–60); 0 turns them off.
     #[arg(short = 'i', long = "interval", value_name = "SECS", default_value_t = 1.0, value_parser = parse_interval)]
     pub(crate) interval: f64,
+    /// Seconds within which a busy server (it runs someone else's test) is
+    /// tried again after a random back-off, saying so (0–86400; 0 fails at
+    /// once) [default: 600, as `check`].
+    #[arg(long = "busy-window", value_name = "SECS",
+          value_parser = crate::units::ranged(0u64, 86_400))]
+    pub(crate) busy_window: Option<u64>,
+    /// iperf3 3.17's --json-stream (implies -J): one JSON object a line,
+    /// `{"event": "start"|"interval"|"end"|"error", "data": …}`, the data
+    /// as under -J's keys. Unlike iperf3's, the lines come when the test
+    /// ends, not as each interval passes.
+    #[arg(long)]
+    pub(crate) json_stream: bool,
+    /// TCP receivers (the server; hlctl itself with -R) discard the data
+    /// without copying it (MSG_TRUNC), as iperf3 3.19's --skip-rx-copy.
+    #[arg(long)]
+    pub(crate) skip_rx_copy: bool,
+    /// Pace each TCP stream at RATE bit/s in the kernel (SO_MAX_PACING_RATE,
+    /// on both ends), as iperf3's --fq-rate.
+    #[arg(long = "fq-rate", value_name = "RATE", value_parser = parse_rate)]
+    pub(crate) fq_rate: Option<u64>,
+    /// iperf3's -Z: refused (hlctl's sender has no zero-copy path).
+    #[arg(short = 'Z', long = "zerocopy")]
+    pub(crate) zerocopy: bool,
+    /// iperf3 3.21's --gsro: refused (hlctl's UDP streams use neither GSO nor GRO).
+    #[arg(long)]
+    pub(crate) gsro: bool,
+    /// iperf3 3.19's --cntl-ka[=IDLE/INTV/CNT]: refused (not implemented).
+    #[arg(long = "cntl-ka", value_name = "IDLE/INTV/CNT", num_args = 0..=1, default_missing_value = "")]
+    pub(crate) cntl_ka: Option<String>,
+    #[command(flatten)]
+    pub(crate) auth: super::net_auth::ClientAuthArgs,
 }
 
 fn split_suffix(s: &str) -> Result<(f64, u32), String> {
@@ -145,6 +176,24 @@ fn parse_interval(s: &str) -> Result<f64, String> {
 }
 
 impl NetArgs {
+    /// iperf3's flags hlctl's client cannot act on: refused, naming the
+    /// flag, rather than running a different test than the one asked for.
+    fn refuse_unsupported(&self) -> Result<(), String> {
+        if self.zerocopy {
+            return Err("-Z/--zerocopy is not supported: hlctl's sender has no zero-copy (MSG_ZEROCOPY or sendfile) path; run without it".into());
+        }
+        if self.gsro {
+            return Err("--gsro is not supported: hlctl's UDP streams use neither UDP_SEGMENT (GSO) nor UDP_GRO; run without it".into());
+        }
+        if self.cntl_ka.is_some() {
+            return Err("--cntl-ka is not supported: hlctl does not set keepalive on the control connection; run without it".into());
+        }
+        if self.fq_rate.is_some() && self.udp {
+            return Err("--fq-rate is for TCP here: hlctl paces UDP with -b; use -b RATE".into());
+        }
+        Ok(())
+    }
+
     /// The server's port: from -p or from --peer HOST:PORT (both only when
     /// they agree), else 5201.
     pub(crate) fn port(&self) -> Result<u16, String> {
@@ -173,6 +222,7 @@ impl NetArgs {
             }
             (None, None) => return Err("the server is missing: give it with -c HOST".into()),
         };
+        self.refuse_unsupported()?;
         Ok(NetParams {
             host: peer.host.clone(),
             port: Some(self.port()?),
@@ -192,6 +242,9 @@ impl NetArgs {
             window: self.window,
             omit_s: Some(self.omit),
             interval_s: Some(self.interval),
+            busy_window_s: self.busy_window,
+            skip_rx_copy: self.skip_rx_copy,
+            fq_rate_bps: self.fq_rate,
         })
     }
 }
@@ -223,21 +276,17 @@ impl Progress for Lines<'_> {
     }
 }
 
+/// The exit code of a network benchmark error: its class, the same one
+/// hlctld gives the job ([`crate::dbus::wire::bench::net_class`]).
 fn exit_code(e: &NetError) -> i32 {
-    match e {
-        NetError::InvalidConfig(_) => exit::INVALID,
-        NetError::Connect { source, .. }
-            if source.kind() == std::io::ErrorKind::PermissionDenied =>
-        {
-            exit::NOT_PERMITTED
-        }
-        _ => exit::FAILED,
-    }
+    crate::dbus::wire::bench::net_class(e).exit_code()
 }
 
 pub(crate) fn run(global: &Global, args: NetArgs) -> i32 {
+    let json = global.json || args.json_stream;
     let checked = args.to_params().and_then(|params| {
-        let cfg = params.config()?;
+        let mut cfg = params.config()?;
+        cfg.auth = args.auth.load()?;
         Ok((params, cfg))
     });
     let (params, cfg) = match checked {
@@ -247,19 +296,22 @@ pub(crate) fn run(global: &Global, args: NetArgs) -> i32 {
             return exit::INVALID;
         }
     };
-    let mut backend = match super::backend::Backend::select(global, super::backend::Need::Nothing) {
+    // Credentials stay in this process: never sent to hlctld.
+    let chosen = match cfg.auth {
+        Some(_) => Ok(super::backend::Backend::local(global)),
+        None => super::backend::Backend::select(global, super::backend::Need::Nothing),
+    };
+    let mut backend = match chosen {
         Ok(b) => b,
         Err(e) => return e.report(),
     };
-    let bar = ProgressBar::new(global.json);
+    let bar = ProgressBar::new(json);
     let lines = Lines {
         bar: &bar,
-        json: global.json,
-        above_bar: !global.json
-            && std::io::stderr().is_terminal()
-            && std::io::stdout().is_terminal(),
+        json,
+        above_bar: !json && std::io::stderr().is_terminal() && std::io::stdout().is_terminal(),
     };
-    if !global.json {
+    if !json {
         println!("Connecting to host {}, port {}", cfg.host, cfg.port);
         if cfg.interval.is_some() {
             println!(
@@ -275,22 +327,47 @@ pub(crate) fn run(global: &Global, args: NetArgs) -> i32 {
             .map_err(|e| CliError::new(e.to_string(), exit_code(&e)))
     });
     bar.finish();
-    match result {
-        Ok(report) => {
-            if global.json {
-                print_json(&iperf3_json::layout(&report));
-            } else {
-                print!("{}", text::summary(&report));
+    let output = if args.json_stream {
+        Output::Stream
+    } else if json {
+        Output::Json
+    } else {
+        Output::Text
+    };
+    output.print(result)
+}
+
+/// How the result is printed: text, -J's document, or --json-stream's lines.
+enum Output {
+    Text,
+    Json,
+    Stream,
+}
+
+impl Output {
+    /// Print the result (the error too, on stderr); the exit code.
+    fn print(self, result: Result<crate::bench::net::NetReport, CliError>) -> i32 {
+        match (result, self) {
+            (Ok(report), Output::Text) => print!("{}", text::summary(&report)),
+            (Ok(report), Output::Json) => print_json(&iperf3_json::layout(&report)),
+            (Ok(report), Output::Stream) => {
+                for line in iperf3_json::stream(&report) {
+                    println!("{line}");
+                }
             }
-            exit::OK
-        }
-        Err(e) => {
-            if global.json {
-                print_json(&serde_json::json!({ "error": e.message }));
+            (Err(e), how) => {
+                match how {
+                    Output::Text => {}
+                    Output::Json => print_json(&serde_json::json!({ "error": e.message })),
+                    Output::Stream => {
+                        println!("{}", iperf3_json::event("error", e.message.clone().into()))
+                    }
+                }
+                eprintln!("hlctl bench net: {}", e.message);
+                return e.code;
             }
-            eprintln!("hlctl bench net: {}", e.message);
-            e.code
         }
+        exit::OK
     }
 }
 

@@ -10,7 +10,7 @@ use super::exit;
 use super::global::Global;
 use super::output::{ProgressBar, print_json};
 use crate::bench::size::Bytes;
-use crate::bench::stress::{self, MemAmount, StressError, StressReport};
+use crate::bench::stress::{self, MemAmount, StressReport};
 use crate::dbus::wire::bench::StressParams;
 
 /// Sustained CPU and memory load that watches for thermal throttling.
@@ -64,10 +64,7 @@ pub(crate) fn run(global: &Global, args: StressArgs) -> i32 {
             .config()
             .map_err(|m| CliError::new(m, exit::INVALID))?;
         stress::run(&cfg, bar, cancel).map_err(|e| {
-            let code = match e {
-                StressError::InvalidConfig { .. } => exit::INVALID,
-                _ => exit::FAILED,
-            };
+            let code = crate::dbus::wire::bench::stress_class(&e).exit_code();
             CliError::new(e.to_string(), code)
         })
     });

@@ -3,14 +3,18 @@
 
 use clap::Args;
 
+use super::backend::{Backend, Need};
+use super::error::CliError;
 use super::exit;
 use super::global::Global;
 use super::output::{ProgressBar, print_json, table};
-use crate::check::{self, CheckReport, PREVIOUS_CHECK};
-use crate::config::Config;
+use crate::check::{CheckReport, PREVIOUS_CHECK};
+use crate::dbus::wire::check::CheckParams;
+use crate::dbus::wire::verb;
+use crate::history::Verdict;
 use crate::history::compare::Comparison;
-use crate::history::{History, Verdict};
-use crate::path::Peer;
+use crate::ops::check::{CheckOutcome, Overrides};
+use crate::paths::Paths;
 
 /// Run the checks configured in hlctl.toml ([check]): network to every peer
 /// in both directions, disk on every directory, CPU; store them in the
@@ -23,6 +27,10 @@ use crate::path::Peer;
 /// again after a random back-off within busy_window_s; a figure is never
 /// taken while the peer serves another test. hlctl-check.timer runs this on
 /// the configured schedule.
+///
+/// Through hlctld (as every verb, unless --local or hlctld is not
+/// reachable) the check runs there, on hlctld's configuration with these
+/// options over it, and is stored under the caller's uid.
 ///
 /// Exit codes: 0 no regression; 1 a regression, a measurement that failed
 /// or a `[workload]` need not met; 2 invalid input.
@@ -61,202 +69,130 @@ pub(crate) struct CheckArgs {
     pub(crate) if_kernel_changed: bool,
 }
 
-/// The configuration with the command line's overrides.
-fn effective(global: &Global, args: &CheckArgs) -> Result<Config, i32> {
-    let paths = global.paths();
-    let loaded = crate::config::load(&paths.config_file, global.config.is_some());
-    for p in &loaded.problems {
-        eprintln!("hlctl check: warning: {p} (ignored)");
-    }
-    let mut c = loaded.config;
-    if !args.peers.is_empty() {
-        for p in &args.peers {
-            if let Err(e) = Peer::parse(p) {
-                eprintln!("hlctl check: {e}");
-                return Err(exit::INVALID);
-            }
-        }
-        c.check.peers = args.peers.clone();
-    }
-    if !args.dirs.is_empty() {
-        c.check.dirs = args.dirs.clone();
-    }
-    if args.no_cpu {
-        c.check.cpu = false;
-    }
-    if let Some(b) = &args.baseline {
-        c.check.baseline = Some(b.clone());
-    }
-    if let Some(t) = args.time {
-        c.check.time_s = t;
-        c.check.bench_time_s = u64::from(t);
-    }
-    if let Some(t) = args.bench_time {
-        c.check.bench_time_s = t;
-    }
-    if let Some(s) = args.disk_size {
-        c.check.disk_size_mib = s;
-    }
-    if let Some(w) = args.busy_window {
-        c.check.busy_window_s = w;
-    }
-    Ok(c)
-}
-
-pub(crate) fn run(global: &Global, args: CheckArgs) -> i32 {
-    let cfg = match effective(global, &args) {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
-    let paths = global.paths();
-    if args.if_kernel_changed
-        && let Some(code) = same_kernel(&paths)
-    {
-        return code;
-    }
-    if !cfg.check_has_work() {
-        eprintln!(
-            "hlctl check: nothing to check: set [check] peers, dirs or cpu in {} (or --peer/--dir)",
-            paths.config_file.display()
-        );
-        return exit::INVALID;
-    }
-    let r = measure(global, &cfg);
-    let failures = failures(&r);
-    let comparison = match History::open(&paths.state_dir)
-        .and_then(|mut h| check::last_comparison(&mut h, &cfg.check))
-    {
-        Ok(x) => x.and_then(|(_, c)| c),
-        Err(e) => return super::fail(&e, exit::FAILED),
-    };
-    let regressions: Vec<_> = comparison
-        .iter()
-        .flat_map(|c| &c.metrics)
-        .filter(|m| m.verdict == Verdict::Regression)
-        .collect();
-    let logged_to = regressions.iter().fold(None, |_, m| {
-        Some(check::journal::regression(
-            &format!("regression: {}", m.text),
-            &m.name,
-            &m.subject,
-        ))
-    });
-    let metrics_file = refresh_metrics(&paths, &cfg);
-    let below = below_need(&r);
-    if global.json {
-        print_json(&serde_json::json!({
-            "check": r,
-            "comparison": comparison,
-            "regressions": regressions.len(),
-            "regressions_logged_to": logged_to,
-            "failures": failures,
-            "below_need": below,
-            "metrics_file": metrics_file,
-        }));
-    } else {
-        print_text(&r, comparison.as_ref());
-        print!("{}", super::doctor::workload_text(&r.workloads));
-        for b in &below {
-            println!("{b}");
-        }
-        for f in &failures {
-            println!("not measured: {f}");
-        }
-        if let Some(p) = &metrics_file {
-            println!("Metrics: {}", p.display());
-        }
-    }
-    if !regressions.is_empty() || !failures.is_empty() || !below.is_empty() {
-        exit::FAILED
-    } else {
-        exit::OK
-    }
-}
-
-/// Every `[workload]` layer the check measured below its need, with the
-/// metric: "below the need: net 115 Mbit/s, plex-4k ×2 needs 200 Mbit/s".
-fn below_need(r: &CheckReport) -> Vec<String> {
-    r.workloads
-        .iter()
-        .flat_map(|a| {
-            a.rows
+impl CheckArgs {
+    /// What the command line changes in `[check]`.
+    fn overrides(&self) -> Overrides {
+        Overrides {
+            peers: self.peers.clone(),
+            // Absolute, so that hlctld measures where this shell meant.
+            dirs: self
+                .dirs
                 .iter()
-                .filter(|x| x.verdict == "short")
-                .map(move |x| {
-                    format!(
-                        "below the need: {} {}, {} needs {} ({})",
-                        x.layer.name(),
-                        x.layer.format(x.measured.unwrap_or(0.0)),
-                        a.workload.label(),
-                        x.layer.format(x.needed),
-                        x.source
-                    )
+                .map(|d| {
+                    std::path::absolute(d).map_or(d.clone(), |p| p.to_string_lossy().into_owned())
                 })
-        })
-        .collect()
-}
-
-/// `--if-kernel-changed`: the exit code when there is nothing to do (the
-/// kernel is the last check's, or no check ran yet), `None` to check.
-fn same_kernel(paths: &crate::paths::Paths) -> Option<i32> {
-    let now = crate::host::HostInfo::current().kernel;
-    match History::open(&paths.state_dir).and_then(|mut h| check::last_kernel(&mut h)) {
-        Ok(Some(k)) if k == now => {
-            println!("hlctl check: kernel {now} is the one of the last check; nothing to do");
-            Some(exit::OK)
+                .collect(),
+            no_cpu: self.no_cpu,
+            baseline: self.baseline.clone(),
+            time_s: self.time,
+            bench_time_s: self.bench_time,
+            disk_size_mib: self.disk_size,
+            busy_window_s: self.busy_window,
+            if_kernel_changed: self.if_kernel_changed,
         }
-        Ok(None) => {
-            println!("hlctl check: no check ran yet; the timer's first run makes the reference");
-            Some(exit::OK)
-        }
-        Ok(Some(k)) => {
-            println!("hlctl check: kernel changed ({k} → {now}): checking");
-            None
-        }
-        Err(e) => Some(super::fail(&e, exit::FAILED)),
     }
 }
 
-/// What could not be measured, each with its subject.
-fn failures(r: &CheckReport) -> Vec<String> {
-    r.report
-        .network
-        .iter()
-        .filter_map(|n| n.error.clone())
-        .chain(
-            r.report
-                .disk
-                .iter()
-                .chain(&r.report.cpu)
-                .filter_map(|e| e.error.as_ref().map(|x| format!("{}: {x}", e.subject))),
-        )
-        .collect()
-}
-
-/// Rewrite the Prometheus textfile when one is configured; warn when it fails.
-fn refresh_metrics(paths: &crate::paths::Paths, cfg: &Config) -> Option<std::path::PathBuf> {
-    match crate::metrics::refresh(paths, cfg) {
-        Some(Ok(p)) => Some(p),
-        Some(Err(e)) => {
-            eprintln!("hlctl check: warning: metrics file not written: {e}");
-            None
-        }
-        None => None,
+/// `hlctl check`: through hlctld (a `Check` job, hlctld's configuration) or
+/// in this process, by [`Backend::select`]'s rule; either way
+/// [`crate::ops::check::run`] does the whole check and this prints it.
+pub(crate) fn run(global: &Global, args: CheckArgs) -> i32 {
+    let o = args.overrides();
+    // Checked here, before the path is chosen: the same message either way.
+    if let Err(e) = o.validate() {
+        return CliError::new(format!("check: {e}"), e.class().exit_code()).report();
     }
-}
-
-fn measure(global: &Global, cfg: &Config) -> CheckReport {
-    let cancel = super::interrupt::cancel_on_interrupt();
     let bar = ProgressBar::new(global.json);
-    let who = crate::ops::Requester::this_process();
-    let ran = crate::ops::check::run(cfg, &global.paths(), who, &bar, &cancel);
+    let outcome = match Backend::select(global, Need::Nothing) {
+        Ok(Backend::Bus(remote)) => through_daemon(&remote, o, &bar),
+        Ok(Backend::Local { paths, .. }) => in_process(global, &paths, &o, &bar),
+        Err(e) => Err(e),
+    };
     bar.finish();
-    super::kept::warn_unstored(ran)
+    let outcome = match outcome {
+        Ok(x) => x,
+        Err(e) => return e.report(),
+    };
+    for w in &outcome.warnings {
+        eprintln!("hlctl check: warning: {w}");
+    }
+    if global.json {
+        print_json(&outcome);
+    } else {
+        print_outcome(&outcome);
+    }
+    if outcome.passed {
+        exit::OK
+    } else {
+        exit::FAILED
+    }
+}
+
+/// The check as a job of hlctld's.
+fn through_daemon(
+    remote: &super::remote::Remote,
+    overrides: Overrides,
+    bar: &ProgressBar,
+) -> Result<CheckOutcome, CliError> {
+    let params = CheckParams {
+        overrides,
+        detached: false,
+    };
+    let call = super::remote::JobCall {
+        what: "check",
+        progress: bar,
+        confirm: false,
+        cancelling: "cancelling",
+        partial_ok: false,
+    };
+    remote.follow(call, remote.start(&verb::CHECK, params.encode()))
+}
+
+/// The check in this process, stored in this user's history.
+fn in_process(
+    global: &Global,
+    paths: &Paths,
+    o: &Overrides,
+    bar: &ProgressBar,
+) -> Result<CheckOutcome, CliError> {
+    let cancel = super::interrupt::cancel_on_interrupt();
+    let who = crate::ops::Requester::this_process();
+    crate::ops::check::run(paths, global.config.is_some(), o, who, bar, &cancel)
+        .map_err(|e| CliError::new(format!("check: {e}"), e.class().exit_code()))
+}
+
+fn print_outcome(o: &CheckOutcome) {
+    if let Some(k) = &o.kernel {
+        println!("hlctl check: {k}");
+    }
+    let Some(r) = &o.check else {
+        return;
+    };
+    print_text(r, o.comparison.as_ref());
+    print!("{}", super::doctor::workload_text(&r.workloads));
+    for b in &o.below_need {
+        println!("{b}");
+    }
+    for f in &o.failures {
+        println!("not measured: {f}");
+    }
+    if let Some(p) = &o.metrics_file {
+        println!("Metrics: {}", p.display());
+    }
 }
 
 fn print_text(r: &CheckReport, c: Option<&Comparison>) {
     print!("{}", r.report.markdown());
     for p in &r.peers {
+        for d in &p.directions {
+            if let Some(c) = &d.cores {
+                println!(
+                    "{}: {}",
+                    p.peer,
+                    crate::cpu::text::line(&d.direction.to_string(), c)
+                );
+            }
+        }
         if p.busy_retries() > 0 {
             println!(
                 "\n{}: busy {} time(s), retried after a random back-off",

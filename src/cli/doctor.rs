@@ -9,8 +9,9 @@ use super::output::{ProgressBar, print_json};
 use super::remote::{JobCall, Remote};
 use crate::bench::progress::Cancel;
 use crate::dbus::wire::doctor::DoctorParams;
-use crate::doctor::{self, Check, Finding, Options, Report};
-use crate::path::Peer;
+use crate::dbus::wire::verb;
+use crate::doctor::{Check, Finding, Report};
+use crate::ops::doctor::DoctorRequest;
 
 /// Diagnose NICs, TCP settings, the path to a peer, the CPU and mounts.
 ///
@@ -103,20 +104,30 @@ fn need_spec(s: &str) -> Result<String, String> {
 }
 
 impl DoctorArgs {
-    /// The workloads as the bus carries them (`plex-4k:3`, `need:…`).
-    fn workload_specs(&self) -> Vec<String> {
-        self.workloads.iter().chain(&self.needs).cloned().collect()
+    /// What the flags ask for: the one request both paths run
+    /// (`Manager.Doctor`'s options are its wire form).
+    fn request(&self) -> DoctorRequest {
+        DoctorRequest {
+            interfaces: self.interfaces.clone(),
+            peer: self.peer.clone(),
+            dirs: self.dirs.clone(),
+            runs: self.runs,
+            stress_s: u32::try_from(self.stress).unwrap_or(u32::MAX),
+            disk_size_mib: u32::try_from(self.disk_size).unwrap_or(u32::MAX),
+            time_s: self.time,
+            // The workloads as the bus carries them (`plex-4k:3`, `need:…`).
+            workloads: self.workloads.iter().chain(&self.needs).cloned().collect(),
+            workload_runs: true,
+        }
     }
 }
 
 pub(crate) fn run(global: &Global, args: DoctorArgs) -> i32 {
-    let peer = match args.peer.as_deref().map(Peer::parse).transpose() {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("hlctl doctor: {e}");
-            return exit::INVALID;
-        }
-    };
+    let request = args.request();
+    if let Err(e) = request.peer() {
+        eprintln!("hlctl doctor: {e}");
+        return exit::INVALID;
+    }
     let remote = match super::backend::Backend::select(global, super::backend::Need::Nothing) {
         Ok(super::backend::Backend::Bus(r)) => Some(r),
         Ok(super::backend::Backend::Local { .. }) => None,
@@ -124,8 +135,8 @@ pub(crate) fn run(global: &Global, args: DoctorArgs) -> i32 {
     };
     let bar = ProgressBar::new(global.json);
     let report = match remote {
-        Some(r) => through_daemon(&r, &args, &bar),
-        None => in_process(global, &args, peer, &bar),
+        Some(r) => through_daemon(&r, request, &bar),
+        None => in_process(global, &request, &bar),
     };
     bar.finish();
     let report = match report {
@@ -143,52 +154,26 @@ pub(crate) fn run(global: &Global, args: DoctorArgs) -> i32 {
 /// Run the doctor here and store its report in the history.
 fn in_process(
     global: &Global,
-    args: &DoctorArgs,
-    peer: Option<Peer>,
+    request: &DoctorRequest,
     bar: &ProgressBar,
 ) -> Result<Report, CliError> {
-    let opts = Options {
-        interfaces: args.interfaces.clone(),
-        peer: peer.clone(),
-        dirs: args.dirs.clone(),
-        runs: args.runs,
-        stress: std::time::Duration::from_secs(args.stress),
-        disk_size: args.disk_size << 20,
-        workloads: args
-            .workload_specs()
-            .iter()
-            .filter_map(|w| crate::workload::Workload::parse_spec(w).ok())
-            .collect(),
-        ..Default::default()
-    };
-    let measure = peer
-        .as_ref()
-        .map(|p| crate::measure::for_peer(p, args.time));
     let cancel = Cancel::new();
-    let paths = global.paths();
     let who = crate::ops::Requester::this_process();
-    match crate::ops::doctor::run(&opts, &paths, measure.as_deref(), who, bar, &cancel) {
+    match crate::ops::doctor::run_request(request, &global.paths(), who, bar, &cancel) {
         Ok(ran) => Ok(super::kept::warn_unstored(ran)),
-        Err(doctor::DoctorError::Nic(e)) => Err(e.into()),
-        Err(e @ doctor::DoctorError::Peer(_)) => {
-            Err(CliError::new(format!("doctor: {e}"), exit::FAILED))
-        }
+        Err(e) => Err(CliError::new(format!("doctor: {e}"), e.class().exit_code())),
     }
 }
 
 /// Run the doctor as an hlctld job (it stores the report in the history).
-fn through_daemon(r: &Remote, args: &DoctorArgs, bar: &ProgressBar) -> Result<Report, CliError> {
+fn through_daemon(
+    r: &Remote,
+    request: DoctorRequest,
+    bar: &ProgressBar,
+) -> Result<Report, CliError> {
     let params = DoctorParams {
-        interfaces: args.interfaces.clone(),
-        peer: args.peer.clone(),
-        dirs: args.dirs.clone(),
-        runs: args.runs,
-        stress_s: args.stress as u32,
-        disk_size_mib: args.disk_size as u32,
-        time_s: args.time,
+        request,
         detached: false,
-        workloads: args.workload_specs(),
-        workload_runs: true,
     };
     let call = JobCall {
         what: "doctor",
@@ -197,7 +182,7 @@ fn through_daemon(r: &Remote, args: &DoctorArgs, bar: &ProgressBar) -> Result<Re
         cancelling: "cancelling",
         partial_ok: false,
     };
-    r.follow(call, r.manager.doctor(params.encode()))
+    r.follow(call, r.start(&verb::DOCTOR, params.encode()))
 }
 
 fn finding_text(f: &Finding) -> String {
@@ -276,6 +261,9 @@ pub(crate) fn render(r: &Report) -> String {
     if !r.not_checked.is_empty() {
         s += "Not checked:\n";
         s += &check_lines(&r.not_checked);
+    }
+    for c in r.limits.iter().filter_map(|l| l.cores.as_ref()) {
+        s += &format!("Cores: {c}\n");
     }
     s += &workload_text(&r.workloads);
     s

@@ -45,16 +45,12 @@ impl From<crate::ops::try_change::TryError> for CliError {
         match e {
             TryError::Nic(e) => e.into(),
             TryError::Sysctl(e) => e.into(),
-            TryError::Journal(e) => CliError::new(e.to_string(), exit::FAILED),
+            j @ TryError::Journal(_) => CliError::new(j.to_string(), exit::FAILED),
         }
     }
 }
 
 /// Exit code for a sysctl engine error.
 pub(crate) fn sysctl_code(e: &SysctlError) -> i32 {
-    match e {
-        SysctlError::Invalid(_) => exit::INVALID,
-        _ if matches!(e.errno(), Some(libc::EPERM) | Some(libc::EACCES)) => exit::NOT_PERMITTED,
-        _ => exit::FAILED,
-    }
+    e.class().exit_code()
 }

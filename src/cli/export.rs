@@ -12,11 +12,14 @@ use crate::ops::nic::ExportError;
 pub(crate) enum Format {
     /// A systemd .link file (RxBufferSize=, RxFlowControl=, GenericReceiveOffload=, MTUBytes=, BitsPerSecond=, ...).
     SystemdLink,
+    /// A udev rule for what no .link key has (RPS), for hosts without hlctld.
+    UdevRule,
 }
 
 /// Print an interface's persisted hlctl settings in another tool's format.
 ///
 /// Example: hlctl export eth2 --format systemd-link > /etc/systemd/network/10-hlctl-eth2.link
+/// (and --format udev-rule > /etc/udev/rules.d/90-hlctl-eth2.rules for RPS)
 #[derive(Debug, Args)]
 pub(crate) struct ExportArgs {
     /// The interface whose persisted settings to export.
@@ -29,20 +32,20 @@ pub(crate) struct ExportArgs {
 }
 
 pub(crate) fn run(global: &Global, args: ExportArgs) -> i32 {
-    let text = match args.format {
-        Format::SystemdLink => match crate::ops::nic::export(&global.paths(), &args.interface) {
-            Ok(t) => t,
-            Err(e @ ExportError::NotPersisted { .. }) => {
-                eprintln!("hlctl: {e}");
-                return exit::INVALID;
-            }
-            Err(ExportError::State(e)) => return super::fail(&e, exit::FAILED),
-        },
+    let (udev, name) = match args.format {
+        Format::SystemdLink => (false, "systemd-link"),
+        Format::UdevRule => (true, "udev-rule"),
+    };
+    let text = match crate::ops::nic::export(&global.paths(), &args.interface, udev) {
+        Ok(t) => t,
+        Err(e @ (ExportError::NotPersisted { .. } | ExportError::NothingForUdev { .. })) => {
+            eprintln!("hlctl: {e}");
+            return exit::INVALID;
+        }
+        Err(ExportError::State(e)) => return super::fail(&e, exit::FAILED),
     };
     if global.json {
-        print_json(
-            &json!({ "interface": args.interface, "format": "systemd-link", "content": text }),
-        );
+        print_json(&json!({ "interface": args.interface, "format": name, "content": text }));
     } else {
         print!("{text}");
     }

@@ -21,8 +21,8 @@ use crate::history::compare::{BaselineInfo, Comparison};
 use crate::history::store::StoredResult;
 use crate::history::{HistoryError, Kind};
 use crate::ops::bench::Ran;
-use crate::ops::record::Stored;
 use crate::ops::records as ops;
+use crate::ops::row_store::Stored;
 use crate::paths::Paths;
 use crate::tune::rollback::RollbackReport;
 use crate::tune::status::Status;
@@ -43,12 +43,7 @@ fn select(global: &Global, need: Need) -> Result<Where, CliError> {
 
 /// The exit code of a history failure: the caller's mistake (2) or not (1).
 pub(crate) fn history_code(e: &HistoryError) -> i32 {
-    match e {
-        HistoryError::Invalid { .. } | HistoryError::NoBaseline(_) | HistoryError::NoBaselines => {
-            exit::INVALID
-        }
-        _ => exit::FAILED,
-    }
+    e.class().exit_code()
 }
 
 fn local_err(e: HistoryError) -> CliError {
@@ -183,7 +178,7 @@ pub(crate) fn kind(s: Option<&str>) -> Result<Option<Kind>, CliError> {
 
 fn warn(stored: &Stored) {
     if let Some(w) = stored.warning() {
-        eprintln!("hlctl: warning: {w}");
+        super::unstored::say(&w);
     }
 }
 

@@ -23,6 +23,7 @@ pub(crate) mod global;
 pub(crate) mod history;
 pub(crate) mod interrupt;
 pub(crate) mod kept;
+pub(crate) mod net_auth;
 pub(crate) mod output;
 pub(crate) mod peer_check;
 pub(crate) mod reapply;
@@ -32,28 +33,33 @@ pub(crate) mod rollback;
 pub(crate) mod serve;
 pub(crate) mod set;
 pub(crate) mod show;
+mod show_queues;
 pub(crate) mod status;
 pub(crate) mod sysctl;
 pub(crate) mod try_wait;
 pub(crate) mod tune;
 pub(crate) mod tune_text;
+pub(crate) mod unstored;
 pub(crate) mod usage;
 
 use clap::Parser;
 
-/// Exit codes shared by every verb.
+/// Exit codes shared by every verb: [`crate::class::Class::exit_code`] of
+/// each error class, and 0.
 pub(crate) mod exit {
+    use crate::class::Class;
+
     /// Done.
     pub(crate) const OK: i32 = 0;
     /// Failed (a change set was restored).
-    pub(crate) const FAILED: i32 = 1;
+    pub(crate) const FAILED: i32 = Class::Failed.exit_code();
     /// Invalid input; nothing changed.
-    pub(crate) const INVALID: i32 = 2;
+    pub(crate) const INVALID: i32 = Class::Invalid.exit_code();
     /// Not permitted.
-    pub(crate) const NOT_PERMITTED: i32 = 3;
+    pub(crate) const NOT_PERMITTED: i32 = Class::NotPermitted.exit_code();
     /// hlctld is not reachable (and the command needs it or root), or it
     /// went away while a job ran.
-    pub(crate) const NO_DAEMON: i32 = 4;
+    pub(crate) const NO_DAEMON: i32 = Class::NoDaemon.exit_code();
 }
 
 /// Parse the process arguments and run the verb; returns the exit code.
@@ -89,7 +95,7 @@ fn default_sigpipe() {
 /// Run one parsed command line; returns the exit code.
 pub(crate) fn run(cli: args::Cli) -> i32 {
     let global = cli.global;
-    match cli.command {
+    let code = match cli.command {
         args::Command::Show(a) => show::run(&global, a),
         args::Command::Set(a) => set::run(&global, a),
         args::Command::Sysctl(a) => sysctl::run(&global, a),
@@ -110,7 +116,8 @@ pub(crate) fn run(cli: args::Cli) -> i32 {
         args::Command::Config(a) => config::run(&global, a),
         args::Command::Completions(a) => assets::completions(a, args::hlctl_command()),
         args::Command::Man(a) => assets::man(a, args::hlctl_command()),
-    }
+    };
+    unstored::exit_code(code)
 }
 
 /// Print an error for the user and return the exit code it maps to.
@@ -121,10 +128,5 @@ pub(crate) fn fail(err: &dyn std::error::Error, code: i32) -> i32 {
 
 /// Exit code for a NIC engine error.
 pub(crate) fn nic_exit_code(e: &crate::nic::error::NicError) -> i32 {
-    use crate::nic::error::NicError;
-    match e {
-        NicError::Invalid { .. } | NicError::NoSuchInterface { .. } => exit::INVALID,
-        _ if matches!(e.errno(), Some(libc::EPERM) | Some(libc::EACCES)) => exit::NOT_PERMITTED,
-        _ => exit::FAILED,
-    }
+    e.class().exit_code()
 }

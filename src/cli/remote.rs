@@ -4,15 +4,17 @@
 use std::collections::HashMap;
 
 use serde::Deserialize;
-use zbus::proxy::CacheProperties;
-use zbus::{Connection, OwnedObjectPath, Variant};
+use zbus::proxy::{CacheProperties, MethodFlags};
+use zbus::{Connection, OwnedObjectPath};
 
 use super::error::CliError;
 use super::exit;
 use crate::dbus::client::job::{Follow, JobClient, WaitError};
 use crate::dbus::client::proxy::{LinkProxy, ManagerProxy};
+use crate::dbus::wire::error::{class_of_name, short_name};
 use crate::dbus::wire::job::JobStatus;
-use crate::dbus::wire::{BUS_NAME, PATH, error::short_name, set_rows, settings};
+use crate::dbus::wire::verb::Verb;
+use crate::dbus::wire::{BUS_NAME, PATH, set_rows, settings};
 
 /// The interface of a link object.
 use crate::nic::model::{ChangeSet, Interface};
@@ -32,20 +34,11 @@ pub(crate) fn remote_error(e: zbus::Error) -> CliError {
     match e {
         zbus::Error::MethodError(name, desc, _) => {
             let desc = desc.unwrap_or_default();
-            let code = match short_name(name.as_str()) {
-                Some("InvalidArgument") | Some("NoSuchInterface") | Some("InvalidState") => {
-                    exit::INVALID
-                }
-                Some("NotAuthorized") => exit::NOT_PERMITTED,
-                Some(_) => exit::FAILED,
-                None if name.as_str() == "org.freedesktop.DBus.Error.AccessDenied"
-                    || name.as_str() == INTERACTIVE =>
-                {
-                    exit::NOT_PERMITTED
-                }
-                None => return CliError::new(format!("hlctld: {name}: {desc}"), exit::FAILED),
-            };
-            CliError::new(desc, code)
+            let class = class_of_name(name.as_str());
+            if short_name(name.as_str()).is_none() && class == crate::class::Class::Failed {
+                return CliError::new(format!("hlctld: {name}: {desc}"), class.exit_code());
+            }
+            CliError::new(desc, class.exit_code())
         }
         // The standard names (polkit wanting to ask) arrive as fdo errors.
         zbus::Error::FDO(e) if zbus::DBusError::name(&*e).as_str() == INTERACTIVE => CliError::new(
@@ -58,11 +51,7 @@ pub(crate) fn remote_error(e: zbus::Error) -> CliError {
 
 /// The exit code for a failed job's `class` (`invalid`, `not_permitted`, else failed).
 pub(crate) fn exit_for_class(class: Option<&str>) -> i32 {
-    match class {
-        Some("invalid") => exit::INVALID,
-        Some("not_permitted") => exit::NOT_PERMITTED,
-        _ => exit::FAILED,
-    }
+    crate::class::Class::from_wire(class).exit_code()
 }
 
 /// The message and exit code for a job this client could not follow to its
@@ -174,12 +163,7 @@ impl Remote {
     ) -> Result<(SetReply, Option<OwnedObjectPath>), CliError> {
         self.rt.block_on(async {
             let p = self.manager.get_link(iface).await.map_err(remote_error)?;
-            let mut opts: HashMap<&str, Variant<'_>> = HashMap::new();
-            opts.insert("dry_run", Variant::Bool(dry_run));
-            opts.insert("persist", Variant::Bool(persist));
-            if try_s > 0 {
-                opts.insert("rollback_timeout_s", Variant::U32(try_s));
-            }
+            let opts = settings::encode_change_options(dry_run, persist, try_s);
             let (rows, summary) = self
                 .link(p)
                 .await?
@@ -217,12 +201,7 @@ impl Remote {
             .iter()
             .map(|(k, v)| (k.as_str(), v.as_str()))
             .collect();
-        let mut opts: HashMap<&str, Variant<'_>> = HashMap::new();
-        opts.insert("dry_run", Variant::Bool(dry_run));
-        opts.insert("persist", Variant::Bool(persist));
-        if try_s > 0 {
-            opts.insert("rollback_timeout_s", Variant::U32(try_s));
-        }
+        let opts = settings::encode_change_options(dry_run, persist, try_s);
         let (rows, summary) = self
             .rt
             .block_on(self.manager.set_sysctl(&pairs, opts))
@@ -315,8 +294,11 @@ pub(crate) struct JobCall<'a> {
 /// The message of a job that ended without a result.
 fn failure(call: &JobCall<'_>, state: JobStatus, v: &serde_json::Value) -> CliError {
     let msg = v["error"].as_str().unwrap_or(state.as_str());
+    // The first line as in process: `VERB: message` for a failure.
     let text = if call.partial_ok {
         msg.to_string()
+    } else if state == JobStatus::Failed {
+        format!("{}: {msg}", call.what)
     } else {
         format!("{} {state}: {msg}", call.what)
     };
@@ -340,6 +322,25 @@ fn lost(call: &JobCall<'_>, e: WaitError) -> CliError {
 }
 
 impl Remote {
+    /// Start job verb `v` (`Manager.<member>(options)`, one `a{sv}` in, the
+    /// job's path out) as its declaration says: the member, and whether
+    /// polkit may ask the user.
+    pub(crate) async fn start(
+        &self,
+        v: &Verb,
+        options: HashMap<String, zbus::Variant<'static>>,
+    ) -> zbus::Result<OwnedObjectPath> {
+        let flags = match v.interactive {
+            true => MethodFlags::ALLOW_INTERACTIVE_AUTH,
+            false => MethodFlags::empty(),
+        };
+        self.manager
+            .inner()
+            .call_with_flags(v.member, flags, &(options,))
+            .await?
+            .ok_or_else(|| zbus::Error::Failure(format!("{}: no reply", v.member)))
+    }
+
     /// The one way to run a job through hlctld: subscribe to its signals
     /// (from hlctld alone), start it with `start`, follow its progress
     /// (Ctrl-C cancels it; a tune is confirmed when it asks), and decode its
@@ -370,6 +371,9 @@ impl Remote {
         };
         if !has_result {
             return Err(failure(&call, end.state, &v));
+        }
+        if let Some(w) = v.get(crate::ops::NOT_STORED_KEY).and_then(|w| w.as_str()) {
+            super::unstored::say(w);
         }
         serde_json::from_value(v).map_err(|e| {
             CliError::new(

@@ -9,7 +9,8 @@ use super::exit;
 use super::global::Global;
 use super::output::{ProgressBar, print_json};
 use crate::dbus::wire::report::ReportParams;
-use crate::measure::ReportSpan;
+use crate::dbus::wire::verb;
+use crate::ops::report::ReportRequest;
 use crate::path::Peer;
 use crate::report;
 
@@ -53,24 +54,30 @@ pub(crate) struct ReportArgs {
 }
 
 impl ReportArgs {
-    /// The length of the disk and CPU runs: --time, unless the old
-    /// --bench-time sets them apart.
-    pub(crate) fn bench_seconds(&self) -> u64 {
-        self.bench_time.unwrap_or(u64::from(self.time))
+    /// What the flags ask for: the one request both paths run
+    /// (`Manager.Report`'s options are its wire form). The disk and CPU
+    /// runs take --time, unless the old --bench-time sets them apart.
+    pub(crate) fn request(&self) -> ReportRequest {
+        let bench = self.bench_time.unwrap_or(u64::from(self.time));
+        ReportRequest {
+            peers: self.peers.clone(),
+            dirs: self.dirs.clone(),
+            time_s: self.time,
+            disk_size_mib: u32::try_from(self.disk_size).unwrap_or(u32::MAX),
+            bench_time_s: u32::try_from(bench).unwrap_or(u32::MAX),
+        }
     }
 }
 
 pub(crate) fn run(global: &Global, args: ReportArgs) -> i32 {
-    let mut peers = Vec::new();
-    for p in &args.peers {
-        match Peer::parse(p) {
-            Ok(p) => peers.push(p),
-            Err(e) => {
-                eprintln!("hlctl report: {e}");
-                return exit::INVALID;
-            }
+    let request = args.request();
+    let peers = match request.peers() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("hlctl report: {e}");
+            return exit::INVALID;
         }
-    }
+    };
     let remote = match super::backend::Backend::select(global, super::backend::Need::Nothing) {
         Ok(super::backend::Backend::Bus(r)) => Some(r),
         Ok(super::backend::Backend::Local { .. }) => None,
@@ -85,8 +92,8 @@ pub(crate) fn run(global: &Global, args: ReportArgs) -> i32 {
     }
     let bar = ProgressBar::new(global.json);
     let r = match &remote {
-        Some(remote) => through_daemon(remote, &args, &bar),
-        None => Ok(in_process(global, &args, &peers, &bar)),
+        Some(remote) => through_daemon(remote, request, &bar),
+        None => Ok(in_process(global, &request, &peers, &bar)),
     };
     bar.finish();
     let r: report::Report = match r {
@@ -117,15 +124,11 @@ pub(crate) fn run(global: &Global, args: ReportArgs) -> i32 {
 /// The report as a job of hlctld's.
 fn through_daemon(
     remote: &super::remote::Remote,
-    args: &ReportArgs,
+    request: ReportRequest,
     bar: &ProgressBar,
 ) -> Result<report::Report, CliError> {
     let params = ReportParams {
-        peers: args.peers.clone(),
-        dirs: args.dirs.clone(),
-        time_s: args.time,
-        disk_size_mib: args.disk_size as u32,
-        bench_time_s: args.bench_seconds() as u32,
+        request,
         detached: false,
     };
     let call = super::remote::JobCall {
@@ -135,23 +138,18 @@ fn through_daemon(
         cancelling: "cancelling",
         partial_ok: false,
     };
-    remote.follow(call, remote.manager.report(params.encode()))
+    remote.follow(call, remote.start(&verb::REPORT, params.encode()))
 }
 
 /// The report in this process, stored in this user's history.
 fn in_process(
     global: &Global,
-    args: &ReportArgs,
+    request: &ReportRequest,
     peers: &[Peer],
     bar: &ProgressBar,
 ) -> report::Report {
-    let span = ReportSpan {
-        time_s: args.time,
-        disk_size: args.disk_size << 20,
-        bench_time_s: args.bench_seconds(),
-    };
     let cancel = super::interrupt::cancel_on_interrupt();
     let who = crate::ops::Requester::this_process();
-    let ran = crate::ops::report::run(peers, &args.dirs, span, &global.paths(), who, bar, &cancel);
+    let ran = crate::ops::report::run(request, peers, &global.paths(), who, bar, &cancel);
     super::kept::warn_unstored(ran)
 }

@@ -41,6 +41,29 @@ pub(crate) struct ServeArgs {
     /// Exit after this many seconds without a test (1–86400).
     #[arg(long, value_name = "S", value_parser = crate::units::ranged(1u64, 86400))]
     pub(crate) idle_timeout: Option<u64>,
+    /// Refuse a test longer than this many seconds (time + omit, and any
+    /// unlimited one), and end one that runs past it (iperf3 3.20's flag; 1–86400).
+    #[arg(long, value_name = "S", value_parser = crate::units::ranged(1u64, 86400))]
+    pub(crate) server_max_duration: Option<u64>,
+    /// Refuse a test of more parallel streams (-P) than this (1–128; iperf3's
+    /// own limit is 128).
+    #[arg(long, value_name = "N", value_parser = crate::units::ranged(1u32, 128))]
+    pub(crate) max_streams: Option<u32>,
+    /// Refuse a test that asks for more bit/s in all streams, and end one
+    /// that runs faster (iperf3's flag; K, M, G, T are powers of 1000).
+    #[arg(long, value_name = "RATE", value_parser = super::bench_net::parse_rate)]
+    pub(crate) server_bitrate_limit: Option<u64>,
+    /// Seconds a client may take for each step of its setup and of the
+    /// results exchange (cookie, parameters, streams, results) before it is
+    /// dropped (1–600).
+    #[arg(long, value_name = "S", default_value_t = 10, value_parser = crate::units::ranged(1u64, 600))]
+    pub(crate) setup_timeout: u64,
+    /// Seconds a running test may move no data either way (and send no
+    /// control message) before it is dropped (iperf3's --rcv-timeout; 1–3600).
+    #[arg(long, value_name = "S", default_value_t = 120, value_parser = crate::units::ranged(1u64, 3600))]
+    pub(crate) stall_timeout: u64,
+    #[command(flatten)]
+    pub(crate) auth: super::net_auth::ServerAuthArgs,
 }
 
 /// The listening socket systemd passed (socket activation: LISTEN_PID is us,
@@ -76,12 +99,30 @@ impl Progress for Log {
     }
 }
 
-pub(crate) fn run(global: &Global, args: ServeArgs) -> i32 {
+/// The server configuration these flags describe.
+fn config(global: &Global, args: &ServeArgs) -> Result<ServerConfig, String> {
     let mut cfg = ServerConfig::new(args.port);
     cfg.bind = args.bind;
     cfg.one_off = args.one_off;
     cfg.idle_timeout = args.idle_timeout.map(Duration::from_secs);
+    cfg.max_duration = args.server_max_duration.map(Duration::from_secs);
+    cfg.max_streams = args.max_streams;
+    cfg.max_bitrate_bps = args.server_bitrate_limit.filter(|&b| b > 0);
+    cfg.setup_timeout = Duration::from_secs(args.setup_timeout);
+    cfg.stall_timeout = Duration::from_secs(args.stall_timeout);
     cfg.exclusive = Some(global.paths().measure_lock_file());
+    cfg.auth = args.auth.load()?;
+    Ok(cfg)
+}
+
+pub(crate) fn run(global: &Global, args: ServeArgs) -> i32 {
+    let cfg = match config(global, &args) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("hlctl serve: {e}");
+            return exit::INVALID;
+        }
+    };
     let server = match inherited_listener() {
         Some(l) => Server::from_listener(l, cfg),
         None => Server::bind(cfg),

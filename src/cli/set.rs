@@ -131,10 +131,11 @@ pub(crate) fn run(global: &Global, args: SetArgs) -> i32 {
         Ok(b) => b,
         Err(e) => return e.report(),
     };
-    if let Some(secs) = f.try_s.filter(|_| !f.dry_run) {
+    let mode = crate::ops::try_change::ChangeMode::new(f.dry_run, f.persist, f.try_s);
+    if let Some(secs) = mode.try_seconds() {
         return set_try(&mut backend, &args.interface, &cs, &f, secs);
     }
-    let reply = match backend.set(&args.interface, &cs, f.dry_run, f.persist) {
+    let reply = match backend.set(&args.interface, &cs, mode.dry_run, mode.persist) {
         Ok(r) => r,
         Err(e) => return e.report(),
     };

@@ -12,7 +12,7 @@ use crate::nic::model::Interface;
 use crate::nic::registry::{self, Check, Setting};
 
 /// Show interfaces: identity, MTU, GSO size, link, rings, pause, features,
-/// channels, coalescing and counters.
+/// channels, coalescing, queues and interrupts, and counters.
 ///
 /// With no interface named, every interface is shown, physical NICs first;
 /// `lo` only when named. A section the driver does not support reads "not
@@ -27,7 +27,15 @@ use crate::nic::registry::{self, Check, Setting};
 /// "requested","fixed"}},"channels":{...},"coalesce":{...},"counters":{...},
 /// "driver_stats":{...},"stack":null|{"top","members":[{"name","kind","master",
 /// "master_kind","lowers","bond_mode","active_slave","port_state","mtu"}]},
-/// "owners":[{"manager","name","file","netplan","owns":["mtu","ring rx",...]}]}]}
+/// "owners":[{"manager","name","file","netplan","owns":["mtu","ring rx",...]}],
+/// "queues":{"rx":[{"index","rps_cpus","rps_flow_cnt"}],"tx":[{"index","xps_cpus"}],
+/// "rps_sock_flow_entries","numa_node","local_cpulist","vectors":[{"irq","name",
+/// "smp_affinity_list","effective_affinity_list"}],"physical_cores","irqbalance_pid"}}]}
+///
+/// The queue block: receive and transmit queues against the channels and
+/// their maxima and the physical cores; RPS and XPS CPUs per queue (the
+/// JSON keeps sysfs' masks); each queue vector's IRQ and the CPUs it may
+/// and does run on; whether irqbalance runs (it owns IRQ affinity).
 ///
 /// `owner` lines name the network managers that set the link's settings
 /// from their own configuration (NetworkManager, systemd-networkd, a udev
@@ -153,6 +161,7 @@ pub(crate) fn render(i: &Interface) -> String {
     lines.extend(stack_lines(i));
     lines.extend(link_lines(i));
     lines.extend(settings_lines(i));
+    lines.extend(super::show_queues::queue_lines(i));
     lines.extend(feature_lines(i));
     lines.extend(counter_lines(i));
     lines.push(driver_stats_line(i));

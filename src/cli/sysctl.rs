@@ -80,10 +80,11 @@ pub(crate) fn run(global: &Global, args: SysctlArgs) -> i32 {
                 .map(|(k, v)| (k.trim().to_string(), v.to_string()))
         })
         .collect();
-    if let Some(secs) = args.try_s.filter(|_| !args.dry_run) {
-        return sysctl_try(global, &mut backend, &assignments, args.persist, secs);
+    let mode = crate::ops::try_change::ChangeMode::new(args.dry_run, args.persist, args.try_s);
+    if let Some(secs) = mode.try_seconds() {
+        return sysctl_try(global, &mut backend, &assignments, mode.persist, secs);
     }
-    match backend.sysctl_set(&assignments, args.dry_run, args.persist) {
+    match backend.sysctl_set(&assignments, mode.dry_run, mode.persist) {
         Ok(reply) if reply.dry_run => planned(global, &reply),
         Ok(reply) => changed(global, &reply),
         Err(e) => e.report(),

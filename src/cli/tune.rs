@@ -11,6 +11,7 @@ use super::exit;
 use super::global::Global;
 use super::output::{ProgressBar, print_json};
 use super::tune_text::render;
+use crate::dbus::wire::verb;
 use crate::tune::outcome::{Outcome, TuneReport};
 use crate::tune::params::TuneParams;
 use crate::tune::{self, checkpoint, rollback};
@@ -157,14 +158,7 @@ pub(crate) fn run(global: &Global, args: TuneArgs) -> i32 {
     let result = match Backend::select(global, super::backend::Need::Privilege) {
         Err(e) => return e.report(),
         Ok(Backend::Bus(remote)) => through_daemon(&remote, &p, &bar),
-        Ok(Backend::Local { paths, .. }) => local(&paths, &p, &bar).map_err(|e| {
-            let code = match &e {
-                tune::TuneError::Invalid(_) => exit::INVALID,
-                tune::TuneError::Nic(n) => super::nic_exit_code(n),
-                _ => exit::FAILED,
-            };
-            CliError::new(format!("tune: {e}"), code)
-        }),
+        Ok(Backend::Local { paths, .. }) => local(&paths, &p, &bar).map_err(local_error),
     };
     bar.finish();
     let report = match result {
@@ -179,6 +173,19 @@ pub(crate) fn run(global: &Global, args: TuneArgs) -> i32 {
     match report.outcome {
         Outcome::Done | Outcome::DryRun => exit::OK,
         Outcome::Cancelled | Outcome::RolledBack => exit::FAILED,
+    }
+}
+
+/// A tune's error in this process, worded as hlctld's: an interface that
+/// does not exist is said by itself (its message names it, as the Tune
+/// method's error does); the rest under "tune:".
+fn local_error(e: tune::TuneError) -> CliError {
+    let code = e.class().exit_code();
+    match e {
+        tune::TuneError::Nic(n @ crate::nic::error::NicError::NoSuchInterface { .. }) => {
+            CliError::new(n.to_string(), code)
+        }
+        e => CliError::new(format!("tune: {e}"), code),
     }
 }
 
@@ -227,5 +234,5 @@ fn through_daemon(
         cancelling: "cancelling: rolling back",
         partial_ok: false,
     };
-    r.follow(call, r.manager.tune(opts))
+    r.follow(call, r.start(&verb::TUNE, opts))
 }

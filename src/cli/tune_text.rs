@@ -3,7 +3,7 @@
 //! the result with what was kept and persisted.
 
 use super::output::table;
-use crate::path::measure::{Direction, format_bps};
+use crate::path::throughput::{Direction, format_bps};
 use crate::tune::decide::DirDelta;
 use crate::tune::outcome::{SettingRow, Step, StepStatus, TuneReport};
 
@@ -190,6 +190,9 @@ fn result(r: &TuneReport) -> String {
     }
     for l in &r.limits {
         s += &format!("Limit: {}\n", l.text);
+        if let Some(c) = &l.cores {
+            s += &format!("Cores: {c}\n");
+        }
     }
     for n in r.plan_notes.iter().chain(&r.notes) {
         s += &format!("Note: {n}\n");

@@ -110,7 +110,7 @@ struct Parser<'a> {
 const SECTIONS: &str = "[check], [metrics], [serve], [workload], [usage]";
 const CHECK_KEYS: &str = "peers, dirs, cpu, schedule, randomized_delay_s, after_kernel_change, baseline, threshold_percent, time_s, disk_size_mib, bench_time_s, busy_window_s";
 const METRICS_KEYS: &str = "textfile_dir, debounce_s";
-const SERVE_KEYS: &str = "enable, port";
+const SERVE_KEYS: &str = "enable, port, rsa_private_key_path, authorized_users_path, time_skew_threshold, use_pkcs1_padding";
 const USAGE_KEYS: &str = "enable, minute_days, retention_days, links (e.g. [\"vmbr0:1G\"])";
 const WORKLOAD_KEYS: &str = "run (e.g. [\"plex-4k:3\"]), need (e.g. \"net=400M,cpu=3000\")";
 
@@ -163,6 +163,9 @@ impl Parser<'_> {
                 if let Err(msg) = r {
                     self.problem(&span, &full, msg);
                 }
+            }
+            if name == "serve" {
+                self.serve_auth_pair(&k.span());
             }
             if table.is_empty()
                 && !matches!(name, "check" | "metrics" | "serve" | "workload" | "usage")
@@ -300,14 +303,44 @@ impl Parser<'_> {
         }
     }
 
+    /// The two paths of authentication come together (as the flags do).
+    fn serve_auth_pair(&mut self, span: &Range<usize>) {
+        let s = &self.config.serve;
+        if s.rsa_private_key_path.is_some() != s.authorized_users_path.is_some() {
+            self.config.serve.rsa_private_key_path = None;
+            self.config.serve.authorized_users_path = None;
+            self.problem(
+                span,
+                "serve",
+                "rsa_private_key_path and authorized_users_path go together: give both or neither \
+                 (authentication stays off)"
+                    .into(),
+            );
+        }
+    }
+
     fn serve_key(&mut self, k: &str, _full: &str, v: &Spanned<DeValue<'_>>) -> Result<(), String> {
         let s = &mut self.config.serve;
         match k {
             "enable" => s.enable = value(v)?,
             "port" => s.port = ranged(v, 1, 65535)? as u16,
+            "rsa_private_key_path" => s.rsa_private_key_path = Some(absolute(v)?),
+            "authorized_users_path" => s.authorized_users_path = Some(absolute(v)?),
+            "time_skew_threshold" => s.time_skew_threshold = Some(ranged(v, 1, 86_400)? as u32),
+            "use_pkcs1_padding" => s.use_pkcs1_padding = value(v)?,
             _ => return Err(format!("unknown key; [serve] allows {SERVE_KEYS}")),
         }
         Ok(())
+    }
+}
+
+/// An absolute path.
+fn absolute(v: &Spanned<DeValue<'_>>) -> Result<PathBuf, String> {
+    let s: String = value(v)?;
+    if s.starts_with('/') {
+        Ok(PathBuf::from(s))
+    } else {
+        Err(format!("'{s}': use an absolute path"))
     }
 }
 
@@ -396,6 +429,29 @@ x = 1
         assert!(c.check.cpu);
         assert!(c.serve.enable);
         assert_eq!(c.serve.port, 5201);
+    }
+
+    #[test]
+    fn serve_authentication_keys() {
+        let (c, probs) = p(
+            "[serve]\nenable = true\nrsa_private_key_path = \"/etc/hlctl/serve-key.pem\"\nauthorized_users_path = \"/etc/hlctl/serve-users.csv\"\ntime_skew_threshold = 30\nuse_pkcs1_padding = true\n",
+        );
+        assert!(probs.is_empty(), "{probs:?}");
+        assert_eq!(
+            c.serve.rsa_private_key_path.as_deref(),
+            Some(Path::new("/etc/hlctl/serve-key.pem"))
+        );
+        assert_eq!(c.serve.time_skew_threshold, Some(30));
+        assert!(c.serve.use_pkcs1_padding);
+        let (c, probs) = p("[serve]\nrsa_private_key_path = \"/k.pem\"\n");
+        assert_eq!(probs.len(), 1, "{probs:?}");
+        assert!(probs[0].to_string().contains("go together"), "{}", probs[0]);
+        assert!(c.serve.rsa_private_key_path.is_none());
+        let (_, probs) = p("[serve]\nauthorized_users_path = \"users.csv\"\n");
+        assert!(
+            probs.iter().any(|x| x.to_string().contains("absolute")),
+            "{probs:?}"
+        );
     }
 
     #[test]

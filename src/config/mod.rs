@@ -85,6 +85,15 @@ impl Default for MetricsConfig {
 pub(crate) struct ServeConfig {
     pub(crate) enable: bool,
     pub(crate) port: u16,
+    /// iperf3's authentication (`hlctl serve --rsa-private-key-path`):
+    /// with `authorized_users_path`, the socket's server serves only clients
+    /// that authenticate.
+    pub(crate) rsa_private_key_path: Option<PathBuf>,
+    pub(crate) authorized_users_path: Option<PathBuf>,
+    /// `--time-skew-threshold` (seconds).
+    pub(crate) time_skew_threshold: Option<u32>,
+    /// `--use-pkcs1-padding`: for iperf3 3.12–3.16 clients.
+    pub(crate) use_pkcs1_padding: bool,
 }
 
 impl Default for ServeConfig {
@@ -92,6 +101,10 @@ impl Default for ServeConfig {
         ServeConfig {
             enable: false,
             port: crate::path::peer::DEFAULT_PORT,
+            rsa_private_key_path: None,
+            authorized_users_path: None,
+            time_skew_threshold: None,
+            use_pkcs1_padding: false,
         }
     }
 }

@@ -80,6 +80,12 @@ pub(crate) fn generate(c: &Config) -> Vec<Item> {
             path: "sockets.target.wants/hlctl-serve.socket".into(),
             target: unit("hlctl-serve.socket"),
         });
+        if let Some(contents) = serve_auth_dropin(&c.serve) {
+            v.push(Item::File {
+                path: "hlctl-serve.service.d/50-hlctl-config.conf".into(),
+                contents,
+            });
+        }
         if c.serve.port != crate::path::peer::DEFAULT_PORT {
             v.push(Item::File {
                 path: "hlctl-serve.socket.d/50-hlctl-config.conf".into(),
@@ -91,6 +97,38 @@ pub(crate) fn generate(c: &Config) -> Vec<Item> {
         }
     }
     v
+}
+
+/// The server's authentication as environment for `hlctl serve` (its
+/// flags read HLCTL_SERVE_*), if the config turns it on.
+fn serve_auth_dropin(s: &super::ServeConfig) -> Option<String> {
+    let (key, users) = (
+        s.rsa_private_key_path.as_ref()?,
+        s.authorized_users_path.as_ref()?,
+    );
+    let mut out = String::from(
+        "# From /etc/hlctl/hlctl.toml ([serve] rsa_private_key_path, authorized_users_path, ...).\n[Service]\n",
+    );
+    let mut env = |name: &str, value: &str| {
+        // systemd's quoting: "NAME=value" with \ and " escaped; % doubled.
+        let v = value
+            .replace('\\', "\\\\")
+            .replace('"', "\\\"")
+            .replace('%', "%%");
+        out.push_str(&format!("Environment=\"{name}={v}\"\n"));
+    };
+    env("HLCTL_SERVE_RSA_PRIVATE_KEY_PATH", &key.to_string_lossy());
+    env(
+        "HLCTL_SERVE_AUTHORIZED_USERS_PATH",
+        &users.to_string_lossy(),
+    );
+    if let Some(t) = s.time_skew_threshold {
+        env("HLCTL_SERVE_TIME_SKEW_THRESHOLD", &t.to_string());
+    }
+    if s.use_pkcs1_padding {
+        env("HLCTL_SERVE_USE_PKCS1_PADDING", "true");
+    }
+    Some(out)
 }
 
 /// Write the items below `dir`.
@@ -127,6 +165,36 @@ mod tests {
         assert!(check_calendar("Sun *-*-* 03:00").is_ok());
         assert!(check_calendar("every tuesday").is_err());
         assert!(check_calendar("weekly\nExecStart=/bin/sh").is_err());
+    }
+
+    #[test]
+    fn serve_authentication_as_a_dropin() {
+        let mut c = Config::default();
+        c.serve.enable = true;
+        c.serve.rsa_private_key_path = Some("/etc/hlctl/serve key.pem".into());
+        c.serve.authorized_users_path = Some("/etc/hlctl/users.csv".into());
+        c.serve.use_pkcs1_padding = true;
+        let items = generate(&c);
+        let dropin = items.iter().find_map(|i| match i {
+            Item::File { path, contents } if path.starts_with("hlctl-serve.service.d") => {
+                Some(contents.clone())
+            }
+            _ => None,
+        });
+        let dropin = dropin.expect("a drop-in for hlctl-serve.service");
+        assert!(
+            dropin.contains(
+                "Environment=\"HLCTL_SERVE_RSA_PRIVATE_KEY_PATH=/etc/hlctl/serve key.pem\"\n"
+            ),
+            "{dropin}"
+        );
+        assert!(dropin.contains("HLCTL_SERVE_AUTHORIZED_USERS_PATH=/etc/hlctl/users.csv"));
+        assert!(dropin.contains("HLCTL_SERVE_USE_PKCS1_PADDING=true"));
+        assert!(!dropin.contains("TIME_SKEW"));
+        c.serve.authorized_users_path = None;
+        assert!(generate(&c).iter().all(
+            |i| !matches!(i, Item::File { path, .. } if path.starts_with("hlctl-serve.service.d"))
+        ));
     }
 
     #[test]

@@ -12,7 +12,7 @@ use crate::nic::model::Interface;
 use crate::nic::netlink::Netlink;
 use crate::nic::read;
 use crate::path::icmp::Pinger;
-use crate::path::measure::{self, Measure};
+use crate::path::throughput::{self, Measure};
 use crate::path::{Peer, pmtu, route, rtt};
 use crate::paths::Paths;
 use crate::sysctl::{keys, procfs};
@@ -125,7 +125,7 @@ fn peer_data(
                     0.5,
                     &format!("throughput to {} ({})", peer.label(), m.describe()),
                 );
-                measure::series(m, opts.runs, cancel, |d, i| {
+                throughput::series(m, opts.runs, progress, cancel, |d, i| {
                     step(
                         progress,
                         0.5 + 0.4 * (i as f64 / opts.runs.max(1) as f64),
@@ -247,8 +247,10 @@ pub(crate) fn gather(
     let mut inp = Inputs {
         persisted: persisted(paths, &first),
         sysctls: sysctls(paths),
+        tcp_memory: crate::sysctl::tcp_mem::read(&paths.proc_sys),
         ..Default::default()
     };
+    inp.guests = guest_links(&mut nl, paths);
     inp.cpu = Some(cpu_under_stress(opts, progress, cancel));
     inp.mounts = opts.dirs.iter().map(|d| mounts::lookup(d)).collect();
     inp.storage = storage::measure_dirs(&opts.dirs, opts.disk_size, progress, cancel);
@@ -287,6 +289,35 @@ pub(crate) fn gather(
         ));
     }
     Ok(inp)
+}
+
+/// On a Proxmox node, every VM's link with its MTU and its bridge's (the
+/// links read once more, all of them: a tap is rarely among those doctor
+/// looks at); nothing elsewhere or when the links cannot be read.
+fn guest_links(nl: &mut Netlink, paths: &Paths) -> Vec<super::inputs::GuestLink> {
+    if !crate::pve::config_dir(&paths.root).is_dir() {
+        return Vec::new();
+    }
+    let Ok(all) = read::interfaces(nl, &[]) else {
+        return Vec::new();
+    };
+    let mtu = |name: &str| all.iter().find(|i| i.name == name).map(|i| i.mtu);
+    crate::pve::guests(&paths.root, all.iter().map(|i| i.name.as_str()))
+        .into_iter()
+        .map(|guest| {
+            let bridge = guest
+                .vm
+                .as_ref()
+                .and_then(|v| v.net.as_ref())
+                .and_then(|n| n.bridge.clone())
+                .and_then(|b| Some((b.clone(), mtu(&b)?)));
+            super::inputs::GuestLink {
+                mtu: mtu(&guest.ifname),
+                bridge,
+                guest,
+            }
+        })
+        .collect()
 }
 
 /// The persisted settings of each interface (by MAC, else name), from

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::nic::model::Interface;
 use crate::path::Peer;
-use crate::path::measure::Series;
 use crate::path::pmtu::PathMtu;
+use crate::path::throughput::Series;
 
 /// Two snapshots of one interface, `interval_s` apart (counters are compared).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -98,6 +98,22 @@ pub(crate) struct Inputs {
     /// The persisted (set --persist or tuned) settings of each interface.
     #[serde(default)]
     pub(crate) persisted: BTreeMap<String, crate::nic::model::ChangeSet>,
+    /// On a Proxmox node: every link of a VM, with its config's line.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) guests: Vec<GuestLink>,
+    /// TCP's memory pressure level, which bounds the buffer maxima.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) tcp_memory: Option<crate::sysctl::tcp_mem::TcpMemory>,
+}
+
+/// A VM's link on this host and the MTUs the checks compare.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct GuestLink {
+    #[serde(flatten)]
+    pub(crate) guest: crate::pve::Guest,
+    pub(crate) mtu: Option<u32>,
+    /// The bridge its config names, and that bridge's MTU.
+    pub(crate) bridge: Option<(String, u32)>,
 }
 
 impl Inputs {

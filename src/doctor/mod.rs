@@ -10,11 +10,13 @@
 //!   and bonds), [`storage`] (the NFS playbook: network vs NFS vs local disk);
 //! - [`finding`]: the report's types.
 
+pub(crate) mod cores;
 pub(crate) mod counters;
 pub(crate) mod cpu;
 pub(crate) mod features;
 pub(crate) mod finding;
 pub(crate) mod gather;
+pub(crate) mod guests;
 pub(crate) mod inputs;
 pub(crate) mod link;
 pub(crate) mod link_speed;
@@ -36,7 +38,7 @@ pub(crate) use inputs::Inputs;
 use crate::bench::progress::{Cancel, Progress};
 use crate::host::HostInfo;
 use crate::path::Peer;
-use crate::path::measure::Measure;
+use crate::path::throughput::Measure;
 use crate::paths::Paths;
 
 #[derive(Debug, thiserror::Error)]
@@ -46,6 +48,22 @@ pub(crate) enum DoctorError {
     /// No benchmark server answers at the peer the doctor was to measure.
     #[error("{0}")]
     Peer(String),
+    /// What was asked cannot be done as given (a peer or a workload that
+    /// does not parse).
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl DoctorError {
+    /// Its class ([`crate::class`]): a NIC error's own (no such interface,
+    /// an invalid setting: the caller's input), else failed.
+    pub(crate) fn class(&self) -> crate::class::Class {
+        match self {
+            DoctorError::Nic(n) => n.class(),
+            DoctorError::Peer(_) => crate::class::Class::Failed,
+            DoctorError::Invalid(_) => crate::class::Class::Invalid,
+        }
+    }
 }
 
 /// What to examine.
@@ -129,6 +147,8 @@ pub(crate) fn check(inp: &Inputs) -> Outcome {
     tcp::check_congestion(inp, &mut out);
     tcp::check_slow_start(inp, &mut out);
     path::check(inp, &mut out);
+    cores::check(inp, &mut out);
+    guests::check(inp, &mut out);
     link_speed::tie_to_measurement(inp, &mut out);
     cpu::check(inp.cpu.as_ref(), &mut out);
     for m in &inp.mounts {

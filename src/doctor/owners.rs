@@ -6,7 +6,7 @@
 use super::finding::{Finding, Outcome, Severity};
 use super::inputs::{IfaceSample, Inputs};
 use crate::nic::diff;
-use crate::nic::owned::{Manager, Owner};
+use crate::nic::managers::{Manager, Owner};
 use crate::nic::registry::value_text;
 
 pub(crate) fn check(inp: &Inputs, out: &mut Outcome) {

@@ -5,7 +5,7 @@ use super::finding::{Finding, Outcome, Severity};
 use super::inputs::Inputs;
 use super::tcp::peer_link_speed;
 use crate::path::limit::{self, Limit, LimitNote};
-use crate::path::measure::{Direction, format_bps};
+use crate::path::throughput::{Direction, format_bps};
 
 /// Classify each direction from the doctor's measurements.
 pub(crate) fn limits(inp: &Inputs) -> Vec<LimitNote> {
@@ -32,7 +32,9 @@ pub(crate) fn limits(inp: &Inputs) -> Vec<LimitNote> {
                 local_buffer_max: inp.triplet_max(key),
                 cpu_max_percent: s.max_cpu_percent(),
             };
-            limit::assess(*d, &input)
+            let mut note = limit::assess(*d, &input);
+            note.cores = s.cores_line(*d);
+            note
         })
         .collect()
 }

@@ -327,7 +327,7 @@ mod tests {
     use super::*;
     use crate::doctor::inputs::{PeerData, Throughput};
     use crate::path::Peer;
-    use crate::path::measure::Series;
+    use crate::path::throughput::Series;
 
     fn figures(w: f64, r: f64) -> DdFigures {
         DdFigures {
@@ -366,7 +366,7 @@ mod tests {
 
     fn with_network(mut inp: Inputs, mbit: f64) -> Inputs {
         let s = Series {
-            samples: vec![crate::path::measure::Sample {
+            samples: vec![crate::path::throughput::Sample {
                 bps: mbit * 1e6,
                 ..Default::default()
             }],

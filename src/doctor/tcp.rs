@@ -5,6 +5,7 @@ use super::finding::{Finding, Outcome, Severity};
 use super::inputs::{Inputs, PeerData, Rtt};
 use crate::nic::speed::LinkSpeed;
 use crate::path::limit::buffer_for;
+use crate::sysctl::tcp_mem::TcpMemory;
 use crate::units::{bytes, speed as mbit};
 
 /// The link speed (Mb/s) of the interface towards the peer.
@@ -59,7 +60,28 @@ pub(crate) fn check_buffers(inp: &Inputs, out: &mut Outcome) {
         );
         return;
     }
-    out.find(buffers_finding(p, rtt, &speed, bdp, &short));
+    let tcp = inp.tcp_memory.as_ref();
+    let target = buffer_for(bdp, tcp);
+    let raisable: Vec<_> = short
+        .into_iter()
+        .filter(|(_, max, _)| *max < target)
+        .collect();
+    if raisable.is_empty() {
+        // Short of 2 × BDP, but at what TCP's memory limit allows one
+        // connection: raising them would throttle every connection.
+        out.skip(
+            "tcp-buffers",
+            p.interface.as_deref(),
+            format!(
+                "tcp_rmem/tcp_wmem maxima below 2 × BDP ({}) but at the {} TCP's memory limit allows one connection ({})",
+                bytes(bdp),
+                bytes(target),
+                tcp.map_or("", |m| m.source.as_str())
+            ),
+        );
+        return;
+    }
+    out.find(buffers_finding(p, rtt, (&speed, tcp), bdp, &raisable));
 }
 
 /// A round-trip time with the digits it has: `0.042 ms`, `12.50 ms`.
@@ -135,11 +157,11 @@ fn short_buffers(inp: &Inputs, need: u64, out: &mut Outcome) -> Vec<(&'static st
 fn buffers_finding(
     p: &PeerData,
     rtt: &Rtt,
-    speed: &LinkSpeed,
+    (speed, tcp): (&LinkSpeed, Option<&TcpMemory>),
     bdp: u64,
     short: &[(&'static str, u64, String)],
 ) -> Finding {
-    let target = buffer_for(bdp);
+    let target = buffer_for(bdp, tcp);
     let mbps = speed.mbps;
     let link = if speed.is_physical() {
         mbit(mbps)
@@ -162,6 +184,17 @@ fn buffers_finding(
     .evidence("bdp", bytes(bdp));
     for (key, max, _) in short {
         f = f.evidence(&format!("{key} max"), format!("{max} ({})", bytes(*max)));
+    }
+    if let Some(m) = tcp.filter(|_| target < buffer_for(bdp, None)) {
+        f = f.evidence(
+            "tcp memory pressure",
+            format!(
+                "{} ({}): buffers at most {}, half of it",
+                bytes(m.pressure_bytes),
+                m.source,
+                bytes(target)
+            ),
+        );
     }
     let args: Vec<String> = short
         .iter()
@@ -272,6 +305,41 @@ mod tests {
             [
                 "hlctl sysctl 'net.ipv4.tcp_rmem=4096 131072 33554432' 'net.ipv4.tcp_wmem=4096 16384 33554432'"
             ]
+        );
+    }
+
+    /// The fix never asks for more than TCP's memory limit allows one
+    /// connection; buffers already there are not raised.
+    #[test]
+    fn the_fix_stays_below_tcps_memory_pressure() {
+        let mut inp = inputs(6 << 20, 100.0);
+        inp.tcp_memory = Some(TcpMemory {
+            pressure_bytes: 41_484_288,
+            source: "net.ipv4.tcp_mem = 7596 10128 15192".into(),
+        });
+        let mut out = Outcome::default();
+        check_buffers(&inp, &mut out);
+        assert_eq!(
+            out.findings[0].fix,
+            [
+                "hlctl sysctl 'net.ipv4.tcp_rmem=4096 131072 16777216' 'net.ipv4.tcp_wmem=4096 16384 16777216'"
+            ]
+        );
+        let ev = &out.findings[0].evidence;
+        assert!(ev.iter().any(|e| e.value.contains("tcp_mem")), "{ev:?}");
+        let mut inp = inputs(16 << 20, 100.0);
+        inp.sysctls
+            .insert("net.ipv4.tcp_wmem".into(), "4096 16384 16777216".into());
+        inp.tcp_memory = Some(TcpMemory {
+            pressure_bytes: 41_484_288,
+            source: "test".into(),
+        });
+        let mut out = Outcome::default();
+        check_buffers(&inp, &mut out);
+        assert!(out.findings.is_empty(), "{out:?}");
+        assert!(
+            out.not_checked[0].detail.contains("memory limit"),
+            "{out:?}"
         );
     }
 

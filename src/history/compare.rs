@@ -226,6 +226,11 @@ impl History {
         host: &HostInfo,
     ) -> Result<usize, HistoryError> {
         check_name(name)?;
+        let n = self.insert_baseline(name, host);
+        self.written(n)
+    }
+
+    fn insert_baseline(&mut self, name: &str, host: &HostInfo) -> Result<usize, HistoryError> {
         let tx = self.conn().transaction()?;
         tx.execute("DELETE FROM baselines WHERE name = ?1", [name])?;
         tx.execute(

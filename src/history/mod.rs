@@ -28,9 +28,24 @@ pub(crate) const DB_FILE: &str = "history.db";
 
 #[derive(Debug, thiserror::Error)]
 pub enum HistoryError {
-    #[error("history database {}: {source}", crate::mounted::shown(path))]
+    #[error("history database {}: {}", crate::mounted::shown(path), why(source, *errno))]
     Open {
         path: String,
+        /// The errno of the system call SQLite saw fail, when one did.
+        errno: Option<i32>,
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// A write (a result, a baseline, usage rows) that did not land: the
+    /// transaction rolled back, the file is as it was.
+    #[error(
+        "history database {}: could not be written: {}",
+        crate::mounted::shown(path),
+        why(source, *errno)
+    )]
+    Write {
+        path: String,
+        errno: Option<i32>,
         #[source]
         source: rusqlite::Error,
     },
@@ -56,6 +71,76 @@ pub enum HistoryError {
     },
 }
 
+impl HistoryError {
+    /// Its class ([`crate::class`]): a bad filter or a missing baseline is
+    /// the caller's input, a file the caller may not open or write (EACCES,
+    /// EPERM) not permitted, else failed.
+    pub fn class(&self) -> crate::class::Class {
+        match self {
+            HistoryError::Invalid { .. }
+            | HistoryError::NoBaseline(_)
+            | HistoryError::NoBaselines => crate::class::Class::Invalid,
+            HistoryError::Open { errno, .. } | HistoryError::Write { errno, .. } => {
+                crate::class::Class::of_errno(*errno)
+            }
+            _ => crate::class::Class::Failed,
+        }
+    }
+
+    /// A failure to open the database for a write, said as the failed
+    /// write it is.
+    pub(crate) fn into_write(self) -> HistoryError {
+        match self {
+            HistoryError::Open {
+                path,
+                errno,
+                source,
+            } => HistoryError::Write {
+                path,
+                errno,
+                source,
+            },
+            e => e,
+        }
+    }
+}
+
+/// SQLite's error with the errno's text in front of it when a system call
+/// failed (`No space left on device (os error 28) (database or disk is full)`).
+fn why(source: &rusqlite::Error, errno: Option<i32>) -> String {
+    match errno {
+        Some(n) if n != 0 => format!("{} ({source})", std::io::Error::from_raw_os_error(n)),
+        _ => source.to_string(),
+    }
+}
+
+/// Why a write to `path` failed: EROFS when its filesystem is mounted
+/// read-only (SQLite's last failed call is then often a read-only open of
+/// a side file that is not there, ENOENT, which would mislead), else the
+/// errno of the last system call that failed under `conn`, if any.
+fn errno_of(path: &Path, conn: Option<&Connection>, source: &rusqlite::Error) -> Option<i32> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if nix::sys::statvfs::statvfs(dir)
+        .is_ok_and(|v| v.flags().contains(nix::sys::statvfs::FsFlags::ST_RDONLY))
+    {
+        return Some(libc::EROFS);
+    }
+    // SAFETY: the handle is valid while the connection lives;
+    // sqlite3_system_errno only reads the connection's last errno.
+    let n = conn.map_or(0, |c| unsafe {
+        rusqlite::ffi::sqlite3_system_errno(c.handle())
+    });
+    // SQLITE_FULL with no failed call behind it: SQLite found the room
+    // short itself (a full disk all the same).
+    let full = source.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull);
+    (n != 0)
+        .then_some(n)
+        .or_else(|| full.then_some(libc::ENOSPC))
+}
+
 /// What kind of result a row holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -71,7 +156,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub(crate) const ALL: [Kind; 7] = [
+    pub const ALL: [Kind; 7] = [
         Kind::Net,
         Kind::Disk,
         Kind::Cpu,
@@ -81,7 +166,7 @@ impl Kind {
         Kind::Check,
     ];
 
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Kind::Net => "net",
             Kind::Disk => "disk",
@@ -108,6 +193,7 @@ impl Kind {
 /// An open history database.
 pub struct History {
     conn: Connection,
+    path: std::path::PathBuf,
 }
 
 impl History {
@@ -117,14 +203,19 @@ impl History {
     }
 
     pub(crate) fn open_file(path: &Path) -> Result<History, HistoryError> {
-        let err = |source| HistoryError::Open {
-            path: path.display().to_string(),
-            source,
-        };
         if let Some(dir) = path.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
-        let mut conn = Connection::open(path).map_err(err)?;
+        let conn = Connection::open(path).map_err(|source| HistoryError::Open {
+            path: path.display().to_string(),
+            errno: errno_of(path, None, &source),
+            source,
+        })?;
+        let err = |source| HistoryError::Open {
+            path: path.display().to_string(),
+            errno: errno_of(path, Some(&conn), &source),
+            source,
+        };
         conn.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(err)?;
         conn.pragma_update(None, "journal_mode", "WAL")
@@ -133,11 +224,29 @@ impl History {
             .map_err(err)?;
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(err)?;
-        schema::migrate(&mut conn)?;
-        Ok(History { conn })
+        let mut h = History {
+            conn,
+            path: path.to_path_buf(),
+        };
+        let migrated = schema::migrate(&mut h.conn);
+        h.written(migrated)?;
+        Ok(h)
     }
 
     pub(crate) fn conn(&mut self) -> &mut Connection {
         &mut self.conn
+    }
+
+    /// A write's result, an SQLite error in it typed as a failed write of
+    /// this file with the errno of the system call that failed.
+    pub(crate) fn written<T>(&self, r: Result<T, HistoryError>) -> Result<T, HistoryError> {
+        r.map_err(|e| match e {
+            HistoryError::Sql(source) => HistoryError::Write {
+                path: self.path.display().to_string(),
+                errno: errno_of(&self.path, Some(&self.conn), &source),
+                source,
+            },
+            e => e,
+        })
     }
 }

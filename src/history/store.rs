@@ -1,6 +1,6 @@
 //! Writing results (one transaction per result with its metrics) and reading them back.
 
-use crate::path::measure::Direction;
+use crate::path::throughput::Direction;
 use rusqlite::params;
 use serde::{Deserialize, Serialize};
 
@@ -102,6 +102,11 @@ pub(crate) struct StoredResult {
 impl History {
     /// Store one result with its metrics (atomically); returns its id.
     pub fn add(&mut self, r: &NewResult) -> Result<i64, HistoryError> {
+        let id = self.insert(r);
+        self.written(id)
+    }
+
+    fn insert(&mut self, r: &NewResult) -> Result<i64, HistoryError> {
         let tx = self.conn().transaction()?;
         tx.execute(
             "INSERT INTO results (ts, kind, host, kernel, interface, peer, settings, result, uid)

@@ -474,7 +474,7 @@ mod tests {
     use super::*;
     use crate::check::net::{DirectionResult, PeerResult};
     use crate::nic::model::{Feature, LinkModes, Pause, Rings};
-    use crate::path::measure::Direction;
+    use crate::path::throughput::Direction;
     use crate::report::{Entry, Figure, NetEntry, Report};
 
     /// An e1000e-like NIC as `read::interface` gives it (values from the VM test).
@@ -524,6 +524,7 @@ mod tests {
             retransmits: Some(3),
             busy_retries: 1,
             error: None,
+            cores: None,
         };
         let check = CheckReport {
             report: Report {

@@ -123,6 +123,9 @@ pub(crate) struct Failure {
     pub(crate) step: String,
     pub(crate) error: String,
     pub(crate) errno: i32,
+    /// The kernel's extended-ack message, when it sent one (also in `error`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) extack: Option<String>,
 }
 
 /// The result of one `apply`.
@@ -208,6 +211,7 @@ pub(crate) fn apply(
                 step: step.name().to_string(),
                 error: e.to_string(),
                 errno: e.errno,
+                extack: e.extack.clone(),
             });
             failed_step = Some(step);
             break;
@@ -235,6 +239,7 @@ pub(crate) fn apply(
     let failed_group = out.failure.as_ref().map(|f| f.step.as_str());
     diff::settle(
         &mut settings,
+        &before,
         &after,
         failed_group,
         out.restore_errors.is_empty(),

@@ -56,6 +56,17 @@ fn parse_value(s: &Setting, raw: &[String], p: &mut Vec<Problem>) -> Option<Valu
             }
         },
         Kind::Modes => Some(json!(raw)),
+        Kind::Cpus => match crate::cpu::cpulist::canonical(one) {
+            Some(list) => Some(json!(list)),
+            None => {
+                p.push(Problem::new(
+                    &name,
+                    Some(one),
+                    "expected a CPU list such as 0-3,6, or none",
+                ));
+                None
+            }
+        },
     }
 }
 

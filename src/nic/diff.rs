@@ -148,6 +148,7 @@ pub(crate) fn plan(iface: &Interface, cs: &ChangeSet) -> Vec<SettingResult> {
 /// `failed_group` is the setting group (`link`, `ring`...) whose request failed.
 pub(crate) fn settle(
     results: &mut [SettingResult],
+    before: &Interface,
     after: &Interface,
     failed_group: Option<&str>,
     restore_ok: bool,
@@ -156,19 +157,43 @@ pub(crate) fn settle(
     for r in results.iter_mut() {
         let now = current(after, &r.setting);
         let in_failed = failed_group.is_some_and(|g| r.setting.split(' ').next() == Some(g));
+        let renegotiating = failed && renegotiating(&r.setting, &now, before, after);
+        let held = now == r.before || renegotiating;
         r.status = match (failed, r.status) {
             (_, Status::Unchanged) => Status::Unchanged,
-            (true, _) if in_failed && now == r.before => Status::NotApplied,
+            (true, _) if in_failed && held => Status::NotApplied,
             (false, _) if now == r.requested => Status::Changed,
             (false, _) => Status::Adjusted,
-            (true, _) if restore_ok && now == r.before => Status::Restored,
+            (true, _) if restore_ok && held => Status::Restored,
             (true, _) => Status::RestoreFailed,
         };
         if r.status == Status::Adjusted {
             r.reason = adjusted_reason(&r.setting, after);
         }
+        if renegotiating {
+            r.reason = Some(RENEGOTIATING.into());
+        }
         r.after = Some(now);
     }
+}
+
+const RENEGOTIATING: &str =
+    "autonegotiation is on again as before and not finished: no speed or duplex yet";
+
+/// A link speed or duplex that reads unknown after a failed change set put
+/// autonegotiation back as it was (on, same advertised modes): the
+/// negotiation decides it, and it has not finished yet (e1000e takes seconds).
+fn renegotiating(setting: &str, now: &Value, before: &Interface, after: &Interface) -> bool {
+    let negotiates = |i: &Interface| {
+        i.link
+            .as_ref()
+            .filter(|l| l.autoneg)
+            .map(|l| l.advertised_modes.clone())
+    };
+    matches!(setting, "link speed" | "link duplex")
+        && now.is_null()
+        && negotiates(before).is_some()
+        && negotiates(before) == negotiates(after)
 }
 
 /// Rows for what the kernel changed on its own: every setting of a group
@@ -284,7 +309,7 @@ pub(crate) fn only(cs: &ChangeSet, names: &[String]) -> ChangeSet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::nic::model::{Pause, PauseSet, Rings, RingsSet};
+    use crate::nic::model::{Duplex, LinkModes, LinkSet, Pause, PauseSet, Rings, RingsSet};
 
     fn e1000e_like(pause: Pause, ring_rx: u32, mtu: u32) -> Interface {
         Interface {
@@ -320,7 +345,7 @@ mod tests {
     /// Plan `cs` on `before`, then settle it against `after` (nothing failed).
     fn applied(before: &Interface, cs: &ChangeSet, after: &Interface) -> Vec<SettingResult> {
         let mut r = plan(before, cs);
-        settle(&mut r, after, None, true);
+        settle(&mut r, before, after, None, true);
         r
     }
 
@@ -422,7 +447,7 @@ mod tests {
             ..Default::default()
         };
         let mut r = plan(&before, &cs);
-        settle(&mut r, &before, Some("ring"), true);
+        settle(&mut r, &before, &before, Some("ring"), true);
         let s = summarize(&r, false);
         assert_eq!(s.changed, 0);
         assert_eq!(
@@ -455,5 +480,47 @@ mod tests {
         assert_eq!(back.mtu, Some(9000));
         assert_eq!(back.rings, None);
         assert_eq!(back.features.get("rx-gro"), Some(&true));
+    }
+    /// e1000e with autonegotiation on: 1000/full, or renegotiating (unknown).
+    fn negotiating(speed: Option<u32>, autoneg: bool) -> Interface {
+        Interface {
+            link: Some(LinkModes {
+                speed_mbps: speed,
+                duplex: speed.map(|_| Duplex::Full),
+                autoneg,
+                advertised_modes: vec!["1000baseT/Full".into()],
+                ..Default::default()
+            }),
+            ..e1000e_like(NEGOTIATED, 256, 1500)
+        }
+    }
+
+    #[test]
+    fn a_refused_link_renegotiating_as_before_is_not_a_failed_restore() {
+        let before = negotiating(Some(1000), true);
+        let cs = ChangeSet {
+            mtu: Some(9000),
+            link: Some(LinkSet {
+                speed_mbps: Some(1000),
+                duplex: Some(Duplex::Half),
+                autoneg: Some(false),
+                advertise: None,
+            }),
+            ..Default::default()
+        };
+        let settled = |after: &Interface| {
+            let mut r = plan(&before, &cs);
+            settle(&mut r, &before, after, Some("link"), true);
+            r.iter()
+                .map(|r| (r.setting.clone(), r.status))
+                .collect::<BTreeMap<_, _>>()
+        };
+        let r = settled(&negotiating(None, true));
+        assert_eq!(r["link duplex"], Status::NotApplied, "{r:?}");
+        assert_eq!(r["link autoneg"], Status::NotApplied, "{r:?}");
+        assert_eq!(r["mtu"], Status::Restored, "{r:?}");
+        // Left forced (autoneg off) and without a speed: not what it was.
+        let r = settled(&negotiating(None, false));
+        assert_eq!(r["link duplex"], Status::RestoreFailed, "{r:?}");
     }
 }

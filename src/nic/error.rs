@@ -49,6 +49,18 @@ pub enum NicError {
 }
 
 impl NicError {
+    /// Its class ([`crate::class`]): a bad value or no such interface is
+    /// the caller's input; EPERM/EACCES not permitted; else (the driver
+    /// refusing, a kernel error) failed.
+    pub(crate) fn class(&self) -> crate::class::Class {
+        match self {
+            NicError::Invalid { .. } | NicError::NoSuchInterface { .. } => {
+                crate::class::Class::Invalid
+            }
+            _ => crate::class::Class::of_errno(self.errno()),
+        }
+    }
+
     /// The kernel errno behind the error, when there is one.
     pub(crate) fn errno(&self) -> Option<i32> {
         match self {

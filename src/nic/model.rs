@@ -45,6 +45,10 @@ pub(crate) struct Interface {
     pub(crate) features: Option<BTreeMap<String, Feature>>,
     pub(crate) channels: Option<Channels>,
     pub(crate) coalesce: Option<Coalesce>,
+    /// Receive Packet Steering of the receive queues ([`crate::nic::rps`]);
+    /// `None` where the kernel has none (no `queues/rx-N/rps_cpus`).
+    #[serde(default)]
+    pub(crate) rps: Option<Rps>,
     pub(crate) counters: Counters,
     /// The driver's private statistics (`ethtool -S`).
     pub(crate) driver_stats: Option<BTreeMap<String, u64>>,
@@ -54,11 +58,16 @@ pub(crate) struct Interface {
     /// The network managers that set this link's settings from their own
     /// configuration ([`crate::nic::owner`]); filled in by `show`.
     #[serde(default)]
-    pub(crate) owners: Vec<crate::nic::owned::Owner>,
+    pub(crate) owners: Vec<crate::nic::managers::Owner>,
     /// Persisted settings hlctld stopped re-applying because a network
     /// manager sets them back, each with who sets it (hlctld only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) conflicts: Vec<String>,
+    /// RPS/XPS per queue, the queue vectors' IRQs and their affinity, NUMA
+    /// node, physical cores and irqbalance ([`crate::cpu::layout`]); filled
+    /// in by `show` (the channels and their maxima are `channels`).
+    #[serde(default)]
+    pub(crate) queues: Option<crate::cpu::layout::QueueLayout>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -211,6 +220,25 @@ pub struct ChannelsSet {
     pub combined: Option<u32>,
 }
 
+/// Receive Packet Steering as the device's receive queues hold it (rx-0's
+/// files; hlctl writes the same values to every receive queue).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rps {
+    /// The CPUs its packets' protocol work may be handed to, as a CPU list
+    /// (`0-3`; `none`: RPS off, the receiving CPU does it).
+    pub cpus: String,
+    /// RFS flow table entries of the queue (`rps_flow_cnt`).
+    pub flow_cnt: Option<u32>,
+}
+
+/// Requested RPS; `None` leaves a value as it is.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RpsSet {
+    /// A canonical CPU list ([`crate::cpu::cpulist`]).
+    pub cpus: Option<String>,
+    pub flow_cnt: Option<u32>,
+}
+
 /// Requested coalescing; `None` leaves a value as it is.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CoalesceSet {
@@ -245,6 +273,8 @@ pub(crate) struct ChangeSet {
     pub(crate) channels: Option<ChannelsSet>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) coalesce: Option<CoalesceSet>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) rps: Option<RpsSet>,
 }
 
 /// Speed (Mb/s) and duplex of a link mode name such as `1000baseT/Full`.

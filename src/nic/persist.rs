@@ -154,19 +154,6 @@ impl State {
     }
 }
 
-/// Load, merge and save in one go.
-pub(crate) fn record(
-    path: &Path,
-    name: &str,
-    mac: Option<&str>,
-    settings: &ChangeSet,
-    placed: &[Placed],
-) -> Result<(), NicError> {
-    update(path, |state| {
-        state.record_placed(name, mac, settings, placed)
-    })
-}
-
 /// Load, change and save the state file under its lock, so that concurrent
 /// writers (two `Apply --persist` calls, a tune) lose nothing.
 pub(crate) fn update<T>(path: &Path, f: impl FnOnce(&mut State) -> T) -> Result<T, NicError> {
@@ -200,8 +187,14 @@ mod tests {
             }),
             ..Default::default()
         };
-        record(&p, "eth0", Some("02:00:00:00:00:01"), &a, &[]).unwrap();
-        record(&p, "enp3s0", Some("02:00:00:00:00:01"), &b, &[]).unwrap();
+        update(&p, |s| {
+            s.record_placed("eth0", Some("02:00:00:00:00:01"), &a, &[])
+        })
+        .unwrap();
+        update(&p, |s| {
+            s.record_placed("enp3s0", Some("02:00:00:00:00:01"), &b, &[])
+        })
+        .unwrap();
         let s = State::load(&p).unwrap();
         assert_eq!(s.interfaces.len(), 1);
         let e = s.find("whatever", Some("02:00:00:00:00:01")).unwrap();

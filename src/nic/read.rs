@@ -57,6 +57,7 @@ fn fill(nl: &mut Netlink, iface: &mut Interface) -> Result<(), NicError> {
     iface.features = nl.features(&name).map_err(e)?;
     iface.channels = nl.channels(&name).map_err(e)?;
     iface.coalesce = nl.coalesce(&name).map_err(e)?;
+    iface.rps = crate::nic::rps::read(&name);
     let io = |op, source| NicError::Ioctl {
         iface: name.clone(),
         op,

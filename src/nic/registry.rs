@@ -27,6 +27,8 @@ pub(crate) enum Kind {
     Duplex,
     /// One or more link-mode names (`1000baseT/Full`).
     Modes,
+    /// A CPU list (`0-3,6`, `none`), as [`crate::cpu::cpulist`] spells it.
+    Cpus,
 }
 
 impl Kind {
@@ -37,6 +39,7 @@ impl Kind {
             Kind::Bool => "b",
             Kind::Duplex => "s",
             Kind::Modes => "as",
+            Kind::Cpus => "s",
         }
     }
 }
@@ -213,6 +216,16 @@ pub(crate) static GROUPS: &[Group] = &[
         },
     },
     Group {
+        word: "rps",
+        apply_rank: 0,
+        supported: |i| i.rps.is_some(),
+        send: |_, i, cs| {
+            cs.rps
+                .as_ref()
+                .map_or(Ok(()), |r| crate::nic::rps::write(&i.name, r))
+        },
+    },
+    Group {
         word: "link",
         apply_rank: 7,
         supported: |i| i.link.is_some(),
@@ -262,6 +275,15 @@ impl SettingValue for Duplex {
             "full" => Some(Duplex::Full),
             _ => None,
         }
+    }
+}
+
+impl SettingValue for String {
+    fn to_value(&self) -> Value {
+        json!(self)
+    }
+    fn from_value(v: &Value) -> Option<String> {
+        v.as_str().map(str::to_string)
     }
 }
 
@@ -378,6 +400,10 @@ pub(crate) static SETTINGS: &[Setting] = &[
         link Some(("UseAdaptiveRxCoalesce", YesNo)), check Check::Reported),
     row!("coalesce", "adaptive-tx", Bool, coalesce.adaptive_tx, read coalesce => |c| opt(&c.adaptive_tx),
         link Some(("UseAdaptiveTxCoalesce", YesNo)), check Check::Reported),
+    row!("rps", "cpus", Cpus, rps.cpus, read rps => |r| r.cpus.to_value(),
+        link None, check Check::None),
+    row!("rps", "flow-cnt", U32, rps.flow_cnt, read rps => |r| opt(&r.flow_cnt),
+        link None, check Check::None),
     row!("link", "speed", U32, link.speed_mbps, read link => |l| opt(&l.speed_mbps),
         link Some(("BitsPerSecond", Suffix("M"))), check Check::Speed),
     row!("link", "duplex", Duplex, link.duplex, read link => |l| opt(&l.duplex),
@@ -543,6 +569,7 @@ mod tests {
             Kind::Bool => json!("on"),
             Kind::Duplex => json!("full"),
             Kind::Modes => json!(["1000baseT/Full"]),
+            Kind::Cpus => json!("0-1"),
         };
         let mut all = ChangeSet::default();
         for s in SETTINGS {

@@ -60,7 +60,11 @@ pub(crate) fn apply_and_persist(
 }
 
 /// Write through the owners, then record in the state file; when recording
-/// fails, the owners' files are put back.
+/// fails, the owners' files are put back. An MTU set on a bridge or bond is
+/// also written for the devices under it that run at that MTU now
+/// ([`ports_at_mtu`]): a bond's slaves follow its MTU in the kernel, but
+/// ifupdown2's `ifreload -a` (Proxmox's "Apply Configuration") would put a
+/// slave without `mtu` in its stanza back to 1500 under a bond at 9000.
 fn record(
     nl: &mut Netlink,
     paths: &Paths,
@@ -74,11 +78,55 @@ fn record(
         problems,
     })?;
     let roots = Roots::new(paths);
-    let placed = owner::write::persist(&roots, name, iface.ifindex, &cs)?;
+    let mut todo = vec![(
+        name.to_string(),
+        iface.ifindex,
+        iface.mac.clone(),
+        cs.clone(),
+    )];
+    if let Some(mtu) = cs.mtu {
+        let port = ChangeSet {
+            mtu: Some(mtu),
+            ..Default::default()
+        };
+        // Stack members are recorded by name, as a tune records them.
+        todo.extend(
+            ports_at_mtu(&iface, mtu)
+                .into_iter()
+                .map(|p| (p.clone(), owner::ifindex_of(&p), None, port.clone())),
+        );
+    }
+    let devices: Vec<owner::write::Device> = todo
+        .iter()
+        .map(|(n, i, _, cs)| (n.as_str(), *i, cs))
+        .collect();
+    let placed = owner::write::persist_all(&roots, &devices)?;
     let state_file = paths.nic_state_file();
-    if let Err(e) = persist::record(&state_file, name, iface.mac.as_deref(), &cs, &placed) {
-        let _ = owner::write::undo(&roots, name, &placed);
+    let recorded = persist::update(&state_file, |state| {
+        for ((n, _, mac, cs), pl) in todo.iter().zip(&placed) {
+            state.record_placed(n, mac.as_deref(), cs, pl);
+        }
+    });
+    if let Err(e) = recorded {
+        owner::write::undo_all(&roots, &devices, &placed);
         return Err(e);
     }
-    Ok(placed)
+    Ok(placed.into_iter().flatten().collect())
+}
+
+/// The devices under `iface` in its bridge/bond stack that run at `mtu`
+/// (after the change): they carry it on the wire, so it is persisted for
+/// them too. One below it stays as it is, and is not written.
+pub(crate) fn ports_at_mtu(iface: &crate::nic::model::Interface, mtu: u32) -> Vec<String> {
+    iface
+        .stack
+        .as_ref()
+        .map(|st| {
+            st.below(&iface.name)
+                .into_iter()
+                .filter(|m| m.mtu == mtu)
+                .map(|m| m.name.clone())
+                .collect()
+        })
+        .unwrap_or_default()
 }

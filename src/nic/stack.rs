@@ -105,6 +105,30 @@ impl Stack {
         self.members.iter().filter(|m| !m.is_upper()).collect()
     }
 
+    /// Every device under `name`: its ports or slaves, theirs, and so on
+    /// (`vmbr0` → `bond0`, `eth0`), nearest first.
+    pub(crate) fn below(&self, name: &str) -> Vec<&StackMember> {
+        let mut out: Vec<&StackMember> = Vec::new();
+        let mut next: Vec<String> = self
+            .member(name)
+            .map(|m| m.lowers.clone())
+            .unwrap_or_default();
+        while !next.is_empty() {
+            let mut deeper = Vec::new();
+            for n in &next {
+                if let Some(m) = self
+                    .member(n)
+                    .filter(|m| !out.iter().any(|o| o.name == m.name))
+                {
+                    deeper.extend(m.lowers.iter().cloned());
+                    out.push(m);
+                }
+            }
+            next = deeper;
+        }
+        out
+    }
+
     /// Bridges and bonds, top first.
     pub(crate) fn uppers(&self) -> Vec<&StackMember> {
         self.members.iter().filter(|m| m.is_upper()).collect()
@@ -130,5 +154,45 @@ pub(crate) fn bridge_with_port(bridge: &str, port: &str) -> Stack {
                 ..Default::default()
             },
         ],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn member(name: &str, lowers: &[&str], master: Option<&str>) -> StackMember {
+        StackMember {
+            name: name.into(),
+            lowers: lowers.iter().map(|l| l.to_string()).collect(),
+            master: master.map(String::from),
+            ..Default::default()
+        }
+    }
+
+    /// Proxmox's `eth0`,`eth1` → `bond0` → `vmbr0`: under the bridge the
+    /// bond and both slaves, nearest first; under the bond its slaves; under
+    /// a slave nothing.
+    #[test]
+    fn below_follows_the_lowers_to_the_bottom() {
+        let st = Stack {
+            top: "vmbr0".into(),
+            members: vec![
+                member("vmbr0", &["bond0"], None),
+                member("bond0", &["eth0", "eth1"], Some("vmbr0")),
+                member("eth0", &[], Some("bond0")),
+                member("eth1", &[], Some("bond0")),
+            ],
+        };
+        let names = |n: &str| {
+            st.below(n)
+                .iter()
+                .map(|m| m.name.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names("vmbr0"), ["bond0", "eth0", "eth1"]);
+        assert_eq!(names("bond0"), ["eth0", "eth1"]);
+        assert!(names("eth0").is_empty());
+        assert!(names("nosuch").is_empty());
     }
 }

@@ -2,8 +2,8 @@
 //! uid that asked, return the report. `hlctl bench …` in process and
 //! hlctld's `StartBenchmark` jobs both call these.
 
-use super::record::{Requester, Stored, store};
-use super::rows as record;
+use super::row_store::{Requester, Stored, store};
+use super::rows;
 use crate::bench::cpu::{self, CpuConfig, CpuError, CpuReport};
 use crate::bench::disk::{self, DiskConfig, DiskError, DiskReport};
 use crate::bench::net::{self, ClientConfig, NetError, NetReport};
@@ -21,7 +21,8 @@ pub(crate) struct Ran<R> {
 }
 
 /// `bench net`: a test against an iperf3 server, stored with the peer and
-/// the interface the route to it leaves by.
+/// the interface the route to it leaves by. A busy server is tried again
+/// within `cfg.busy_window`, each wait said through `progress`.
 pub(crate) fn net(
     paths: &Paths,
     cfg: &ClientConfig,
@@ -29,7 +30,6 @@ pub(crate) fn net(
     progress: &dyn Progress,
     cancel: &Cancel,
 ) -> Result<Ran<NetReport>, NetError> {
-    let report = net::run_client(cfg, progress, cancel)?;
     let peer = Peer {
         host: cfg.host.clone(),
         port: cfg.port,
@@ -38,8 +38,15 @@ pub(crate) fn net(
         .ip()
         .ok()
         .and_then(crate::path::route::egress_interface);
+    // The cores are sampled around the waits for a busy peer too: a wait
+    // sleeps, so it adds idle time to every CPU alike.
+    let (report, cores) = crate::cpu::sample::around(iface.as_deref(), || {
+        net::run_client_waiting(cfg, progress, cancel, &mut || {}).map(|(r, _busy_retries)| r)
+    });
+    let mut report = report?;
+    report.cores = cores;
     let ifaces: Vec<String> = iface.iter().cloned().collect();
-    let row = record::bench_net(
+    let row = rows::bench_net(
         peer.label(),
         iface,
         &report,
@@ -64,7 +71,7 @@ pub(crate) fn cpu(
         store(
             paths,
             who,
-            record::bench_cpu(&report, settings_snapshot(paths, &[])),
+            rows::bench_cpu(&report, settings_snapshot(paths, &[])),
         )
     };
     Ok(Ran { report, stored })
@@ -86,7 +93,7 @@ pub(crate) fn disk(
         store(
             paths,
             who,
-            record::bench_disk(&dir, &report, settings_snapshot(paths, &[])),
+            rows::bench_disk(&dir, &report, settings_snapshot(paths, &[])),
         )
     };
     Ok(Ran { report, stored })

@@ -10,9 +10,9 @@ pub(crate) mod check;
 pub(crate) mod doctor;
 pub(crate) mod nic;
 pub(crate) mod reapply;
-pub(crate) mod record;
 pub(crate) mod records;
 pub(crate) mod report;
+pub(crate) mod row_store;
 pub(crate) mod rows;
 pub(crate) mod sysctl;
 pub(crate) mod try_change;
@@ -20,4 +20,4 @@ pub(crate) mod tune;
 pub(crate) mod usage;
 pub(crate) mod workload;
 
-pub(crate) use record::{Requester, Stored};
+pub(crate) use row_store::{NOT_STORED_KEY, Requester, Stored};

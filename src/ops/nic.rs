@@ -10,7 +10,7 @@ use crate::tune::change::Change;
 use crate::tune::persist::{LastTune, NicBefore};
 
 /// `show`: the named interfaces, or all of them (physical first), each with
-/// the network managers that own its settings.
+/// the network managers that own its settings and its queue layout.
 pub(crate) fn show(
     nl: &mut Netlink,
     paths: &Paths,
@@ -18,7 +18,25 @@ pub(crate) fn show(
 ) -> Result<Vec<Interface>, NicError> {
     let mut list = crate::nic::read::interfaces(nl, names)?;
     crate::nic::owner::annotate(&crate::nic::owner::Roots::new(paths), &mut list);
+    let names: Vec<&str> = list.iter().map(|i| i.name.as_str()).collect();
+    let layouts = queues(&names);
+    for (i, q) in list.iter_mut().zip(layouts) {
+        i.queues = Some(q);
+    }
     Ok(list)
+}
+
+/// `show`'s queue and interrupt layout of each of `ifaces` (sysfs and
+/// procfs as this process sees them), in their order, with the host-wide
+/// part read once for all of them: the in-process `show` and hlctld's
+/// `Link.Describe()` and `Manager.DescribeLinks` all take it from here
+/// (hlctld on one blocking thread for the whole call, not one per link).
+pub(crate) fn queues<S: AsRef<str>>(ifaces: &[S]) -> Vec<crate::cpu::layout::QueueLayout> {
+    let host = crate::cpu::layout::host();
+    ifaces
+        .iter()
+        .map(|i| crate::cpu::layout::read_with(&host, i.as_ref()))
+        .collect()
 }
 
 /// `set`: apply (or plan) `cs` on `iface`; when `persist`, write it where
@@ -61,6 +79,19 @@ fn undo_record(
     let now = crate::nic::read::interface(nl, iface)?;
     let state = crate::nic::persist::State::load(&paths.nic_state_file())?;
     let entry = state.find(iface, now.mac.as_deref());
+    // The devices under a bridge or bond whose MTU the set may also persist
+    // (nic::set::ports_at_mtu): their entries and manager keys as they are.
+    let below: Vec<String> = match (cs.mtu, &now.stack) {
+        (Some(_), Some(st)) => st.below(iface).iter().map(|m| m.name.clone()).collect(),
+        _ => Vec::new(),
+    };
+    let placed_of = |n: &str, mac: Option<&str>| {
+        let e = state.find(n, mac);
+        (
+            n.to_string(),
+            e.map(|e| e.placed.clone()).unwrap_or_default(),
+        )
+    };
     let ts = crate::host::now_unix();
     Ok(LastTune {
         tune_id: format!("set-{ts}"),
@@ -78,12 +109,13 @@ fn undo_record(
         sysctl_file_before: None,
         nic_state_before: Some(NicBefore {
             entry: entry.map(|e| e.settings.clone()),
-            stack: Default::default(),
-            placed: [(
-                iface.to_string(),
-                entry.map(|e| e.placed.clone()).unwrap_or_default(),
-            )]
-            .into(),
+            stack: below
+                .iter()
+                .map(|n| (n.clone(), state.find(n, None).map(|e| e.settings.clone())))
+                .collect(),
+            placed: std::iter::once(placed_of(iface, now.mac.as_deref()))
+                .chain(below.iter().map(|n| placed_of(n, None)))
+                .collect(),
         }),
     })
 }
@@ -97,12 +129,14 @@ pub(crate) enum ExportError {
         "{iface}: no persisted settings in {file} (persist some with `hlctl set {iface} ... --persist`)"
     )]
     NotPersisted { iface: String, file: String },
+    #[error("{iface}: no persisted RPS in {file}: a udev rule would write nothing")]
+    NothingForUdev { iface: String, file: String },
 }
 
 /// `export IFACE`: the persisted settings of `iface` as a systemd `.link`
-/// file (found by the live MAC when the link is there, so a rename does not
-/// lose them; else by name).
-pub(crate) fn export(paths: &Paths, iface: &str) -> Result<String, ExportError> {
+/// file, or (`udev`) their RPS as a udev rule (found by the live MAC when
+/// the link is there, so a rename does not lose them; else by name).
+pub(crate) fn export(paths: &Paths, iface: &str, udev: bool) -> Result<String, ExportError> {
     let file = paths.nic_state_file();
     let state = crate::nic::persist::State::load(&file)?;
     let mac = Netlink::new()
@@ -115,9 +149,12 @@ pub(crate) fn export(paths: &Paths, iface: &str) -> Result<String, ExportError> 
             iface: iface.to_string(),
             file: file.display().to_string(),
         })?;
-    Ok(crate::nic::export::systemd_link(
-        iface,
-        entry.mac.as_deref(),
-        &entry.settings,
-    ))
+    let (mac, cs) = (entry.mac.as_deref(), &entry.settings);
+    if !udev {
+        return Ok(crate::nic::export::systemd_link(iface, mac, cs));
+    }
+    crate::nic::export::udev_rule(iface, mac, cs).ok_or_else(|| ExportError::NothingForUdev {
+        iface: iface.to_string(),
+        file: file.display().to_string(),
+    })
 }

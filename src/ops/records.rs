@@ -32,7 +32,9 @@ pub(crate) fn baselines(paths: &Paths) -> Result<Vec<BaselineInfo>, HistoryError
 
 /// `baseline save NAME`: how many metrics it holds.
 pub(crate) fn save_baseline(paths: &Paths, name: &str) -> Result<usize, HistoryError> {
-    open(paths)?.save_baseline(name, &HostInfo::current())
+    open(paths)
+        .map_err(HistoryError::into_write)?
+        .save_baseline(name, &HostInfo::current())
 }
 
 /// `compare [NAME]`.

@@ -1,6 +1,6 @@
 //! Every history row is built here, from the result of the operation that
 //! ran and the settings snapshot taken when it ran: benchmarks, doctor,
-//! report, tune and check. [`super::record`] stores them under the uid that
+//! report, tune and check. [`super::row_store`] stores them under the uid that
 //! asked.
 
 use crate::doctor::{Inputs, Report as DoctorReport};

@@ -26,6 +26,33 @@ use crate::tune::TuneError;
 use crate::tune::change::Change;
 use crate::tune::checkpoint::Checkpoint;
 
+/// How a change runs: the one place that decides what `--dry-run`,
+/// `--persist` and `--try` (`dry_run`, `persist`, `rollback_timeout_s` on
+/// the bus) mean together. A dry run changes nothing, so it persists
+/// nothing and waits for no confirmation; a try of 0 s is no try.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ChangeMode {
+    pub(crate) dry_run: bool,
+    pub(crate) persist: bool,
+    /// Seconds to wait for the confirmation; 0: kept at once.
+    pub(crate) try_s: u32,
+}
+
+impl ChangeMode {
+    pub(crate) fn new(dry_run: bool, persist: bool, try_s: Option<u32>) -> ChangeMode {
+        ChangeMode {
+            dry_run,
+            persist: persist && !dry_run,
+            try_s: if dry_run { 0 } else { try_s.unwrap_or(0) },
+        }
+    }
+
+    /// The seconds of a try, when this change is one.
+    pub(crate) fn try_seconds(&self) -> Option<u32> {
+        (self.try_s > 0).then_some(self.try_s)
+    }
+}
+
 /// The journal name of a sysctl try (`:` is not allowed in interface names).
 pub(crate) const SYSCTL_JOURNAL: &str = ":sysctl";
 
@@ -45,13 +72,24 @@ pub(crate) enum TryError {
     Nic(#[from] NicError),
     #[error(transparent)]
     Sysctl(#[from] SysctlError),
-    #[error(transparent)]
+    #[error("{}", journal_message(.0))]
     Journal(#[from] TuneError),
+}
+
+/// A journal that cannot be written (a full or read-only disk) stops the try
+/// before it changes anything: said so, with the file and the errno's text.
+fn journal_message(e: &TuneError) -> String {
+    match e {
+        TuneError::Io { .. } => format!(
+            "nothing was changed: the try's journal (what restores the old values at the deadline) cannot be written: {e}"
+        ),
+        _ => e.to_string(),
+    }
 }
 
 /// What is being tried: re-applied with `persist` once confirmed.
 enum What {
-    Nic { iface: String, cs: ChangeSet },
+    Nic { iface: String, cs: Box<ChangeSet> },
     Sysctl { assignments: Vec<(String, String)> },
 }
 
@@ -112,7 +150,7 @@ pub(crate) fn begin_set(
     };
     let what = What::Nic {
         iface: iface.to_string(),
-        cs: cs.clone(),
+        cs: Box::new(cs.clone()),
     };
     let p = Pending::open(cp, paths, what, persist, timeout)?;
     Ok((reply, Some(p)))
@@ -336,5 +374,20 @@ pub(crate) fn finish(p: Pending, answer: Answer, nl: Option<&mut Netlink>) -> Tr
         Answer::Confirmed => p.keep(nl),
         Answer::Cancelled => p.restore("cancelled"),
         Answer::TimedOut => p.restore("the deadline passed"),
+    }
+}
+
+#[cfg(test)]
+mod mode_tests {
+    use super::ChangeMode;
+
+    #[test]
+    fn a_dry_run_neither_persists_nor_waits() {
+        let m = ChangeMode::new(true, true, Some(30));
+        assert_eq!((m.persist, m.try_seconds()), (false, None));
+        let m = ChangeMode::new(false, true, Some(30));
+        assert_eq!((m.persist, m.try_seconds()), (true, Some(30)));
+        assert_eq!(ChangeMode::new(false, false, Some(0)).try_seconds(), None);
+        assert_eq!(ChangeMode::new(false, false, None).try_s, 0);
     }
 }

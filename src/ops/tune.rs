@@ -3,7 +3,7 @@
 //! asked.
 
 use super::bench::Ran;
-use super::record::{Requester, Stored, store};
+use super::row_store::{Requester, Stored, store};
 use super::rows;
 use crate::bench::progress::{Cancel, Progress};
 use crate::nic::netlink::Netlink;
@@ -21,6 +21,12 @@ pub(crate) fn run(
     cancel: &Cancel,
     confirm: &mut dyn FnMut(&TuneReport) -> bool,
 ) -> Result<Ran<TuneReport>, TuneError> {
+    // An interface that does not exist is the caller's mistake, said before
+    // any peer is asked (hlctld's Tune method checks the same before its
+    // job starts: both paths give the same class and exit code).
+    if nix::net::if_::if_nametoindex(p.interface.as_str()).is_err() {
+        return Err(crate::nic::error::NicError::no_such_interface(&p.interface).into());
+    }
     // Where the tune runs (this process or hlctld), before anything changes:
     // a peer where no benchmark server answers stops it within seconds;
     // a path still coming up (the link was just reset) gets the carrier's

@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use super::Peer;
 use super::icmp::Pinger;
-use super::measure::{Direction, Measure, MeasureError, Sample, median};
 use super::rtt::min_connect_rtt;
+use super::throughput::{Direction, Measure, MeasureError, Sample, median};
 use crate::bench::net::{self, ClientConfig, NetError};
-use crate::bench::progress::{Cancel, NoProgress};
+use crate::bench::progress::{Cancel, Progress};
 
 pub(crate) struct NetMeasure {
     pub(crate) peer: Peer,
@@ -91,7 +91,12 @@ fn ping_while(dest: std::net::IpAddr, stop: Arc<AtomicBool>) -> std::thread::Joi
 }
 
 impl Measure for NetMeasure {
-    fn sample(&self, dir: Direction, cancel: &Cancel) -> Result<Sample, MeasureError> {
+    fn sample(
+        &self,
+        dir: Direction,
+        progress: &dyn Progress,
+        cancel: &Cancel,
+    ) -> Result<Sample, MeasureError> {
         let mut cfg = ClientConfig::new(self.peer.host.clone(), self.peer.port);
         cfg.time_s = self.time_s;
         cfg.omit_s = self.warm_up().omit_s;
@@ -100,20 +105,37 @@ impl Measure for NetMeasure {
             Direction::Upload => net::TestDirection::Forward,
             Direction::Download => net::TestDirection::Reverse,
         };
-        // A server still busy with an earlier connection (our own reachability
-        // probes, a previous run's teardown) may turn the first attempt away.
+        // A busy peer (it serves someone else) is waited for within
+        // `cfg.busy_window`, as `check` waits, saying so; other failures (a
+        // server still tearing down an earlier connection: our own
+        // reachability probes, a previous run's teardown) are tried again
+        // twice, half a second apart.
         let mut attempt = 0;
-        let (rep, rtts) = loop {
+        let dev = self.peer.ip().ok().and_then(super::route::egress_interface);
+        let (rep, rtts, cores) = loop {
             attempt += 1;
             let stop = Arc::new(AtomicBool::new(false));
-            let pinger = self.peer.ip().ok().map(|ip| ping_while(ip, stop.clone()));
-            let r = net::run_client(&cfg, &NoProgress, cancel);
+            // The loaded round trip is probed from the moment the peer has
+            // taken the test, never while it is busy with another.
+            let mut pinger = None;
+            let ip = self.peer.ip().ok();
+            let mut accepted = || {
+                if pinger.is_none() {
+                    pinger = ip.map(|ip| ping_while(ip, stop.clone()));
+                }
+            };
+            let (r, cores) = crate::cpu::sample::around(dev.as_deref(), || {
+                net::run_client_waiting(&cfg, progress, cancel, &mut accepted)
+            });
             stop.store(true, Ordering::SeqCst);
             let mut rtts = pinger.and_then(|h| h.join().ok()).unwrap_or_default();
             rtts.sort_by(|a, b| a.total_cmp(b));
             match r {
-                Ok(rep) => break (rep, rtts),
+                Ok((rep, _)) => break (rep, rtts, cores),
                 Err(NetError::Cancelled) => return Err(MeasureError::Cancelled),
+                Err(e @ NetError::BusyTooLong { .. }) => {
+                    return Err(MeasureError::Failed(e.to_string()));
+                }
                 Err(e) if attempt >= 3 || cancel.is_cancelled() => {
                     return Err(MeasureError::Failed(format!("{}: {e}", self.peer.label())));
                 }
@@ -126,6 +148,7 @@ impl Measure for NetMeasure {
             retransmits: rep.main.retransmits,
             local_cpu_percent: Some(rep.cpu.local_percent),
             remote_cpu_percent: Some(rep.cpu.remote_percent),
+            cores,
         })
     }
 
@@ -145,6 +168,69 @@ impl Measure for NetMeasure {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A child killed by its pid and reaped when dropped.
+    struct Child(std::process::Child);
+    impl Drop for Child {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+
+    fn spawn(args: &[&str]) -> Child {
+        Child(
+            std::process::Command::new("iperf3")
+                .args(args)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .expect("iperf3 (Debian's 3.12) is installed"),
+        )
+    }
+
+    /// Doctor's and tune's runs wait for a busy peer as `check` does and
+    /// say so (a real `iperf3 -s` kept busy by a real `iperf3 -c`).
+    #[test]
+    fn a_run_waits_for_a_busy_iperf3_and_says_so() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .unwrap();
+        let p = port.to_string();
+        let _server = spawn(&["-s", "-B", "127.0.0.1", "-p", &p]);
+        let t0 = std::time::Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                t0.elapsed() < Duration::from_secs(5),
+                "iperf3 -s never listened"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        let _other = spawn(&["-c", "127.0.0.1", "-p", &p, "-t", "3"]);
+        std::thread::sleep(Duration::from_millis(800));
+        let m = NetMeasure::new(
+            Peer {
+                host: "127.0.0.1".into(),
+                port,
+            },
+            1,
+        );
+        let said = std::sync::Mutex::new(Vec::<String>::new());
+        let progress =
+            |e: crate::bench::progress::ProgressEvent| said.lock().unwrap().push(e.message);
+        let s = m
+            .sample(Direction::Upload, &progress, &Cancel::new())
+            .expect("measured once the other test is over");
+        assert!(s.bps > 0.0);
+        let said = said.lock().unwrap();
+        assert!(
+            said.iter()
+                .any(|m| m.contains("busy running another test; waiting")),
+            "{said:?}"
+        );
+    }
 
     #[test]
     fn a_lan_round_trip_needs_no_warm_up_a_long_or_unknown_one_does() {

@@ -14,8 +14,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::measure::{Direction, format_bps};
+use super::throughput::{Direction, format_bps};
 use crate::nic::speed::LinkSpeed;
+use crate::sysctl::tcp_mem::{self, TcpMemory};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -92,6 +93,10 @@ pub(crate) struct LimitNote {
     /// The link's speed as judged against this direction's measurement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) link_speed: Option<LinkSpeed>,
+    /// Where this host's cores spent the direction's last run
+    /// (`crate::cpu::text::line`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) cores: Option<String>,
 }
 
 /// Classify one direction and say it in a sentence.
@@ -114,6 +119,7 @@ pub(crate) fn assess(dir: Direction, i: &Input) -> LimitNote {
         limit,
         text,
         link_speed: link,
+        cores: None,
     }
 }
 
@@ -180,12 +186,15 @@ fn classify_with(dir: Direction, i: &Input, link: Option<&LinkSpeed>) -> Limit {
 }
 
 /// A buffer size that holds twice `bdp` (the kernel uses about half a buffer
-/// for data), as a power of two, at least 16 MiB and at most 1 GiB.
-pub(crate) fn buffer_for(bdp: u64) -> u64 {
-    (bdp.saturating_mul(2))
+/// for data), as a power of two, at least 16 MiB and at most 1 GiB; and never
+/// above what TCP's memory limit allows one connection (`tcp`, see
+/// [`crate::sysctl::tcp_mem`]), even where that is less than 16 MiB.
+pub(crate) fn buffer_for(bdp: u64, tcp: Option<&TcpMemory>) -> u64 {
+    let want = (bdp.saturating_mul(2))
         .max(1)
         .next_power_of_two()
-        .clamp(16 << 20, 1 << 30)
+        .clamp(16 << 20, 1 << 30);
+    tcp.map_or(want, |m| want.min(tcp_mem::buffer_bound(m.pressure_bytes)))
 }
 
 impl Limit {
@@ -255,7 +264,8 @@ impl Limit {
                 peer_key,
                 bdp_bytes,
             } => {
-                let target = buffer_for(bdp_bytes.unwrap_or(*buffer_bytes));
+                // The peer's memory is not known here: no bound from it.
+                let target = buffer_for(bdp_bytes.unwrap_or(*buffer_bytes), None);
                 let (min_def, which) = if peer_key.ends_with("rmem") {
                     ("4096 131072", "receive")
                 } else {
@@ -328,8 +338,19 @@ mod tests {
             classify(Direction::Upload, &i),
             Limit::CpuBound { .. }
         ));
-        assert_eq!(buffer_for(25_000_000), 64 << 20);
-        assert_eq!(buffer_for(10_000), 16 << 20);
+        assert_eq!(buffer_for(25_000_000, None), 64 << 20);
+        assert_eq!(buffer_for(10_000, None), 16 << 20);
+        // A 768 MB machine: TCP's pressure level at 41 MB bounds it.
+        let small = TcpMemory {
+            pressure_bytes: 41_484_288,
+            source: "test".into(),
+        };
+        assert_eq!(buffer_for(25_000_000, Some(&small)), 16 << 20);
+        let tiny = TcpMemory {
+            pressure_bytes: 16 << 20,
+            source: "test".into(),
+        };
+        assert_eq!(buffer_for(10_000, Some(&tiny)), 8 << 20);
     }
 
     fn on(kind: crate::nic::speed::SpeedKind, mbps: u32, bps: f64) -> Input {

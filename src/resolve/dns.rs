@@ -1,6 +1,8 @@
 //! A stub DNS client for the static build: A and AAAA questions over UDP to
-//! the `nameserver`s of `/etc/resolv.conf`, in order. No search domains, no
-//! TCP fallback: a peer's name is a full name or one in `/etc/hosts`.
+//! the `nameserver`s of `/etc/resolv.conf`, in order, for the names its
+//! `search` (or `domain`) list and `options ndots:N` make of the name, as
+//! glibc does ([`candidates`]): `nas` on a LAN whose DHCP gives `search lan`
+//! is `nas.lan`. No TCP fallback.
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
@@ -10,20 +12,60 @@ use std::time::Duration;
 const TYPE_A: u16 = 1;
 const TYPE_AAAA: u16 = 28;
 
-/// The addresses the first answering name server gives for `name`.
+/// The addresses the first answering name server gives for the first of
+/// `name`'s [`candidates`] that has any (`name` may end in `.`: absolute).
 pub(super) fn lookup(resolv_conf: &Path, name: &str, timeout: Duration) -> io::Result<Vec<IpAddr>> {
-    let servers = std::fs::read_to_string(resolv_conf)
-        .map(|t| nameservers(&t))
-        .unwrap_or_default();
+    let text = std::fs::read_to_string(resolv_conf).unwrap_or_default();
+    let servers = nameservers(&text);
     let mut last = None;
-    for s in servers {
-        match ask(SocketAddr::new(s, 53), name, timeout) {
-            Ok(ips) if !ips.is_empty() => return Ok(ips),
-            Ok(_) => {}
-            Err(e) => last = Some(e),
+    for candidate in candidates(&text, name) {
+        for s in &servers {
+            match ask(SocketAddr::new(*s, 53), &candidate, timeout) {
+                Ok(ips) if !ips.is_empty() => return Ok(ips),
+                Ok(_) => {}
+                Err(e) => last = Some(e),
+            }
         }
     }
     last.map_or(Ok(Vec::new()), Err)
+}
+
+/// The names to ask for `name`, in order, as glibc's resolver makes them
+/// from resolv.conf: an absolute name (ending in `.`) alone; a name with at
+/// least `ndots` dots (`options ndots:N`, default 1, at most 15) as it is,
+/// then with each domain of the `search` list (or `domain`; the last such
+/// line counts) appended; a name with fewer dots the other way round.
+pub(super) fn candidates(text: &str, name: &str) -> Vec<String> {
+    if let Some(absolute) = name.strip_suffix('.') {
+        return vec![absolute.to_string()];
+    }
+    let (mut search, mut ndots) = (Vec::new(), 1usize);
+    for l in text.lines() {
+        let mut w = l.split_whitespace();
+        match w.next() {
+            Some("search" | "domain") => {
+                search = w
+                    .map(|d| d.trim_end_matches('.'))
+                    .filter(|d| !d.is_empty())
+                    .map(|d| format!("{name}.{d}"))
+                    .collect();
+            }
+            Some("options") => {
+                for o in w {
+                    if let Some(n) = o.strip_prefix("ndots:") {
+                        ndots = n.parse().unwrap_or(1).min(15);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if name.matches('.').count() >= ndots {
+        search.insert(0, name.to_string());
+    } else {
+        search.push(name.to_string());
+    }
+    search
 }
 
 pub(super) fn nameservers(text: &str) -> Vec<IpAddr> {
@@ -128,6 +170,94 @@ pub(super) fn answers(r: &[u8]) -> Option<Vec<IpAddr>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn search_and_ndots_make_the_names_as_glibc_does() {
+        let conf = "nameserver 127.0.0.1\nsearch lan home.arpa\n";
+        assert_eq!(candidates(conf, "nas"), ["nas.lan", "nas.home.arpa", "nas"]);
+        assert_eq!(
+            candidates(conf, "nas.lan"),
+            ["nas.lan", "nas.lan.lan", "nas.lan.home.arpa"]
+        );
+        assert_eq!(candidates(conf, "nas.lan."), ["nas.lan"]);
+        let ndots = "domain lan\noptions edns0 ndots:2\n";
+        assert_eq!(candidates(ndots, "nas.box"), ["nas.box.lan", "nas.box"]);
+        assert_eq!(candidates("", "nas"), ["nas"]);
+        // The last search or domain line counts.
+        assert_eq!(candidates("search a\ndomain b\n", "x"), ["x.b", "x"]);
+    }
+
+    /// Issue 38: `hlctl doctor --peer nas` failed where `iperf3 -c nas`
+    /// worked on a LAN whose DHCP gives `search lan`. A real dnsmasq that
+    /// knows only `nas.lan`, on 127.0.0.1:53 of a network namespace this
+    /// test's thread makes, and a resolv.conf of the test's own.
+    #[test]
+    fn a_short_name_is_found_through_the_search_list_of_a_real_dns_server() {
+        assert!(
+            nix::unistd::Uid::effective().is_root(),
+            "did not run: needs root (a network namespace for dnsmasq)"
+        );
+        let dnsmasq = "/usr/sbin/dnsmasq";
+        assert!(
+            Path::new(dnsmasq).exists(),
+            "{dnsmasq} missing: scripts/setup.sh installs dnsmasq-base"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let conf = dir.path().join("resolv.conf");
+        std::fs::write(&conf, "nameserver 127.0.0.1\nsearch lan\n").unwrap();
+        let bare = dir.path().join("bare.conf");
+        std::fs::write(&bare, "nameserver 127.0.0.1\n").unwrap();
+        let pid_file = dir.path().join("dnsmasq.pid");
+        let (conf2, bare2, pid2) = (conf.clone(), bare.clone(), pid_file.clone());
+        let got = std::thread::spawn(move || {
+            // This thread only: its own network namespace, torn down with it.
+            nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNET).unwrap();
+            let up = std::process::Command::new("ip")
+                .args(["link", "set", "lo", "up"])
+                .status()
+                .unwrap();
+            assert!(up.success());
+            let mut server = std::process::Command::new(dnsmasq)
+                .args([
+                    "--keep-in-foreground",
+                    "--no-resolv",
+                    "--no-hosts",
+                    "--conf-file=/dev/null",
+                    "--listen-address=127.0.0.1",
+                    "--bind-interfaces",
+                    "--port=53",
+                    "--user=root",
+                    "--host-record=nas.lan,10.77.0.9",
+                ])
+                .arg(format!("--pid-file={}", pid2.display()))
+                .spawn()
+                .unwrap();
+            let t = Duration::from_millis(300);
+            let mut found = Vec::new();
+            for _ in 0..50 {
+                found = lookup(&conf2, "nas", t).unwrap_or_default();
+                if !found.is_empty() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let full = lookup(&bare2, "nas.lan", t).unwrap_or_default();
+            let without_search = lookup(&bare2, "nas", t).unwrap_or_default();
+            let _ = server.kill();
+            let _ = server.wait();
+            (found, full, without_search)
+        })
+        .join()
+        .unwrap();
+        let want: IpAddr = "10.77.0.9".parse().unwrap();
+        assert_eq!(got.1, [want], "the server answers nas.lan");
+        assert_eq!(got.0, [want], "nas through search lan");
+        assert!(
+            got.2.is_empty(),
+            "without a search list nas is not found: {:?}",
+            got.2
+        );
+    }
 
     /// A name server on 127.0.0.1 that answers each question once: an A
     /// record (through a compression pointer) and an AAAA record.

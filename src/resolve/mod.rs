@@ -54,7 +54,7 @@ pub(crate) fn lookup(host: &str, port: u16, src: &Sources) -> io::Result<Vec<Soc
     let name = host.trim_end_matches('.');
     let mut ips = hosts::lookup(src.hosts, name);
     if ips.is_empty() {
-        ips = dns::lookup(src.resolv_conf, name, src.timeout)?;
+        ips = dns::lookup(src.resolv_conf, host, src.timeout)?;
     }
     if ips.is_empty() {
         return Err(io::Error::new(

@@ -25,6 +25,14 @@ pub(crate) enum SysctlError {
 }
 
 impl SysctlError {
+    /// Its class ([`crate::class`]).
+    pub(crate) fn class(&self) -> crate::class::Class {
+        match self {
+            SysctlError::Invalid(_) => crate::class::Class::Invalid,
+            _ => crate::class::Class::of_errno(self.errno()),
+        }
+    }
+
     /// The kernel errno, when the failure came from a system call.
     pub(crate) fn errno(&self) -> Option<i32> {
         match self {

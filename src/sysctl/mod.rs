@@ -9,6 +9,7 @@ pub(crate) mod keys;
 pub(crate) mod persist;
 pub(crate) mod procfs;
 pub(crate) mod set;
+pub(crate) mod tcp_mem;
 
 use std::collections::BTreeMap;
 

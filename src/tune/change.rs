@@ -108,24 +108,18 @@ impl Change {
     }
 }
 
-/// The groups of `n` that `o` names (features one by one, by `wanted`
-/// setting names with `prefix`).
+/// The groups of `n` that `o` names, whole (a link's undo is its speed,
+/// duplex and autonegotiation together), every group of the settings
+/// table; features one by one, by `wanted` setting names with `prefix`.
 fn restrict_nic(n: &ChangeSet, o: &ChangeSet, wanted: &[String], prefix: &str) -> ChangeSet {
+    use crate::nic::registry::{SETTINGS, in_group};
     let mut out = ChangeSet::default();
-    if o.mtu.is_some() {
-        out.mtu = n.mtu;
-    }
-    if o.txqueuelen.is_some() {
-        out.txqueuelen = n.txqueuelen;
-    }
-    if o.rings.is_some() {
-        out.rings = n.rings.clone();
-    }
-    if o.pause.is_some() {
-        out.pause = n.pause.clone();
-    }
-    if o.link.is_some() {
-        out.link = n.link.clone();
+    for s in SETTINGS {
+        if in_group(s.group).any(|g| (g.get)(o).is_some())
+            && let Some(v) = (s.get)(n)
+        {
+            (s.put)(&mut out, &v);
+        }
     }
     for (k, v) in &n.features {
         if wanted.contains(&format!("{prefix}feature {k}")) {
@@ -151,7 +145,7 @@ pub(crate) fn show(v: &Value) -> String {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Candidate {
     /// `link-renegotiate`, `rings-max`, `tcp-buffers`, `offloads-on`, `flow-control`, `mtu-jumbo`,
-    /// `congestion-bbr`, `txqueuelen`, `try-N`.
+    /// `congestion-bbr`, `txqueuelen`, `rps`, `try-N`.
     pub(crate) id: String,
     pub(crate) title: String,
     pub(crate) reason: String,

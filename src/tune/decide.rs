@@ -18,7 +18,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::path::measure::{Direction, Series, format_bps};
+use crate::path::throughput::{Direction, Series, format_bps};
 
 /// A gain this many times every reference run is decided after one run
 /// (see the module doc; `false_keep.rs` proves the rate of false keeps, for
@@ -59,17 +59,18 @@ impl DirDelta {
 
     pub(crate) fn text(&self) -> String {
         format!(
-            "{} ({}{:.1}%, needed {:.1}%)",
+            "{} ({}, needed {:.1}%)",
             self.movement(),
-            if self.change_percent >= 0.0 {
-                "+"
-            } else {
-                "−"
-            },
-            self.change_percent.abs(),
+            signed(self.change_percent),
             self.threshold_percent
         )
     }
+}
+
+/// "+12.0%", "−10.0%".
+fn signed(percent: f64) -> String {
+    let sign = if percent >= 0.0 { "+" } else { "−" };
+    format!("{sign}{:.1}%", percent.abs())
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -134,6 +135,32 @@ impl DirEvidence {
     fn no_sign_of_loss(&self) -> bool {
         let floor = 1.0 - LOSS_TOLERANCE * self.delta.threshold_percent / 100.0;
         self.loss_impossible() || self.worst_trial >= self.delta.before_bps * floor
+    }
+    /// This direction's figures, for a keep it did not earn, with why a
+    /// fall in its median did not count as a loss (by the rule that kept
+    /// the change: `early` for [`decide_early`]'s tolerance, else
+    /// [`DirEvidence::lost`]'s), so the verdict never contradicts the
+    /// figures printed beside it.
+    fn beside_a_keep(&self, early: bool) -> String {
+        let d = &self.delta;
+        let figures = format!("{} ({})", d.movement(), signed(d.change_percent));
+        if d.change_percent >= 0.0 {
+            return figures;
+        }
+        let why = if self.loss_impossible() {
+            "a run at or above the reference's median".to_string()
+        } else if early {
+            format!(
+                "every run within {:.1}% below the reference's median",
+                LOSS_TOLERANCE * d.threshold_percent
+            )
+        } else {
+            format!(
+                "less than the {:.1}% that counts as worse",
+                self.harm_threshold
+            )
+        };
+        format!("{figures}, not counted as a loss: {why}")
     }
     /// The strict early gate: twice the threshold.
     fn clear_gain(&self) -> bool {
@@ -258,6 +285,24 @@ fn loss_texts<'a>(dirs: impl Iterator<Item = &'a DirEvidence>) -> String {
     .join("; ")
 }
 
+/// A keep's reason: the directions that earned it, then `how` it was
+/// decided, then every other direction's figures ([`DirEvidence::beside_a_keep`]).
+fn keep_text(dirs: &[DirEvidence], earned: &[&DirEvidence], how: &str, early: bool) -> String {
+    let mut text = format!("better: {}", texts(earned.iter().copied()));
+    if !how.is_empty() {
+        text += &format!(" ({how})");
+    }
+    for d in dirs {
+        if !earned
+            .iter()
+            .any(|e| e.delta.direction == d.delta.direction)
+        {
+            text += &format!("; {}", d.beside_a_keep(early));
+        }
+    }
+    text
+}
+
 fn deltas(dirs: &[DirEvidence]) -> Vec<DirDelta> {
     dirs.iter().map(|d| d.delta.clone()).collect()
 }
@@ -270,7 +315,7 @@ pub(crate) fn decide(ev: &Evidence) -> (Decision, Vec<DirDelta>) {
     let decision = if !lost.is_empty() {
         Decision::Revert(format!("worse: {}", loss_texts(lost.into_iter())))
     } else if !gained.is_empty() {
-        Decision::Keep(format!("better: {}", texts(gained.into_iter())))
+        Decision::Keep(keep_text(&dirs, &gained, "", false))
     } else {
         Decision::Revert(format!("no gain above the noise: {}", texts(dirs.iter())))
     };
@@ -341,11 +386,9 @@ pub(crate) fn decide_early(ev: &Evidence) -> Option<(Decision, Vec<DirDelta>)> {
     }
     let overwhelming: Vec<&DirEvidence> = dirs.iter().filter(|d| d.overwhelming()).collect();
     if !overwhelming.is_empty() {
+        let how = format!("{after}: every run at least {OVERWHELMING}× every reference run");
         return Some((
-            Decision::Keep(format!(
-                "better: {} ({after}: every run at least {OVERWHELMING}× every reference run, no direction shows a loss)",
-                texts(overwhelming.into_iter())
-            )),
+            Decision::Keep(keep_text(&dirs, &overwhelming, &how, true)),
             deltas(&dirs),
         ));
     }
@@ -355,11 +398,11 @@ pub(crate) fn decide_early(ev: &Evidence) -> Option<(Decision, Vec<DirDelta>)> {
         .collect();
     let median_fixed = 2 * taken > ev.runs as usize;
     if median_fixed && !clear.is_empty() {
+        let how = format!(
+            "{after}: every run above every reference run by more than twice the threshold"
+        );
         return Some((
-            Decision::Keep(format!(
-                "better: {} ({after}: every run above every reference run by more than twice the threshold, no direction shows a loss)",
-                texts(clear.into_iter())
-            )),
+            Decision::Keep(keep_text(&dirs, &clear, &how, true)),
             deltas(&dirs),
         ));
     }
@@ -369,7 +412,7 @@ pub(crate) fn decide_early(ev: &Evidence) -> Option<(Decision, Vec<DirDelta>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::path::measure::Sample;
+    use crate::path::throughput::Sample;
 
     fn s(v: &[f64]) -> Series {
         Series {
@@ -391,6 +434,44 @@ mod tests {
             min_gain_percent: 3.0,
             runs: 3,
         }
+    }
+
+    /// The verdict names every direction that fell, with the same change
+    /// the result line prints from the deltas, and never says there is no loss.
+    fn assert_agrees(r: &Decision, d: &[DirDelta]) {
+        let Decision::Keep(why) = r else {
+            panic!("expected a keep: {r:?}")
+        };
+        assert!(!why.contains("no direction shows a loss"), "{why}");
+        for d in d.iter().filter(|d| d.change_percent < 0.0) {
+            let shown = format!("{} ({}", d.movement(), signed(d.change_percent));
+            assert!(why.contains(&shown), "{why}\nmissing: {shown}");
+            assert!(why.contains("not counted as a loss"), "{why}");
+        }
+    }
+
+    #[test]
+    fn a_keep_beside_a_fall_in_the_other_direction_says_so_with_its_figures() {
+        // Issue 38: an early keep said "no direction shows a loss" while its
+        // own result line showed download −10 %: upload 3× from the first
+        // runs, download's median 17.0 → 15.3 with one run above 17.0.
+        let (up, down) = (s(&[6.0, 6.2]), s(&[17.0, 17.0]));
+        let base = [&up, &down];
+        let (t_up, t_down) = (s(&[20.0, 20.0, 20.0]), s(&[17.1, 15.3, 15.0]));
+        let mut e = ev(base, [&t_up, &t_down], base);
+        e.runs = 5;
+        let (r, d) = decide_early(&e).expect("decided early");
+        let down = d
+            .iter()
+            .find(|d| d.direction == Direction::Download)
+            .unwrap();
+        assert!((down.change_percent + 10.0).abs() < 0.01, "{down:?}");
+        assert_agrees(&r, &d);
+        // The full budget's keep names it too.
+        let (full_up, full_down) = (s(&[6.0, 6.2, 6.1]), s(&[17.0, 17.0, 17.0]));
+        let reference = [&full_up, &full_down];
+        let (r, d) = decide(&ev(reference, [&t_up, &t_down], reference));
+        assert_agrees(&r, &d);
     }
 
     #[test]

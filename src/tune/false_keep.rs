@@ -20,7 +20,7 @@ use super::decide::{
     Decision, Evidence, decide, decide_early, keep_needs_full_reference, verdict_so_far,
 };
 use super::run::baseline_runs;
-use crate::path::measure::{Sample, Series};
+use crate::path::throughput::{Sample, Series};
 
 /// Run-to-run noise (σ as a fraction of the median) measured here.
 const SIGMA_MEASURED: f64 = 0.18;

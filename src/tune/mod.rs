@@ -6,6 +6,7 @@
 //! - [`target`]: applying and checking (live, or scripted in tests);
 //! - [`checkpoint`]: the on-disk journal with a deadline, restore after a crash;
 //! - [`decide`]: the keep/revert rule;
+//! - [`cores`]: the candidates where a core is the limit (RPS);
 //! - [`link`]: the renegotiation candidate, waiting for carrier, its keep rule;
 //! - [`run`]: the loop; [`report`]: its result;
 //! - [`persist`]: sysctl.d + NIC state, and the last tune for `hlctl rollback`;
@@ -13,6 +14,7 @@
 
 pub(crate) mod change;
 pub(crate) mod checkpoint;
+pub(crate) mod cores;
 pub(crate) mod decide;
 pub(crate) mod link;
 pub(crate) mod outcome;
@@ -57,6 +59,16 @@ pub(crate) enum TuneError {
         #[source]
         source: std::io::Error,
     },
+    /// The journal could not be started (a full or read-only state disk):
+    /// the tune stopped before its first change.
+    #[error(
+        "nothing was changed: the tune journal (what restores the old values if the tune dies) cannot be written: {path}: {source}"
+    )]
+    NotJournalled {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("{0}")]
     Invalid(String),
     /// No benchmark server answers at the peer: nothing was changed.
@@ -65,6 +77,19 @@ pub(crate) enum TuneError {
 }
 
 impl TuneError {
+    /// Its class ([`crate::class`]): a NIC error's own, invalid input, else
+    /// failed (a peer without a server, a measurement, a restore).
+    pub(crate) fn class(&self) -> crate::class::Class {
+        match self {
+            TuneError::Invalid(_) => crate::class::Class::Invalid,
+            TuneError::Nic(n) => n.class(),
+            TuneError::NotJournalled { source, .. } => {
+                crate::class::Class::of_errno(source.raw_os_error())
+            }
+            _ => crate::class::Class::Failed,
+        }
+    }
+
     pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
         TuneError::Io {
             path: path.display().to_string(),
@@ -77,3 +102,39 @@ impl TuneError {
 mod false_keep;
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod class_tests {
+    use super::TuneError;
+    use crate::class::Class;
+    use crate::nic::error::NicError;
+
+    /// An invalid NIC setting met by a tune is the caller's input (exit 2)
+    /// in process and as a job's class through hlctld: both read this.
+    #[test]
+    fn a_nic_error_keeps_its_class_inside_a_tune() {
+        let invalid = NicError::Invalid {
+            iface: "eth9".into(),
+            problems: Vec::new(),
+        };
+        assert_eq!(TuneError::Nic(invalid).class(), Class::Invalid);
+        assert_eq!(
+            TuneError::Nic(invalid_errno(libc::EPERM)).class(),
+            Class::NotPermitted
+        );
+        assert_eq!(
+            TuneError::Nic(invalid_errno(libc::EOPNOTSUPP)).class(),
+            Class::Failed
+        );
+        assert_eq!(TuneError::Measure("x".into()).class(), Class::Failed);
+        assert_eq!(Class::Invalid.wire(), "invalid");
+    }
+
+    fn invalid_errno(errno: i32) -> NicError {
+        NicError::Ioctl {
+            iface: "eth9".into(),
+            op: "test",
+            source: std::io::Error::from_raw_os_error(errno),
+        }
+    }
+}

@@ -1,4 +1,5 @@
-//! The tune report: a before/after table per candidate, in text and JSON.
+//! The tune report: each candidate's before/after figures and verdict, the
+//! outcome, kept steps; serialized as JSON (`cli::tune_text` draws the text).
 
 use serde::{Deserialize, Serialize};
 
@@ -7,7 +8,7 @@ use super::plan::Candidate;
 use crate::doctor::Finding;
 use crate::host::HostInfo;
 pub(crate) use crate::path::limit::LimitNote;
-use crate::path::measure::Series;
+use crate::path::throughput::Series;
 
 /// The median and spread of one direction's runs.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -110,7 +110,12 @@ pub(crate) fn persist(
         }
         // Stack members are recorded by name (a bridge's MAC follows its ports).
         todo.extend(members.iter().map(|(m, cs)| (m.as_str(), None, *cs)));
-        let placed = place(&roots, &todo)?;
+        let devices: Vec<owner_write::Device> = todo
+            .iter()
+            .map(|(n, _, cs)| (*n, ifindex_of(n), *cs))
+            .collect();
+        let placed = owner_write::persist_all(&roots, &devices)
+            .map_err(|e| TuneError::Persist(e.to_string()))?;
         let p = paths.nic_state_file();
         let recorded = crate::nic::persist::update(&p, |state| {
             let before = NicBefore {
@@ -138,35 +143,12 @@ pub(crate) fn persist(
             before
         });
         if recorded.is_err() {
-            for ((name, _, _), pl) in todo.iter().zip(&placed) {
-                let _ = owner_write::undo(&roots, name, pl);
-            }
+            owner_write::undo_all(&roots, &devices, &placed);
         }
         files.nic = Some(recorded?);
         out.nic_state_file = Some(p.display().to_string());
     }
     Ok((out, files))
-}
-
-/// Write each interface's kept settings through its network managers; on a
-/// failure, what was written for the others is undone.
-fn place(
-    roots: &Roots,
-    todo: &[(&str, Option<&str>, &ChangeSet)],
-) -> Result<Vec<Vec<Placed>>, TuneError> {
-    let mut done: Vec<Vec<Placed>> = Vec::new();
-    for (name, _, cs) in todo {
-        match owner_write::persist(roots, name, ifindex_of(name), cs) {
-            Ok(p) => done.push(p),
-            Err(e) => {
-                for ((n, _, _), pl) in todo.iter().zip(&done) {
-                    let _ = owner_write::undo(roots, n, pl);
-                }
-                return Err(TuneError::Persist(e.to_string()));
-            }
-        }
-    }
-    Ok(done)
 }
 
 /// The persisted files' state before a tune.

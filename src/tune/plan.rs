@@ -3,7 +3,8 @@
 //! else matters at a tenth of the speed); then (cheapest and safest first, as
 //! the 10 GbE guide did it): ring buffers to max, TCP buffers from the BDP, offloads on, flow
 //! control, MTU (kept only if the whole path carries it), congestion control,
-//! txqueuelen; then the user's own `--try` candidates.
+//! txqueuelen; RPS where one core did the receive work
+//! ([`super::cores`]); then the user's own `--try` candidates.
 
 use super::change::Change;
 use crate::doctor::Inputs;
@@ -83,6 +84,7 @@ pub(crate) fn plan(inp: &Inputs, opts: &PlanOptions) -> (Vec<Candidate>, Vec<Str
         mtu_jumbo(inp, opts, name, i, &devices, &mut notes),
         congestion_bbr(inp, rtt),
         txqueuelen(i),
+        super::cores::rps(inp, i, &mut notes),
     ];
     c.extend(steps.into_iter().flatten());
     c.extend(opts.extra.iter().cloned());
@@ -135,51 +137,75 @@ fn rings_max(
     None
 }
 
-/// TCP buffer maxima below twice the bandwidth-delay product.
+/// TCP buffer maxima below twice the bandwidth-delay product, raised as far
+/// as TCP's memory limit allows one connection ([`buffer_for`]).
 fn tcp_buffers(inp: &Inputs, notes: &mut Vec<String>) -> Option<Candidate> {
     let rtt = inp.peer.as_ref().and_then(|p| p.rtt.as_ref().ok());
-    match (rtt, peer_link_mbps(inp)) {
-        (Some(rtt), Some(mbps)) => {
-            let b = bdp(mbps, rtt.ms);
-            let target = buffer_for(b);
-            let mut ch = Change::default();
-            for (key, def) in [
-                ("net.ipv4.tcp_rmem", "4096 131072"),
-                ("net.ipv4.tcp_wmem", "4096 16384"),
-            ] {
-                if inp.triplet_max(key).is_some_and(|m| m < 2 * b) {
-                    ch.sysctl
-                        .insert(key.into(), triplet_with_max(inp.sysctl(key), def, target));
-                }
-            }
-            if !ch.sysctl.is_empty() {
-                for key in ["net.core.rmem_max", "net.core.wmem_max"] {
-                    if inp
-                        .sysctl(key)
-                        .and_then(|v| v.parse::<u64>().ok())
-                        .is_some_and(|v| v < target)
-                    {
-                        ch.sysctl.insert(key.into(), target.to_string());
-                    }
-                }
-                return Some(Candidate {
-                    id: "tcp-buffers".into(),
-                    title: format!("TCP buffer maxima to {}", bytes(target)),
-                    reason: format!(
-                        "bandwidth-delay product {} ({} × {:.2} ms): buffers should hold twice that",
-                        bytes(b),
-                        crate::units::speed(mbps),
-                        rtt.ms
-                    ),
-                    change: ch,
-                    probe_mtu: None,
-                });
-            }
+    let (Some(rtt), Some(mbps)) = (rtt, peer_link_mbps(inp)) else {
+        notes.push("TCP buffers: no RTT or link speed towards the peer".into());
+        return None;
+    };
+    let b = bdp(mbps, rtt.ms);
+    let target = buffer_for(b, inp.tcp_memory.as_ref());
+    let bound = bound_note(inp, b, target);
+    let mut ch = Change::default();
+    let mut short = false;
+    for (key, def) in [
+        ("net.ipv4.tcp_rmem", "4096 131072"),
+        ("net.ipv4.tcp_wmem", "4096 16384"),
+    ] {
+        let max = inp.triplet_max(key).filter(|&m| m < 2 * b);
+        short |= max.is_some();
+        if max.is_some_and(|m| m < target) {
+            ch.sysctl
+                .insert(key.into(), triplet_with_max(inp.sysctl(key), def, target));
         }
-        _ => notes.push("TCP buffers: no RTT or link speed towards the peer".into()),
     }
+    if ch.sysctl.is_empty() {
+        if let Some(why) = bound.filter(|_| short) {
+            notes.push(format!("TCP buffers: not raised: {why}"));
+        }
+        return None;
+    }
+    for key in ["net.core.rmem_max", "net.core.wmem_max"] {
+        if inp
+            .sysctl(key)
+            .and_then(|v| v.parse::<u64>().ok())
+            .is_some_and(|v| v < target)
+        {
+            ch.sysctl.insert(key.into(), target.to_string());
+        }
+    }
+    let mut reason = format!(
+        "bandwidth-delay product {} ({} × {:.2} ms): buffers should hold twice that",
+        bytes(b),
+        crate::units::speed(mbps),
+        rtt.ms
+    );
+    if let Some(why) = bound {
+        reason.push_str(&format!("; {why}"));
+    }
+    Some(Candidate {
+        id: "tcp-buffers".into(),
+        title: format!("TCP buffer maxima to {}", bytes(target)),
+        reason,
+        change: ch,
+        probe_mtu: None,
+    })
+}
 
-    None
+/// Why `target` is below what the bandwidth-delay product `b` asks for (TCP's
+/// memory limit), or `None` when it is not.
+fn bound_note(inp: &Inputs, b: u64, target: u64) -> Option<String> {
+    let m = inp.tcp_memory.as_ref()?;
+    (target < buffer_for(b, None)).then(|| {
+        format!(
+            "at most {} here: half of the {} at which all TCP on this host enters memory pressure ({}), where the kernel clamps every connection's window",
+            bytes(target),
+            bytes(m.pressure_bytes),
+            m.source
+        )
+    })
 }
 
 /// Offloads that are normally on but off, on every device.
@@ -570,6 +596,39 @@ mod tests {
         );
         assert_eq!(c[1].change.sysctl["net.core.rmem_max"], "67108864");
         assert_eq!(c[3].probe_mtu, Some(9000));
+    }
+
+    /// A 768 MB machine enters TCP memory pressure at 41 MB: one connection's
+    /// buffers stop at half of that, and the reason says why; buffers already
+    /// at that bound are left alone, with a note.
+    #[test]
+    fn tcp_buffers_stay_below_tcps_memory_pressure() {
+        use crate::sysctl::tcp_mem::TcpMemory;
+        let mut inp = inputs();
+        inp.tcp_memory = Some(TcpMemory {
+            pressure_bytes: 41_484_288,
+            source: "net.ipv4.tcp_mem = 7596 10128 15192".into(),
+        });
+        let mut notes = Vec::new();
+        let c = tcp_buffers(&inp, &mut notes).expect("a tcp-buffers candidate");
+        assert_eq!(c.change.sysctl["net.ipv4.tcp_wmem"], "4096 16384 16777216");
+        assert_eq!(c.change.sysctl["net.core.rmem_max"], "16777216");
+        assert!(
+            c.reason.contains("memory pressure") && c.reason.contains("tcp_mem = 7596"),
+            "{}",
+            c.reason
+        );
+        inp.sysctls
+            .insert("net.ipv4.tcp_rmem".into(), "4096 131072 16777216".into());
+        inp.sysctls
+            .insert("net.ipv4.tcp_wmem".into(), "4096 16384 16777216".into());
+        assert!(tcp_buffers(&inp, &mut notes).is_none());
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.starts_with("TCP buffers: not raised")),
+            "{notes:?}"
+        );
     }
 
     /// Bridge vmbr0 with port p0 (offloads off), tuned by the port's name.

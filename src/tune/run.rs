@@ -1,4 +1,4 @@
-//! The tuning loop: baseline → plan → for each candidate: journal, apply,
+//! The tuning loop: baseline → plan (with the cores the baseline saw) → for each candidate: journal, apply,
 //! connectivity check, (MTU: don't-fragment probe), re-benchmark, keep or
 //! revert → confirm → persist. Cancel or any failure rolls everything back.
 
@@ -17,7 +17,7 @@ use crate::bench::progress::{Cancel, Progress};
 use crate::doctor::{Finding, Inputs};
 use crate::host::HostInfo;
 use crate::path::Peer;
-use crate::path::measure::Measure;
+use crate::path::throughput::Measure;
 use crate::paths::Paths;
 
 /// What `hlctl tune` was asked.
@@ -175,6 +175,17 @@ fn skip_unreached(cands: &[Candidate], report: &mut TuneReport) {
     }
 }
 
+/// The tune's journal, before its first change: one that cannot be
+/// written (a full or read-only disk) stops the tune, said as such.
+fn begin_journal(paths: &Paths, opts: &Options) -> Result<Checkpoint, TuneError> {
+    Checkpoint::begin(paths, &opts.interface, opts.mac.clone(), opts.step_timeout).map_err(|e| {
+        match e {
+            TuneError::Io { path, source } => TuneError::NotJournalled { path, source },
+            e => e,
+        }
+    })
+}
+
 /// Undo everything the journal holds and remove it.
 fn roll_back(target: &mut dyn Target, cp: Checkpoint) -> Vec<String> {
     let original = cp.journal.original.clone();
@@ -265,6 +276,29 @@ fn persist_kept(
     Ok(report)
 }
 
+/// The plan, read from the inputs with the cores as the baseline's runs
+/// found them (the doctor's cores findings join the report's), and the
+/// report with its baseline.
+fn measured_plan(
+    opts: &Options,
+    measure: &dyn Measure,
+    inputs: &Inputs,
+    mut findings: Vec<Finding>,
+    baseline: &Pair,
+) -> (Inputs, TuneReport, Vec<Candidate>) {
+    let measured = super::cores::with_baseline(inputs, baseline, measure.describe());
+    findings.extend(super::cores::findings(&measured));
+    let plan_opts = PlanOptions {
+        interface: opts.interface.clone(),
+        mtu: opts.mtu,
+        extra: opts.extra.clone(),
+    };
+    let (cands, notes) = plan(&measured, &plan_opts);
+    let mut report = new_report(opts, measure, &measured, findings, cands.clone(), notes);
+    report.baseline = Some(both(baseline));
+    (measured, report, cands)
+}
+
 pub(crate) fn run(opts: &Options, cx: Context) -> Result<TuneReport, TuneError> {
     let Context {
         paths,
@@ -276,25 +310,19 @@ pub(crate) fn run(opts: &Options, cx: Context) -> Result<TuneReport, TuneError> 
         cancel,
         confirm,
     } = cx;
-    let plan_opts = PlanOptions {
-        interface: opts.interface.clone(),
-        mtu: opts.mtu,
-        extra: opts.extra.clone(),
-    };
-    let (cands, plan_notes) = plan(inputs, &plan_opts);
-    let mut report = new_report(opts, measure, inputs, findings, cands.clone(), plan_notes);
     let bench = Bench {
         measure,
         progress,
         cancel,
     };
     let baseline = measure_baseline(opts, &bench)?;
-    report.baseline = Some(both(&baseline));
+    let (measured, mut report, cands) = measured_plan(opts, measure, inputs, findings, &baseline);
+    let inputs = &measured;
     if opts.dry_run {
         return Ok(dry_run(report, target, inputs, &baseline, &cands));
     }
 
-    let cp = Checkpoint::begin(paths, &opts.interface, opts.mac.clone(), opts.step_timeout)?;
+    let cp = begin_journal(paths, opts)?;
     let mut tuner = Tuner {
         budget: Budget {
             runs: opts.runs,

@@ -11,7 +11,7 @@ use super::target::Target;
 use crate::bench::progress::{Cancel, Progress, ProgressEvent};
 use crate::doctor::Inputs;
 use crate::path::limit::{self, LimitNote};
-use crate::path::measure::{self, Direction, Measure, MeasureError, Series};
+use crate::path::throughput::{self, Direction, Measure, MeasureError, Series};
 
 /// Both directions' runs.
 pub(crate) type Pair = (Series, Series);
@@ -53,7 +53,7 @@ impl Bench<'_> {
         for run in span.runs.clone() {
             let mut renew_err = None;
             let mut k = f64::from(run * 2);
-            let r = measure::series(self.measure, 1, self.cancel, |d, _| {
+            let r = throughput::series(self.measure, 1, self.progress, self.cancel, |d, _| {
                 if let Some(c) = cp.as_deref_mut()
                     && let Err(e) = c.renew()
                 {
@@ -100,7 +100,7 @@ pub(crate) fn limits(target: &mut dyn Target, inp: &Inputs, after: &Pair) -> Vec
             let buf = target
                 .sysctl(key)
                 .and_then(|v| v.split_whitespace().nth(2).and_then(|x| x.parse().ok()));
-            limit::assess(
+            let mut note = limit::assess(
                 *d,
                 &limit::Input {
                     bps: s.median(),
@@ -110,7 +110,9 @@ pub(crate) fn limits(target: &mut dyn Target, inp: &Inputs, after: &Pair) -> Vec
                     local_buffer_max: buf,
                     cpu_max_percent: s.max_cpu_percent(),
                 },
-            )
+            );
+            note.cores = s.cores_line(*d);
+            note
         })
         .collect()
 }

@@ -40,6 +40,7 @@ pub(crate) fn tune(
         doctor::gather::gather(&dopts, paths, None, progress, cancel).map_err(|e| match e {
             doctor::DoctorError::Nic(n) => TuneError::Nic(n),
             doctor::DoctorError::Peer(m) => TuneError::Peer(m),
+            doctor::DoctorError::Invalid(m) => TuneError::Invalid(m),
         })?;
     let findings = doctor::check(&inputs).findings;
     let mut target = LiveTarget::new(paths, &p.interface, addr)?;

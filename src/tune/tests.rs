@@ -14,8 +14,8 @@ use crate::doctor::Inputs;
 use crate::doctor::inputs::{IfaceSample, PeerData, Rtt};
 use crate::nic::model::{Duplex, Interface, LinkModes, LinkSet};
 use crate::path::Peer;
-use crate::path::measure::{Direction, Measure, MeasureError, Sample};
 use crate::path::pmtu::PathMtu;
+use crate::path::throughput::{Direction, Measure, MeasureError, Sample};
 use crate::paths::Paths;
 
 type State = Arc<Mutex<BTreeMap<String, String>>>;
@@ -101,7 +101,12 @@ struct FakeMeasure {
 }
 
 impl Measure for FakeMeasure {
-    fn sample(&self, dir: Direction, _c: &Cancel) -> Result<Sample, MeasureError> {
+    fn sample(
+        &self,
+        dir: Direction,
+        _p: &dyn crate::bench::progress::Progress,
+        _c: &Cancel,
+    ) -> Result<Sample, MeasureError> {
         if let Some(n) = self.cancel_after.lock().unwrap().as_mut() {
             if *n == 0 {
                 self.cancel.cancel();

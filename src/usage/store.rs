@@ -22,6 +22,11 @@ const COLUMNS: &str = "iface, t, speed, covered_ms, rx_max, rx_bytes, rx_a50, rx
 
 /// Store minute rows, adding to a row of the same minute already there.
 pub(crate) fn add_minutes(h: &mut History, rows: &[Bucket]) -> Result<(), HistoryError> {
+    let r = insert_minutes(h, rows);
+    h.written(r)
+}
+
+fn insert_minutes(h: &mut History, rows: &[Bucket]) -> Result<(), HistoryError> {
     let tx = h.conn().transaction()?;
     {
         let mut st = tx.prepare_cached(&format!(

@@ -37,37 +37,64 @@ const INSTALLS: &[(&str, &str)] = &[
 /// Held (shared) while tests use our files in the system directories above,
 /// and exclusively while the package test installs and purges the .deb on this
 /// machine (`tests/deb_package.rs`), so that neither pulls the files from
-/// under the other, in this process or another developer's.
+/// under the other, in this process or another one: the other lane's test
+/// binary (scripts/test.sh runs two side by side) or another developer's.
 const SYSTEM_FILES_LOCK: &str = "/tmp/hlctl-tests-system-files.lock";
 
-/// Take the system files lock, shared or exclusive (blocks until granted).
-pub fn system_files_lock(exclusive: bool) -> nix::fcntl::Flock<std::fs::File> {
+/// Held exclusively, for a moment, by whoever installs our files or decides
+/// whether to remove them, so that no two processes do it at once.
+const SYSTEM_FILES_MUTEX: &str = "/tmp/hlctl-tests-system-files.mutex";
+
+/// The files of [`INSTALLS`] that tests put there (one path a line): the
+/// last process to stop using them removes these, whichever put them there.
+const SYSTEM_FILES_CREATED: &str = "/tmp/hlctl-tests-system-files.created";
+
+fn flock_file(path: &str, arg: nix::fcntl::FlockArg) -> Option<nix::fcntl::Flock<std::fs::File>> {
     let f = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
-        .open(SYSTEM_FILES_LOCK)
-        .unwrap_or_else(|e| panic!("open {SYSTEM_FILES_LOCK}: {e}"));
+        .open(path)
+        .unwrap_or_else(|e| panic!("open {path}: {e}"));
+    match nix::fcntl::Flock::lock(f, arg) {
+        Ok(l) => Some(l),
+        Err((_, nix::errno::Errno::EWOULDBLOCK)) => None,
+        Err((_, e)) => panic!("flock {path}: {e}"),
+    }
+}
+
+/// Take the system files lock, shared or exclusive (blocks until granted).
+pub fn system_files_lock(exclusive: bool) -> nix::fcntl::Flock<std::fs::File> {
     let arg = if exclusive {
         nix::fcntl::FlockArg::LockExclusive
     } else {
         nix::fcntl::FlockArg::LockShared
     };
-    nix::fcntl::Flock::lock(f, arg)
-        .unwrap_or_else(|(_, e)| panic!("flock {SYSTEM_FILES_LOCK}: {e}"))
+    flock_file(SYSTEM_FILES_LOCK, arg).expect("a blocking flock")
 }
 
-/// The installation's users, the files we created and must remove, and the
-/// shared system files lock while there are users.
+fn system_files_mutex() -> nix::fcntl::Flock<std::fs::File> {
+    flock_file(SYSTEM_FILES_MUTEX, nix::fcntl::FlockArg::LockExclusive).expect("a blocking flock")
+}
+
+/// The paths [`SYSTEM_FILES_CREATED`] lists.
+fn created_by_tests() -> Vec<PathBuf> {
+    std::fs::read_to_string(SYSTEM_FILES_CREATED)
+        .unwrap_or_default()
+        .lines()
+        .map(PathBuf::from)
+        .collect()
+}
+
+/// This process's users of the installation, and the shared system files
+/// lock it holds while there are any.
 struct Installed {
     users: usize,
-    created: Vec<PathBuf>,
     lock: Option<nix::fcntl::Flock<std::fs::File>>,
 }
 
 static INSTALLED: Mutex<Installed> = Mutex::new(Installed {
     users: 0,
-    created: Vec::new(),
     lock: None,
 });
 
@@ -80,14 +107,22 @@ impl Install {
         if g.lock.is_none() {
             g.lock = Some(system_files_lock(false));
         }
+        let _mutex = system_files_mutex();
+        let mut created = created_by_tests();
         for (src, dst) in INSTALLS {
             let dst = Path::new(dst);
             let fresh = !dst.exists();
             install_file(&repo(src), dst);
-            if fresh && !g.created.iter().any(|p| p == dst) {
-                g.created.push(dst.to_path_buf());
+            if fresh && !created.iter().any(|p| p == dst) {
+                created.push(dst.to_path_buf());
             }
         }
+        let list: String = created
+            .iter()
+            .map(|p| format!("{}\n", p.display()))
+            .collect();
+        std::fs::write(SYSTEM_FILES_CREATED, list)
+            .unwrap_or_else(|e| panic!("write {SYSTEM_FILES_CREATED}: {e}"));
         g.users += 1;
         Install
     }
@@ -119,15 +154,30 @@ fn install_file(src: &Path, dst: &Path) {
 }
 
 impl Drop for Install {
+    /// The last user in this process lets go of the shared lock; the files
+    /// go only when no other process holds it either. (Removing what this
+    /// process created when its own last user ended pulled the bus policy
+    /// from under the other lane's test binary: dbus-daemon re-read its
+    /// configuration and refused every call to hlctld with AccessDenied.)
     fn drop(&mut self) {
         let mut g = INSTALLED.lock().unwrap_or_else(|p| p.into_inner());
         g.users -= 1;
-        if g.users == 0 {
-            for p in g.created.drain(..) {
-                let _ = std::fs::remove_file(p);
-            }
-            g.lock = None;
+        if g.users > 0 {
+            return;
         }
+        let _mutex = system_files_mutex();
+        g.lock = None;
+        let Some(_alone) = flock_file(
+            SYSTEM_FILES_LOCK,
+            nix::fcntl::FlockArg::LockExclusiveNonblock,
+        ) else {
+            // Another process uses them: the last one removes them.
+            return;
+        };
+        for p in created_by_tests() {
+            let _ = std::fs::remove_file(p);
+        }
+        let _ = std::fs::remove_file(SYSTEM_FILES_CREATED);
     }
 }
 

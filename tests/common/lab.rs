@@ -30,11 +30,30 @@ pub struct Server {
 
 impl Lab {
     pub fn new() -> Lab {
+        Lab::with_queues(None)
+    }
+
+    /// The lab with a veth pair of one receive and one transmit queue each
+    /// (a single-queue NIC: `ethtool -l` maxima 1, not the CPU count).
+    pub fn single_queue() -> Lab {
+        Lab::with_queues(Some(1))
+    }
+
+    fn with_queues(queues: Option<u32>) -> Lab {
         super::require_root("the two-namespace lab");
         let here = NetNs::new();
         let peer = NetNs::new();
         let (a, b) = (unique("ta"), unique("tb"));
-        here.ip(&["link", "add", &a, "type", "veth", "peer", "name", &b]);
+        let q = queues.map(|n| n.to_string());
+        let mut add = vec!["link", "add", a.as_str()];
+        let mut peer_args = vec!["peer", "name", b.as_str()];
+        if let Some(n) = &q {
+            add.extend(["numrxqueues", n, "numtxqueues", n]);
+            peer_args.extend(["numrxqueues", n, "numtxqueues", n]);
+        }
+        add.extend(["type", "veth"]);
+        add.extend(peer_args);
+        here.ip(&add);
         here.ip(&["link", "set", &b, "netns", &peer.name]);
         here.ip(&["addr", "add", &format!("{HERE_IP}/24"), "dev", &a]);
         peer.ip(&["addr", "add", &format!("{PEER_IP}/24"), "dev", &b]);

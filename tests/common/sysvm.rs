@@ -29,53 +29,41 @@ use super::deb::{DebianRoot, RootRecipe, cached_tarball, ok, run, took};
 use super::vm::run::{QemuGuard, drain, drain_into, spawn_qemu};
 use super::vm::{fetch_kernel, vm_dir};
 
-/// The root of the booted system: systemd as init (systemd-sysv), udev,
-/// dbus, polkitd (with logind: libpam-systemd), the tools the tests read the
-/// NIC with, and adduser for the `hlctl` group.
-pub const SYSTEM_ROOT: RootRecipe = RootRecipe {
-    include: "dbus,polkitd,systemd,systemd-sysv,udev,libpam-systemd,iproute2,ethtool,iperf3,adduser,kmod,procps",
-    cache_dir: "/var/tmp/hlctl-sysvm",
+/// The one root of every booted-system test (vm_systemd, vm_netmgr,
+/// vm_cockpit): systemd as init (systemd-sysv), udev, dbus, polkitd (with
+/// logind: libpam-systemd), the tools the tests read the NIC with, adduser
+/// for the `hlctl` group; the network managers of issue 24 (ifupdown2 as on
+/// Proxmox VE 8, NetworkManager, netplan); Debian's Cockpit 287 (issue 27:
+/// the page of `packaging/cockpit/hlctl`) and sudo for its administrative
+/// access (dbus-user-session: dconf-service, which cockpit-ws pulls in,
+/// needs a session bus that debootstrap cannot pick from an alternative).
+/// One package set, one cached image: a bare machine debootstraps once.
+/// Services that would act on their own are off at boot and started by the
+/// test that needs them ([`GUEST_CUSTOMIZE`]).
+pub const GUEST_ROOT: RootRecipe = RootRecipe {
+    include: "dbus,polkitd,systemd,systemd-sysv,udev,libpam-systemd,iproute2,ethtool,iperf3,adduser,kmod,procps,\
+              ifupdown2,network-manager,netplan.io,\
+              sudo,dbus-user-session,cockpit-ws,cockpit-bridge,cockpit-system",
+    cache_dir: "/var/tmp/hlctl-sysvm-guest",
     version: 1,
-    image_customize: "",
+    image_customize: GUEST_CUSTOMIZE,
 };
 
-/// [`SYSTEM_ROOT`] with the network managers of issue 24 (ifupdown2 as on
-/// Proxmox VE 8, NetworkManager, netplan), cached apart from the plain
-/// image. NetworkManager is installed but not started at boot (it would take
-/// eth0, which systemd-networkd configures): the test starts it itself.
-/// netplan has no YAML, so its generator renders nothing at boot.
-pub const NETMGR_ROOT: RootRecipe = RootRecipe {
-    include: "dbus,polkitd,systemd,systemd-sysv,udev,libpam-systemd,iproute2,ethtool,iperf3,adduser,kmod,procps,ifupdown2,network-manager,netplan.io",
-    cache_dir: "/var/tmp/hlctl-sysvm-netmgr",
-    version: 2,
-    image_customize: NETMGR_CUSTOMIZE,
-};
-
-/// [`NETMGR_ROOT`]'s own customisation: NetworkManager stays off at boot
-/// (disabled, which also drops its D-Bus activation alias).
-const NETMGR_CUSTOMIZE: &str = "set -e
+/// [`GUEST_ROOT`]'s own customisation:
+/// - NetworkManager stays off at boot (it would take eth0, which
+///   systemd-networkd configures; disabled, which also drops its D-Bus
+///   activation alias): vm_netmgr starts it. netplan has no YAML, so its
+///   generator renders nothing at boot; ifupdown2's `networking.service`
+///   brings up only `lo` until vm_netmgr writes a stanza.
+/// - Cockpit's socket stays off at boot: vm_cockpit starts it. Cockpit as
+///   Debian sets it up (cockpit-tls on 9090 with the self-signed certificate
+///   it makes at its first start); `admin` may sudo, `viewer` may not (both
+///   with the password `foobar`). (Not `cockpit-ws --no-tls` in
+///   cockpit.service: that unit's NoNewPrivileges keeps the setuid
+///   cockpit-session from authenticating.)
+const GUEST_CUSTOMIZE: &str = "set -e
 systemctl disable NetworkManager.service NetworkManager-wait-online.service
-";
-
-/// [`SYSTEM_ROOT`] with Debian's Cockpit 287 (issue 27: the page of
-/// `packaging/cockpit/hlctl`) and sudo for its administrative access
-/// (dbus-user-session: dconf-service, which cockpit-ws pulls in, needs a
-/// session bus that debootstrap cannot pick from an alternative), cached
-/// apart from the plain image. Cockpit as Debian sets it up (cockpit-tls on
-/// 9090 with the self-signed certificate it makes at its first start);
-/// `admin` may sudo, `viewer` may not (both with the password `foobar`).
-pub const COCKPIT_ROOT: RootRecipe = RootRecipe {
-    include: "dbus,polkitd,systemd,systemd-sysv,udev,libpam-systemd,iproute2,ethtool,iperf3,adduser,kmod,procps,sudo,dbus-user-session,cockpit-ws,cockpit-bridge,cockpit-system",
-    cache_dir: "/var/tmp/hlctl-sysvm-cockpit",
-    version: 1,
-    image_customize: COCKPIT_CUSTOMIZE,
-};
-
-/// [`COCKPIT_ROOT`]'s own customisation: the socket enabled; the two users.
-/// (Not `cockpit-ws --no-tls` in cockpit.service: that unit's
-/// NoNewPrivileges keeps the setuid cockpit-session from authenticating.)
-const COCKPIT_CUSTOMIZE: &str = "set -e
-systemctl enable cockpit.socket
+systemctl disable cockpit.socket
 useradd -m -s /bin/bash admin
 useradd -m -s /bin/bash viewer
 echo admin:foobar | chpasswd
@@ -85,6 +73,8 @@ adduser admin sudo
 
 /// Kernel modules the initramfs loads before `switch_root`.
 /// (ext4 asks the crypto API for crc32c at mount time: crc32c_generic.)
+/// (bridge, bonding, dummy, 8021q: the stacks of vm_netmgr and vm_cockpit;
+/// the root holds no modules of the test kernel.)
 const MODULES: &[&str] = &[
     "virtio_pci",
     "virtio_blk",
@@ -92,6 +82,10 @@ const MODULES: &[&str] = &[
     "ext4",
     "virtio_console",
     "e1000e",
+    "bridge",
+    "bonding",
+    "dummy",
+    "8021q",
 ];
 /// Bump when the image recipe (below) changes in a way the hash misses.
 const IMAGE_VERSION: u32 = 1;
@@ -157,17 +151,11 @@ pub struct SystemImage {
     pub initrd: PathBuf,
 }
 
-/// The image, built when its inputs changed (under a lock).
-pub fn system_image() -> SystemImage {
-    image_of(&SYSTEM_ROOT, &[])
-}
-
-/// The image of `recipe` whose initramfs also loads `extra` modules (the
-/// root holds no modules of the test kernel), built when its inputs changed
-/// (under a lock).
-pub fn image_of(recipe: &RootRecipe, extra: &[&str]) -> SystemImage {
-    let modules: Vec<&str> = MODULES.iter().chain(extra).copied().collect();
-    let mods: Vec<String> = modules.iter().map(|m| m.to_string()).collect();
+/// The guest image ([`GUEST_ROOT`]), built when its inputs changed (under a
+/// lock): every booted-system test boots this one image.
+pub fn guest_image() -> SystemImage {
+    let recipe = &GUEST_ROOT;
+    let mods: Vec<String> = MODULES.iter().map(|m| m.to_string()).collect();
     let (kernel, moddir) = fetch_kernel(&mods);
     let tarball = cached_tarball(recipe);
     let initramfs_script = std::fs::read(vm_dir().join("build-initramfs.sh")).unwrap();
@@ -178,22 +166,12 @@ pub fn image_of(recipe: &RootRecipe, extra: &[&str]) -> SystemImage {
         AGENT_UNIT.as_bytes(),
         NETWORK.as_bytes(),
         CUSTOMIZE.as_bytes(),
+        recipe.image_customize.as_bytes(),
+        MODULES.join(" ").as_bytes(),
         &initramfs_script,
         IMAGE_SIZE.as_bytes(),
         &IMAGE_VERSION.to_le_bytes(),
     ]);
-    // Extra modules and a recipe's own customisation change the key; none
-    // keeps vm_systemd's cached image.
-    let key = if extra.is_empty() {
-        key
-    } else {
-        hash(&[key.as_bytes(), extra.join(" ").as_bytes()])
-    };
-    let key = if recipe.image_customize.is_empty() {
-        key
-    } else {
-        hash(&[key.as_bytes(), recipe.image_customize.as_bytes()])
-    };
     let dir = Path::new(recipe.cache_dir);
     let img = SystemImage {
         disk: dir.join(format!("system-{key}.ext4")),
@@ -220,7 +198,7 @@ pub fn image_of(recipe: &RootRecipe, extra: &[&str]) -> SystemImage {
         }
     }
     let t = Instant::now();
-    build_initrd(&moddir, &modules, &img.initrd);
+    build_initrd(&moddir, MODULES, &img.initrd);
     build_disk(recipe, &img.disk);
     took("building the systemd VM image (once; cached)", t);
     img

@@ -47,6 +47,9 @@ pub enum NicBackend {
 struct Nic {
     model: String,
     backend: NicBackend,
+    /// Extra `,key=value` options of the `-netdev` and of the `-device`.
+    netdev_opts: String,
+    device_opts: String,
 }
 
 /// Builder for one VM boot. See the module docs.
@@ -125,10 +128,25 @@ impl VmBuilder {
     }
 
     /// A NIC of qemu model `model` (e.g. "e1000e", "virtio-net-pci").
-    pub fn nic(mut self, model: &str, backend: NicBackend) -> Self {
+    pub fn nic(self, model: &str, backend: NicBackend) -> Self {
+        self.nic_opts(model, backend, "", "")
+    }
+
+    /// A NIC with extra `-netdev` and `-device` options (comma-separated,
+    /// e.g. "queues=2" and "mq=on,vectors=6": a multi-queue virtio NIC,
+    /// whose tap needs [`add_tap_multi_queue`]).
+    pub fn nic_opts(
+        mut self,
+        model: &str,
+        backend: NicBackend,
+        netdev: &str,
+        device: &str,
+    ) -> Self {
         self.nics.push(Nic {
             model: model.to_string(),
             backend,
+            netdev_opts: netdev.to_string(),
+            device_opts: device.to_string(),
         });
         self
     }
@@ -218,7 +236,13 @@ impl VmBuilder {
     }
 
     fn qemu_args(&self, kernel: &Path, initrd: &Path) -> Vec<String> {
-        let mut a: Vec<String> = ["-accel", "tcg", "-nographic", "-no-reboot", "-vga", "none"]
+        // Several vCPUs: one host thread each (multi-threaded TCG).
+        let accel = if self.cpus > 1 {
+            "tcg,thread=multi"
+        } else {
+            "tcg"
+        };
+        let mut a: Vec<String> = ["-accel", accel, "-nographic", "-no-reboot", "-vga", "none"]
             .iter()
             .map(|s| s.to_string())
             .collect();
@@ -238,12 +262,10 @@ impl VmBuilder {
                     format!("tap,id=n{i},ifname={tap},script=no,downscript=no")
                 }
             };
-            a.extend(["-netdev".into(), netdev]);
+            a.extend(["-netdev".into(), with_opts(netdev, &nic.netdev_opts)]);
             // romfile= : no iPXE option ROM, boots faster.
-            a.extend([
-                "-device".into(),
-                format!("{},netdev=n{i},romfile=", nic.model),
-            ]);
+            let device = format!("{},netdev=n{i},romfile=", nic.model);
+            a.extend(["-device".into(), with_opts(device, &nic.device_opts)]);
         }
         a
     }
@@ -252,9 +274,29 @@ impl VmBuilder {
 /// Create tap `name` inside `ns` with address `cidr` (e.g. "10.9.0.1/24"),
 /// up. It shows carrier once qemu attaches; the namespace's guard deletes it.
 pub fn add_tap(ns: &NetNs, name: &str, cidr: &str) {
-    ns.ip(&["tuntap", "add", name, "mode", "tap"]);
+    tap_up(ns, &["tuntap", "add", name, "mode", "tap"], name, cidr);
+}
+
+/// [`add_tap`] with several queues (`ip tuntap ... multi_queue`), for a
+/// `-netdev tap,queues=N` of a multi-queue virtio NIC.
+pub fn add_tap_multi_queue(ns: &NetNs, name: &str, cidr: &str) {
+    let add = ["tuntap", "add", name, "mode", "tap", "multi_queue"];
+    tap_up(ns, &add, name, cidr);
+}
+
+fn tap_up(ns: &NetNs, add: &[&str], name: &str, cidr: &str) {
+    ns.ip(add);
     ns.ip(&["addr", "add", cidr, "dev", name]);
     ns.ip(&["link", "set", name, "up"]);
+}
+
+/// `base` followed by `,opts` when there are any.
+fn with_opts(base: String, opts: &str) -> String {
+    if opts.is_empty() {
+        base
+    } else {
+        format!("{base},{opts}")
+    }
 }
 
 /// The scripts' directory, `tests/vm/`.
@@ -262,8 +304,30 @@ pub fn vm_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vm")
 }
 
+/// The modules scripts/setup.sh fetches the kernel with (fetch-kernel.sh's
+/// default set): `tests/vm/modules.txt`, optional ones without their `?`.
+pub fn fetched_modules() -> Vec<String> {
+    let listed = std::fs::read_to_string(vm_dir().join("modules.txt")).unwrap();
+    listed
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| l.trim_end_matches('?').to_string())
+        .collect()
+}
+
 /// Run fetch-kernel.sh for `modules`; returns (vmlinuz, modules dir).
+/// Every module must be one that setup.sh fetched (so no test downloads the
+/// kernel package a second time): a new one goes into tests/vm/modules.txt.
 pub fn fetch_kernel(modules: &[String]) -> (PathBuf, PathBuf) {
+    let fetched = fetched_modules();
+    for m in modules {
+        assert!(
+            fetched.contains(&m.replace('-', "_")),
+            "module {m} is not in tests/vm/modules.txt: add it there, so that \
+             scripts/setup.sh fetches it with the kernel"
+        );
+    }
     let mut cmd = Command::new(vm_dir().join("fetch-kernel.sh"));
     cmd.args(modules);
     let out = checked(cmd, "fetch-kernel.sh");

@@ -3,7 +3,8 @@
 # and keep only vmlinuz plus the modules the VM tests need, in a cache dir.
 #
 # Usage: fetch-kernel.sh [MODULE...]
-#   MODULE: extra module names to keep besides the default set; a trailing
+#   MODULE: extra module names to keep besides the default set (every
+#   module of tests/vm/modules.txt); a trailing
 #   '?' marks a module as optional (skipped when the package lacks it).
 # Env:   HLCTL_VM_CACHE (default /var/tmp/hlctl-vm)
 #        HLCTL_VM_REFRESH=1: ask apt which kernel package is current instead
@@ -18,7 +19,8 @@
 set -euo pipefail
 
 CACHE=${HLCTL_VM_CACHE:-/var/tmp/hlctl-vm}
-DEFAULT_MODULES="e1000e veth sch_netem sch_tbf sch_fq sch_fq_codel sch_htb tcp_bbr?"
+# Every module any VM test loads (tests/vm/modules.txt), so one fetch serves all.
+DEFAULT_MODULES=$(grep -v '^#' "$(dirname "$0")/modules.txt" | tr '\n' ' ')
 
 log() { echo "fetch-kernel: $*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -90,14 +92,20 @@ if all_cached; then
     exit 0
 fi
 
-log "downloading $pkg"
 tmp=$(mktemp -d "$CACHE/.extract.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-(cd "$tmp" && apt-get download -q -o APT::Sandbox::User=root "$pkg" >&2)
-deb=$(ls "$tmp"/*.deb)
+# The package stays in the cache: a module asked for later is extracted from
+# it without a second download.
+mkdir -p "$dir"
+deb=$(ls "$dir"/*.deb 2>/dev/null | head -n1 || true)
+if [ -z "$deb" ]; then
+    log "downloading $pkg"
+    (cd "$tmp" && apt-get download -q -o APT::Sandbox::User=root "$pkg" >&2)
+    mv "$tmp"/*.deb "$dir/"
+    deb=$(ls "$dir"/*.deb | head -n1)
+fi
 log "extracting $(basename "$deb")"
 dpkg-deb -x "$deb" "$tmp/root"
-rm -f "$deb"
 
 mkdir -p "$mods"
 vmlinuz=

@@ -56,14 +56,9 @@ pub enum DiskError {
     Cancelled,
 }
 
-/// How a caller should report a [`DiskError`]: bad input (nothing ran), not
-/// permitted, or a failure while running.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ErrorClass {
-    Invalid,
-    NotPermitted,
-    Failed,
-}
+/// How a caller reports a [`DiskError`] ([`crate::class`]): bad input
+/// (nothing ran), not permitted, or a failure while running.
+pub use crate::class::Class as ErrorClass;
 
 impl DiskError {
     pub(crate) fn class(&self) -> ErrorClass {

@@ -17,6 +17,10 @@ use super::stream::{Role, stream_id};
 use super::summary::{self, BuildInput, NetReport};
 use super::{tcp, udp};
 
+/// The window `check` has by default (its `busy_window_s`), and every other
+/// client of a peer unless told otherwise ([`ClientConfig::busy_window`]).
+pub const DEFAULT_BUSY_WINDOW: Duration = Duration::from_secs(600);
+
 /// What to test (the flags of `hlctl bench net`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClientConfig {
@@ -44,6 +48,16 @@ pub struct ClientConfig {
     pub connect_timeout: Duration,
     /// How long to wait for each answer of the server.
     pub reply_timeout: Duration,
+    /// iperf3's user authentication: `--username`, `IPERF3_PASSWORD`,
+    /// `--rsa-public-key-path`, `--use-pkcs1-padding`.
+    pub auth: Option<super::auth::ClientAuth>,
+    /// How long a busy server is tried again ([`super::run_client_waiting`];
+    /// zero: a busy server fails at once).
+    pub busy_window: Duration,
+    /// `--skip-rx-copy`: both ends' TCP receivers discard without copying.
+    pub skip_rx_copy: bool,
+    /// `--fq-rate`: each TCP stream's pacing rate in bit/s.
+    pub fq_rate_bps: Option<u64>,
 }
 
 impl ClientConfig {
@@ -63,6 +77,10 @@ impl ClientConfig {
             interval: Some(Duration::from_secs(1)),
             connect_timeout: PEER_CHECK,
             reply_timeout: Duration::from_secs(30),
+            busy_window: DEFAULT_BUSY_WINDOW,
+            auth: None,
+            skip_rx_copy: false,
+            fq_rate_bps: None,
         }
     }
 
@@ -162,6 +180,12 @@ impl ClientConfig {
             congestion: None,
             client_version: Some("3.12".into()),
             hlctl_version: Some(env!("CARGO_PKG_VERSION").into()),
+            skip_rx_copy: self.skip_rx_copy,
+            fq_rate_bps: self.fq_rate_bps.unwrap_or(0),
+            mptcp: false,
+            gso: 0,
+            gro: 0,
+            authtoken: None,
         }
     }
 }
@@ -265,13 +289,14 @@ fn run_on(
         cancel,
         t: cfg.reply_timeout,
     };
-    let since = crate::host::now_unix().max(0) as u64;
+    let since = crate::host::now_unix_ms();
     let (server, cookie, params) = steps.negotiate(accepted)?;
     let specs = steps.connect_streams(server, &cookie, &params)?;
     let mut engine = steps.run_test(specs, &params, progress)?;
     let start = StartInfo {
         host: cfg.host.clone(),
         port: cfg.port,
+        interval_s: cfg.interval.map_or(0.0, |i| i.as_secs_f64()),
         ..engine.start_info(ctrl, &cookie, since)
     };
     steps.exchange_results(&mut engine, &params, start)
@@ -327,9 +352,13 @@ impl Steps<'_> {
         first_answer(ctrl, &self.cfg.peer_label())?;
         self.check()?;
         accepted();
-        let params = self.cfg.params(ctrl);
+        let mut params = self.cfg.params(ctrl);
+        if let Some(auth) = &self.cfg.auth {
+            params.authtoken = Some(auth.token(crate::host::now_unix())?);
+        }
         control::write_json(ctrl, &params.to_json(), t, "the test parameters")?;
-        control::expect_state(ctrl, State::CreateStreams, self.by())?;
+        control::expect_state(ctrl, State::CreateStreams, self.by())
+            .map_err(|e| super::auth::explain_refusal(e, self.cfg.auth.as_ref()))?;
         self.check()?;
         Ok((server, cookie, params))
     }
@@ -374,6 +403,7 @@ impl Steps<'_> {
             lines: super::text::interval_lines,
             safety: None,
             stall: None,
+            max_rate_bps: None,
         };
         engine.drive(ctrl, &spec, progress, self.cancel)?;
         engine.end_client(progress);

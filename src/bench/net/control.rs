@@ -279,11 +279,16 @@ pub(crate) fn check_peer_failure(s: &TcpStream, b: u8, deadline: Instant) -> Res
         let mut nums = [0u8; 8];
         read_exact_by(
             s,
-            &mut nums,
+            &mut nums[..4],
             deadline,
-            "the error numbers after SERVER_ERROR",
+            "the error number after SERVER_ERROR",
         )?;
-        Ok(nums)
+        // iperf3 refusing credentials (error 142) sends no errno before it
+        // closes: a close here leaves errno 0.
+        match read_exact_by(s, &mut nums[4..], deadline, "the errno after SERVER_ERROR") {
+            Ok(()) | Err(NetError::ControlClosed { .. }) => Ok(nums),
+            Err(e) => Err(e),
+        }
     })
 }
 

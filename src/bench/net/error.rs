@@ -44,6 +44,15 @@ pub enum NetError {
     #[error("the server is busy running a test; try again later")]
     ServerBusy,
 
+    /// The server stayed busy (ACCESS_DENIED to every try) for the whole
+    /// back-off window.
+    #[error("{peer}: busy for the whole {window_s} s window ({tries} tries); nothing measured")]
+    BusyTooLong {
+        peer: String,
+        window_s: u64,
+        tries: u32,
+    },
+
     /// The server answered ACCESS_DENIED (0xFF) on a data stream (wrong cookie).
     #[error("the server refused data stream {stream} (access denied: wrong cookie)")]
     AccessDenied { stream: u32 },
@@ -89,6 +98,23 @@ pub enum NetError {
     #[error("cannot listen on {addr}: {source}")]
     Bind { addr: SocketAddr, source: io::Error },
 
+    /// A limit of `hlctl serve` refused or ended the test (iperf3's number).
+    #[error("{}: {reason}", ierrno_message(*i_errno))]
+    ServerLimit { i_errno: i32, reason: String },
+
+    /// This server refused the client's credentials (sent to the client as
+    /// iperf3's error 142, "test authorization failed").
+    #[error("test authorization failed: {0}")]
+    AuthRefused(#[from] super::auth::Refusal),
+
+    /// The server refused the test with iperf3's error 142.
+    #[error("the server refused the test: test authorization failed (iperf3 error 142): {hint}")]
+    AuthRejected { hint: String },
+
+    /// Credentials or keys that cannot be used.
+    #[error(transparent)]
+    Auth(#[from] super::auth::AuthError),
+
     /// Another I/O error.
     #[error("I/O error while {during}: {source}")]
     Io { during: String, source: io::Error },
@@ -109,9 +135,10 @@ impl NetError {
     /// The iperf3 error number a server sends back for this error, if any.
     pub(crate) fn i_errno(&self) -> i32 {
         match self {
-            NetError::BadParams { i_errno, .. } => *i_errno,
+            NetError::BadParams { i_errno, .. } | NetError::ServerLimit { i_errno, .. } => *i_errno,
             NetError::BadLength { .. } | NetError::BadJson { .. } => IERECVPARAMS,
             NetError::Timeout { .. } => IENOMSG,
+            NetError::AuthRefused(_) => super::auth::IEAUTHTEST,
             _ => IEINITTEST,
         }
     }
@@ -145,6 +172,7 @@ pub(crate) fn ierrno_message(i_errno: i32) -> &'static str {
         20 => "block size invalid",
         25 => "cannot be both reverse and bidirectional",
         27 => "total required bandwidth is larger than the server limit",
+        37 => "client's requested duration exceeds the server's maximum permitted limit",
         100 => "unable to create a new test",
         101 => "test initialization failed",
         102 => "unable to start listener for connections",
@@ -161,6 +189,7 @@ pub(crate) fn ierrno_message(i_errno: i32) -> &'static str {
         141 => "socket buffer size not set correctly",
         142 => "test authorization failed",
         144 => "no message was received for the timeout period",
+        160 => "server test duration expired",
         200 => "unable to create a new stream",
         202 => "unable to start stream listener",
         203 => "unable to connect stream",

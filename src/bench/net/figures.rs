@@ -175,6 +175,12 @@ pub(crate) struct StartInfo {
     pub(crate) port: u16,
     /// Seconds since the epoch when the control connection was made.
     pub(crate) timesecs: u64,
+    /// The same moment in milliseconds (iperf3 3.20's `timemillisecs`).
+    #[serde(default)]
+    pub(crate) timemillisecs: u64,
+    /// Seconds between interval reports (iperf3 3.18's `test_start.interval`).
+    #[serde(default)]
+    pub(crate) interval_s: f64,
     pub(crate) cookie: String,
     /// TCP: the control connection's MSS.
     pub(crate) tcp_mss_default: Option<u32>,

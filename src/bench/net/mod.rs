@@ -12,6 +12,8 @@
 //! Each stream runs on its own thread with blocking sockets; the calling
 //! thread drives the control connection and samples intervals.
 
+pub(crate) mod auth;
+pub(crate) mod busy;
 pub(crate) mod client;
 pub(crate) mod control;
 pub(crate) mod cpu;
@@ -19,6 +21,7 @@ pub(crate) mod engine;
 pub(crate) mod error;
 pub(crate) mod figures;
 pub(crate) mod iperf3_json;
+pub(crate) mod limits;
 pub(crate) mod params;
 pub(crate) mod probe;
 pub(crate) mod results;
@@ -33,8 +36,10 @@ pub(crate) mod text;
 pub(crate) mod udp;
 pub(crate) mod udp_stats;
 
-pub use client::PEER_CHECK;
+pub use auth::{AuthError, ClientAuth, DEFAULT_TIME_SKEW_S, Padding, ServerAuth};
+pub use busy::run_client_waiting;
 pub use client::{ClientConfig, run_client, run_client_then};
+pub use client::{DEFAULT_BUSY_WINDOW, PEER_CHECK};
 pub use error::NetError;
 pub use params::{Protocol, TestDirection};
 pub use probe::{check_peer, check_peer_settling};

@@ -72,6 +72,21 @@ pub(crate) struct TestParams {
     /// Sent by hlctl clients (iperf3 ignores unknown keys): such a client
     /// counts received bytes until the server's streams close.
     pub(crate) hlctl_version: Option<String>,
+    /// 3.19's `skip_rx_copy`: this side's TCP receivers discard data
+    /// without copying it (MSG_TRUNC).
+    pub(crate) skip_rx_copy: bool,
+    /// `--fq-rate`'s `fqrate`: each stream's socket pacing rate in bit/s
+    /// (SO_MAX_PACING_RATE, on both ends' TCP streams; 0 = none).
+    pub(crate) fq_rate_bps: u64,
+    /// 3.19's `mptcp`: the client's streams are MPTCP.
+    pub(crate) mptcp: bool,
+    /// 3.21's UDP `gso`/`gro` (with `gso_dg_size`, `gso_bf_size`,
+    /// `gro_bf_size`): asked of the peer's stack; each side uses them by its
+    /// own support, as iperf3 does. hlctl uses neither and reports 0.
+    pub(crate) gso: i64,
+    pub(crate) gro: i64,
+    /// iperf3's `authtoken` (RSA-encrypted credentials, base64), if sent.
+    pub(crate) authtoken: Option<String>,
 }
 
 impl TestParams {
@@ -124,8 +139,17 @@ impl TestParams {
         if self.udp_counters_64bit {
             m.insert("udp_counters_64bit".into(), json!(1));
         }
+        if self.skip_rx_copy {
+            m.insert("skip_rx_copy".into(), json!(1));
+        }
+        if self.fq_rate_bps > 0 {
+            m.insert("fqrate".into(), json!(self.fq_rate_bps));
+        }
         if let Some(v) = &self.hlctl_version {
             m.insert("hlctl_version".into(), json!(v));
+        }
+        if let Some(t) = &self.authtoken {
+            m.insert("authtoken".into(), json!(t));
         }
         m.insert(
             "client_version".into(),
@@ -188,11 +212,8 @@ impl TestParams {
             .map(|m| m as u32);
         let len = block_len(protocol, int("len")?)?;
         let bandwidth_bps = ranged("bandwidth", int("bandwidth")?, i64::MAX, e::IERECVPARAMS)?
-            .unwrap_or(if protocol == Protocol::Udp {
-                DEFAULT_UDP_RATE
-            } else {
-                0
-            });
+            .or((protocol == Protocol::Udp).then_some(DEFAULT_UDP_RATE))
+            .unwrap_or(0);
         let string = |k: &str| obj.get(k).and_then(Value::as_str).map(str::to_string);
         Ok(TestParams {
             protocol,
@@ -211,6 +232,12 @@ impl TestParams {
             congestion: string("congestion"),
             client_version: string("client_version"),
             hlctl_version: string("hlctl_version"),
+            skip_rx_copy: int("skip_rx_copy")?.unwrap_or(0) != 0,
+            fq_rate_bps: ranged("fqrate", int("fqrate")?, i64::MAX, e::IERECVPARAMS)?.unwrap_or(0),
+            mptcp: has("mptcp"),
+            gso: gsro(int("gso")?, int("gso_dg_size")?, int("gso_bf_size")?, "gso")?,
+            gro: gsro(int("gro")?, Some(0), int("gro_bf_size")?, "gro")?,
+            authtoken: string("authtoken"),
         })
     }
 }
@@ -226,6 +253,20 @@ fn ranged(k: &str, v: Option<i64>, max: i64, code: i32) -> Result<Option<u64>, N
 
 /// The block length `len` (absent or 0: the protocol's default) within the
 /// protocol's limits.
+/// 3.21's UDP GSO/GRO triple: every number is a count or a size (never
+/// negative); the flag itself is returned.
+fn gsro(flag: Option<i64>, dg: Option<i64>, bf: Option<i64>, what: &str) -> Result<i64, NetError> {
+    for (k, v) in [(what, flag), ("dg_size", dg), ("bf_size", bf)] {
+        if v.is_some_and(|v| v < 0) {
+            return Err(bad(
+                e::IERECVPARAMS,
+                &format!("`{what}` {k} is negative: {}", v.unwrap_or(0)),
+            ));
+        }
+    }
+    Ok(flag.unwrap_or(0))
+}
+
 fn block_len(protocol: Protocol, len: Option<i64>) -> Result<u32, NetError> {
     Ok(match (protocol, len) {
         (Protocol::Tcp, None | Some(0)) => DEFAULT_TCP_LEN,

@@ -22,11 +22,23 @@ pub struct ServerConfig {
     pub idle_timeout: Option<Duration>,
     /// Limit for each step of a client's setup (cookie, parameters, streams, results).
     pub setup_timeout: Duration,
-    /// Drop a test whose receiving streams get nothing for this long (iperf3's `--rcv-timeout`).
-    pub(crate) stall_timeout: Duration,
+    /// Drop a running test whose streams move no data either way for this
+    /// long (iperf3's `--rcv-timeout`, for a sending server too).
+    pub stall_timeout: Duration,
     /// The host's measurement lock ([`crate::bench::exclusive`]): a test is
     /// served only while it can be taken (else the client is told busy).
     pub(crate) exclusive: Option<std::path::PathBuf>,
+    /// Refuse tests longer than this (time + omit; unlimited ones too) and
+    /// end one that runs past it (iperf3 3.20's `--server-max-duration`).
+    pub max_duration: Option<Duration>,
+    /// Refuse tests of more streams (-P) than this.
+    pub max_streams: Option<u32>,
+    /// Refuse a test that asks for more bit/s in all, and end one that runs
+    /// faster (iperf3's `--server-bitrate-limit`).
+    pub max_bitrate_bps: Option<u64>,
+    /// iperf3's user authentication (`--rsa-private-key-path`,
+    /// `--authorized-users-path`): a test only with accepted credentials.
+    pub auth: Option<std::sync::Arc<super::auth::ServerAuth>>,
 }
 
 impl ServerConfig {
@@ -39,6 +51,10 @@ impl ServerConfig {
             setup_timeout: Duration::from_secs(10),
             stall_timeout: Duration::from_secs(120),
             exclusive: None,
+            max_duration: None,
+            max_streams: None,
+            max_bitrate_bps: None,
+            auth: None,
         }
     }
 }

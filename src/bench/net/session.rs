@@ -87,7 +87,9 @@ pub(super) fn serve_test(
         Err(
             err @ (NetError::BadParams { .. }
             | NetError::BadLength { .. }
-            | NetError::BadJson { .. }),
+            | NetError::BadJson { .. }
+            | NetError::ServerLimit { .. }
+            | NetError::AuthRefused(_)),
         ) => {
             let _ = control::write_server_error(&ctrl, err.i_errno(), 0, Duration::from_secs(1));
         }
@@ -107,7 +109,7 @@ fn serve_steps(
         ctx,
         t: ctx.cfg.setup_timeout,
     };
-    let since = crate::host::now_unix().max(0) as u64;
+    let since = crate::host::now_unix_ms();
     let (cookie, params) = steps.parameters(peer)?;
     let specs = match params.protocol {
         Protocol::Tcp => steps.tcp_streams(&cookie, &params)?,
@@ -143,6 +145,8 @@ impl Steps<'_> {
         control::write_state(ctrl, State::ParamExchange, self.t)?;
         let params = control::read_json(ctrl, MAX_PARAMS_JSON, self.by(), "parameter block")?;
         let params = TestParams::from_json(&params)?;
+        self.authorize(&params)?;
+        super::limits::check(self.ctx.cfg, &params)?;
         say(
             self.ctx.progress,
             format!(
@@ -151,6 +155,20 @@ impl Steps<'_> {
             ),
         );
         Ok((cookie, params))
+    }
+
+    /// With authentication on, the client's credentials (iperf3 checks them
+    /// right after the parameters, before its limits).
+    fn authorize(&self, params: &TestParams) -> Result<(), NetError> {
+        if let Some(auth) = &self.ctx.cfg.auth {
+            let now = crate::host::now_unix();
+            let user = auth.check(params.authtoken.as_deref(), now)?;
+            say(
+                self.ctx.progress,
+                format!("Authentication succeeded for user '{user}'"),
+            );
+        }
+        Ok(())
     }
 
     /// The TCP data streams, handed over by the accept loop.
@@ -237,18 +255,15 @@ impl Steps<'_> {
         let local_sends = specs.iter().any(|s| s.role == Role::Send);
         say(progress, text::header(params.protocol, local_sends));
         let mut engine = Engine::start(specs, params, Side::Server, Some(ctrl))?;
-        let run_for = Duration::from_secs((params.time_s + params.omit_s) as u64);
         let spec = DriveSpec {
             side: Side::Server,
             tick: Some(Duration::from_secs(1)),
             lines: text::interval_lines,
-            // iperf3's server timer: duration + omit + 40 s grace.
-            safety: Some(if params.time_s > 0 {
-                run_for + Duration::from_secs(40)
-            } else {
-                Duration::from_secs(3600)
-            }),
+            // iperf3's server timer: duration + omit + 40 s grace, or the
+            // server's maximum duration.
+            safety: Some(super::limits::safety(cfg, params)),
             stall: Some(cfg.stall_timeout),
+            max_rate_bps: cfg.max_bitrate_bps,
         };
         if let Err(err) = engine.drive(ctrl, &spec, progress, cancel) {
             if matches!(err, NetError::Cancelled) {
@@ -256,7 +271,7 @@ impl Steps<'_> {
                 let _ = control::write_state(ctrl, State::ServerTerminate, Duration::from_secs(1));
                 told.set(true);
             }
-            return Err(err);
+            return Err(super::limits::expired(cfg, err));
         }
         Ok(engine)
     }

@@ -115,6 +115,9 @@ pub(crate) struct WorkerCtx {
     /// TCP receivers: queued bytes that wake a read (`tcp::recv_low_water`).
     pub(crate) recv_lowat: usize,
     pub(crate) udp_counters_64bit: bool,
+    /// TCP receivers: discard what arrives without copying it (MSG_TRUNC,
+    /// iperf3 3.19's `--skip-rx-copy`).
+    pub(crate) skip_rx_copy: bool,
     /// Server senders: the control connection (a duplicate descriptor). A
     /// byte waiting there means the client has ended the test, so counting
     /// stops at once, as in iperf3 where the sending loop also reads control.

@@ -89,6 +89,10 @@ pub struct NetReport {
     /// Every interval, each stream's figures (iperf3's `intervals`), for `-J`.
     #[serde(default)]
     pub(crate) samples: Vec<IntervalSample>,
+    /// This host's cores during the test (`crate::cpu`), set by the caller
+    /// that sampled them (`ops::bench::net`); none on the server side.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) cores: Option<crate::cpu::report::CoreReport>,
 }
 
 /// What `build` needs.
@@ -281,6 +285,7 @@ pub(crate) fn build(input: BuildInput<'_>) -> Result<NetReport, NetError> {
         per_stream,
         start: input.start,
         samples: input.samples,
+        cores: None,
     })
 }
 

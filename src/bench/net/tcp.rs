@@ -38,6 +38,7 @@ pub(crate) fn connect(
     if params.nodelay {
         sock.set_tcp_nodelay(true).map_err(fail)?;
     }
+    set_pacing(&sock, params.fq_rate_bps).map_err(fail)?;
     sock.connect_timeout(&addr.into(), timeout).map_err(fail)?;
     let s: TcpStream = sock.into();
     s.set_write_timeout(Some(timeout)).map_err(fail)?;
@@ -55,7 +56,31 @@ pub(crate) fn configure_accepted(s: &TcpStream, params: &TestParams) -> std::io:
     if params.nodelay {
         sock.set_tcp_nodelay(true)?;
     }
-    Ok(())
+    set_pacing(&sock, params.fq_rate_bps)
+}
+
+/// `--fq-rate` (bit/s; 0 = none): the socket's SO_MAX_PACING_RATE, which
+/// takes bytes per second (saturated at the option's u64 range).
+fn set_pacing(sock: &Socket, rate_bps: u64) -> std::io::Result<()> {
+    if rate_bps == 0 {
+        return Ok(());
+    }
+    let bytes: u64 = rate_bps / 8;
+    // SAFETY: a valid socket descriptor and a u64 value of the size given.
+    let r = unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_MAX_PACING_RATE,
+            (&bytes as *const u64).cast(),
+            size_of::<u64>() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
 }
 
 /// The congestion control algorithm of a socket, e.g. "bbr".
@@ -162,7 +187,12 @@ pub(crate) fn recv_loop(s: &TcpStream, ctx: &WorkerCtx) -> WorkerEnd {
         if let Some(end) = stop.check(flags, || s.set_nonblocking(true)) {
             return end;
         }
-        match r.read(buf.as_mut_slice()) {
+        let got = if ctx.skip_rx_copy {
+            recv_discard(s, buf.as_mut_slice().len())
+        } else {
+            r.read(buf.as_mut_slice())
+        };
+        match got {
             Ok(0) => return WorkerEnd::PeerClosed,
             Ok(n) => {
                 if flags.counting_recv.load(Ordering::Relaxed) {
@@ -180,6 +210,19 @@ pub(crate) fn recv_loop(s: &TcpStream, ctx: &WorkerCtx) -> WorkerEnd {
     }
 }
 
+/// Receive up to `len` bytes and drop them in the kernel (TCP's MSG_TRUNC:
+/// nothing is copied to user space; iperf3 3.19's `--skip-rx-copy`).
+fn recv_discard(s: &TcpStream, len: usize) -> std::io::Result<usize> {
+    // SAFETY: with MSG_TRUNC on a TCP socket the kernel writes nothing to
+    // the buffer; a null buffer of `len` bytes is what it documents.
+    let n = unsafe { libc::recv(s.as_raw_fd(), std::ptr::null_mut(), len, libc::MSG_TRUNC) };
+    if n < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
 /// Bytes written but not yet acknowledged by the peer (SIOCOUTQ).
 pub(crate) fn unacked(s: &TcpStream) -> u64 {
     let mut n: libc::c_int = 0;
@@ -191,6 +234,24 @@ pub(crate) fn unacked(s: &TcpStream) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_discarding_receive_takes_the_bytes_without_copying_them() {
+        use std::io::Write;
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut tx = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (rx, _) = l.accept().unwrap();
+        tx.write_all(&[9u8; 5000]).unwrap();
+        drop(tx);
+        let mut got = 0;
+        loop {
+            match recv_discard(&rx, 4096).unwrap() {
+                0 => break,
+                n => got += n,
+            }
+        }
+        assert_eq!(got, 5000);
+    }
 
     fn params(json: &str) -> TestParams {
         TestParams::from_json(&serde_json::from_str(json).unwrap()).unwrap()

@@ -39,11 +39,8 @@ pub(crate) trait Manager {
         params: &HashMap<String, OwnedVariant>,
         options: HashMap<&str, Variant<'_>>,
     ) -> zbus::Result<OwnedObjectPath>;
-    #[zbus(allow_interactive_auth)]
-    fn tune(&self, options: HashMap<String, Variant<'_>>) -> zbus::Result<OwnedObjectPath>;
-    fn doctor(&self, options: HashMap<String, Variant<'_>>) -> zbus::Result<OwnedObjectPath>;
-    #[zbus(allow_interactive_auth)]
-    fn report(&self, options: HashMap<String, Variant<'_>>) -> zbus::Result<OwnedObjectPath>;
+    // Tune, Doctor, Report and Check: `cli::remote::Remote::start`, from
+    // their declarations (`dbus::wire::verb`).
     fn list_history(
         &self,
         filter: HashMap<String, Variant<'_>>,

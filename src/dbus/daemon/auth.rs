@@ -15,52 +15,8 @@ use zbus::message::{Flags, Header};
 use zbus::names::BusName;
 use zbus_polkit::policykit1::{AuthorityProxy, CheckAuthorizationFlags, Subject};
 
+pub use crate::dbus::wire::action::Action;
 use crate::dbus::wire::error::{Error, Result};
-
-/// The polkit actions of `polkit/org.hlctl.Daemon1.policy`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Action {
-    ApplySettings,
-    SetSysctl,
-    Persist,
-    RunBenchmark,
-    Tune,
-    SaveBaseline,
-}
-
-impl Action {
-    pub const ALL: [Action; 6] = [
-        Action::ApplySettings,
-        Action::SetSysctl,
-        Action::Persist,
-        Action::RunBenchmark,
-        Action::Tune,
-        Action::SaveBaseline,
-    ];
-
-    /// The polkit action id.
-    pub fn id(self) -> &'static str {
-        match self {
-            Action::ApplySettings => "org.hlctl.Daemon1.apply-settings",
-            Action::SetSysctl => "org.hlctl.Daemon1.set-sysctl",
-            Action::Persist => "org.hlctl.Daemon1.persist",
-            Action::RunBenchmark => "org.hlctl.Daemon1.run-benchmark",
-            Action::Tune => "org.hlctl.Daemon1.tune",
-            Action::SaveBaseline => "org.hlctl.Daemon1.save-baseline",
-        }
-    }
-
-    fn what(self) -> &'static str {
-        match self {
-            Action::ApplySettings => "change NIC settings",
-            Action::SetSysctl => "change network sysctls",
-            Action::Persist => "persist settings across reboots",
-            Action::RunBenchmark => "run benchmarks",
-            Action::Tune => "tune the network",
-            Action::SaveBaseline => "save a baseline of the results",
-        }
-    }
-}
 
 /// Who called: the unique bus name and, when the bus tells, the Unix uid.
 #[derive(Clone, Debug)]

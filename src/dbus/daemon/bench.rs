@@ -10,11 +10,9 @@ use serde::de::DeserializeOwned;
 use zbus::OwnedVariant;
 
 use super::job::{Failure, Work};
-use crate::bench::cpu::CpuError;
 use crate::bench::disk;
-use crate::bench::stress::StressError;
 use crate::dbus::wire::bench::{
-    CpuParams, DiskParams, KINDS, NetParams, StressParams, disk_class, net_class,
+    CpuParams, DiskParams, KINDS, NetParams, StressParams, cpu_class, net_class, stress_class,
 };
 use crate::dbus::wire::error::{Error, Result};
 use crate::dbus::wire::params as wire_params;
@@ -64,7 +62,7 @@ pub(crate) fn prepare(kind: &str, params: &Params, paths: Paths, who: Requester)
                         message: e.to_string(),
                     })?;
                 warn_unstored(&ran.stored);
-                to_json(ran.report)
+                to_json(ran.report).map(|v| ran.stored.marked(v))
             }))
         }
         "cpu" => {
@@ -74,15 +72,12 @@ pub(crate) fn prepare(kind: &str, params: &Params, paths: Paths, who: Requester)
                 let ran =
                     ops::bench::cpu(&paths, &cfg, who, progress, cancel.clone()).map_err(|e| {
                         Failure {
-                            class: match e {
-                                CpuError::InvalidConfig { .. } => "invalid",
-                                _ => "failed",
-                            },
+                            class: cpu_class(&e),
                             message: e.to_string(),
                         }
                     })?;
                 warn_unstored(&ran.stored);
-                to_json(ran.report)
+                to_json(ran.report).map(|v| ran.stored.marked(v))
             }))
         }
         "disk" => {
@@ -93,12 +88,12 @@ pub(crate) fn prepare(kind: &str, params: &Params, paths: Paths, who: Requester)
                 let ran =
                     ops::bench::disk(&paths, &cfg, who, progress, cancel.clone()).map_err(|e| {
                         Failure {
-                            class: disk_class(e.class()),
+                            class: e.class(),
                             message: disk_message(&e, &dir),
                         }
                     })?;
                 warn_unstored(&ran.stored);
-                to_json(ran.report)
+                to_json(ran.report).map(|v| ran.stored.marked(v))
             }))
         }
         "stress" => {
@@ -107,10 +102,7 @@ pub(crate) fn prepare(kind: &str, params: &Params, paths: Paths, who: Requester)
             Ok(Box::new(move |progress, cancel| {
                 let report =
                     ops::bench::stress(&cfg, progress, cancel.clone()).map_err(|e| Failure {
-                        class: match e {
-                            StressError::InvalidConfig { .. } => "invalid",
-                            _ => "failed",
-                        },
+                        class: stress_class(&e),
                         message: e.to_string(),
                     })?;
                 to_json(report)

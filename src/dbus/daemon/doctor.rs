@@ -6,18 +6,15 @@
 //! out and why. The report lands in the history only when its
 //! measurements were authorized, or the caller is root.
 
-use std::time::Duration;
-
 use tracing::warn;
 use zbus::Connection;
 use zbus::message::Header;
 
-use super::auth::{self, Action, Caller};
+use super::auth::{self, Caller};
 use super::job::{Failure, Work};
 use crate::dbus::wire::doctor::DoctorParams;
 use crate::dbus::wire::error::{Error, Result};
-use crate::doctor::{self, Check, Options};
-use crate::path::Peer;
+use crate::doctor::Check;
 use crate::paths::Paths;
 
 /// What a doctor job may do for its caller.
@@ -34,7 +31,7 @@ pub(crate) struct Grant {
 impl Grant {
     /// Whether the job measures (and so takes the host's measurement lock).
     pub(crate) fn measures(&self) -> bool {
-        !self.params.measurements().is_empty()
+        !self.params.request.measurements().is_empty()
     }
 }
 
@@ -45,7 +42,7 @@ pub(crate) async fn authorize(
     hdr: &Header<'_>,
     asked: DoctorParams,
 ) -> Result<Grant> {
-    let measurements = asked.measurements();
+    let measurements = asked.request.measurements();
     if measurements.is_empty() {
         let owner = auth::caller(conn, hdr).await?;
         let record = owner.uid == Some(0);
@@ -56,7 +53,8 @@ pub(crate) async fn authorize(
             record,
         });
     }
-    match auth::authorize(conn, hdr, &[Action::RunBenchmark], "doctor measurements").await {
+    let actions = crate::dbus::wire::verb::DOCTOR.actions(false);
+    match auth::authorize(conn, hdr, &actions, "doctor measurements").await {
         Ok(owner) => Ok(Grant {
             owner,
             params: asked,
@@ -77,7 +75,10 @@ pub(crate) async fn authorize(
                 .collect();
             Ok(Grant {
                 owner,
-                params: asked.read_only(),
+                params: DoctorParams {
+                    request: asked.request.read_only(),
+                    ..asked
+                },
                 skipped,
                 record: false,
             })
@@ -89,51 +90,22 @@ pub(crate) async fn authorize(
 /// The work of a doctor job (already decoded, checked and authorized).
 pub(crate) fn prepare(grant: Grant, paths: Paths) -> Work {
     Box::new(move |progress, cancel| {
-        let p = &grant.params;
-        let peer = p
-            .peer
-            .as_deref()
-            .map(Peer::parse)
-            .transpose()
-            .map_err(|e| Failure {
-                class: "invalid",
-                message: e,
-            })?;
-        let opts = Options {
-            interfaces: p.interfaces.clone(),
-            peer: peer.clone(),
-            dirs: p.dirs.clone(),
-            runs: p.runs,
-            stress: Duration::from_secs(p.stress_s.into()),
-            disk_size: u64::from(p.disk_size_mib) << 20,
-            workloads: p
-                .workloads
-                .iter()
-                .filter_map(|w| crate::workload::Workload::parse_spec(w).ok())
-                .collect(),
-            workload_runs: p.workload_runs,
-            ..Default::default()
-        };
-        let measure = peer
-            .as_ref()
-            .map(|peer| crate::path::measure_for(peer, p.time_s));
         let who = grant.owner.requester(grant.record);
-        let ran = crate::ops::doctor::run(&opts, &paths, measure.as_deref(), who, progress, cancel)
-            .map_err(|e| Failure {
-                class: match &e {
-                    doctor::DoctorError::Nic(crate::nic::error::NicError::NoSuchInterface {
-                        ..
-                    }) => "invalid",
-                    _ => "failed",
-                },
+        let request = &grant.params.request;
+        let ran = crate::ops::doctor::run_request(request, &paths, who, progress, cancel).map_err(
+            |e| Failure {
+                class: e.class(),
                 message: e.to_string(),
-            })?;
+            },
+        )?;
         if let Some(w) = ran.stored.warning() {
             warn!("doctor report {w}");
         }
         // Stored only when nothing was left out (see `authorize`).
         let mut report = ran.report;
         report.not_checked.extend(grant.skipped.iter().cloned());
-        serde_json::to_value(report).map_err(|e| Failure::from(e.to_string()))
+        serde_json::to_value(report)
+            .map(|v| ran.stored.marked(v))
+            .map_err(|e| Failure::from(e.to_string()))
     })
 }

@@ -53,14 +53,15 @@ impl Progress for Sink {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Failure {
     pub(crate) message: String,
-    pub(crate) class: &'static str,
+    /// Its class ([`crate::class`]): the client's exit code follows it.
+    pub(crate) class: crate::class::Class,
 }
 
 impl From<String> for Failure {
     fn from(message: String) -> Self {
         Failure {
             message,
-            class: "failed",
+            class: crate::class::Class::Failed,
         }
     }
 }
@@ -293,6 +294,24 @@ pub(crate) struct NewJob {
     pub(crate) progress_valid: bool,
 }
 
+impl NewJob {
+    /// A measuring job of `owner` on no link: no claim, no commit-confirm,
+    /// an honest progress (benchmarks, doctor, report, check; each sets
+    /// what differs).
+    pub(crate) fn measuring(kind: impl Into<String>, owner: Caller, detached: bool) -> NewJob {
+        NewJob {
+            kind: kind.into(),
+            owner,
+            detached,
+            claim: None,
+            confirm: None,
+            measures: true,
+            objects: Vec::new(),
+            progress_valid: true,
+        }
+    }
+}
+
 /// Register a job object and start `work` on a blocking thread.
 pub(crate) async fn start(
     conn: &Connection,
@@ -486,7 +505,7 @@ fn ending(job: &JobState, outcome: WorkOutcome) -> (JobStatus, String) {
         ),
         Ok(Err(f)) => (
             JobStatus::Failed,
-            serde_json::json!({ "error": f.message, "class": f.class }),
+            serde_json::json!({ "error": f.message, "class": f.class.wire() }),
         ),
         Err(_) => (
             JobStatus::Failed,

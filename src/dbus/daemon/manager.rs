@@ -1,6 +1,6 @@
 //! `org.hlctl.Daemon1.Manager` at `/org/hlctl/Daemon1`: version,
 //! capabilities, the links, the sysctl tuning set and its changes,
-//! benchmarks as jobs, and link appearance signals.
+//! benchmarks, tune, doctor, report and check as jobs, the history, and link appearance signals.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -9,7 +9,7 @@ use tracing::{info, warn};
 use zbus::message::Header;
 use zbus::{Connection, OwnedObjectPath, OwnedVariant, interface};
 
-use super::auth::{self, Action};
+use super::auth;
 use super::state::Daemon;
 use super::{bench, job, link, records};
 use crate::dbus::wire::bounds;
@@ -18,6 +18,7 @@ use crate::dbus::wire::records::Dict;
 use crate::dbus::wire::settings::{self, MAX_ENTRIES, MAX_STR};
 use crate::dbus::wire::start::{BenchOptions, TuneOptions};
 use crate::dbus::wire::sysctl as sysctl_wire;
+use crate::dbus::wire::verb;
 use crate::ops;
 use crate::problem::Problem;
 use crate::sysctl::{self, SysctlError};
@@ -185,10 +186,7 @@ impl Manager {
                 .collect();
             found?
         };
-        let mut out = Vec::with_capacity(links.len());
-        for l in &links {
-            out.push(link::describe(&self.daemon, l).await);
-        }
+        let mut out = link::describe(&self.daemon, &links).await;
         if names.is_empty() {
             out.sort_by_key(|i| (!i.physical, i.ifindex));
         }
@@ -241,18 +239,13 @@ impl Manager {
         }
         bounded(&[("options", &options)])?;
         let max_try = super::try_job::max_seconds(&self.daemon);
-        let (flags, try_s) = settings::decode_change_options(&options, max_try).map_err(invalid)?;
-        let dry_run = flags.get("dry_run").copied().unwrap_or(false);
-        let persist = flags.get("persist").copied().unwrap_or(false) && !dry_run;
-        let try_s = if dry_run { 0 } else { try_s };
+        let mode = settings::decode_change_mode(&options, max_try).map_err(invalid)?;
+        let (dry_run, persist, try_s) = (mode.dry_run, mode.persist, mode.try_s);
         let keys: Vec<&str> = values.iter().map(|(k, _)| k.as_str()).collect();
         let caller = if dry_run {
             auth::caller(conn, &hdr).await?
         } else {
-            let mut actions = vec![Action::SetSysctl];
-            if persist {
-                actions.push(Action::Persist);
-            }
+            let actions = verb::SYSCTL.actions(persist);
             auth::authorize(conn, &hdr, &actions, &keys.join(" ")).await?
         };
         let d = self.daemon.clone();
@@ -280,7 +273,8 @@ impl Manager {
     /// Integers may be any D-Bus integer type, seconds a double or an integer.
     /// Params[net]: host s, port q (5201), udp b, time_s u, parallel u,
     /// direction s (forward, reverse or bidir), bitrate_bps t, length u,
-    /// window u, omit_s u, interval_s d (0 turns interval reports off).
+    /// window u, omit_s u, interval_s d (0 turns interval reports off),
+    /// busy_window_s t (0 to 86400: seconds a busy server is tried again).
     /// Params[cpu]: threads u, time_s d, max_prime u, no_single b.
     /// Params[disk]: dir s (absolute), rw s (read, write, randread,
     /// randwrite, randrw), bs t, size t, iodepth u, jobs u, runtime_s d,
@@ -311,13 +305,9 @@ impl Manager {
             ),
             None => None,
         };
-        let caller = auth::authorize(
-            conn,
-            &hdr,
-            &[Action::RunBenchmark],
-            &format!("benchmark {kind}"),
-        )
-        .await?;
+        // Every benchmark kind is declared with the same action.
+        let actions = verb::BENCH_NET.actions(false);
+        let caller = auth::authorize(conn, &hdr, &actions, &format!("benchmark {kind}")).await?;
         let work = bench::prepare(
             kind,
             &params,
@@ -329,14 +319,9 @@ impl Manager {
             None => None,
         };
         let new = job::NewJob {
-            kind: format!("benchmark:{kind}"),
-            owner: caller,
-            detached: o.detached,
             claim,
-            confirm: None,
-            measures: true,
             objects: link_state.iter().map(|l| link::path(l.ifindex)).collect(),
-            progress_valid: true,
+            ..job::NewJob::measuring(format!("benchmark:{kind}"), caller, o.detached)
         };
         job::start(conn, &self.daemon, new, work).await
     }
@@ -357,7 +342,7 @@ impl Manager {
         bounded(&[("options", &options)])?;
         let o = TuneOptions::decode(&options)?;
         // Refuse callers without the tune authorization before looking at the params.
-        let mut caller = auth::authorize(conn, &hdr, &[Action::Tune], "tune").await?;
+        let mut caller = auth::authorize(conn, &hdr, &verb::TUNE.actions(false), "tune").await?;
         let p = super::tune::check(o.params)?;
         let link = self
             .daemon
@@ -367,7 +352,7 @@ impl Manager {
             caller = auth::authorize(
                 conn,
                 &hdr,
-                &[Action::Tune, Action::Persist],
+                &verb::TUNE.actions(true),
                 &format!("tune {}", p.interface),
             )
             .await?;
@@ -413,14 +398,9 @@ impl Manager {
         let asked = crate::dbus::wire::doctor::DoctorParams::decode(&options)?;
         let grant = super::doctor::authorize(conn, &hdr, asked).await?;
         let new = job::NewJob {
-            kind: "doctor".into(),
-            owner: grant.owner.clone(),
-            detached: grant.params.detached,
-            claim: None,
-            confirm: None,
             measures: grant.measures(),
-            objects: self.paths_of(&grant.params.interfaces),
-            progress_valid: true,
+            objects: self.paths_of(&grant.params.request.interfaces),
+            ..job::NewJob::measuring("doctor", grant.owner.clone(), grant.params.detached)
         };
         let work = super::doctor::prepare(grant, self.daemon.opts.paths.clone());
         job::start(conn, &self.daemon, new, work).await
@@ -440,19 +420,36 @@ impl Manager {
     ) -> Result<OwnedObjectPath> {
         bounded(&[("options", &options)])?;
         let p = crate::dbus::wire::report::ReportParams::decode(&options)?;
-        let owner = auth::authorize(conn, &hdr, &[Action::RunBenchmark], "report").await?;
+        let owner = auth::authorize(conn, &hdr, &verb::REPORT.actions(false), "report").await?;
         let who = owner.requester(true);
-        let new = job::NewJob {
-            kind: "report".into(),
-            owner,
-            detached: p.detached,
-            claim: None,
-            confirm: None,
-            measures: true,
-            objects: Vec::new(),
-            progress_valid: true,
-        };
+        let new = job::NewJob::measuring("report", owner, p.detached);
         let work = super::report::prepare(p, self.daemon.opts.paths.clone(), who);
+        job::start(conn, &self.daemon, new, work).await
+    }
+
+    /// Run the scheduled check (`hlctl check`) as a job (polkit
+    /// `run-benchmark`): hlctld's `[check]` configuration with these
+    /// overrides: Options, each optional (absent: as configured): `peers` (as,
+    /// HOST[:PORT]), `dirs` (as, absolute), `no_cpu` (b), `baseline` (s),
+    /// `time_s` (u, 1 to 60), `bench_time_s` (u, 1 to 600), `disk_size_mib`
+    /// (u, 1 to 1048576), `busy_window_s` (u, 0 to 86400),
+    /// `if_kernel_changed` (b), `detached` (b). The check is stored in the
+    /// history under the caller's uid, compared, its regressions logged to
+    /// the journal and the Prometheus textfile rewritten; the job's result
+    /// is the outcome (`passed` b: no regression, failure or need short).
+    /// Returns the job's path.
+    async fn check(
+        &self,
+        options: HashMap<String, OwnedVariant>,
+        #[zbus(header)] hdr: Header<'_>,
+        #[zbus(connection)] conn: &Connection,
+    ) -> Result<OwnedObjectPath> {
+        bounded(&[("options", &options)])?;
+        let p = crate::dbus::wire::check::CheckParams::decode(&options)?;
+        let owner = auth::authorize(conn, &hdr, &verb::CHECK.actions(false), "check").await?;
+        let who = owner.requester(true);
+        let new = job::NewJob::measuring("check", owner, p.detached);
+        let work = super::check::prepare(p, self.daemon.opts.paths.clone(), who);
         job::start(conn, &self.daemon, new, work).await
     }
 

@@ -4,7 +4,8 @@
 //! (`org.hlctl.Daemon1.Job`), [`limits`] (what one caller may start), [`state`] (the link cache, change claims, the job
 //! table and each job's state), [`auth`] (polkit on the caller), [`monitor`]
 //! (netlink notifications → `PropertiesChanged`), [`reapply`] (persisted
-//! settings), [`bench`] and [`tune`] (benchmark and tune jobs), [`try_job`]
+//! settings), [`bench`], [`tune`], [`doctor`], [`report`] and [`check`] (the jobs of
+//! those verbs), [`records`] (history and baselines), [`try_job`]
 //! (a change kept only once confirmed, `rollback_timeout_s`), [`service`]
 //! (start, readiness, shutdown), [`notify`] (`sd_notify`), [`logging`]
 //! (journald or stderr), [`memory`] (one malloc arena, trimmed), [`counters`]
@@ -15,6 +16,7 @@
 pub mod args;
 pub mod auth;
 pub(crate) mod bench;
+pub(crate) mod check;
 pub(crate) mod counter_watch;
 pub(crate) mod counters;
 pub(crate) mod doctor;

@@ -56,7 +56,7 @@ fn run(d: &Daemon, config: &Config, interval: Duration, stop: &mpsc::Receiver<()
     };
     // Opened with the first row to store: a host with nothing to sample
     // gets no database from it.
-    let mut h: Option<History> = None;
+    let mut h = Store::default();
     let keep = Retention {
         minute_days: cfg.minute_days,
         hour_days: cfg.retention_days,
@@ -101,19 +101,74 @@ fn metrics(d: &Daemon, config: &Config) {
     }
 }
 
-fn save(d: &Daemon, db: &mut Option<History>, rows: &[crate::usage::Bucket], keep: Retention) {
-    if db.is_none() {
-        match History::open(&d.paths().state_dir) {
-            Ok(h) => *db = Some(h),
-            Err(e) => return warn!("usage: {} minute row(s) not stored: {e}", rows.len()),
+/// The database the sampler stores into, and whether its last write failed.
+#[derive(Default)]
+struct Store {
+    db: Option<History>,
+    /// Minute rows not stored since the last write that landed.
+    lost: Option<usize>,
+}
+
+impl Store {
+    /// Note a write of `rows` rows: what to say about it, once per change
+    /// (a full disk is said when it starts and when it ends, not every
+    /// minute).
+    fn outcome(&mut self, rows: usize, r: Result<(), String>) -> Option<Said> {
+        match (r, self.lost) {
+            (Ok(()), None) => None,
+            (Ok(()), Some(lost)) => {
+                self.lost = None;
+                Some(Said::Again { lost })
+            }
+            (Err(e), None) => {
+                self.lost = Some(rows);
+                Some(Said::Failing(e))
+            }
+            (Err(_), Some(lost)) => {
+                self.lost = Some(lost + rows);
+                None
+            }
         }
     }
-    let Some(h) = db.as_mut() else { return };
-    if let Err(e) = store::add_minutes(h, rows) {
-        return warn!("usage: {} minute row(s) not stored: {e}", rows.len());
+}
+
+/// What the sampler says about storing.
+#[derive(Debug, PartialEq)]
+enum Said {
+    Failing(String),
+    Again { lost: usize },
+}
+
+fn save(d: &Daemon, st: &mut Store, rows: &[crate::usage::Bucket], keep: Retention) {
+    let r = write(d, &mut st.db, rows);
+    match st.outcome(rows.len(), r.map_err(|e| e.to_string())) {
+        Some(Said::Failing(e)) => warn!(
+            "usage: minute rows cannot be stored (said once; the sampler goes on and tries each minute): {e}"
+        ),
+        Some(Said::Again { lost }) => {
+            info!("usage: minute rows are stored again ({lost} row(s) could not be)")
+        }
+        None => {}
     }
-    if let Err(e) = store::roll_up(h, crate::host::now_unix(), keep) {
+    if let (Some(h), None) = (st.db.as_mut(), st.lost)
+        && let Err(e) = store::roll_up(h, crate::host::now_unix(), keep)
+    {
         warn!("usage: hourly roll-up: {e}");
+    }
+}
+
+/// Open the database if it is not yet, and store `rows`.
+fn write(
+    d: &Daemon,
+    db: &mut Option<History>,
+    rows: &[crate::usage::Bucket],
+) -> Result<(), crate::history::HistoryError> {
+    if db.is_none() {
+        *db = Some(History::open(&d.paths().state_dir)?);
+    }
+    match db.as_mut() {
+        Some(h) => store::add_minutes(h, rows),
+        None => Ok(()),
     }
 }
 
@@ -148,4 +203,25 @@ fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A full disk is said when the first write fails and when one lands
+    /// again, with the rows lost meanwhile; not at every failed minute.
+    #[test]
+    fn a_failing_store_is_said_once_and_its_end_with_the_rows_lost() {
+        let mut st = Store::default();
+        assert_eq!(st.outcome(2, Ok(())), None);
+        assert_eq!(
+            st.outcome(2, Err("full".into())),
+            Some(Said::Failing("full".into()))
+        );
+        assert_eq!(st.outcome(3, Err("full".into())), None);
+        assert_eq!(st.outcome(1, Err("full".into())), None);
+        assert_eq!(st.outcome(2, Ok(())), Some(Said::Again { lost: 6 }));
+        assert_eq!(st.outcome(2, Ok(())), None);
+    }
 }

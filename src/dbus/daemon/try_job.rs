@@ -117,7 +117,7 @@ pub(crate) fn error(e: try_change::TryError) -> Error {
         try_change::TryError::Nic(e) => e.into(),
         try_change::TryError::Sysctl(e) => e.into(),
         try_change::TryError::Journal(crate::tune::TuneError::Busy(m)) => Error::Busy(m),
-        try_change::TryError::Journal(e) => Error::Failed(e.to_string()),
+        j @ try_change::TryError::Journal(_) => Error::Failed(j.to_string()),
     }
 }
 

@@ -64,18 +64,12 @@ pub(crate) fn prepare(
                 if let Some(w) = ran.stored.warning() {
                     warn!("tune result {w}");
                 }
-                serde_json::to_value(ran.report).map_err(|e| Failure::from(e.to_string()))
+                serde_json::to_value(ran.report)
+                    .map(|v| ran.stored.marked(v))
+                    .map_err(|e| Failure::from(e.to_string()))
             }
             Err(e) => Err(Failure {
-                class: match e {
-                    crate::tune::TuneError::Invalid(_) => "invalid",
-                    crate::tune::TuneError::Nic(ref n)
-                        if matches!(n, crate::nic::error::NicError::NoSuchInterface { .. }) =>
-                    {
-                        "invalid"
-                    }
-                    _ => "failed",
-                },
+                class: e.class(),
                 message: e.to_string(),
             }),
         }

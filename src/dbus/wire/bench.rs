@@ -14,9 +14,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::bench::cpu::CpuConfig;
-use crate::bench::disk::{DiskConfig, EngineChoice, ErrorClass, RwMode};
+use crate::bench::disk::{DiskConfig, EngineChoice, RwMode};
 use crate::bench::net::{ClientConfig, NetError, Protocol, TestDirection};
 use crate::bench::stress::{MemAmount, StressConfig};
+use crate::class::Class;
 use crate::path::peer::DEFAULT_PORT;
 
 /// The benchmark kinds this daemon runs.
@@ -51,7 +52,20 @@ pub(crate) struct NetParams {
     pub(crate) omit_s: Option<u32>,
     /// Seconds between interval reports; 0 turns them off.
     pub(crate) interval_s: Option<f64>,
+    /// Seconds within which a busy server is tried again (0: fail at once);
+    /// 600, `check`'s default, when left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) busy_window_s: Option<u64>,
+    /// `--skip-rx-copy` (iperf3 3.19's `skip_rx_copy`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) skip_rx_copy: bool,
+    /// `--fq-rate`: each TCP stream's pacing rate in bit/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) fq_rate_bps: Option<u64>,
 }
+
+/// The longest busy window a client may ask for (as `check`'s `busy_window_s`).
+pub(crate) const MAX_BUSY_WINDOW_S: u64 = 86_400;
 
 impl NetParams {
     /// The client configuration, validated like the CLI validates its flags.
@@ -78,6 +92,8 @@ impl NetParams {
         c.len = self.length;
         c.window = self.window;
         c.omit_s = self.omit_s.unwrap_or(0);
+        c.skip_rx_copy = self.skip_rx_copy;
+        c.fq_rate_bps = self.fq_rate_bps.filter(|&r| r > 0);
         match self.interval_s {
             Some(0.0) => c.interval = None,
             Some(i) if (0.1..=60.0).contains(&i) => c.interval = Some(Duration::from_secs_f64(i)),
@@ -88,21 +104,46 @@ impl NetParams {
             }
             None => {}
         }
+        match self.busy_window_s {
+            Some(w) if w > MAX_BUSY_WINDOW_S => {
+                return Err(format!(
+                    "invalid --busy-window {w}: allowed 0 to {MAX_BUSY_WINDOW_S} seconds"
+                ));
+            }
+            Some(w) => c.busy_window = Duration::from_secs(w),
+            None => {}
+        }
         c.validate().map_err(|e| e.to_string())?;
         Ok(c)
     }
 }
 
 /// How a network benchmark error is classed for the client's exit code.
-pub(crate) fn net_class(e: &NetError) -> &'static str {
+pub(crate) fn net_class(e: &NetError) -> Class {
     match e {
-        NetError::InvalidConfig(_) => "invalid",
+        NetError::InvalidConfig(_) => Class::Invalid,
         NetError::Connect { source, .. }
             if source.kind() == std::io::ErrorKind::PermissionDenied =>
         {
-            "not_permitted"
+            Class::NotPermitted
         }
-        _ => "failed",
+        _ => Class::Failed,
+    }
+}
+
+/// The class of a CPU benchmark error, both ways.
+pub(crate) fn cpu_class(e: &crate::bench::cpu::CpuError) -> Class {
+    match e {
+        crate::bench::cpu::CpuError::InvalidConfig { .. } => Class::Invalid,
+        _ => Class::Failed,
+    }
+}
+
+/// The class of a stress run's error, both ways.
+pub(crate) fn stress_class(e: &crate::bench::stress::StressError) -> Class {
+    match e {
+        crate::bench::stress::StressError::InvalidConfig { .. } => Class::Invalid,
+        _ => Class::Failed,
     }
 }
 
@@ -254,14 +295,5 @@ impl StressParams {
             cfg.interval = seconds("interval", s)?;
         }
         Ok(cfg)
-    }
-}
-
-/// How a disk error is classed for the client's exit code.
-pub(crate) fn disk_class(c: ErrorClass) -> &'static str {
-    match c {
-        ErrorClass::Invalid => "invalid",
-        ErrorClass::NotPermitted => "not_permitted",
-        ErrorClass::Failed => "failed",
     }
 }

@@ -3,6 +3,7 @@
 //! The message of every error is the engine's own error text, so a client
 //! printing `hlctl: <message>` shows exactly what the in-process path shows.
 
+use crate::class::Class;
 use crate::history::HistoryError;
 use crate::nic::error::NicError;
 use crate::sysctl::SysctlError;
@@ -116,33 +117,51 @@ impl From<zbus::Error> for Error {
 
 pub(crate) type Result<T> = std::result::Result<T, Error>;
 
+impl Error {
+    /// The error a method returns for an error of class `c` (the class
+    /// alone decides, as for the exit code in process).
+    pub(crate) fn of_class(c: Class, message: String) -> Error {
+        match c {
+            Class::Invalid => Error::InvalidArgument(message),
+            Class::NotPermitted => Error::NotAuthorized(message),
+            Class::Failed | Class::NoDaemon => Error::Failed(message),
+        }
+    }
+}
+
+/// The class of a method's error, by its name (`org.hlctl.Daemon1.Error.*`,
+/// or the standard names polkit and the bus send): what the client's exit
+/// code follows.
+pub(crate) fn class_of_name(full: &str) -> Class {
+    match short_name(full) {
+        Some("InvalidArgument" | "NoSuchInterface" | "InvalidState") => Class::Invalid,
+        Some("NotAuthorized") => Class::NotPermitted,
+        Some(_) => Class::Failed,
+        None if full == INTERACTIVE || full == "org.freedesktop.DBus.Error.AccessDenied" => {
+            Class::NotPermitted
+        }
+        None => Class::Failed,
+    }
+}
+
 impl From<NicError> for Error {
     fn from(e: NicError) -> Self {
         match e {
-            NicError::Invalid { .. } => Error::InvalidArgument(e.to_string()),
             NicError::NoSuchInterface { .. } => Error::NoSuchInterface(e.to_string()),
-            _ => Error::Failed(e.to_string()),
+            _ => Error::of_class(e.class(), e.to_string()),
         }
     }
 }
 
 impl From<SysctlError> for Error {
     fn from(e: SysctlError) -> Self {
-        match e {
-            SysctlError::Invalid(_) => Error::InvalidArgument(e.to_string()),
-            _ => Error::Failed(e.to_string()),
-        }
+        Error::of_class(e.class(), e.to_string())
     }
 }
 
 impl From<HistoryError> for Error {
     fn from(e: HistoryError) -> Self {
-        match e {
-            HistoryError::Invalid { .. }
-            | HistoryError::NoBaseline(_)
-            | HistoryError::NoBaselines => Error::InvalidArgument(e.to_string()),
-            _ => Error::Failed(e.to_string()),
-        }
+        Error::of_class(e.class(), e.to_string())
     }
 }
 

@@ -11,6 +11,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Number, Value};
 use zbus::{OwnedVariant, Variant};
 
+use super::key::Key;
 use super::settings::{MAX_ENTRIES, MAX_STR};
 use super::typed::owned;
 
@@ -89,6 +90,47 @@ pub fn encode<T: Serialize>(p: &T) -> Result<HashMap<String, OwnedVariant>, Stri
         m.insert(k, v);
     }
     Ok(m)
+}
+
+/// Encode benchmark parameters, each value as the D-Bus type its declared
+/// key gives ([`super::bench_keys`]); a field without a declared key is an
+/// error, fields left out stay out.
+pub(crate) fn encode_typed<T: Serialize>(
+    p: &T,
+    keys: &[Key],
+) -> Result<HashMap<String, OwnedVariant>, String> {
+    let Value::Object(obj) = serde_json::to_value(p).map_err(|e| e.to_string())? else {
+        return Err("benchmark parameters must be an object".into());
+    };
+    let mut m = HashMap::new();
+    for (k, v) in obj {
+        if v.is_null() {
+            continue;
+        }
+        let key = keys
+            .iter()
+            .find(|x| x.name == k)
+            .ok_or_else(|| format!("{k}: no declared key"))?;
+        m.insert(k.clone(), typed(&k, key.sig, &v)?);
+    }
+    Ok(m)
+}
+
+/// `v` as D-Bus type `sig`.
+fn typed(k: &str, sig: &str, v: &Value) -> Result<OwnedVariant, String> {
+    let bad = || format!("{k}: {v} is not a {sig}");
+    let u = || v.as_u64().ok_or_else(bad);
+    Ok(match sig {
+        "b" => owned(v.as_bool().ok_or_else(bad)?),
+        "s" => owned(v.as_str().ok_or_else(bad)?.to_string()),
+        "y" => owned(u8::try_from(u()?).map_err(|_| bad())?),
+        "q" => owned(u16::try_from(u()?).map_err(|_| bad())?),
+        "u" => owned(u32::try_from(u()?).map_err(|_| bad())?),
+        "t" => owned(u()?),
+        "x" => owned(v.as_i64().ok_or_else(bad)?),
+        "d" => owned(v.as_f64().ok_or_else(bad)?),
+        _ => return Err(format!("{k}: type {sig} is not a flat value")),
+    })
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ use serde::de::DeserializeOwned;
 use zbus::{OwnedVariant, Variant};
 
 use super::error::{Error, Result};
+use super::key::Key;
 use crate::history::compare::{BaselineInfo, Comparison};
 use crate::history::store::{Metric, StoredResult};
 use crate::history::{Kind, compare};
@@ -29,6 +30,17 @@ pub(crate) type OwnedDict = HashMap<String, OwnedVariant>;
 pub(crate) const DEFAULT_LIMIT: u32 = 50;
 /// Most rows one `ListHistory` returns.
 pub(crate) const MAX_LIMIT: u32 = 10_000;
+
+/// `ListHistory`'s filter keys and the `hlctl history` flags they come from.
+pub(crate) const HISTORY_KEYS: &[Key] = &[
+    Key::new("kind", "s", &["kind"]),
+    Key::new("since", "x", &["since"]),
+    Key::new("limit", "u", &["limit"]),
+];
+/// `Compare`'s options and `hlctl compare`'s flag.
+pub(crate) const COMPARE_KEYS: &[Key] = &[Key::new("threshold", "d", &["threshold"])];
+/// `Usage`'s options and `hlctl usage`'s flag.
+pub(crate) const USAGE_KEYS: &[Key] = &[Key::new("days", "u", &["days"])];
 
 /// `ListHistory`'s filter: `kind` (s), `since` (x, Unix seconds), `limit` (u).
 #[derive(Clone, Debug, PartialEq)]

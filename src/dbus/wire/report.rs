@@ -1,85 +1,79 @@
-//! `Manager.Report`'s options (`a{sv}`), as both sides spell them: `peers`
-//! as (HOST, HOST:PORT or [IPv6]:PORT), `dirs` as (absolute), `time_s` u
-//! (1 to 60, default 10), `disk_size_mib` u (1 to 1048576, default 256),
-//! `bench_time_s` u (1 to 600, default 10), `detached` b. The defaults are
-//! those of `hlctl report`.
+//! `Manager.Report`'s options (`a{sv}`), as both sides spell them, in one
+//! table ([`FIELDS`]): `peers` as (HOST, HOST:PORT or [IPv6]:PORT), `dirs`
+//! as (absolute), `time_s` u (1 to 60, default 10), `disk_size_mib` u (1 to
+//! 1048576, default 256), `bench_time_s` u (1 to 600, default 10),
+//! `detached` b. The defaults are those of `hlctl report`
+//! ([`ReportRequest`]).
 
 use zbus::Variant;
 
 use super::error::{Error, Result};
+use super::fields::{self, Field, strings};
+use super::key::Key;
 use super::records::{Dict, OwnedDict};
 use super::settings;
+use crate::ops::report::ReportRequest;
 use crate::path::Peer;
 use crate::problem::{Problem, join};
 
-/// What `hlctl report` asks for.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What `hlctl report` asks for, and whether the job outlives the caller's
+/// connection.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct ReportParams {
-    pub(crate) peers: Vec<String>,
-    pub(crate) dirs: Vec<String>,
-    pub(crate) time_s: u32,
-    pub(crate) disk_size_mib: u32,
-    pub(crate) bench_time_s: u32,
+    pub(crate) request: ReportRequest,
     pub(crate) detached: bool,
 }
 
-impl Default for ReportParams {
-    fn default() -> Self {
-        ReportParams {
-            peers: Vec::new(),
-            dirs: Vec::new(),
-            time_s: 10,
-            disk_size_mib: 256,
-            bench_time_s: 10,
-            detached: false,
-        }
-    }
-}
+/// Every option: its key, D-Bus type and `hlctl report` flags, read and written.
+pub(crate) const FIELDS: &[Field<ReportParams>] = &[
+    Field {
+        key: Key::new("peers", "as", &["peers"]),
+        get: |p| strings(&p.request.peers),
+        set: |p, k, v| settings::as_string_list(k, v).map(|x| p.request.peers = x),
+    },
+    Field {
+        key: Key::new("dirs", "as", &["dirs"]),
+        get: |p| strings(&p.request.dirs),
+        set: |p, k, v| settings::as_string_list(k, v).map(|x| p.request.dirs = x),
+    },
+    Field {
+        key: Key::new("time_s", "u", &["time"]),
+        get: |p| Some(Variant::U32(p.request.time_s)),
+        set: |p, k, v| settings::as_u32_in(k, v, 1, 60).map(|x| p.request.time_s = x),
+    },
+    Field {
+        key: Key::new("disk_size_mib", "u", &["disk_size"]),
+        get: |p| Some(Variant::U32(p.request.disk_size_mib)),
+        set: |p, k, v| settings::as_u32_in(k, v, 1, 1_048_576).map(|x| p.request.disk_size_mib = x),
+    },
+    Field {
+        key: Key::new("bench_time_s", "u", &["bench_time", "time"]),
+        get: |p| Some(Variant::U32(p.request.bench_time_s)),
+        set: |p, k, v| settings::as_u32_in(k, v, 1, 600).map(|x| p.request.bench_time_s = x),
+    },
+    Field {
+        key: Key::new("detached", "b", &[]),
+        get: |p| Some(Variant::Bool(p.detached)),
+        set: |p, k, v| settings::as_bool(k, v).map(|x| p.detached = x),
+    },
+];
 
 impl ReportParams {
     pub(crate) fn encode(&self) -> Dict {
-        let mut m = Dict::new();
-        m.insert("peers".into(), Variant::from(self.peers.clone()));
-        m.insert("dirs".into(), Variant::from(self.dirs.clone()));
-        m.insert("time_s".into(), Variant::U32(self.time_s));
-        m.insert("disk_size_mib".into(), Variant::U32(self.disk_size_mib));
-        m.insert("bench_time_s".into(), Variant::U32(self.bench_time_s));
-        m.insert("detached".into(), Variant::Bool(self.detached));
-        m
+        fields::encode(FIELDS, self)
     }
 
     /// Decode strictly; every problem is reported at once, naming the option
     /// and what is allowed.
     pub(crate) fn decode(m: &OwnedDict) -> Result<ReportParams> {
         let mut p = ReportParams::default();
-        let mut problems = Vec::new();
-        for (k, v) in m {
-            let r = match k.as_str() {
-                "peers" => settings::as_string_list(k, v).map(|x| p.peers = x),
-                "dirs" => settings::as_string_list(k, v).map(|x| p.dirs = x),
-                "time_s" => settings::as_u32_in(k, v, 1, 60).map(|x| p.time_s = x),
-                "disk_size_mib" => {
-                    settings::as_u32_in(k, v, 1, 1_048_576).map(|x| p.disk_size_mib = x)
-                }
-                "bench_time_s" => settings::as_u32_in(k, v, 1, 600).map(|x| p.bench_time_s = x),
-                "detached" => settings::as_bool(k, v).map(|x| p.detached = x),
-                other => Err(Problem::new(
-                    format!("option {}", other.chars().take(64).collect::<String>()),
-                    None,
-                    "unknown option: allowed peers (as), dirs (as), time_s (u), \
-                     disk_size_mib (u), bench_time_s (u), detached (b)",
-                )),
-            };
-            if let Err(e) = r {
-                problems.push(e);
-            }
-        }
-        for peer in &p.peers {
+        let mut problems = fields::decode_into(FIELDS, m, &mut p);
+        for peer in &p.request.peers {
             if let Err(e) = Peer::parse(peer) {
                 problems.push(Problem::new("option peers", Some(peer), e));
             }
         }
-        for d in &p.dirs {
+        for d in &p.request.dirs {
             if !d.starts_with('/') {
                 problems.push(Problem::new("option dirs", Some(d), "an absolute path"));
             }
@@ -88,6 +82,21 @@ impl ReportParams {
             Ok(p)
         } else {
             Err(Error::InvalidArgument(join(&problems)))
+        }
+    }
+
+    /// A request with every option set (away from its default), for the
+    /// declaration's round trip.
+    pub(crate) fn full() -> ReportParams {
+        ReportParams {
+            request: ReportRequest {
+                peers: vec!["[fd00::1]:5202".into()],
+                dirs: vec!["/mnt/nas".into()],
+                time_s: 3,
+                disk_size_mib: 64,
+                bench_time_s: 5,
+            },
+            detached: true,
         }
     }
 }

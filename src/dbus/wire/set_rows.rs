@@ -32,6 +32,7 @@ pub(crate) const SUMMARY_KEYS: &[(&str, &str)] = &[
     ("failed_step", "s"),
     ("error", "s"),
     ("errno", "i"),
+    ("extack", "s"),
     ("restore_errors", "as"),
     ("persisted", "s"),
     ("persisted_through", "as"),
@@ -110,6 +111,10 @@ pub(crate) fn encode(r: &SetReply) -> (Vec<Row>, HashMap<String, OwnedVariant>) 
         owned(f.map(|f| f.error.clone()).unwrap_or_default()),
     );
     put("errno", owned(f.map_or(0, |f| f.errno)));
+    put(
+        "extack",
+        owned(f.and_then(|f| f.extack.clone()).unwrap_or_default()),
+    );
     put("restore_errors", owned(o.restore_errors.clone()));
     put("persisted", owned(r.persisted.clone().unwrap_or_default()));
     put("persisted_through", owned(r.persisted_through.clone()));
@@ -154,6 +159,8 @@ pub(crate) fn decode(
             step,
             error: get(m, "error")?,
             errno: get(m, "errno")?,
+            // A daemon from before the key existed does not send it.
+            extack: get::<String>(m, "extack").ok().and_then(non_empty),
         }),
         None => None,
     };
@@ -229,6 +236,7 @@ mod tests {
                     step: "rings".into(),
                     error: "Invalid argument".into(),
                     errno: 22,
+                    extack: Some("requested ring size exceeds maximum".into()),
                 }),
                 restore_errors: vec!["mtu: busy".into()],
             },

@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use serde_json::{Value, json};
 use zbus::{OwnedVariant, Variant};
 
+use super::key::Key;
 use crate::nic::model::ChangeSet;
 use crate::nic::registry::{self, Kind, Setting, SettingValue};
 use crate::problem::Problem;
@@ -221,6 +222,18 @@ fn decode_setting(s: &Setting, key: &str, v: &Variant<'_>) -> Result<Value, Prob
             )),
             modes => Ok(json!(modes)),
         },
+        Kind::Cpus => {
+            let t = as_str(key, v)?;
+            crate::cpu::cpulist::canonical(&t)
+                .map(|l| json!(l))
+                .ok_or_else(|| {
+                    Problem::new(
+                        s.name(),
+                        Some(&t),
+                        "expected a CPU list such as 0-3,6, or none",
+                    )
+                })
+        }
     }
 }
 
@@ -256,6 +269,7 @@ pub(crate) fn to_variant(kind: Kind, v: &Value) -> Option<Variant<'static>> {
         Kind::Bool => bool::from_value(v).map(Variant::Bool),
         Kind::Duplex => v.as_str().map(|d| Variant::from(d.to_string())),
         Kind::Modes => Vec::<String>::from_value(v).map(Variant::from),
+        Kind::Cpus => String::from_value(v).map(Variant::from),
     }
 }
 
@@ -304,6 +318,30 @@ pub(crate) fn decode_flags(
     if p.is_empty() { Ok(out) } else { Err(p) }
 }
 
+/// The options of a change (`Link.ApplyChanges`, `Manager.SetSysctl`) and
+/// the flags of `hlctl set` and `hlctl sysctl` they come from.
+pub(crate) const CHANGE_KEYS: &[Key] = &[
+    Key::new("dry_run", "b", &["dry_run"]),
+    Key::new("persist", "b", &["persist"]),
+    Key::new("rollback_timeout_s", "u", &["try_s"]),
+];
+
+/// The options of `ApplyChanges` and `SetSysctl`, as
+/// [`decode_change_options`] reads them back (one encoder for both calls).
+pub(crate) fn encode_change_options(
+    dry_run: bool,
+    persist: bool,
+    try_s: u32,
+) -> HashMap<&'static str, Variant<'static>> {
+    let mut opts = HashMap::new();
+    opts.insert(CHANGE_KEYS[0].name, Variant::Bool(dry_run));
+    opts.insert(CHANGE_KEYS[1].name, Variant::Bool(persist));
+    if try_s > 0 {
+        opts.insert(CHANGE_KEYS[2].name, Variant::U32(try_s));
+    }
+    opts
+}
+
 /// The options of a change (`Link.ApplyChanges`, `Manager.SetSysctl`):
 /// the flags `dry_run` and `persist`, and `rollback_timeout_s` (u, seconds
 /// up to `max_try_s`; 0 or absent: no try).
@@ -333,6 +371,22 @@ pub(crate) fn decode_change_options(
             Err(p)
         }
     }
+}
+
+/// A change's options read as the one [`ChangeMode`] precedence says.
+///
+/// [`ChangeMode`]: crate::ops::try_change::ChangeMode
+pub(crate) fn decode_change_mode(
+    map: &HashMap<String, OwnedVariant>,
+    max_try_s: u32,
+) -> Result<crate::ops::try_change::ChangeMode, Vec<Problem>> {
+    let (flags, try_s) = decode_change_options(map, max_try_s)?;
+    let flag = |k: &str| flags.get(k).copied().unwrap_or(false);
+    Ok(crate::ops::try_change::ChangeMode::new(
+        flag("dry_run"),
+        flag("persist"),
+        Some(try_s),
+    ))
 }
 
 /// A `u` option that must lie in `lo..=hi`.

@@ -1,23 +1,18 @@
 //! The options of the methods that start a job, as both sides spell them:
 //! `StartBenchmark`'s (`detached` b, `link` s) and `Tune`'s (the tune's
 //! parameters as typed keys, `detached` b). Decoded strictly: every problem
-//! at once, naming the option and what is allowed.
+//! at once, naming the option and what is allowed. Each is one table
+//! ([`BENCH_FIELDS`], [`TUNE_FIELDS`]) that both directions read.
 
 use zbus::Variant;
 
 use super::error::{Error, Result};
+use super::fields::{self, Field, strings, u32_of};
+use super::key::Key;
 use super::records::{Dict, OwnedDict};
 use super::settings;
 use crate::problem::{Problem, join};
 use crate::tune::params::TuneParams;
-
-fn unknown(key: &str, allowed: &str) -> Problem {
-    Problem::new(
-        format!("option {}", key.chars().take(64).collect::<String>()),
-        None,
-        format!("unknown option: allowed {allowed}"),
-    )
-}
 
 fn done<T>(value: T, problems: Vec<Problem>) -> Result<T> {
     if problems.is_empty() {
@@ -36,19 +31,34 @@ pub(crate) struct BenchOptions {
     pub(crate) link: Option<String>,
 }
 
+/// `StartBenchmark`'s options, read and written (no `hlctl bench` flag
+/// sets them: the client always waits, and holds no link).
+pub(crate) const BENCH_FIELDS: &[Field<BenchOptions>] = &[
+    Field {
+        key: Key::new("detached", "b", &[]),
+        get: |o| Some(Variant::Bool(o.detached)),
+        set: |o, k, v| settings::as_bool(k, v).map(|b| o.detached = b),
+    },
+    Field {
+        key: Key::new("link", "s", &[]),
+        get: |o| o.link.clone().map(Variant::from),
+        set: |o, k, v| settings::as_str(k, v).map(|s| o.link = Some(s)),
+    },
+];
+
 impl BenchOptions {
     pub(crate) fn decode(m: &OwnedDict) -> Result<BenchOptions> {
         let mut o = BenchOptions::default();
-        let mut problems = Vec::new();
-        for (k, v) in m {
-            let r = match k.as_str() {
-                "detached" => settings::as_bool(k, v).map(|b| o.detached = b),
-                "link" => settings::as_str(k, v).map(|s| o.link = Some(s)),
-                other => Err(unknown(other, "detached (b), link (s)")),
-            };
-            problems.extend(r.err());
-        }
+        let problems = fields::decode_into(BENCH_FIELDS, m, &mut o);
         done(o, problems)
+    }
+
+    /// Both options set, for the declaration's round trip.
+    pub(crate) fn full() -> BenchOptions {
+        BenchOptions {
+            detached: true,
+            link: Some("eth0".into()),
+        }
     }
 }
 
@@ -59,9 +69,6 @@ pub(crate) struct TuneOptions {
     pub(crate) params: TuneParams,
     pub(crate) detached: bool,
 }
-
-/// Every key of `Tune`'s options, for the error naming an unknown one.
-const TUNE_KEYS: &str = "interface (s), peer (s), runs (u), time_s (u), min_gain_percent (d), confirm_timeout_s (u), dry_run (b), no_persist (b), no_mtu (b), tries (as), detached (b)";
 
 fn as_f64(key: &str, v: &Variant<'_>) -> std::result::Result<f64, Problem> {
     match v {
@@ -74,58 +81,95 @@ fn as_f64(key: &str, v: &Variant<'_>) -> std::result::Result<f64, Problem> {
     }
 }
 
+/// `Tune`'s options: each key, its D-Bus type and `hlctl tune`'s flag,
+/// read and written (unset ones left out).
+pub(crate) const TUNE_FIELDS: &[Field<TuneOptions>] = &[
+    Field {
+        key: Key::new("interface", "s", &["interface"]),
+        get: |o| Some(Variant::from(o.params.interface.clone())),
+        set: |o, k, v| settings::as_str(k, v).map(|x| o.params.interface = x),
+    },
+    Field {
+        key: Key::new("peer", "s", &["peer"]),
+        get: |o| Some(Variant::from(o.params.peer.clone())),
+        set: |o, k, v| settings::as_str(k, v).map(|x| o.params.peer = x),
+    },
+    Field {
+        key: Key::new("runs", "u", &["runs"]),
+        get: |o| o.params.runs.map(Variant::U32),
+        set: |o, k, v| settings::as_u32(k, v).map(|x| o.params.runs = Some(x)),
+    },
+    Field {
+        key: Key::new("time_s", "u", &["time"]),
+        get: |o| o.params.time_s.map(Variant::U32),
+        set: |o, k, v| settings::as_u32(k, v).map(|x| o.params.time_s = Some(x)),
+    },
+    Field {
+        key: Key::new("min_gain_percent", "d", &["min_gain"]),
+        get: |o| o.params.min_gain_percent.map(Variant::F64),
+        set: |o, k, v| as_f64(k, v).map(|x| o.params.min_gain_percent = Some(x)),
+    },
+    Field {
+        key: Key::new("confirm_timeout_s", "u", &["confirm_timeout"]),
+        get: |o| o.params.confirm_timeout_s.map(u32_of),
+        set: |o, k, v| settings::as_u32(k, v).map(|x| o.params.confirm_timeout_s = Some(x.into())),
+    },
+    Field {
+        key: Key::new("dry_run", "b", &["dry_run"]),
+        get: |o| Some(Variant::Bool(o.params.dry_run)),
+        set: |o, k, v| settings::as_bool(k, v).map(|x| o.params.dry_run = x),
+    },
+    Field {
+        key: Key::new("no_persist", "b", &["no_persist"]),
+        get: |o| Some(Variant::Bool(o.params.no_persist)),
+        set: |o, k, v| settings::as_bool(k, v).map(|x| o.params.no_persist = x),
+    },
+    Field {
+        key: Key::new("no_mtu", "b", &["no_mtu"]),
+        get: |o| Some(Variant::Bool(o.params.no_mtu)),
+        set: |o, k, v| settings::as_bool(k, v).map(|x| o.params.no_mtu = x),
+    },
+    Field {
+        key: Key::new("tries", "as", &["tries"]),
+        get: |o| strings(&o.params.tries),
+        set: |o, k, v| settings::as_string_list(k, v).map(|x| o.params.tries = x),
+    },
+    Field {
+        key: Key::new("detached", "b", &[]),
+        get: |o| Some(Variant::Bool(o.detached)),
+        set: |o, k, v| settings::as_bool(k, v).map(|b| o.detached = b),
+    },
+];
+
 impl TuneOptions {
     pub(crate) fn decode(m: &OwnedDict) -> Result<TuneOptions> {
         let mut o = TuneOptions::default();
-        let mut problems = Vec::new();
-        for (k, v) in m {
-            let p = &mut o.params;
-            let r = match k.as_str() {
-                "interface" => settings::as_str(k, v).map(|x| p.interface = x),
-                "peer" => settings::as_str(k, v).map(|x| p.peer = x),
-                "runs" => settings::as_u32(k, v).map(|x| p.runs = Some(x)),
-                "time_s" => settings::as_u32(k, v).map(|x| p.time_s = Some(x)),
-                "min_gain_percent" => as_f64(k, v).map(|x| p.min_gain_percent = Some(x)),
-                "confirm_timeout_s" => {
-                    settings::as_u32(k, v).map(|x| p.confirm_timeout_s = Some(x.into()))
-                }
-                "dry_run" => settings::as_bool(k, v).map(|x| p.dry_run = x),
-                "no_persist" => settings::as_bool(k, v).map(|x| p.no_persist = x),
-                "no_mtu" => settings::as_bool(k, v).map(|x| p.no_mtu = x),
-                "tries" => settings::as_string_list(k, v).map(|x| p.tries = x),
-                "detached" => settings::as_bool(k, v).map(|b| o.detached = b),
-                other => Err(unknown(other, TUNE_KEYS)),
-            };
-            problems.extend(r.err());
-        }
+        let problems = fields::decode_into(TUNE_FIELDS, m, &mut o);
         done(o, problems)
     }
 
     /// The options as the client sends them (unset ones left out).
     pub(crate) fn encode(&self) -> Dict {
-        let p = &self.params;
-        let mut m = Dict::new();
-        m.insert("interface".into(), Variant::from(p.interface.clone()));
-        m.insert("peer".into(), Variant::from(p.peer.clone()));
-        let mut opt = |k: &str, v: Option<Variant<'static>>| {
-            if let Some(v) = v {
-                m.insert(k.into(), v);
-            }
-        };
-        opt("runs", p.runs.map(Variant::U32));
-        opt("time_s", p.time_s.map(Variant::U32));
-        opt("min_gain_percent", p.min_gain_percent.map(Variant::F64));
-        opt(
-            "confirm_timeout_s",
-            p.confirm_timeout_s
-                .map(|s| Variant::U32(u32::try_from(s).unwrap_or(u32::MAX))),
-        );
-        m.insert("dry_run".into(), Variant::Bool(p.dry_run));
-        m.insert("no_persist".into(), Variant::Bool(p.no_persist));
-        m.insert("no_mtu".into(), Variant::Bool(p.no_mtu));
-        m.insert("tries".into(), Variant::from(p.tries.clone()));
-        m.insert("detached".into(), Variant::Bool(self.detached));
-        m
+        fields::encode(TUNE_FIELDS, self)
+    }
+
+    /// Options with every key set, for the declaration's round trip.
+    pub(crate) fn full() -> TuneOptions {
+        TuneOptions {
+            params: TuneParams {
+                interface: "eth0".into(),
+                peer: "nas:5201".into(),
+                runs: Some(3),
+                time_s: Some(4),
+                min_gain_percent: Some(2.5),
+                confirm_timeout_s: Some(30),
+                dry_run: true,
+                no_persist: true,
+                no_mtu: true,
+                tries: vec!["ring rx 4096".into()],
+            },
+            detached: true,
+        }
     }
 }
 

@@ -255,7 +255,7 @@ mod tests {
     #[test]
     fn an_owner_names_each_setting_by_the_key_apply_changes_takes() {
         let o = crate::nic::owner::Owner {
-            manager: Some(crate::nic::owned::Manager::NetworkManager),
+            manager: Some(crate::nic::managers::Manager::NetworkManager),
             owns: ["mtu", "ring rx", "feature rx-gro"]
                 .iter()
                 .map(|s| s.to_string())

@@ -12,6 +12,7 @@ use super::error::OwnerError;
 use super::fileedit;
 use super::ifupdown::{self, Target};
 use super::placed::Placed;
+use super::writer::Writer;
 use super::{Manager, Roots};
 use crate::nic::registry::value_text;
 
@@ -65,7 +66,7 @@ fn plan(
 }
 
 /// Write the lines `wanted` needs into the stanzas of `iface`.
-pub(crate) fn persist(
+fn persist(
     roots: &Roots,
     iface: &str,
     wanted: &[(String, Value)],
@@ -89,7 +90,7 @@ pub(crate) fn persist(
         match edit_one_file(roots, manager, iface, path, &mine) {
             Ok(p) => placed.extend(p),
             Err(e) => {
-                undo(roots, iface, &placed);
+                Ifupdown.undo(roots, iface, &placed);
                 return Err(e);
             }
         }
@@ -189,7 +190,7 @@ fn check(
 }
 
 /// Put one line hlctl wrote back to `target` (`None`: remove it).
-pub(crate) fn set_back(
+fn set_back(
     roots: &Roots,
     iface: &str,
     p: &Placed,
@@ -215,9 +216,31 @@ pub(crate) fn set_back(
     .map(|_| ())
 }
 
-/// Take back what this step wrote before a later part of it failed.
-fn undo(roots: &Roots, iface: &str, placed: &[Placed]) {
-    for p in placed.iter().rev() {
-        let _ = set_back(roots, iface, p, p.before.clone());
+/// The [`Writer`] of the stanza's lines of ifupdown2 and ifupdown.
+pub(crate) struct Ifupdown;
+
+impl Writer for Ifupdown {
+    fn managers(&self) -> &'static [Manager] {
+        &[Manager::Ifupdown2, Manager::Ifupdown]
+    }
+
+    fn persist(
+        &self,
+        roots: &Roots,
+        iface: &str,
+        _ifindex: u32,
+        wanted: &[(String, Value)],
+    ) -> Result<Vec<Placed>, OwnerError> {
+        persist(roots, iface, wanted)
+    }
+
+    fn set_back(
+        &self,
+        roots: &Roots,
+        iface: &str,
+        p: &Placed,
+        target: Option<String>,
+    ) -> Result<(), OwnerError> {
+        set_back(roots, iface, p, target)
     }
 }

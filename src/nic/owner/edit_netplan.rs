@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use super::error::OwnerError;
 use super::placed::Placed;
+use super::writer::Writer;
 use super::{Manager, Roots, feature, fileedit, netplan, networkd};
 use crate::nic::export::FEATURE_KEYS;
 use crate::nic::registry::value_text;
@@ -69,41 +70,17 @@ pub(crate) fn plan(wanted: &[(String, Value)]) -> Vec<Key> {
     out
 }
 
-/// Where `iface` is defined in a netplan YAML: `ethernets.eth0` (the
-/// device-type mapping it is a key of), or `None` when the file does not
-/// name it.
-pub(crate) fn device_path(yaml: &str, iface: &str) -> Option<String> {
-    let lines: Vec<&str> = yaml.lines().collect();
-    let indent = |l: &str| l.len() - l.trim_start().len();
-    let at = lines.iter().position(|l| {
-        l.trim_start()
-            .strip_prefix(iface)
-            .is_some_and(|r| r.trim_end() == ":")
-    })?;
-    let own = indent(lines[at]);
-    let parent = lines[..at]
-        .iter()
-        .rev()
-        .find(|l| !l.trim().is_empty() && indent(l) < own)?;
-    let kind = parent.trim().strip_suffix(':')?;
-    matches!(
-        kind,
-        "ethernets" | "bonds" | "bridges" | "vlans" | "wifis" | "vrfs"
-    )
-    .then(|| format!("{kind}.{iface}"))
-}
-
 /// The netplan YAML and device path `iface`'s networkd file came from.
 fn origin(roots: &Roots, iface: &str, ifindex: u32) -> Option<(String, String)> {
     let file = networkd::network_file(roots, ifindex)?;
     let yaml = netplan::origin(roots, &file)?;
     let text = std::fs::read_to_string(roots.at(&yaml)).ok()?;
-    Some((yaml.clone(), device_path(&text, iface)?))
+    Some((yaml.clone(), netplan::device_path(&text, iface)?))
 }
 
 /// Persist the settings of `wanted` netplan can hold, when the link's
 /// networkd files are netplan's.
-pub(crate) fn persist(
+fn persist(
     roots: &Roots,
     iface: &str,
     ifindex: u32,
@@ -136,50 +113,105 @@ pub(crate) fn persist(
 /// hlctl's netplan file: device path (`ethernets.eth0`) → key → value.
 type Ours = BTreeMap<String, BTreeMap<String, String>>;
 
-/// Read hlctl's netplan file (only ever written by [`render`]).
-fn parse(text: &str) -> Ours {
+/// Read hlctl's netplan file as YAML (written by [`render`], perhaps edited
+/// by hand since: flow style, quotes and comments read as netplan reads them):
+/// `network.<kind>.<device>.<key>: <scalar>`. A file that is not YAML, or
+/// holds more than scalars under a device, is refused rather than rewritten
+/// without what it held.
+fn parse(iface: &str, path: &std::path::Path, text: &str) -> Result<Ours, OwnerError> {
+    let bad = |message: String| OwnerError::Refused {
+        iface: iface.to_string(),
+        path: path.display().to_string(),
+        message: format!("not a netplan file hlctl can edit: {message}"),
+    };
+    let docs = yaml_rust2::YamlLoader::load_from_str(text).map_err(|e| bad(e.to_string()))?;
     let mut out = Ours::new();
-    let (mut kind, mut device) = (String::new(), String::new());
-    for l in text.lines().filter(|l| !l.trim_start().starts_with('#')) {
-        let depth = l.len() - l.trim_start().len();
-        let Some((k, v)) = l.trim().split_once(':') else {
+    let Some(network) = docs.first().and_then(|d| d["network"].as_hash()) else {
+        return Ok(out);
+    };
+    for (kind, devices) in network {
+        let (Some(kind), Some(devices)) = (kind.as_str(), devices.as_hash()) else {
             continue;
         };
-        let k = k.trim_matches('"').to_string();
-        match depth {
-            2 if k != "version" => kind = k,
-            4 => device = format!("{kind}.{k}"),
-            6 => {
-                out.entry(device.clone())
-                    .or_default()
-                    .insert(k, v.trim().to_string());
+        for (device, keys) in devices {
+            let (Some(device), Some(keys)) = (scalar(device), keys.as_hash()) else {
+                return Err(bad(format!(
+                    "network.{kind}: a device that is not a mapping"
+                )));
+            };
+            let mine = out.entry(format!("{kind}.{device}")).or_default();
+            for (k, v) in keys {
+                let (Some(k), Some(v)) = (scalar(k), scalar(v)) else {
+                    return Err(bad(format!(
+                        "network.{kind}.{device}: a value that is not a scalar"
+                    )));
+                };
+                mine.insert(k, v);
             }
-            _ => {}
         }
     }
-    out
+    Ok(out)
 }
 
+/// A YAML scalar as its text (`9000`, `false`, `eth0`).
+fn scalar(y: &yaml_rust2::Yaml) -> Option<String> {
+    use yaml_rust2::Yaml;
+    match y {
+        Yaml::String(s) | Yaml::Real(s) => Some(s.clone()),
+        Yaml::Integer(i) => Some(i.to_string()),
+        Yaml::Boolean(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// A value as the YAML scalar netplan expects: `9000` an integer, `true` a
+/// boolean, anything else a string.
+fn typed(v: &str) -> yaml_rust2::Yaml {
+    use yaml_rust2::Yaml;
+    match (v.parse::<i64>(), v) {
+        (Ok(i), _) => Yaml::Integer(i),
+        (_, "true" | "false") => Yaml::Boolean(v == "true"),
+        _ => Yaml::String(v.to_string()),
+    }
+}
+
+/// hlctl's netplan file, written with yaml-rust2's emitter (block style;
+/// keys and values quoted wherever YAML needs it); empty when hlctl holds
+/// no key.
 fn render(ours: &Ours) -> String {
+    use yaml_rust2::Yaml;
+    use yaml_rust2::yaml::Hash;
     if ours.values().all(BTreeMap::is_empty) {
         return String::new();
     }
-    let mut out = String::from(
-        "# Written by hlctl (`hlctl set --persist`, `hlctl tune`); `hlctl rollback` edits it.\nnetwork:\n  version: 2\n",
-    );
-    let mut kind = "";
+    let mut kinds: BTreeMap<&str, Hash> = BTreeMap::new();
     for (path, keys) in ours.iter().filter(|(_, k)| !k.is_empty()) {
-        let (k, device) = path.split_once('.').unwrap_or(("ethernets", path));
-        if k != kind {
-            out.push_str(&format!("  {k}:\n"));
-            kind = k;
-        }
-        out.push_str(&format!("    \"{device}\":\n"));
-        for (key, v) in keys {
-            out.push_str(&format!("      {key}: {v}\n"));
-        }
+        let (kind, device) = path.split_once('.').unwrap_or(("ethernets", path));
+        let values: Hash = keys
+            .iter()
+            .map(|(k, v)| (Yaml::String(k.clone()), typed(v)))
+            .collect();
+        kinds
+            .entry(kind)
+            .or_default()
+            .insert(Yaml::String(device.to_string()), Yaml::Hash(values));
     }
-    out
+    let mut network = Hash::new();
+    network.insert(Yaml::String("version".into()), Yaml::Integer(2));
+    for (kind, devices) in kinds {
+        network.insert(Yaml::String(kind.into()), Yaml::Hash(devices));
+    }
+    let mut doc = Hash::new();
+    doc.insert(Yaml::String("network".into()), Yaml::Hash(network));
+    let mut text = String::new();
+    let mut emitter = yaml_rust2::YamlEmitter::new(&mut text);
+    emitter
+        .dump(&Yaml::Hash(doc))
+        .expect("writing YAML into a String");
+    let body = text.strip_prefix("---\n").unwrap_or(&text);
+    format!(
+        "# Written by hlctl (`hlctl set --persist`, `hlctl tune`); `hlctl rollback` edits it.\n{body}\n"
+    )
 }
 
 /// Change hlctl's netplan file (mode 0600, as netplan wants its files),
@@ -202,7 +234,7 @@ fn edit(
         iface,
         &path,
         |old| {
-            let mut ours = parse(old);
+            let mut ours = parse(iface, &path, old)?;
             change(&mut ours);
             Ok(render(&ours))
         },
@@ -225,7 +257,7 @@ fn generate(roots: &Roots, iface: &str) -> Result<(), OwnerError> {
 
 /// Put one of hlctl's netplan keys back to `target` (`None`: take it out,
 /// which brings back the value of the user's own file).
-pub(crate) fn set_back(
+fn set_back(
     roots: &Roots,
     iface: &str,
     p: &Placed,
@@ -238,6 +270,35 @@ pub(crate) fn set_back(
             None => mine.remove(&p.key),
         };
     })
+}
+
+/// The [`Writer`] of hlctl's netplan file.
+pub(crate) struct Netplan;
+
+impl Writer for Netplan {
+    fn managers(&self) -> &'static [Manager] {
+        &[Manager::Netplan]
+    }
+
+    fn persist(
+        &self,
+        roots: &Roots,
+        iface: &str,
+        ifindex: u32,
+        wanted: &[(String, Value)],
+    ) -> Result<Vec<Placed>, OwnerError> {
+        persist(roots, iface, ifindex, wanted)
+    }
+
+    fn set_back(
+        &self,
+        roots: &Roots,
+        iface: &str,
+        p: &Placed,
+        target: Option<String>,
+    ) -> Result<(), OwnerError> {
+        set_back(roots, iface, p, target)
+    }
 }
 
 #[cfg(test)]
@@ -274,15 +335,6 @@ mod tests {
     }
 
     #[test]
-    fn the_device_path_is_the_mapping_the_interface_is_a_key_of() {
-        let yaml = "network:\n  version: 2\n  renderer: networkd\n  ethernets:\n    eth0:\n      addresses: [10.0.0.2/24]\n  bridges:\n    br0:\n      interfaces: [eth0]\n";
-        assert_eq!(device_path(yaml, "eth0").as_deref(), Some("ethernets.eth0"));
-        assert_eq!(device_path(yaml, "br0").as_deref(), Some("bridges.br0"));
-        assert_eq!(device_path(yaml, "eth1"), None);
-        assert_eq!(device_path("network:\n  eth0:\n", "eth0"), None);
-    }
-
-    #[test]
     fn hlctls_file_reads_back_what_it_wrote_and_empty_means_no_file() {
         let mut ours = Ours::new();
         ours.entry("ethernets.eth0".into())
@@ -293,11 +345,36 @@ mod tests {
             .insert("mtu".into(), "9000".into());
         let text = render(&ours);
         assert!(
-            text.contains("network:\n  version: 2\n  bridges:\n    \"br0\":\n      mtu: 9000\n  ethernets:\n    \"eth0\":\n      mtu: 9000\n"),
+            text.contains("network:\n  version: 2\n  bridges:\n    br0:\n      mtu: 9000\n  ethernets:\n    eth0:\n      mtu: 9000\n"),
             "{text}"
         );
-        assert_eq!(parse(&text), ours);
+        let p = std::path::Path::new("/etc/netplan/90-hlctl.yaml");
+        assert_eq!(parse("eth0", p, &text).unwrap(), ours);
         ours.values_mut().for_each(BTreeMap::clear);
         assert_eq!(render(&ours), "");
+    }
+
+    /// Issue 38: the file was read by indentation, so a hand edit in flow
+    /// style, with quoted keys or with comments lost hlctl's keys (the next
+    /// write dropped them) or read a comment as a key.
+    #[test]
+    fn hlctls_file_reads_flow_style_quoted_keys_and_comments() {
+        let p = std::path::Path::new("/etc/netplan/90-hlctl.yaml");
+        let flow = "network: {version: 2, ethernets: {eth0: {mtu: 9000, tcp-segmentation-offload: false}}}\n";
+        let quoted = "network:\n  version: 2\n  \"ethernets\":\n    'eth0':\n      \"mtu\": 9000 # jumbo\n      # gso: off, tried once\n      tcp-segmentation-offload: false\n";
+        for text in [flow, quoted] {
+            let ours = parse("eth0", p, text).unwrap();
+            let eth0 = &ours["ethernets.eth0"];
+            assert_eq!(eth0.get("mtu").map(String::as_str), Some("9000"), "{text}");
+            assert_eq!(
+                eth0.get("tcp-segmentation-offload").map(String::as_str),
+                Some("false"),
+                "{text}"
+            );
+            assert_eq!(eth0.len(), 2, "{text}: {eth0:?}");
+            assert_eq!(parse("eth0", p, &render(&ours)).unwrap(), ours);
+        }
+        let err = parse("eth0", p, "network: {ethernets: [eth0\n").unwrap_err();
+        assert!(err.to_string().contains("nothing changed"), "{err}");
     }
 }

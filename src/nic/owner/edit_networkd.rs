@@ -25,6 +25,7 @@ use super::error::OwnerError;
 use super::fileedit;
 use super::networkd::{self, DROPIN};
 use super::placed::Placed;
+use super::writer::Writer;
 use super::{Manager, Roots, feature};
 use crate::nic::export::{FEATURE_KEYS, link_value};
 use crate::nic::registry;
@@ -78,7 +79,7 @@ fn link_keys(owned: &std::collections::BTreeSet<String>, wanted: &[(String, Valu
 }
 
 /// Write hlctl's drop-ins for the link's `.network` and `.link` files.
-pub(crate) fn persist(
+fn persist(
     roots: &Roots,
     iface: &str,
     ifindex: u32,
@@ -98,7 +99,7 @@ pub(crate) fn persist(
         match write_dropin(roots, manager, iface, &file, &keys) {
             Ok(p) => placed.extend(p),
             Err(e) => {
-                undo(roots, iface, &placed);
+                Networkd.undo(roots, iface, &placed);
                 return Err(e);
             }
         }
@@ -184,7 +185,7 @@ fn take_effect(
 
 /// Put one key of hlctl's drop-in back to `target` (`None`: remove it; the
 /// drop-in goes when it has no key left).
-pub(crate) fn set_back(
+fn set_back(
     roots: &Roots,
     iface: &str,
     p: &Placed,
@@ -215,9 +216,31 @@ pub(crate) fn set_back(
     .map(|_| ())
 }
 
-/// Take back what this step wrote before a later part of it failed.
-fn undo(roots: &Roots, iface: &str, placed: &[Placed]) {
-    for p in placed.iter().rev() {
-        let _ = set_back(roots, iface, p, p.before.clone());
+/// The [`Writer`] of hlctl's networkd and .link drop-ins.
+pub(crate) struct Networkd;
+
+impl Writer for Networkd {
+    fn managers(&self) -> &'static [Manager] {
+        &[Manager::Networkd, Manager::LinkFile]
+    }
+
+    fn persist(
+        &self,
+        roots: &Roots,
+        iface: &str,
+        ifindex: u32,
+        wanted: &[(String, Value)],
+    ) -> Result<Vec<Placed>, OwnerError> {
+        persist(roots, iface, ifindex, wanted)
+    }
+
+    fn set_back(
+        &self,
+        roots: &Roots,
+        iface: &str,
+        p: &Placed,
+        target: Option<String>,
+    ) -> Result<(), OwnerError> {
+        set_back(roots, iface, p, target)
     }
 }

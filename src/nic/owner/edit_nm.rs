@@ -14,6 +14,7 @@ use zbus::{Connection, OwnedVariant};
 use super::error::OwnerError;
 use super::nm_bus::{self, Checkpoint, Edit};
 use super::placed::Placed;
+use super::writer::Writer;
 use super::{Manager, Roots, networkmanager};
 use crate::nic::registry::value_text;
 /// The profile key of a setting (`mtu` → `802-3-ethernet.mtu`), as nmcli names it.
@@ -126,7 +127,7 @@ fn nm_error(iface: &str, what: &str, e: zbus::Error) -> OwnerError {
 /// Persist the settings of `wanted` NetworkManager can hold in the profile
 /// of `iface`'s active connection. Nothing when NetworkManager does not
 /// manage `iface` or netplan generated the profile.
-pub(crate) fn persist(
+fn persist(
     roots: &Roots,
     iface: &str,
     wanted: &[(String, Value)],
@@ -228,7 +229,7 @@ async fn change(
 }
 
 /// Put one key of a profile back to `target` (`None`: remove it).
-pub(crate) fn set_back(
+fn set_back(
     roots: &Roots,
     iface: &str,
     p: &Placed,
@@ -261,6 +262,35 @@ pub(crate) fn set_back(
         }
     })
     .unwrap_or(Ok(()))
+}
+
+/// The [`Writer`] of NetworkManager profiles.
+pub(crate) struct Nm;
+
+impl Writer for Nm {
+    fn managers(&self) -> &'static [Manager] {
+        &[Manager::NetworkManager]
+    }
+
+    fn persist(
+        &self,
+        roots: &Roots,
+        iface: &str,
+        _ifindex: u32,
+        wanted: &[(String, Value)],
+    ) -> Result<Vec<Placed>, OwnerError> {
+        persist(roots, iface, wanted)
+    }
+
+    fn set_back(
+        &self,
+        roots: &Roots,
+        iface: &str,
+        p: &Placed,
+        target: Option<String>,
+    ) -> Result<(), OwnerError> {
+        set_back(roots, iface, p, target)
+    }
 }
 
 #[cfg(test)]

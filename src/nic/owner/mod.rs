@@ -33,8 +33,9 @@ pub(crate) mod settle;
 pub(crate) mod write;
 #[cfg(test)]
 mod write_tests;
+pub(crate) mod writer;
 
-pub(crate) use crate::nic::owned::{Manager, Owner};
+pub(crate) use crate::nic::managers::{Manager, Owner};
 pub(crate) use roots::Roots;
 
 /// The name of a kernel feature as an owned setting.

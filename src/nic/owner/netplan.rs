@@ -58,19 +58,70 @@ fn yaml_naming(roots: &Roots, iface: Option<&str>) -> Option<String> {
     files.sort();
     files.into_iter().find_map(|(_, p)| {
         let text = std::fs::read_to_string(&p).ok()?;
-        text.lines()
-            .any(|l| {
-                l.trim_start()
-                    .strip_prefix(iface)
-                    .is_some_and(|r| r.starts_with(':'))
+        device_path(&text, iface).map(|_| roots.live(&p))
+    })
+}
+
+/// The device-type mappings an interface can be a key of.
+const KINDS: &[&str] = &["ethernets", "bonds", "bridges", "vlans", "wifis", "vrfs"];
+
+/// Where `iface` is defined in a netplan YAML: `ethernets.eth0` (the
+/// device-type mapping under `network` it is a key of), or `None` when the
+/// file does not name it or is not YAML. Read as YAML (yaml-rust2), so flow
+/// style (`ethernets: {eth0: {mtu: 9000}}`), quoted keys and comments read
+/// as netplan reads them; every document of the file counts.
+pub(crate) fn device_path(yaml: &str, iface: &str) -> Option<String> {
+    let docs = yaml_rust2::YamlLoader::load_from_str(yaml).ok()?;
+    let key = yaml_rust2::Yaml::String(iface.to_string());
+    docs.iter().find_map(|doc| {
+        KINDS
+            .iter()
+            .find(|kind| {
+                doc["network"][**kind]
+                    .as_hash()
+                    .is_some_and(|h| h.contains_key(&key))
             })
-            .then(|| roots.live(&p))
+            .map(|kind| format!("{kind}.{iface}"))
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_device_path_is_the_mapping_the_interface_is_a_key_of() {
+        let yaml = "network:\n  version: 2\n  renderer: networkd\n  ethernets:\n    eth0:\n      addresses: [10.0.0.2/24]\n  bridges:\n    br0:\n      interfaces: [eth0]\n";
+        assert_eq!(device_path(yaml, "eth0").as_deref(), Some("ethernets.eth0"));
+        assert_eq!(device_path(yaml, "br0").as_deref(), Some("bridges.br0"));
+        assert_eq!(device_path(yaml, "eth1"), None);
+        assert_eq!(device_path("network:\n  eth0:\n", "eth0"), None);
+    }
+
+    /// Issue 38: read by indentation, flow style, quoted keys and a comment
+    /// after the key were not found, and a commented-out device was.
+    #[test]
+    fn the_device_path_reads_flow_style_quoted_keys_and_comments() {
+        let flow = "network: {version: 2, ethernets: {eth0: {dhcp4: true}}, bridges: {br0: {interfaces: [eth0]}}}\n";
+        assert_eq!(device_path(flow, "eth0").as_deref(), Some("ethernets.eth0"));
+        assert_eq!(device_path(flow, "br0").as_deref(), Some("bridges.br0"));
+        let quoted = "network:\n  version: 2\n  ethernets:\n    \"eth0\":\n      dhcp4: true\n    'eth1': {}\n";
+        assert_eq!(
+            device_path(quoted, "eth0").as_deref(),
+            Some("ethernets.eth0")
+        );
+        assert_eq!(
+            device_path(quoted, "eth1").as_deref(),
+            Some("ethernets.eth1")
+        );
+        let comments = "# eth2: was here\nnetwork:\n  ethernets: # the NICs\n    eth0: # uplink\n      dhcp4: true\n    # eth2:\n    #   mtu: 9000\n";
+        assert_eq!(
+            device_path(comments, "eth0").as_deref(),
+            Some("ethernets.eth0")
+        );
+        assert_eq!(device_path(comments, "eth2"), None);
+        assert_eq!(device_path("network: [unclosed\n", "eth0"), None);
+    }
 
     #[test]
     fn rendered_files_lead_back_to_their_yaml() {

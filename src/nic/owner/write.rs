@@ -2,17 +2,32 @@
 //! that: [`edit_nm`] (the NetworkManager profile), [`edit_netplan`] (hlctl's
 //! netplan file), [`edit_ifupdown`] (the stanza's line), [`edit_networkd`]
 //! (hlctl's drop-ins), in that order, each taking the settings the ones
-//! before it did not. Each line or key written is a [`Placed`].
+//! before it did not, each a [`Writer`]. Each line or key written is a
+//! [`Placed`], set back by the writer of its manager.
 
 use serde_json::Value;
 
 use super::error::OwnerError;
 use super::placed::{Placed, requested};
+use super::writer::Writer;
 use super::{Manager, Roots, edit_ifupdown, edit_netplan, edit_networkd, edit_nm};
 use crate::nic::model::ChangeSet;
 
-/// One manager's step: write what it can of the settings asked for.
-type Step<'a> = &'a dyn Fn(&[(String, Value)]) -> Result<Vec<Placed>, OwnerError>;
+/// The writers, in the order they take the settings.
+const WRITERS: [&dyn Writer; 4] = [
+    &edit_nm::Nm,
+    &edit_netplan::Netplan,
+    &edit_ifupdown::Ifupdown,
+    &edit_networkd::Networkd,
+];
+
+/// The writer that sets back the keys of `manager`.
+fn writer_of(manager: Manager) -> &'static dyn Writer {
+    WRITERS
+        .into_iter()
+        .find(|w| w.managers().contains(&manager))
+        .expect("every manager has a writer (write_tests)")
+}
 
 /// Write `cs` for `iface` where the managers that own its settings read
 /// them. On a failure half-way, what was written is undone.
@@ -26,20 +41,14 @@ pub(crate) fn persist(
     if !roots.managed_ns {
         return Ok(done);
     }
-    let steps: [Step; 4] = [
-        &|w| edit_nm::persist(roots, iface, w),
-        &|w| edit_netplan::persist(roots, iface, ifindex, w),
-        &|w| edit_ifupdown::persist(roots, iface, w),
-        &|w| edit_networkd::persist(roots, iface, ifindex, w),
-    ];
     let wanted = requested(cs);
-    for step in steps {
+    for writer in WRITERS {
         let left: Vec<(String, Value)> = wanted
             .iter()
             .filter(|(n, _)| !done.iter().any(|p| p.settings.contains(n)))
             .cloned()
             .collect();
-        match step(&left) {
+        match writer.persist(roots, iface, ifindex, &left) {
             Ok(p) => done.extend(p),
             Err(e) => {
                 let _ = undo(roots, iface, &done);
@@ -48,6 +57,36 @@ pub(crate) fn persist(
         }
     }
     Ok(done)
+}
+
+/// One device to persist through its owners: name, ifindex, settings.
+pub(crate) type Device<'a> = (&'a str, u32, &'a ChangeSet);
+
+/// [`persist`] for several devices (an interface and its stack's members),
+/// as one: on a failure, what was written for the others is undone.
+pub(crate) fn persist_all(
+    roots: &Roots,
+    devices: &[Device],
+) -> Result<Vec<Vec<Placed>>, OwnerError> {
+    let mut done = Vec::new();
+    for (name, ifindex, cs) in devices {
+        match persist(roots, name, *ifindex, cs) {
+            Ok(p) => done.push(p),
+            Err(e) => {
+                undo_all(roots, devices, &done);
+                return Err(e);
+            }
+        }
+    }
+    Ok(done)
+}
+
+/// Undo what [`persist_all`] wrote for `devices` (best effort: a later
+/// failure is what the caller reports).
+pub(crate) fn undo_all(roots: &Roots, devices: &[Device], placed: &[Vec<Placed>]) {
+    for ((name, _, _), pl) in devices.iter().zip(placed) {
+        let _ = undo(roots, name, pl);
+    }
 }
 
 /// Put every key back as it was before hlctl wrote it (newest first).
@@ -71,19 +110,18 @@ pub(crate) fn restore(
             Some(b) => Some(b.value.clone()),
             None => p.before.clone(),
         };
-        let r = match p.manager {
-            Manager::Ifupdown2 | Manager::Ifupdown => {
-                edit_ifupdown::set_back(roots, iface, p, target)
-            }
-            Manager::NetworkManager => edit_nm::set_back(roots, iface, p, target),
-            Manager::Netplan => edit_netplan::set_back(roots, iface, p, target),
-            Manager::Networkd | Manager::LinkFile => {
-                edit_networkd::set_back(roots, iface, p, target)
-            }
-        };
-        if let Err(e) = r {
+        if let Err(e) = writer_of(p.manager).set_back(roots, iface, p, target) {
             first_error.get_or_insert(e);
         }
     }
     first_error.map_or(Ok(()), Err)
+}
+
+/// Every manager's keys are set back by exactly one writer.
+#[cfg(test)]
+pub(super) fn writers_of(manager: Manager) -> usize {
+    WRITERS
+        .iter()
+        .filter(|w| w.managers().contains(&manager))
+        .count()
 }

@@ -229,3 +229,30 @@ mod networkd {
         );
     }
 }
+
+/// Issue 38: four copies of set_back (and two of undo) dispatched by a match
+/// in `write::restore`; one [`crate::nic::owner::writer::Writer`] per
+/// manager now, and every manager's keys go back through exactly one.
+mod writers {
+    use crate::nic::owner::{Manager, write};
+
+    #[test]
+    fn every_manager_has_exactly_one_writer() {
+        use Manager::*;
+        let all = [
+            NetworkManager,
+            Networkd,
+            LinkFile,
+            Ifupdown2,
+            Ifupdown,
+            Netplan,
+        ];
+        for m in all {
+            // A new manager fails to compile here until it is listed.
+            match m {
+                NetworkManager | Networkd | LinkFile | Ifupdown2 | Ifupdown | Netplan => {}
+            }
+            assert_eq!(write::writers_of(m), 1, "{m:?}");
+        }
+    }
+}

@@ -22,8 +22,10 @@ pub(crate) struct DriveSpec {
     pub(crate) lines: IntervalText,
     /// Server: drop the test if TEST_END has not come by then.
     pub(crate) safety: Option<Duration>,
-    /// Server: drop the test if nothing arrives on the receiving streams for this long.
+    /// Server: drop the test if no data moves on its streams (either way) for this long.
     pub(crate) stall: Option<Duration>,
+    /// Server: end the test when its streams move more bit/s than this.
+    pub(crate) max_rate_bps: Option<u64>,
 }
 
 impl Engine {
@@ -103,7 +105,7 @@ impl Engine {
         let mut at = Timeline {
             deadline: (spec.side == Side::Client).then_some(self.started + run_for),
             safety: spec.safety.map(|s| self.started + s),
-            last_rx: (self.received_total(), Instant::now()),
+            last_moved: (self.moved_total(), Instant::now()),
             omit_end: self.started + omit,
             next_tick: self.started,
         };
@@ -139,7 +141,7 @@ impl Engine {
         Err(e)
     }
 
-    /// Server: give up when TEST_END is overdue or the receiving streams stall.
+    /// Server: give up when TEST_END is overdue or the streams stall.
     fn check_server(
         &self,
         spec: &DriveSpec,
@@ -152,13 +154,28 @@ impl Engine {
                 after: now.duration_since(self.started),
             });
         }
+        if let Some(e) = spec.max_rate_bps.and_then(|limit| {
+            super::super::limits::over_rate(
+                limit,
+                self.moved_total(),
+                now.duration_since(self.started),
+            )
+        }) {
+            return Err(e);
+        }
         if let Some(stall) = spec.stall {
-            let rx = self.received_total();
-            if rx != at.last_rx.0 {
-                at.last_rx = (rx, now);
-            } else if self.has_role(Role::Recv) && now.duration_since(at.last_rx.1) >= stall {
+            // Data moving either way: a client that neither sends nor reads
+            // (and sends no control message) holds no server past `stall`.
+            let moved = self.moved_total();
+            if moved != at.last_moved.0 {
+                at.last_moved = (moved, now);
+            } else if now.duration_since(at.last_moved.1) >= stall {
                 return Err(NetError::Timeout {
-                    what: "data from the client".into(),
+                    what: if self.has_role(Role::Recv) {
+                        "data from the client".into()
+                    } else {
+                        "the client reading our data".into()
+                    },
                     after: stall,
                 });
             }
@@ -173,8 +190,8 @@ struct Timeline {
     deadline: Option<Instant>,
     /// Server: drop the test if TEST_END has not come by then.
     safety: Option<Instant>,
-    /// Server: the received total, and when it last changed.
-    last_rx: (u64, Instant),
+    /// Server: the moved total (sent and received), and when it last changed.
+    last_moved: (u64, Instant),
     omit_end: Instant,
     next_tick: Instant,
 }

@@ -124,6 +124,7 @@ impl Engine {
                 rate_bps: params.bandwidth_bps,
                 recv_lowat: tcp::recv_low_water(params),
                 udp_counters_64bit: params.udp_counters_64bit,
+                skip_rx_copy: params.skip_rx_copy,
                 end_signal: (spec.role == Role::Send)
                     .then(|| end_signal.clone())
                     .flatten(),
@@ -203,10 +204,10 @@ impl Engine {
         self.streams.iter().any(|t| t.role == r)
     }
 
-    fn received_total(&self) -> u64 {
+    /// Bytes every stream has sent or received so far.
+    fn moved_total(&self) -> u64 {
         self.streams
             .iter()
-            .filter(|t| t.role == Role::Recv)
             .map(|t| t.counters.bytes.load(Ordering::Relaxed))
             .sum()
     }
@@ -372,13 +373,17 @@ impl Engine {
 
     /// How this test was set up (iperf3's `start`), less what only the
     /// client knows (the host it was asked to reach).
-    pub(crate) fn start_info(&self, ctrl: &TcpStream, cookie: &Cookie, since: u64) -> StartInfo {
+    /// `since_ms`: when the control connection was made (Unix ms).
+    pub(crate) fn start_info(&self, ctrl: &TcpStream, cookie: &Cookie, since_ms: u64) -> StartInfo {
         let p = &self.params;
         let (sndbuf_actual, rcvbuf_actual) = self.buffers();
         let mss = socket2::SockRef::from(ctrl).tcp_mss().ok();
         StartInfo {
             connected: self.connected(),
-            timesecs: since,
+            timesecs: since_ms / 1000,
+            timemillisecs: since_ms,
+            // The server's tick (iperf3's server default); a client sets its -i.
+            interval_s: 1.0,
             cookie: cookie.text(),
             tcp_mss_default: mss.filter(|_| p.protocol == Protocol::Tcp),
             sock_bufsize: p.window.unwrap_or(0),

@@ -2,7 +2,9 @@
 //! `intervals`, `end`, with the keys iperf3 writes for TCP, UDP, `-R`, `-P`
 //! and `--bidir`), so that programs reading iperf3's JSON read ours; hlctl's
 //! own report (RTT, per-direction totals, …) goes under the one extra key
-//! `hlctl`.
+//! `hlctl`. `start` also has the keys later iperf3 versions added there
+//! (`timestamp.timemillisecs`; `test_start`'s `bidir`, `fqrate`, `interval`,
+//! `gso`, `gro`), so that scripts written against 3.21 read ours.
 
 use serde_json::{Map, Value, json};
 
@@ -27,6 +29,21 @@ pub(crate) fn layout(r: &NetReport) -> Value {
         "end": end(r),
         HLCTL_KEY: own,
     })
+}
+
+/// `-J --json-stream` (iperf3 3.17+): one `{"event":…,"data":…}` object a
+/// line, unformatted: `start`, each interval, `end` (the data as under
+/// those keys of [`layout`]; hlctl's own report is not in the stream).
+pub(crate) fn stream(r: &NetReport) -> Vec<String> {
+    let mut lines = vec![event("start", start(r))];
+    lines.extend(r.samples.iter().map(|s| event("interval", interval(r, s))));
+    lines.push(event("end", end(r)));
+    lines
+}
+
+/// One line of the stream.
+pub(crate) fn event(name: &str, data: Value) -> String {
+    json!({ "event": name, "data": data }).to_string()
 }
 
 fn udp(r: &NetReport) -> bool {
@@ -95,7 +112,12 @@ fn start(r: &NetReport) -> Value {
     m.insert("system_info".into(), json!(crate::host::system_info()));
     m.insert(
         "timestamp".into(),
-        json!({ "time": rfc1123(s.timesecs), "timesecs": s.timesecs }),
+        json!({
+            "time": rfc1123(s.timesecs),
+            "timesecs": s.timesecs,
+            // iperf3 3.20; a report stored before it has none.
+            "timemillisecs": if s.timemillisecs > 0 { s.timemillisecs } else { s.timesecs * 1000 },
+        }),
     );
     m.insert(
         "connecting_to".into(),
@@ -122,6 +144,12 @@ fn start(r: &NetReport) -> Value {
             "reverse": i32::from(r.direction == TestDirection::Reverse),
             "tos": 0,
             "target_bitrate": rate,
+            // 3.13: bidir, fqrate; 3.18: interval; 3.21: gso, gro (hlctl uses neither).
+            "bidir": i32::from(r.direction == TestDirection::Bidir),
+            "fqrate": 0,
+            "interval": s.interval_s,
+            "gso": 0,
+            "gro": 0,
         }),
     );
     Value::Object(m)

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::bench::progress::Cancel;
+use crate::bench::progress::{Cancel, Progress};
 
 /// Which way the data flows, seen from this host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -39,6 +39,9 @@ pub(crate) struct Sample {
     /// CPU use in percent of one CPU, this host and the peer.
     pub(crate) local_cpu_percent: Option<f64>,
     pub(crate) remote_cpu_percent: Option<f64>,
+    /// This host's cores during the transfer (`crate::cpu`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) cores: Option<crate::cpu::report::CoreReport>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -51,7 +54,13 @@ pub(crate) enum MeasureError {
 
 /// Something that measures throughput to one peer.
 pub(crate) trait Measure: Send + Sync {
-    fn sample(&self, dir: Direction, cancel: &Cancel) -> Result<Sample, MeasureError>;
+    /// One run; a wait (a busy peer) is said through `progress`.
+    fn sample(
+        &self,
+        dir: Direction,
+        progress: &dyn Progress,
+        cancel: &Cancel,
+    ) -> Result<Sample, MeasureError>;
     /// What is measured, for reports (`hlctl bench net 10.0.0.2:5201, 2 s`).
     fn describe(&self) -> String;
 }
@@ -94,6 +103,16 @@ impl Series {
         (!v.is_empty()).then(|| median(&v))
     }
 
+    /// The per-core report of the last run that sampled the cores.
+    pub(crate) fn last_cores(&self) -> Option<&crate::cpu::report::CoreReport> {
+        self.samples.iter().rev().find_map(|s| s.cores.as_ref())
+    }
+
+    /// The compact per-core line of the last run that sampled the cores.
+    pub(crate) fn cores_line(&self, dir: Direction) -> Option<String> {
+        Some(crate::cpu::text::line(&dir.to_string(), self.last_cores()?))
+    }
+
     /// The highest CPU use seen on either side.
     pub(crate) fn max_cpu_percent(&self) -> Option<f64> {
         self.samples
@@ -114,10 +133,12 @@ pub(crate) fn median(sorted: &[f64]) -> f64 {
     }
 }
 
-/// Take `runs` samples of each direction (upload first, alternating).
+/// Take `runs` samples of each direction (upload first, alternating); the
+/// measure says its waits (a busy peer) through `progress`.
 pub(crate) fn series(
     m: &dyn Measure,
     runs: u32,
+    progress: &dyn Progress,
     cancel: &Cancel,
     mut each: impl FnMut(Direction, u32),
 ) -> Result<(Series, Series), MeasureError> {
@@ -128,7 +149,7 @@ pub(crate) fn series(
                 return Err(MeasureError::Cancelled);
             }
             each(dir, i);
-            let s = m.sample(dir, cancel)?;
+            let s = m.sample(dir, progress, cancel)?;
             match dir {
                 Direction::Upload => up.samples.push(s),
                 Direction::Download => down.samples.push(s),

@@ -39,11 +39,26 @@ pub(crate) enum Stored {
     Failed(HistoryError),
 }
 
+/// The key of a job's result that carries [`Stored::warning`] from hlctld
+/// to its client, which says it and exits 1 as an in-process run does.
+pub(crate) const NOT_STORED_KEY: &str = "not_stored";
+
 impl Stored {
+    /// `result` (a job's JSON object) with the warning under
+    /// [`NOT_STORED_KEY`] when the row could not be stored.
+    pub(crate) fn marked(&self, mut result: serde_json::Value) -> serde_json::Value {
+        if let (Some(w), Some(o)) = (self.warning(), result.as_object_mut()) {
+            o.insert(NOT_STORED_KEY.into(), w.into());
+        }
+        result
+    }
+
     /// The warning a front end shows, when there is one.
     pub(crate) fn warning(&self) -> Option<String> {
         match self {
-            Stored::Failed(e) => Some(format!("not stored in the history: {e}")),
+            Stored::Failed(e) => Some(format!(
+                "the result could not be stored in the history: {e}"
+            )),
             _ => None,
         }
     }
@@ -60,6 +75,6 @@ pub(crate) fn store(paths: &Paths, who: Requester, mut row: NewResult) -> Stored
         Err(HistoryError::Open { .. }) if !nix::unistd::Uid::effective().is_root() => {
             Stored::NotWritable
         }
-        Err(e) => Stored::Failed(e),
+        Err(e) => Stored::Failed(e.into_write()),
     }
 }

@@ -1,0 +1,325 @@
+//! Where the doctor's own transfers put their work on this host's cores
+//! (`crate::cpu::report`, sampled around each run): one core doing the
+//! receive (or send) work while the others idle, with the fix that fits the
+//! device (more channels when it has them, RPS when it has one queue); every
+//! interrupt of a multi-queue device on one CPU; backlog drops and budget
+//! squeezes; steal time in a VM, where no setting here helps.
+
+use super::finding::{Finding, Outcome, Severity};
+use super::inputs::Inputs;
+use crate::cpu::report::{CoreReport, CoreUse};
+use crate::nic::model::Channels;
+use crate::path::throughput::Direction;
+
+/// A core this busy (percent) does all it can.
+const SATURATED: f64 = 85.0;
+/// ... while no other core spent more than this in interrupts, softirqs
+/// and steal: the time the network work would compete with there. Ordinary
+/// processes do not count: softirqs (RPS's backlog work among them)
+/// preempt them, so a core busy with processes still has room for it.
+const IDLE_OTHERS: f64 = 60.0;
+/// ... and it took this share of the direction's network softirqs.
+const MOST_OF_THE_WORK: f64 = 0.8;
+/// Budget squeezes per second worth a finding (with a saturated core).
+const SQUEEZES_PER_SECOND: f64 = 10.0;
+/// Steal time (percent of a CPU) that says the hypervisor is overcommitted.
+const STEAL: f64 = 10.0;
+
+/// The one core that did a direction's network work while the others had room.
+struct HotCore<'a> {
+    core: &'a CoreUse,
+    /// Its share of the direction's NET_RX (download) or NET_TX (upload).
+    share: f64,
+    others_max: f64,
+    /// The most another core spent in interrupts, softirqs and steal.
+    others_taken: f64,
+}
+
+/// What a core spent where the network work would compete: interrupts,
+/// softirqs and steal.
+fn taken(c: &CoreUse) -> f64 {
+    c.irq_percent + c.softirq_percent + c.steal_percent
+}
+
+fn net_softirqs(c: &CoreUse, dir: Direction) -> u64 {
+    match dir {
+        Direction::Download => c.net_rx,
+        Direction::Upload => c.net_tx,
+    }
+}
+
+fn hot_core(r: &CoreReport, dir: Direction) -> Option<HotCore<'_>> {
+    if r.cpus.len() < 2 {
+        return None;
+    }
+    // The core that did the most of the work (not the busiest: another
+    // core may be busy with something else).
+    let core = r.cpus.iter().max_by_key(|c| net_softirqs(c, dir))?;
+    let total: u64 = r.cpus.iter().map(|c| net_softirqs(c, dir)).sum();
+    let share = if total == 0 {
+        0.0
+    } else {
+        net_softirqs(core, dir) as f64 / total as f64
+    };
+    let others = || r.cpus.iter().filter(|c| c.cpu != core.cpu);
+    let others_max = others().map(|c| c.busy_percent).fold(0.0, f64::max);
+    let others_taken = others().map(taken).fold(0.0, f64::max);
+    (core.busy_percent >= SATURATED && others_taken < IDLE_OTHERS && share >= MOST_OF_THE_WORK)
+        .then_some(HotCore {
+            core,
+            share,
+            others_max,
+            others_taken,
+        })
+}
+
+/// The channel kind a driver counts its queues in, its current count and
+/// its maximum: combined when it has those, else rx.
+fn queues(ch: &Channels) -> Option<(&'static str, u32, u32)> {
+    match (ch.combined, ch.combined_max, ch.rx, ch.rx_max) {
+        (Some(n), Some(max), _, _) if max > 0 => Some(("combined", n, max)),
+        (_, _, Some(n), Some(max)) if max > 0 => Some(("rx", n, max)),
+        _ => None,
+    }
+}
+
+/// The CPUs RPS should hand a device's receive work to when `hot` did it
+/// all: every other core of the report (the hot one keeps the interrupts
+/// and the driver's poll; a single flow hashes to one CPU of the set, so the
+/// hot one is left out of it), as a CPU list.
+pub(crate) fn rps_cpus(hot: u32, r: &CoreReport) -> String {
+    let others = r.cpus.iter().map(|c| c.cpu).filter(|c| *c != hot).collect();
+    crate::cpu::cpulist::list(&others)
+}
+
+/// The core that did the download's receive work of the peer's interface
+/// while the others had room for it (the `core-one-does-the-work` rule), with the
+/// report it was seen in.
+pub(crate) fn receive_hot_core(inp: &Inputs) -> Option<(u32, &CoreReport)> {
+    let r = inp
+        .peer
+        .as_ref()?
+        .throughput
+        .as_ref()
+        .ok()?
+        .download
+        .last_cores()?;
+    hot_core(r, Direction::Download).map(|h| (h.core.cpu, r))
+}
+
+/// The queue count of a device's channels ([`queues`]), 1 when it reports none.
+pub(crate) fn queue_count(ch: Option<&Channels>) -> u32 {
+    ch.and_then(queues).map_or(1, |(_, now, _)| now.max(1))
+}
+
+fn work(dir: Direction) -> &'static str {
+    match dir {
+        Direction::Download => "receive",
+        Direction::Upload => "send",
+    }
+}
+
+fn one_core_finding(
+    iface: &str,
+    dir: Direction,
+    hot: &HotCore<'_>,
+    r: &CoreReport,
+    ch: Option<&Channels>,
+) -> Finding {
+    let cpus = r.cpus.len() as u32;
+    let title = format!(
+        "CPU{} did {:.0} % of {iface}'s {} work at {:.0} % busy while the other cores had room for it",
+        hot.core.cpu,
+        hot.share * 100.0,
+        work(dir),
+        hot.core.busy_percent
+    );
+    let f = Finding::new(
+        "core-one-does-the-work",
+        Severity::Warning,
+        Some(iface),
+        title,
+    )
+    .evidence("direction", dir)
+    .evidence(
+        &format!("CPU{} busy", hot.core.cpu),
+        format!("{:.0} %", hot.core.busy_percent),
+    )
+    .evidence(
+        &format!("CPU{} softirq", hot.core.cpu),
+        format!("{:.0} %", hot.core.softirq_percent),
+    )
+    .evidence("busiest other core", format!("{:.0} %", hot.others_max))
+    .evidence(
+        "most another core spent in irq, softirq and steal",
+        format!("{:.0} %", hot.others_taken),
+    )
+    .evidence("cores", cpus);
+    match ch.and_then(queues) {
+        Some((kind, now, max)) if now < max.min(cpus) => {
+            let want = max.min(cpus);
+            f.evidence("channels", format!("{kind} {now} of max {max}"))
+                .why("one queue means one interrupt means one core: more queues let the other cores share the work")
+                .fix(format!("hlctl set {iface} channels {kind} {want}"))
+        }
+        Some((kind, now, max)) if now > 1 => f
+            .evidence("channels", format!("{kind} {now} of max {max}"))
+            .why("the device has several queues, but this transfer's flow hashed to one of them; spread the queues' interrupts, or run several streams (--parallel)")
+            .fix(format!("# spread {iface}'s queue interrupts over the cores (irqbalance, or /proc/irq/N/smp_affinity_list)")),
+        other => {
+            let ev = match other {
+                Some((kind, now, max)) => format!("{kind} {now} of max {max}"),
+                None => "none reported (one queue)".into(),
+            };
+            f.evidence("channels", ev)
+                .why("the device has a single queue: Receive Packet Steering hands the protocol work of its packets to the other cores")
+                .fix(format!(
+                    "hlctl set {iface} rps cpus {}",
+                    rps_cpus(hot.core.cpu, r)
+                ))
+        }
+    }
+}
+
+/// Every interrupt of a device with several queue vectors landed on one CPU.
+fn irqs_on_one_cpu(iface: &str, r: &CoreReport) -> Option<Finding> {
+    if r.queue_vectors.len() < 2 {
+        return None;
+    }
+    let took: Vec<&CoreUse> = r.cpus.iter().filter(|c| c.device_interrupts > 0).collect();
+    let [one] = took.as_slice() else { return None };
+    let irqs: Vec<String> = r.queue_vectors.iter().map(|v| v.irq.to_string()).collect();
+    Some(
+        Finding::new(
+            "irqs-on-one-cpu",
+            Severity::Warning,
+            Some(iface),
+            format!(
+                "all {} of {iface}'s queue vectors interrupted CPU{} only",
+                r.queue_vectors.len(),
+                one.cpu
+            ),
+        )
+        .evidence("queue vector IRQs", irqs.join(" "))
+        .evidence(&format!("CPU{} interrupts", one.cpu), one.device_interrupts)
+        .why("the queues exist to share the work among the cores; with every interrupt on one CPU they do not")
+        .fix("# spread them: irqbalance, or echo CPU > /proc/irq/N/smp_affinity_list per vector"),
+    )
+}
+
+/// Twice the current value of a sysctl, at least `floor`.
+fn doubled(inp: &Inputs, key: &str, floor: u64) -> u64 {
+    inp.sysctl(key)
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(floor, |v| (v * 2).max(floor))
+}
+
+fn backlog(inp: &Inputs, r: &CoreReport, dir: Direction, out: &mut Outcome) {
+    if r.backlog_dropped > 0 {
+        let key = "net.core.netdev_max_backlog";
+        out.find(
+            Finding::new(
+                "softnet-backlog-drops",
+                Severity::Warning,
+                None,
+                format!("{} packets dropped from full per-CPU backlogs during the {dir}", r.backlog_dropped),
+            )
+            .evidence(key, inp.sysctl(key).unwrap_or("?"))
+            .why("packets arrived faster than the core could take them off its backlog, and were lost")
+            .fix(format!("hlctl sysctl {key}={}", doubled(inp, key, 2000))),
+        );
+    }
+    // A few squeezes are every busy receive's lot; they matter when they
+    // are frequent and a core is the limit.
+    let per_second = r.time_squeeze as f64 / r.seconds.max(0.001);
+    let saturated = r.cpus.iter().any(|c| c.busy_percent >= SATURATED);
+    if per_second >= SQUEEZES_PER_SECOND && saturated {
+        let key = "net.core.netdev_budget";
+        out.find(
+            Finding::new(
+                "softnet-time-squeeze",
+                Severity::Info,
+                None,
+                format!("the receive budget ran out {} times with work left during the {dir}", r.time_squeeze),
+            )
+            .evidence(key, inp.sysctl(key).unwrap_or("?"))
+            .why("each poll cycle stopped with packets still waiting; a larger budget lets one cycle take more")
+            .fix(format!("hlctl sysctl {key}={}", doubled(inp, key, 600))),
+        );
+    }
+}
+
+fn steal(r: &CoreReport, dir: Direction, out: &mut Outcome) -> bool {
+    let Some(c) = r
+        .cpus
+        .iter()
+        .filter(|c| c.steal_percent >= STEAL)
+        .max_by(|a, b| a.steal_percent.total_cmp(&b.steal_percent))
+    else {
+        return false;
+    };
+    out.find(
+        Finding::new(
+            "cpu-steal",
+            Severity::Warning,
+            None,
+            format!("the hypervisor took {:.0} % of CPU{} during the {dir}", c.steal_percent, c.cpu),
+        )
+        .evidence(&format!("CPU{} steal", c.cpu), format!("{:.0} %", c.steal_percent))
+        .why("this VM's virtual CPUs waited for the host's real ones: the host is overcommitted, and no setting inside this VM helps")
+        .fix("# give this VM dedicated cores, or move load off its host"),
+    );
+    true
+}
+
+/// The checks on one direction's per-core report.
+fn check_direction(inp: &Inputs, iface: &str, dir: Direction, r: &CoreReport, out: &mut Outcome) {
+    let ch = inp.iface(iface).and_then(|s| s.now().channels.as_ref());
+    let before = out.findings.len();
+    if let Some(hot) = hot_core(r, dir) {
+        out.find(one_core_finding(iface, dir, &hot, r, ch));
+    }
+    out.findings.extend(irqs_on_one_cpu(iface, r));
+    backlog(inp, r, dir, out);
+    steal(r, dir, out);
+    if out.findings.len() == before {
+        out.pass(
+            "cores",
+            Some(iface),
+            crate::cpu::text::line(&dir.to_string(), r),
+        );
+    }
+}
+
+pub(crate) fn check(inp: &Inputs, out: &mut Outcome) {
+    let Some(p) = &inp.peer else {
+        out.skip("cores", None, "no --peer to measure");
+        return;
+    };
+    let Ok(t) = &p.throughput else {
+        out.skip("cores", p.interface.as_deref(), "no transfer measured");
+        return;
+    };
+    let iface = p.interface.as_deref().unwrap_or("?");
+    let mut seen = false;
+    for (dir, series) in [
+        (Direction::Upload, &t.upload),
+        (Direction::Download, &t.download),
+    ] {
+        if let Some(r) = series.last_cores() {
+            seen = true;
+            check_direction(inp, iface, dir, r, out);
+        }
+    }
+    if !seen {
+        out.skip(
+            "cores",
+            p.interface.as_deref(),
+            "the cores were not sampled (HLCTL_NO_CPU_SAMPLING, or /proc unreadable)",
+        );
+    }
+}
+
+#[cfg(test)]
+#[path = "cores_tests.rs"]
+mod tests;

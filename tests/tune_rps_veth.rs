@@ -1,0 +1,329 @@
+//! The scenario of issue 36 §4 on this 2-core machine, built from real
+//! parts: a single-queue veth pair across two test namespaces (veth's
+//! receive goes through the per-CPU backlog, where RPS applies), a real
+//! `iperf3 -s` in the peer namespace, and a busy process (a shell spin loop
+//! this test starts and stops by pid) saturating CPU1.
+//!
+//! The receive work is steered onto CPU1 the way a single-queue NIC's
+//! interrupts would put it there: without RPS, veth's receive runs on the
+//! sender's CPU, so the iperf3 server (the sender of the download) is
+//! pinned to CPU1, hlctl (the receiving application, which sends the ACKs)
+//! too, and the peer's veth steers its own receive (the ACKs) to CPU1:
+//! every NET_RX softirq of the transfer runs there. The tune's
+//! doctor must name CPU1 and the RPS fix, and the tune must try RPS to
+//! CPU0, measure it, and keep it (persisted, undone by `rollback`) or
+//! revert it. The gain itself (kept under the busy process, reverted on the
+//! same rig without it) needs CPU0 free: an `#[ignore]`d test run by hand.
+//! A tune killed while trying RPS is rolled back to RPS off.
+
+mod common;
+
+use std::process::{Command, Output, Stdio};
+
+use common::ChildGuard;
+use common::lab::{Lab, Server, json_of, step, with_json};
+use serde_json::Value;
+
+fn num(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// `rps_cpus` of a veth's rx-0 in `ns`, as the CPUs it holds.
+fn rps_cpus(ns: &common::NetNs, dev: &str) -> Vec<u32> {
+    let out = ns.exec(&["cat", &format!("/sys/class/net/{dev}/queues/rx-0/rps_cpus")]);
+    let mask = String::from_utf8_lossy(&out.stdout).trim().replace(',', "");
+    let n = u128::from_str_radix(&mask, 16).unwrap_or_else(|_| panic!("mask {mask}"));
+    (0..128).filter(|b| n >> b & 1 == 1).collect()
+}
+
+/// Pin every thread of `pid` to `cpu` (`taskset -a -p -c`).
+fn pin(pid: u32, cpu: u32) {
+    let ok = Command::new("taskset")
+        .args(["-a", "-p", "-c", &cpu.to_string(), &pid.to_string()])
+        .stdout(Stdio::null())
+        .status()
+        .expect("taskset")
+        .success();
+    assert!(ok, "taskset -p {pid}");
+}
+
+/// A spin loop on `cpu`, stopped (by pid) when dropped.
+fn busy_on(cpu: u32) -> ChildGuard {
+    let child = common::die_with_test(&mut Command::new("taskset"))
+        .args(["-c", &cpu.to_string(), "sh", "-c", "while :; do :; done"])
+        .spawn()
+        .expect("start the busy loop");
+    ChildGuard(child)
+}
+
+/// The rig: the lab, its server pinned to CPU1, the peer's receive on CPU1.
+fn rig() -> (Lab, Server) {
+    let lab = Lab::single_queue();
+    let srv = lab.iperf3_server();
+    pin(srv.child.pid(), 1);
+    lab.peer.exec(&[
+        "sh",
+        "-c",
+        &format!("echo 2 > /sys/class/net/{}/queues/rx-0/rps_cpus", lab.b),
+    ]);
+    assert_eq!(rps_cpus(&lab.peer, &lab.b), [1]);
+    (lab, srv)
+}
+
+/// hlctl `args` inside `here`, pinned to CPU1 with the rest of the
+/// transfer (its ACKs' receive then runs there too), unchecked.
+fn hlctl_on_cpu1(lab: &Lab, args: &[&str]) -> Output {
+    let mut v = vec!["taskset".to_string(), "-c".into(), "1".into()];
+    v.extend(lab.argv(args));
+    let r: Vec<&str> = v.iter().map(String::as_str).collect();
+    lab.here.exec_raw(&r)
+}
+
+fn tune(lab: &Lab, srv: &Server, extra: &[&str]) -> Value {
+    let peer = lab.peer_arg(srv);
+    let mut args = vec![
+        "tune", &lab.a, "--peer", &peer, "--yes", "--runs", "3", "--time", "3", "--no-mtu",
+    ];
+    args.extend_from_slice(extra);
+    let args = with_json(&args);
+    json_of(&args, hlctl_on_cpu1(lab, &args))
+}
+
+fn download(s: &Value) -> &Value {
+    s["deltas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["direction"] == "download")
+        .unwrap_or_else(|| panic!("no download delta in {s}"))
+}
+
+/// What a doctor run says of the cores now (for a failed attempt's message).
+fn cores_line(lab: &Lab, srv: &Server) -> String {
+    let peer = lab.peer_arg(srv);
+    let args = with_json(&["doctor", &lab.a, "--peer", &peer]);
+    let d = json_of(&args, hlctl_on_cpu1(lab, &args));
+    let passed = d["passed"].as_array().cloned().unwrap_or_default();
+    let lines: Vec<String> = passed
+        .iter()
+        .chain(d["findings"].as_array().into_iter().flatten())
+        .filter(|p| {
+            p["check"] == "cores" || p["id"].as_str().is_some_and(|i| i.starts_with("core"))
+        })
+        .map(|p| {
+            p["detail"]
+                .as_str()
+                .or(p["title"].as_str())
+                .unwrap_or("")
+                .to_string()
+        })
+        .collect();
+    lines.join(" | ")
+}
+
+/// The doctor's finding that one core did the receive work, if any.
+fn hot_core_finding(r: &Value) -> Option<&Value> {
+    r["findings"].as_array().unwrap().iter().find(|f| {
+        f["id"] == "core-one-does-the-work" && f["evidence"].to_string().contains("download")
+    })
+}
+
+/// Up to three tunes under the busy process, until one both found the hot
+/// core and kept RPS (`want_kept`) or found it and tried RPS at all; each
+/// attempt's RPS must be reverted when not kept. Returns the last report.
+fn tune_busy(lab: &Lab, srv: &Server, want_kept: bool) -> Value {
+    let busy = busy_on(1);
+    let mut r = Value::Null;
+    for attempt in 1..=3 {
+        r = tune(lab, srv, &[]);
+        // Other tests' traffic (their guests' taps) counts in the same
+        // per-CPU softirqs: a finding naming another core is retried too.
+        let found = hot_core_finding(&r)
+            .filter(|f| {
+                f["title"]
+                    .as_str()
+                    .is_some_and(|t| t.starts_with("CPU1 did"))
+            })
+            .cloned();
+        let rps = r["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["candidate"] == "rps")
+            .cloned();
+        let kept = rps.as_ref().is_some_and(|s| s["status"] == "kept");
+        if found.is_some() && rps.is_some() && (kept || !want_kept) {
+            break;
+        }
+        eprintln!(
+            "attempt {attempt}: finding {}, steps {}; a doctor run now: {}",
+            found.map_or("none".into(), |f| f["title"].to_string()),
+            r["steps"],
+            cores_line(lab, srv)
+        );
+        assert_eq!(
+            rps_cpus(&lab.here, &lab.a),
+            Vec::<u32>::new(),
+            "not kept, not reverted"
+        );
+    }
+    drop(busy);
+    r
+}
+
+fn say(what: &str, s: &Value) {
+    let d = download(s);
+    eprintln!(
+        "{what}: rps {}, download {:.0} -> {:.0} Mbit/s ({:+.1} %, threshold {:.1} %): {}",
+        s["status"],
+        num(&d["before_bps"]) / 1e6,
+        num(&d["after_bps"]) / 1e6,
+        num(&d["change_percent"]),
+        num(&d["threshold_percent"]),
+        s["reason"]
+    );
+}
+
+/// The parts that do not depend on the machine being quiet: the doctor
+/// (inside the tune, on its baseline's cores) names CPU1 and the RPS fix;
+/// the tune tries RPS to CPU0 in `here`'s sysfs, measures it before and
+/// after, and either keeps it (persisted, undone by `rollback`) or
+/// reverts it (sysfs back to none).
+#[test]
+fn a_busy_receive_core_is_named_and_rps_is_tried_measured_and_kept_or_reverted() {
+    let _serial = common::lab::serial();
+    let (lab, srv) = rig();
+    let a = lab.a.clone();
+    let r = tune_busy(&lab, &srv, false);
+    let f = hot_core_finding(&r).unwrap_or_else(|| panic!("no core finding: {}", r["findings"]));
+    assert!(f["title"].as_str().unwrap().starts_with("CPU1 did"), "{f}");
+    assert_eq!(f["fix"][0], format!("hlctl set {a} rps cpus 0"), "{f}");
+    let s = step(&r, "rps");
+    say("busy CPU1", s);
+    assert_eq!(s["settings"][0]["setting"], "rps cpus", "{s}");
+    assert_eq!(s["settings"][0]["tried"], "0", "{s}");
+    assert!(num(&download(s)["before_bps"]) > 0.0, "{s}");
+    if s["status"] == "kept" {
+        kept_is_persisted_and_rolled_back(&lab, &r);
+    } else {
+        assert_eq!(s["status"], "reverted", "{s}");
+        assert_eq!(rps_cpus(&lab.here, &a), Vec::<u32>::new());
+        assert!(!lab.state_dir().join("nic-settings.json").exists());
+    }
+}
+
+/// RPS kept: in sysfs, the report, the state file; `rollback` undoes it.
+fn kept_is_persisted_and_rolled_back(lab: &Lab, r: &Value) {
+    let a = lab.a.as_str();
+    assert_eq!(rps_cpus(&lab.here, a), [0]);
+    assert_eq!(r["kept"]["nic"]["rps"]["cpus"], "0", "{}", r["kept"]);
+    let state: Value = serde_json::from_str(
+        &std::fs::read_to_string(lab.state_dir().join("nic-settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        state["interfaces"][0]["settings"]["rps"]["cpus"], "0",
+        "{state}"
+    );
+    let rb = lab.json(&["rollback", a]);
+    assert_eq!(rb["undone"].as_array().unwrap().len(), 1, "{rb}");
+    assert_eq!(rps_cpus(&lab.here, a), Vec::<u32>::new());
+}
+
+/// The gain itself: kept with a measured gain under the busy process, and
+/// reverted on the same rig without it. Whether RPS gains here depends on
+/// CPU0 being free for the work it is handed; on the shared 2-core build
+/// machine CPU0 is 100 % busy with other jobs (load 11 while this was
+/// written) and RPS measured −40 to +12 %, so it runs by hand:
+/// `cargo test --test tune_rps_veth -- --ignored --nocapture`.
+#[test]
+#[ignore = "needs a quiet 2-core machine (CPU0 free); run by hand with --ignored"]
+fn rps_is_kept_with_a_gain_under_the_busy_core_and_reverted_without_it() {
+    let _serial = common::lab::serial();
+    let (lab, srv) = rig();
+    let r = tune_busy(&lab, &srv, true);
+    let s = step(&r, "rps");
+    say("busy CPU1", s);
+    assert_eq!(s["status"], "kept", "{s}");
+    let d = download(s);
+    assert!(num(&d["after_bps"]) > num(&d["before_bps"]), "{d}");
+    kept_is_persisted_and_rolled_back(&lab, &r);
+
+    // Without the busy process the doctor does not propose it; tried with
+    // --try, it gains nothing and is reverted.
+    let r = tune(&lab, &srv, &["--try", "rps cpus 0"]);
+    let tried: Vec<&Value> = r["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["candidate"] == "rps" || s["candidate"] == "try-1")
+        .collect();
+    assert!(!tried.is_empty(), "{}", r["steps"]);
+    for s in tried {
+        say("idle", s);
+        assert_eq!(s["status"], "reverted", "{s}");
+    }
+    assert_eq!(rps_cpus(&lab.here, &lab.a), Vec::<u32>::new());
+}
+
+/// A tune killed (SIGKILL) while RPS is being tried leaves a journal whose
+/// original is RPS off; `hlctl rollback` writes it back to sysfs.
+#[test]
+fn a_tune_killed_while_trying_rps_is_rolled_back_to_rps_off() {
+    let _serial = common::lab::serial();
+    let lab = Lab::single_queue();
+    let srv = lab.iperf3_server();
+    let peer = lab.peer_arg(&srv);
+    let argv = lab.argv(&[
+        "tune",
+        &lab.a,
+        "--peer",
+        &peer,
+        "--yes",
+        "--runs",
+        "3",
+        "--time",
+        "2",
+        "--no-mtu",
+        "--confirm-timeout",
+        "600",
+        "--try",
+        "rps cpus 0",
+    ]);
+    // `ip netns exec` execs hlctl in place: the child's pid is hlctl's.
+    let mut child = ChildGuard(
+        common::die_with_test(&mut Command::new("ip"))
+            .args(["netns", "exec", &lab.here.name])
+            .args(&argv)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let journal = lab
+        .state_dir()
+        .join("tune")
+        .join(format!("journal-{}.json", lab.a));
+    // The candidates before it (TCP buffers, offloads ...) take their runs
+    // first: on a loaded machine that has taken over a minute.
+    let t0 = std::time::Instant::now();
+    while rps_cpus(&lab.here, &lab.a).is_empty() && t0.elapsed().as_secs() < 180 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // The --try, or the doctor's own rps candidate when it saw a hot core.
+    assert!(
+        !rps_cpus(&lab.here, &lab.a).is_empty(),
+        "RPS was never tried"
+    );
+    let j = std::fs::read_to_string(&journal).expect("a journal while trying");
+    assert!(j.contains("\"trying\""), "{j}");
+    child.kill9();
+
+    let st = lab.json(&["status"]);
+    let p = &st["pending"][0];
+    assert_eq!(p["owner_alive"], false, "{st}");
+    assert_eq!(p["original"]["nic"]["rps"]["cpus"], "none", "{st}");
+    let rb = lab.json(&["rollback", &lab.a]);
+    assert_eq!(rb["pending_restored"].as_array().unwrap().len(), 1, "{rb}");
+    assert_eq!(rps_cpus(&lab.here, &lab.a), Vec::<u32>::new());
+}

@@ -1,0 +1,183 @@
+//! The multi-queue virtio NIC of `vm_e1000e_hlctl`'s guest (2 queue pairs,
+//! 2 vCPUs under multi-threaded TCG): what `hlctl show` and `hlctl set`
+//! say of its queues and interrupts, against `ethtool -l`, /proc/interrupts,
+//! /proc/irq/N/ and the queues' sysfs in the same guest.
+
+use serde_json::Value;
+
+use super::common::vm::VmOutput;
+use super::{field, ok};
+
+/// The sections printed to the log (the figures of the run).
+pub(crate) const SHOWN: &[&str] = &[
+    "v-nproc",
+    "v-l",
+    "v-x",
+    "v-irqs",
+    "v-queues",
+    "v-show-text",
+    "v-spread-irqs",
+    "v-spread-queues",
+    "v-ch1-l",
+    "v-ch1-queues",
+    "v-ch2-l",
+    "v-ch2-queues",
+    "v-ch2-irqs",
+    "v-ch2-rpsxps",
+    "e-l",
+    "e-irqs",
+];
+
+/// (max combined, current combined) from `ethtool -l`.
+fn combined(text: &str) -> (u64, u64) {
+    let (max, cur) = text
+        .split_once("Current hardware settings:")
+        .unwrap_or_else(|| panic!("ethtool -l output:\n{text}"));
+    let n = |t: &str| {
+        field(t, "Combined:")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("Combined: in {t}"))
+    };
+    (n(max), n(cur))
+}
+
+fn queues(out: &VmOutput, section: &str) -> Value {
+    ok(out, section);
+    out.json(section)["interfaces"][0]["queues"].clone()
+}
+
+/// (irq, name, smp_affinity_list, effective_affinity_list) of the queue
+/// vectors (input.N / output.N; not the config vector), as hlctl shows them.
+fn shown_vectors(q: &Value) -> Vec<(String, String, String, String)> {
+    q["vectors"]
+        .as_array()
+        .expect("vectors")
+        .iter()
+        .map(|v| {
+            let s = |k: &str| v[k].as_str().unwrap_or("-").to_string();
+            (
+                v["irq"].to_string(),
+                s("name"),
+                s("smp_affinity_list"),
+                s("effective_affinity_list"),
+            )
+        })
+        .collect()
+}
+
+/// The same, as the guest read /proc/interrupts and /proc/irq/N/.
+fn guest_vectors(text: &str) -> Vec<(String, String, String, String)> {
+    text.lines()
+        .filter(|l| l.contains("put."))
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            assert_eq!(f.len(), 4, "{l}");
+            (f[0].into(), f[1].into(), f[2].into(), f[3].into())
+        })
+        .collect()
+}
+
+/// rx-N RPS_CPUS RPS_FLOW_CNT / tx-N XPS_CPUS, as hlctl shows them.
+fn shown_queues(q: &Value) -> Vec<String> {
+    let s = |v: &Value| v.as_str().map_or("-".to_string(), str::to_string);
+    let rx = q["rx"].as_array().expect("rx").iter().map(|r| {
+        format!(
+            "rx-{} {} {}",
+            r["index"],
+            s(&r["rps_cpus"]),
+            r["rps_flow_cnt"]
+        )
+    });
+    let tx = q["tx"].as_array().expect("tx").iter();
+    rx.chain(tx.map(|t| format!("tx-{} {}", t["index"], s(&t["xps_cpus"]))))
+        .collect()
+}
+
+fn sorted_lines(text: &str) -> Vec<String> {
+    let mut v: Vec<String> = text.lines().map(str::to_string).collect();
+    v.sort();
+    v
+}
+
+pub(crate) fn check(out: &VmOutput) {
+    assert_eq!(ok(out, "v-nproc").trim(), "2");
+    layout_matches_the_guest(out);
+    spread_written_in_sysfs_is_shown(out);
+    channels_1_then_2(out);
+}
+
+/// Channels 2 of 2, two rx and two tx queues, 4 queue vectors: hlctl,
+/// ethtool, sysfs and procfs agree.
+fn layout_matches_the_guest(out: &VmOutput) {
+    let s = &out.json("v-show")["interfaces"][0];
+    let (max, cur) = combined(&ok(out, "v-l"));
+    assert_eq!((max, cur), (2, 2));
+    let ch = &s["channels"];
+    assert_eq!(
+        (ch["combined_max"].as_u64(), ch["combined"].as_u64()),
+        (Some(max), Some(cur)),
+        "{ch}"
+    );
+    let q = &s["queues"];
+    assert_eq!(shown_queues(q), sorted_lines(&ok(out, "v-queues")), "{q}");
+    assert_eq!(
+        (
+            q["rx"].as_array().unwrap().len(),
+            q["tx"].as_array().unwrap().len()
+        ),
+        (2, 2)
+    );
+    let guest = guest_vectors(&ok(out, "v-irqs"));
+    assert_eq!(shown_vectors(q), guest, "{q}");
+    assert_eq!(guest.len(), 4, "2 input + 2 output vectors: {guest:?}");
+    assert_eq!(q["physical_cores"].as_u64(), Some(2), "{q}");
+    let text = ok(out, "v-show-text");
+    assert!(
+        text.contains("  queues    2 rx / 2 tx (channels combined 2 of max 2; 2 physical cores)"),
+        "{text}"
+    );
+}
+
+/// RPS, RFS, XPS and an IRQ's affinity written in sysfs/procfs by the guest
+/// script: hlctl shows what the kernel then reads back.
+fn spread_written_in_sysfs_is_shown(out: &VmOutput) {
+    ok(out, "v-spread");
+    let q = queues(out, "v-spread-show");
+    let sys = sorted_lines(&ok(out, "v-spread-queues"));
+    assert_eq!(shown_queues(&q), sys, "{q}");
+    assert_eq!(sys, ["rx-0 2 256", "rx-1 1 0", "tx-0 2", "tx-1 1"]);
+    assert_eq!(q["rps_sock_flow_entries"].as_u64(), Some(4096), "{q}");
+    let guest = guest_vectors(&ok(out, "v-spread-irqs"));
+    assert_eq!(shown_vectors(&q), guest, "{q}");
+    // The effective CPU follows at the vector's next interrupt (x86 moves an
+    // MSI lazily): whatever the kernel says, hlctl said it too (above).
+    let input0 = guest.iter().find(|v| v.1.ends_with("input.0")).unwrap();
+    assert_eq!(input0.2, "1", "{guest:?}");
+}
+
+/// `hlctl set eth1 channels combined 1` then `2`: ethtool and the sysfs
+/// queue directories follow, and so does hlctl's layout.
+fn channels_1_then_2(out: &VmOutput) {
+    for (n, section) in [(1, "v-ch1"), (2, "v-ch2")] {
+        let set = out.json(section);
+        assert!(set["failure"].is_null(), "{set}");
+        assert_eq!(combined(&ok(out, &format!("{section}-l"))), (2, n));
+        let dirs = sorted_lines(&ok(out, &format!("{section}-queues")));
+        let want: Vec<String> = (0..n)
+            .map(|i| format!("rx-{i}"))
+            .chain((0..n).map(|i| format!("tx-{i}")))
+            .collect();
+        assert_eq!(dirs, want);
+        let q = queues(out, &format!("{section}-show"));
+        let names: Vec<String> = shown_queues(&q)
+            .iter()
+            .map(|l| l.split(' ').next().unwrap().to_string())
+            .collect();
+        assert_eq!(names, want, "{q}");
+    }
+    // virtio_net lays out XPS and the vectors' affinity again when the
+    // channels change; hlctl shows what it left.
+    let q = queues(out, "v-ch2-show");
+    assert_eq!(shown_vectors(&q), guest_vectors(&ok(out, "v-ch2-irqs")));
+    assert_eq!(shown_queues(&q), sorted_lines(&ok(out, "v-ch2-rpsxps")));
+}
