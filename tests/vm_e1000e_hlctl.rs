@@ -4,6 +4,8 @@
 mod common;
 #[path = "vm_e1000e_hlctl/refusal.rs"]
 mod refusal;
+#[path = "vm_e1000e_hlctl/tune_channels.rs"]
+mod tune_channels;
 #[path = "vm_e1000e_hlctl/virtio_mq.rs"]
 mod virtio_mq;
 
@@ -250,11 +252,14 @@ section overmax-e ethtool -g eth0
     // (qemu runs there); the e1000e stays on its isolated hub.
     common::require_root("a multi-queue tap in a network namespace");
     let ns = NetNs::new();
-    add_tap_multi_queue(&ns, "mq0", "10.216.0.1/24");
+    add_tap_multi_queue(&ns, "mq0", &format!("{}/24", tune_channels::PEER));
+    // The tune's peer, on the tap's host side (stopped by pid when dropped).
+    let _peer = iperf3_server_in(&ns, tune_channels::PORT);
     let out = Vm::builder()
         .binary("/usr/sbin/ethtool")
         .iproute2()
         .binary(env!("CARGO_BIN_EXE_hlctl"))
+        .binary("/usr/bin/iperf3")
         .nic_e1000e()
         .module("virtio_pci")
         .module("virtio_net")
@@ -270,10 +275,12 @@ section overmax-e ethtool -g eth0
         .script(script)
         .script(VIRTIO_MQ)
         .script(&refusals)
+        .script(&tune_channels::script())
         .script("true")
-        .timeout(480)
+        .timeout(540)
         .run();
-    out.report_and_assert_success(virtio_mq::SHOWN);
+    let shown: Vec<&str> = [virtio_mq::SHOWN, tune_channels::SHOWN].concat();
+    out.report_and_assert_success(&shown);
     let drivers = ok(&out, "nic-drivers");
     assert_eq!(
         drivers.lines().collect::<Vec<_>>(),
@@ -602,4 +609,16 @@ section overmax-e ethtool -g eth0
     );
 
     refusal::assert_all(&out);
+    tune_channels::check(&out);
+}
+
+/// `iperf3 -s -p PORT` inside `ns`, killed and reaped when dropped.
+fn iperf3_server_in(ns: &NetNs, port: u16) -> common::ChildGuard {
+    let mut cmd = std::process::Command::new("ip");
+    cmd.args(["netns", "exec", &ns.name, "iperf3", "-s", "-p", &port.to_string()])
+        .stdout(std::process::Stdio::null());
+    let child = common::die_with_test(&mut cmd)
+        .spawn()
+        .expect("start iperf3 -s");
+    common::ChildGuard(child)
 }
