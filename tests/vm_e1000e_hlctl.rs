@@ -56,6 +56,7 @@ v_spread() {
 }
 ip link set eth1 up
 section v-nproc nproc
+section v-irqs0 v_irqs
 section v-show hlctl show eth1 --json
 section v-show-text hlctl show eth1
 section v-l ethtool -l eth1
@@ -64,6 +65,7 @@ section v-irqs v_irqs
 section v-queues v_queues
 section v-interrupts cat /proc/interrupts
 section v-spread v_spread
+section v-spread-irqs0 v_irqs
 section v-spread-show hlctl show eth1 --json
 section v-spread-irqs v_irqs
 section v-spread-queues v_queues
@@ -74,6 +76,7 @@ section v-ch1-show hlctl show eth1 --json
 section v-ch2 hlctl set eth1 channels combined 2 --json
 section v-ch2-l ethtool -l eth1
 section v-ch2-queues ls -1 /sys/class/net/eth1/queues
+section v-ch2-irqs0 v_irqs
 section v-ch2-show hlctl show eth1 --json
 section v-ch2-irqs v_irqs
 section v-ch2-rpsxps v_queues
@@ -615,8 +618,18 @@ section overmax-e ethtool -g eth0
 /// `iperf3 -s -p PORT` inside `ns`, killed and reaped when dropped.
 fn iperf3_server_in(ns: &NetNs, port: u16) -> common::ChildGuard {
     let mut cmd = std::process::Command::new("ip");
-    cmd.args(["netns", "exec", &ns.name, "iperf3", "-s", "-p", &port.to_string()])
-        .stdout(std::process::Stdio::null());
+    cmd.args([
+        "netns",
+        "exec",
+        &ns.name,
+        "iperf3",
+        "-s",
+        "-p",
+        &port.to_string(),
+    ])
+    // Quiet: hlctl's port probes connect and close without a test.
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null());
     let child = common::die_with_test(&mut cmd)
         .spawn()
         .expect("start iperf3 -s");

@@ -85,7 +85,10 @@ pub(crate) fn candidates(inp: &Inputs, i: &Interface, notes: &mut Vec<String>) -
         }
         None => rps(&hot, i, notes),
     };
-    spread.into_iter().chain(coalescing(&hot, i, notes)).collect()
+    spread
+        .into_iter()
+        .chain(coalescing(&hot, i, notes))
+        .collect()
 }
 
 /// More queues, up to the smaller of the device's maximum and the cores.

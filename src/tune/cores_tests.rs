@@ -114,7 +114,10 @@ fn rx_usecs(u: u32) -> Option<Coalesce> {
 fn a_hot_receive_core_on_one_queue_gets_rps_over_the_others() {
     let (c, _) = plan(&veth("none"), hot());
     assert_eq!(ids(&c), ["rps"]);
-    assert_eq!(c[0].change.nic.rps.as_ref().unwrap().cpus.as_deref(), Some("0"));
+    assert_eq!(
+        c[0].change.nic.rps.as_ref().unwrap().cpus.as_deref(),
+        Some("0")
+    );
     assert!(
         c[0].reason.starts_with("CPU1 did the receive work"),
         "{}",
@@ -138,7 +141,8 @@ fn spare_channels_are_raised_to_the_cores_before_rps() {
     assert_eq!((set.combined, set.rx), (Some(2), None));
     assert_eq!(c[0].title, "combined channels to 2");
     assert!(
-        c[0].reason.contains("combined 1 of max 4 channels for 2 cores"),
+        c[0].reason
+            .contains("combined 1 of max 4 channels for 2 cores"),
         "{}",
         c[0].reason
     );
@@ -174,7 +178,10 @@ fn separate_rx_channels_are_raised_as_rx() {
 fn channels_at_their_maximum_or_at_the_cores_are_not_raised() {
     let (c, notes) = plan(&nic((1, 1), None), hot());
     assert_eq!(ids(&c), ["rps"]);
-    assert!(!notes.iter().any(|n| n.contains("tried first")), "{notes:?}");
+    assert!(
+        !notes.iter().any(|n| n.contains("tried first")),
+        "{notes:?}"
+    );
     assert!(plan(&nic((2, 4), None), hot()).0.is_empty());
     assert!(plan(&nic((1, 4), None), shared()).0.is_empty());
 }
@@ -190,7 +197,9 @@ fn nothing_is_tried_on_a_bridge_or_bond() {
     assert!(c.is_empty(), "{:?}", ids(&c));
     assert_eq!(notes.len(), 1, "{notes:?}");
     assert!(
-        notes[0].starts_with("channels, RPS and coalescing: not tried, veth0 is part of a bridge or bond"),
+        notes[0].starts_with(
+            "channels, RPS and coalescing: not tried, veth0 is part of a bridge or bond"
+        ),
         "{notes:?}"
     );
 }
@@ -215,8 +224,18 @@ fn adaptive_rx_off_is_turned_on_after_the_channels() {
 /// without a hot core: nothing.
 #[test]
 fn coalescing_already_adaptive_or_long_enough_is_left_alone() {
-    assert!(plan(&nic((1, 1), adaptive(true)), hot()).0.iter().all(|c| c.id != "coalescing"));
-    assert!(plan(&nic((1, 1), rx_usecs(50)), hot()).0.iter().all(|c| c.id != "coalescing"));
+    assert!(
+        plan(&nic((1, 1), adaptive(true)), hot())
+            .0
+            .iter()
+            .all(|c| c.id != "coalescing")
+    );
+    assert!(
+        plan(&nic((1, 1), rx_usecs(50)), hot())
+            .0
+            .iter()
+            .all(|c| c.id != "coalescing")
+    );
     assert!(plan(&nic((1, 1), rx_usecs(3)), shared()).0.is_empty());
 }
 
@@ -228,7 +247,11 @@ fn short_rx_usecs_without_adaptive_rx_is_raised_to_50() {
         assert_eq!(ids(&c), ["rps", "coalescing"], "rx-usecs {u}");
         let set = c[1].change.nic.coalesce.as_ref().unwrap();
         assert_eq!((set.rx_usecs, set.adaptive_rx), (Some(50), None));
-        assert!(c[1].reason.contains(&format!("at rx-usecs {u}:")), "{}", c[1].reason);
+        assert!(
+            c[1].reason.contains(&format!("at rx-usecs {u}:")),
+            "{}",
+            c[1].reason
+        );
     }
 }
 
@@ -243,7 +266,9 @@ fn an_intel_drivers_own_throttling_mode_is_not_replaced() {
     let (c, notes) = plan(&e1000e(3), hot());
     assert_eq!(ids(&c), ["rps"]);
     assert!(
-        notes.iter().any(|n| n.contains("rx-usecs 3 is its driver's own adaptive")),
+        notes
+            .iter()
+            .any(|n| n.contains("rx-usecs 3 is its driver's own adaptive")),
         "{notes:?}"
     );
     assert_eq!(ids(&plan(&e1000e(0), hot()).0), ["rps", "coalescing"]);
@@ -254,7 +279,9 @@ fn an_intel_drivers_own_throttling_mode_is_not_replaced() {
 fn a_device_without_coalescing_is_noted() {
     let (_, notes) = plan(&veth("none"), hot());
     assert!(
-        notes.iter().any(|n| n == "coalescing: not tried, veth0's driver reports no interrupt coalescing"),
+        notes
+            .iter()
+            .any(|n| n == "coalescing: not tried, veth0's driver reports no interrupt coalescing"),
         "{notes:?}"
     );
     let only_tx = Some(Coalesce {
@@ -264,7 +291,8 @@ fn a_device_without_coalescing_is_noted() {
     let (c, notes) = plan(&nic((1, 1), only_tx), hot());
     assert_eq!(ids(&c), ["rps"]);
     assert!(
-        notes.iter().any(|n| n.starts_with("coalescing: not tried, veth0 reports neither adaptive-rx nor rx-usecs")),
+        notes.iter().any(|n| n
+            .starts_with("coalescing: not tried, veth0 reports neither adaptive-rx nor rx-usecs")),
         "{notes:?}"
     );
 }
