@@ -1,5 +1,6 @@
 //! `hlctl show` and `hlctl set` against the real e1000e driver in a qemu VM,
-//! each step cross-checked with the real `ethtool` in the same guest.
+//! each step cross-checked with the real `ethtool` in the same guest; last,
+//! `hlctl tune` of the guest's virtio NIC at 1 channel (`tune_channels.rs`).
 
 mod common;
 #[path = "vm_e1000e_hlctl/refusal.rs"]
