@@ -1,9 +1,12 @@
 //! `hlctl show` and `hlctl set` against the real e1000e driver in a qemu VM,
-//! each step cross-checked with the real `ethtool` in the same guest.
+//! each step cross-checked with the real `ethtool` in the same guest; last,
+//! `hlctl tune` of the guest's virtio NIC at 1 channel (`tune_channels.rs`).
 
 mod common;
 #[path = "vm_e1000e_hlctl/refusal.rs"]
 mod refusal;
+#[path = "vm_e1000e_hlctl/tune_channels.rs"]
+mod tune_channels;
 #[path = "vm_e1000e_hlctl/virtio_mq.rs"]
 mod virtio_mq;
 
@@ -54,6 +57,7 @@ v_spread() {
 }
 ip link set eth1 up
 section v-nproc nproc
+section v-irqs0 v_irqs
 section v-show hlctl show eth1 --json
 section v-show-text hlctl show eth1
 section v-l ethtool -l eth1
@@ -62,6 +66,7 @@ section v-irqs v_irqs
 section v-queues v_queues
 section v-interrupts cat /proc/interrupts
 section v-spread v_spread
+section v-spread-irqs0 v_irqs
 section v-spread-show hlctl show eth1 --json
 section v-spread-irqs v_irqs
 section v-spread-queues v_queues
@@ -72,6 +77,7 @@ section v-ch1-show hlctl show eth1 --json
 section v-ch2 hlctl set eth1 channels combined 2 --json
 section v-ch2-l ethtool -l eth1
 section v-ch2-queues ls -1 /sys/class/net/eth1/queues
+section v-ch2-irqs0 v_irqs
 section v-ch2-show hlctl show eth1 --json
 section v-ch2-irqs v_irqs
 section v-ch2-rpsxps v_queues
@@ -250,11 +256,14 @@ section overmax-e ethtool -g eth0
     // (qemu runs there); the e1000e stays on its isolated hub.
     common::require_root("a multi-queue tap in a network namespace");
     let ns = NetNs::new();
-    add_tap_multi_queue(&ns, "mq0", "10.216.0.1/24");
+    add_tap_multi_queue(&ns, "mq0", &format!("{}/24", tune_channels::PEER));
+    // The tune's peer, on the tap's host side (stopped by pid when dropped).
+    let _peer = iperf3_server_in(&ns, tune_channels::PORT);
     let out = Vm::builder()
         .binary("/usr/sbin/ethtool")
         .iproute2()
         .binary(env!("CARGO_BIN_EXE_hlctl"))
+        .binary("/usr/bin/iperf3")
         .nic_e1000e()
         .module("virtio_pci")
         .module("virtio_net")
@@ -270,10 +279,12 @@ section overmax-e ethtool -g eth0
         .script(script)
         .script(VIRTIO_MQ)
         .script(&refusals)
+        .script(&tune_channels::script())
         .script("true")
-        .timeout(480)
+        .timeout(540)
         .run();
-    out.report_and_assert_success(virtio_mq::SHOWN);
+    let shown: Vec<&str> = [virtio_mq::SHOWN, tune_channels::SHOWN].concat();
+    out.report_and_assert_success(&shown);
     let drivers = ok(&out, "nic-drivers");
     assert_eq!(
         drivers.lines().collect::<Vec<_>>(),
@@ -602,4 +613,26 @@ section overmax-e ethtool -g eth0
     );
 
     refusal::assert_all(&out);
+    tune_channels::check(&out);
+}
+
+/// `iperf3 -s -p PORT` inside `ns`, killed and reaped when dropped.
+fn iperf3_server_in(ns: &NetNs, port: u16) -> common::ChildGuard {
+    let mut cmd = std::process::Command::new("ip");
+    cmd.args([
+        "netns",
+        "exec",
+        &ns.name,
+        "iperf3",
+        "-s",
+        "-p",
+        &port.to_string(),
+    ])
+    // Quiet: hlctl's port probes connect and close without a test.
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null());
+    let child = common::die_with_test(&mut cmd)
+        .spawn()
+        .expect("start iperf3 -s");
+    common::ChildGuard(child)
 }

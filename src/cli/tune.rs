@@ -29,7 +29,9 @@ use crate::tune::{self, checkpoint, rollback};
 ///    to their maximum, TCP buffers from the bandwidth-delay product,
 ///    offloads back on, flow control, MTU 9000 (kept only if a don't-fragment
 ///    probe of that size reaches the peer), congestion control bbr on long
-///    paths, txqueuelen; then your own --try candidates. --dry-run stops here.
+///    paths, txqueuelen; where one core did the receive work, more channels
+///    (else RPS) and interrupt coalescing; then your own --try candidates.
+///    --dry-run stops here.
 /// 3. Each candidate is a checkpoint: the values it overwrites are journalled
 ///    to disk first, then it is applied, the peer's port must still answer
 ///    and no default route may go away, and the benchmark runs again, one

@@ -83,6 +83,30 @@ fn queues(ch: &Channels) -> Option<(&'static str, u32, u32)> {
     }
 }
 
+/// More queues for a device whose receive (or send) work one core did: the
+/// channel kind it counts its queues in, the count now, its maximum and
+/// the count wanted, the smaller of its maximum and the cores, when the
+/// count now is below that. One rule for the doctor's fix and the tune's
+/// `channels` candidate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct MoreChannels {
+    pub(crate) kind: &'static str,
+    pub(crate) now: u32,
+    pub(crate) max: u32,
+    pub(crate) want: u32,
+}
+
+pub(crate) fn more_channels(ch: Option<&Channels>, cores: u32) -> Option<MoreChannels> {
+    let (kind, now, max) = ch.and_then(queues)?;
+    let want = max.min(cores);
+    (now < want).then_some(MoreChannels {
+        kind,
+        now,
+        max,
+        want,
+    })
+}
+
 /// The CPUs RPS should hand a device's receive work to when `hot` did it
 /// all: every other core of the report (the hot one keeps the interrupts
 /// and the driver's poll; a single flow hashes to one CPU of the set, so the
@@ -155,13 +179,13 @@ fn one_core_finding(
         format!("{:.0} %", hot.others_taken),
     )
     .evidence("cores", cpus);
+    if let Some(m) = more_channels(ch, cpus) {
+        return f
+            .evidence("channels", format!("{} {} of max {}", m.kind, m.now, m.max))
+            .why("one queue means one interrupt means one core: more queues let the other cores share the work")
+            .fix(format!("hlctl set {iface} channels {} {}", m.kind, m.want));
+    }
     match ch.and_then(queues) {
-        Some((kind, now, max)) if now < max.min(cpus) => {
-            let want = max.min(cpus);
-            f.evidence("channels", format!("{kind} {now} of max {max}"))
-                .why("one queue means one interrupt means one core: more queues let the other cores share the work")
-                .fix(format!("hlctl set {iface} channels {kind} {want}"))
-        }
         Some((kind, now, max)) if now > 1 => f
             .evidence("channels", format!("{kind} {now} of max {max}"))
             .why("the device has several queues, but this transfer's flow hashed to one of them; spread the queues' interrupts, or run several streams (--parallel)")

@@ -1,14 +1,26 @@
 //! The candidates for a host where a core, not the wire, is the limit
 //! (`docs/cpu-bound.md`), drawn from the doctor's per-core report of its
-//! own transfers ([`crate::doctor::cores`]): RPS when one core did the
-//! receive work of a device with fewer queues than cores.
+//! own transfers ([`crate::doctor::cores`]): when one core did the receive
+//! work of the device, more channels where it has spare ones, else RPS;
+//! then interrupt coalescing.
 
 use super::change::{Candidate, Change};
 use super::runs::Pair;
-use crate::doctor::cores::{queue_count, receive_hot_core, rps_cpus};
+use crate::cpu::report::CoreReport;
+use crate::doctor::cores::{MoreChannels, more_channels, queue_count, receive_hot_core, rps_cpus};
 use crate::doctor::inputs::Throughput;
 use crate::doctor::{Finding, Inputs};
-use crate::nic::model::{Interface, RpsSet};
+use crate::nic::model::{ChannelsSet, CoalesceSet, Interface, RpsSet};
+
+/// rx-usecs below this is raised to it: at most 20,000 interrupts a second
+/// per queue, the default of Intel's 10/40/100 GbE drivers (ixgbe, i40e,
+/// ice), and at most 50 µs more latency per packet.
+const RX_USECS: u32 = 50;
+
+/// Drivers whose rx-usecs 1 to 4 name an interrupt throttling mode of their
+/// own (e1000e: 1 dynamic, 3 dynamic conservative, 4 simplified balancing;
+/// igb and igc 1 and 3; ixgbe 1 adaptive), not microseconds.
+const ITR_MODE_DRIVERS: &[&str] = &["e1000", "e1000e", "igb", "igbvf", "igc", "ixgbe", "ixgbevf"];
 
 /// The doctor's inputs with the tune's baseline as their transfers: the
 /// tuner measures throughput itself, so the per-core reports of its
@@ -32,27 +44,102 @@ pub(crate) fn findings(inp: &Inputs) -> Vec<Finding> {
     out.findings
 }
 
-/// RPS over the other cores, when the doctor saw one core do the download's
-/// receive work of `i`, a device with fewer receive queues than cores.
-pub(crate) fn rps(inp: &Inputs, i: &Interface, notes: &mut Vec<String>) -> Option<Candidate> {
-    let (hot, report) = receive_hot_core(inp)?;
+/// The core that did the download's receive work of the device alone
+/// (`core-one-does-the-work`), with the report it was seen in.
+struct HotCore<'a> {
+    cpu: u32,
+    report: &'a CoreReport,
+}
+
+impl HotCore<'_> {
+    fn cores(&self) -> u32 {
+        self.report.cpus.len() as u32
+    }
+}
+
+/// The candidates where one core did the download's receive work of `i`,
+/// in the order they are tried: more channels when the device has spare
+/// ones, else RPS; then interrupt coalescing. The plan is drawn once, from
+/// the baseline: RPS is for fewer queues than cores, so it is not judged on
+/// queues that a kept `channels` changes (the next tune judges it then).
+pub(crate) fn candidates(inp: &Inputs, i: &Interface, notes: &mut Vec<String>) -> Vec<Candidate> {
+    let Some((cpu, report)) = receive_hot_core(inp) else {
+        return Vec::new();
+    };
+    let hot = HotCore { cpu, report };
+    let name = i.name.as_str();
+    if i.stack.is_some() {
+        notes.push(format!(
+            "channels, RPS and coalescing: not tried, {name} is part of a bridge or bond; set them on the port that receives (hlctl set PORT channels combined N, rps cpus LIST, coalesce adaptive-rx on)"
+        ));
+        return Vec::new();
+    }
+    let spread = match channels(&hot, i) {
+        Some(c) => {
+            if rps(&hot, i, &mut Vec::new()).is_some() {
+                notes.push(format!(
+                    "RPS: not tried in this tune, {name}'s channels are tried first (RPS is for fewer queues than cores, and this plan was drawn before the channels change); if they are reverted, the next tune tries RPS"
+                ));
+            }
+            Some(c)
+        }
+        None => rps(&hot, i, notes),
+    };
+    spread
+        .into_iter()
+        .chain(coalescing(&hot, i, notes))
+        .collect()
+}
+
+/// More queues, up to the smaller of the device's maximum and the cores.
+fn channels(hot: &HotCore<'_>, i: &Interface) -> Option<Candidate> {
+    let m = more_channels(i.channels.as_ref(), hot.cores())?;
+    let MoreChannels {
+        kind,
+        now,
+        max,
+        want,
+    } = m;
+    let set = if kind == "combined" {
+        ChannelsSet {
+            combined: Some(want),
+            ..Default::default()
+        }
+    } else {
+        ChannelsSet {
+            rx: Some(want),
+            ..Default::default()
+        }
+    };
+    let mut change = Change::default();
+    change.nic.channels = Some(set);
+    Some(Candidate {
+        id: "channels".into(),
+        title: format!("{kind} channels to {want}"),
+        reason: format!(
+            "CPU{} did the receive work of {} alone on {kind} {now} of max {max} channels for {} cores: each queue has its interrupt, so more queues let the other cores share the work (one flow still hashes to one queue)",
+            hot.cpu,
+            i.name,
+            hot.cores()
+        ),
+        change,
+        probe_mtu: None,
+    })
+}
+
+/// RPS over the other cores, on a device with fewer receive queues than cores.
+fn rps(hot: &HotCore<'_>, i: &Interface, notes: &mut Vec<String>) -> Option<Candidate> {
     let name = i.name.as_str();
     let Some(now) = &i.rps else {
         notes.push(format!("RPS: not tried, {name} has no rps_cpus in sysfs"));
         return None;
     };
-    if i.stack.is_some() {
-        notes.push(format!(
-            "RPS: not tried, {name} is part of a bridge or bond; set it on the port that receives (hlctl set PORT rps cpus LIST)"
-        ));
-        return None;
-    }
-    let cores = report.cpus.len() as u32;
+    let cores = hot.cores();
     let queues = queue_count(i.channels.as_ref());
     if queues >= cores {
         return None;
     }
-    let want = rps_cpus(hot, report);
+    let want = rps_cpus(hot.cpu, hot.report);
     if want == now.cpus || want == crate::cpu::cpulist::NONE {
         return None;
     }
@@ -65,7 +152,8 @@ pub(crate) fn rps(inp: &Inputs, i: &Interface, notes: &mut Vec<String>) -> Optio
         id: "rps".into(),
         title: format!("receive packet steering to CPUs {want}"),
         reason: format!(
-            "CPU{hot} did the receive work of {name} alone ({queues} queue{} for {cores} cores, RPS {}): the other cores take its packets' protocol work",
+            "CPU{} did the receive work of {name} alone ({queues} queue{} for {cores} cores, RPS {}): the other cores take its packets' protocol work",
+            hot.cpu,
             if queues == 1 { "" } else { "s" },
             now.cpus
         ),
@@ -74,84 +162,72 @@ pub(crate) fn rps(inp: &Inputs, i: &Interface, notes: &mut Vec<String>) -> Optio
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cpu::report::{CoreReport, CoreUse};
-    use crate::doctor::inputs::{IfaceSample, PeerData, Throughput};
-    use crate::nic::model::Rps;
-    use crate::path::Peer;
-    use crate::path::throughput::{Sample, Series};
-
-    fn core(cpu: u32, busy: f64, net_rx: u64) -> CoreUse {
-        CoreUse {
-            cpu,
-            busy_percent: busy,
-            net_rx,
-            ..Default::default()
-        }
-    }
-
-    fn inputs(cpus: Vec<CoreUse>, rps: &str) -> (Inputs, Interface) {
-        let i = Interface {
-            name: "veth0".into(),
-            rps: Some(Rps {
-                cpus: rps.into(),
-                flow_cnt: Some(0),
-            }),
-            ..Default::default()
-        };
-        let mut inp = Inputs::default();
-        inp.interfaces.push(IfaceSample {
-            first: i.clone(),
-            second: None,
-            interval_s: 1.0,
-        });
-        let series = |cores: Option<CoreReport>| Series {
-            samples: vec![Sample {
-                bps: 1e9,
-                cores,
+/// Interrupt coalescing, when the saturated core took an interrupt too
+/// often: adaptive-rx on where the driver has it and it is off, else
+/// rx-usecs below [`RX_USECS`] raised to it.
+fn coalescing(hot: &HotCore<'_>, i: &Interface, notes: &mut Vec<String>) -> Option<Candidate> {
+    let name = i.name.as_str();
+    let Some(co) = &i.coalesce else {
+        notes.push(format!(
+            "coalescing: not tried, {name}'s driver reports no interrupt coalescing"
+        ));
+        return None;
+    };
+    let saturated = format!("CPU{} was saturated doing {name}'s receive work", hot.cpu);
+    let (set, title, reason) = match (co.adaptive_rx, co.rx_usecs) {
+        (Some(true), _) => return None,
+        (Some(false), _) => (
+            CoalesceSet {
+                adaptive_rx: Some(true),
                 ..Default::default()
-            }],
-        };
-        let r = CoreReport {
-            seconds: 1.0,
-            cpus,
-            ..Default::default()
-        };
-        inp.peer = Some(PeerData {
-            peer: Peer::parse("peer").unwrap(),
-            interface: Some("veth0".into()),
-            rtt: Err("-".into()),
-            pmtu: Err("-".into()),
-            throughput: Ok(Throughput {
-                upload: series(None),
-                download: series(Some(r)),
-                method: "test".into(),
-            }),
-        });
-        (inp, i)
-    }
-
-    #[test]
-    fn a_hot_receive_core_on_one_queue_gets_rps_over_the_others() {
-        let (inp, i) = inputs(vec![core(0, 30.0, 10), core(1, 99.0, 900)], "none");
-        let mut notes = Vec::new();
-        let c = rps(&inp, &i, &mut notes).expect("candidate");
-        assert_eq!(c.id, "rps");
-        assert_eq!(c.change.nic.rps.unwrap().cpus.as_deref(), Some("0"));
-        assert!(
-            c.reason.starts_with("CPU1 did the receive work"),
-            "{}",
-            c.reason
-        );
-    }
-
-    #[test]
-    fn no_candidate_without_a_hot_core_or_when_rps_is_already_there() {
-        let (inp, i) = inputs(vec![core(0, 30.0, 10), core(1, 40.0, 900)], "none");
-        assert!(rps(&inp, &i, &mut Vec::new()).is_none());
-        let (inp, i) = inputs(vec![core(0, 30.0, 10), core(1, 99.0, 900)], "0");
-        assert!(rps(&inp, &i, &mut Vec::new()).is_none());
-    }
+            },
+            "adaptive receive interrupt coalescing on".to_string(),
+            format!(
+                "{saturated} with adaptive-rx off: the driver then lengthens the interrupt interval under load, so each interrupt takes more packets"
+            ),
+        ),
+        (None, Some(u)) if (1..=4).contains(&u) && own_itr_modes(i) => {
+            notes.push(format!(
+                "coalescing: not tried, {name}'s rx-usecs {u} is its driver's own adaptive interrupt throttling mode, not a fixed interval to raise"
+            ));
+            return None;
+        }
+        (None, Some(u)) if u < RX_USECS => (
+            CoalesceSet {
+                rx_usecs: Some(RX_USECS),
+                ..Default::default()
+            },
+            format!("receive interrupt coalescing to {RX_USECS} µs"),
+            format!(
+                "{saturated} at rx-usecs {u}: {RX_USECS} µs lets each interrupt take the packets of up to {RX_USECS} µs (at most 20,000 interrupts a second per queue)"
+            ),
+        ),
+        (None, Some(_)) => return None,
+        (None, None) => {
+            notes.push(format!(
+                "coalescing: not tried, {name} reports neither adaptive-rx nor rx-usecs (its driver has neither, or they read as 0 through the ioctl of kernels before 5.6)"
+            ));
+            return None;
+        }
+    };
+    let mut change = Change::default();
+    change.nic.coalesce = Some(set);
+    Some(Candidate {
+        id: "coalescing".into(),
+        title,
+        reason,
+        change,
+        probe_mtu: None,
+    })
 }
+
+/// Whether `i`'s driver reads rx-usecs 1 to 4 as modes ([`ITR_MODE_DRIVERS`]).
+fn own_itr_modes(i: &Interface) -> bool {
+    i.driver
+        .as_deref()
+        .is_some_and(|d| ITR_MODE_DRIVERS.contains(&d))
+}
+
+#[cfg(test)]
+#[path = "cores_tests.rs"]
+mod tests;

@@ -6,7 +6,7 @@
 //! - [`target`]: applying and checking (live, or scripted in tests);
 //! - [`checkpoint`]: the on-disk journal with a deadline, restore after a crash;
 //! - [`decide`]: the keep/revert rule;
-//! - [`cores`]: the candidates where a core is the limit (RPS);
+//! - [`cores`]: the candidates where a core is the limit (channels, RPS, coalescing);
 //! - [`link`]: the renegotiation candidate, waiting for carrier, its keep rule;
 //! - [`run`]: the loop; [`report`]: its result;
 //! - [`persist`]: sysctl.d + NIC state, and the last tune for `hlctl rollback`;

@@ -3,8 +3,9 @@
 //! else matters at a tenth of the speed); then (cheapest and safest first, as
 //! the 10 GbE guide did it): ring buffers to max, TCP buffers from the BDP, offloads on, flow
 //! control, MTU (kept only if the whole path carries it), congestion control,
-//! txqueuelen; RPS where one core did the receive work
-//! ([`super::cores`]); then the user's own `--try` candidates.
+//! txqueuelen; where one core did the receive work ([`super::cores`]):
+//! more channels when the device has spare ones, else RPS, then interrupt
+//! coalescing; then the user's own `--try` candidates.
 
 use super::change::Change;
 use crate::doctor::Inputs;
@@ -84,9 +85,9 @@ pub(crate) fn plan(inp: &Inputs, opts: &PlanOptions) -> (Vec<Candidate>, Vec<Str
         mtu_jumbo(inp, opts, name, i, &devices, &mut notes),
         congestion_bbr(inp, rtt),
         txqueuelen(i),
-        super::cores::rps(inp, i, &mut notes),
     ];
     c.extend(steps.into_iter().flatten());
+    c.extend(super::cores::candidates(inp, i, &mut notes));
     c.extend(opts.extra.iter().cloned());
     (c, notes)
 }
