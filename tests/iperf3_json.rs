@@ -349,8 +349,7 @@ fn json_stream_lines_in_iperf3_321_layout() {
     for (event, keys) in &expected {
         let ours = got.get(event).cloned().unwrap_or_default();
         assert_eq!(
-            &ours,
-            keys,
+            &ours, keys,
             "the {event} event's data keys differ from iperf3 3.21's (ours left, 3.21's right)"
         );
     }
