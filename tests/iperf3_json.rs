@@ -4,14 +4,17 @@
 //! `TestResult`, installed by scripts/setup.sh into a venv — reads from it
 //! the figures hlctl's own report (the `hlctl` key) holds. The text keeps
 //! iperf3's `sender` line: `… | grep sender` prints one line with the rate.
+//! `--json-stream` writes iperf3 3.21's events with the keys of a captured
+//! 3.21 stream, each line as the test reaches it.
 //! All traffic is on 127.0.0.1.
 
 mod common;
 
-use std::collections::BTreeSet;
-use std::process::Command;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
 use std::sync::{Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::net::*;
 use serde_json::Value;
@@ -121,9 +124,9 @@ print(json.dumps({k: getattr(r, k) for k in keys if hasattr(r, k)}))
 "#;
     let mut child = Command::new(VENV_PYTHON)
         .args(["-c", script])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("python runs");
     use std::io::Write;
@@ -295,18 +298,38 @@ fn stream_event(line: &str) -> (String, Value) {
     (event.to_string(), m["data"].clone())
 }
 
+/// Each event's data key paths (`end` → `.streams[].sender.bytes`, …),
+/// over every line of that event.
+fn event_paths(lines: &[(String, Value)]) -> BTreeMap<String, BTreeSet<String>> {
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (event, data) in lines {
+        paths(data, "", out.entry(event.clone()).or_default());
+    }
+    out
+}
+
+/// iperf3 3.21's own `--json-stream` for `-t 2` (TCP), captured once
+/// (tests/fixtures/iperf3-3.21/README.md).
+const IPERF3_321_STREAM: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/iperf3-3.21/json-stream-tcp.jsonl"
+);
+
 /// `hlctl bench net --json-stream` against the real `iperf3 -s`: line by
-/// line start, one interval a second, end (3.21's layout), the interval
-/// data as iperf3 writes it, and the end data with exactly the keys of a
-/// real iperf3 3.12 `-J`'s `end` for the same test.
+/// line start, one interval a second, end, each event's data with exactly
+/// the keys of iperf3 3.21's own stream for the same test (the captured
+/// fixture: 3.21 has `start.fq_rate` and a TCP sender's `reorder`, which
+/// 3.12's `-J` has not), and the interval data as iperf3 writes it.
 #[test]
 fn json_stream_lines_in_iperf3_321_layout() {
     let _one = serial();
-    let expected_end: BTreeSet<String> = iperf3_paths(&[])
-        .into_iter()
-        .filter_map(|p| p.strip_prefix(".end").map(str::to_string))
-        .collect();
-    assert!(!expected_end.is_empty(), "iperf3 -J has no end");
+    let fixture = std::fs::read_to_string(IPERF3_321_STREAM).expect("the 3.21 fixture");
+    let expected = event_paths(&fixture.lines().map(stream_event).collect::<Vec<_>>());
+    assert_eq!(
+        expected.keys().collect::<Vec<_>>(),
+        ["end", "interval", "start"],
+        "the fixture"
+    );
     let port = free_port();
     let (srv_state, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let srv = server(Server::Iperf3, port, &srv_state);
@@ -322,6 +345,14 @@ fn json_stream_lines_in_iperf3_321_layout() {
         vec!["interval"; secs],
         "{names:?}"
     );
+    let got = event_paths(&events);
+    for (event, keys) in &expected {
+        let ours = got.get(event).cloned().unwrap_or_default();
+        assert_eq!(
+            &ours, keys,
+            "the {event} event's data keys differ from iperf3 3.21's (ours left, 3.21's right)"
+        );
+    }
     let start = &events[0].1;
     assert!(
         start["connected"].as_array().is_some_and(|c| c.len() == 1),
@@ -343,15 +374,119 @@ fn json_stream_lines_in_iperf3_321_layout() {
         interval_bytes += sum["bytes"].as_u64().expect("interval bytes");
     }
     let end = &events[secs + 1].1;
-    let mut got = BTreeSet::new();
-    paths(end, "", &mut got);
-    assert_eq!(
-        got, expected_end,
-        "the end event's data differs from iperf3 3.12's end"
-    );
     let sent = end["sum_sent"]["bytes"].as_u64().expect("sum_sent.bytes");
     assert!(
         interval_bytes > 0 && interval_bytes <= sent,
         "{interval_bytes} vs {sent}"
     );
+}
+
+/// Until something listens on 127.0.0.1:`port` (read from /proc/net/tcp:
+/// a connection would be a test to `iperf3 -s -1`), at most 5 s.
+fn wait_listening(port: u16) {
+    let local = format!("0100007F:{port:04X}");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+        let listening = table.lines().any(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f.get(1) == Some(&local.as_str()) && f.get(3) == Some(&"0A")
+        });
+        if listening {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("nothing listens on 127.0.0.1:{port} after 5 s");
+}
+
+/// `--json-stream` is live, as iperf3 3.17+'s: `hlctl --local bench net
+/// -t 3 -i 1 -J --json-stream` against the real `iperf3 -s`, its stdout read
+/// line by line as the lines arrive. The first interval comes at least a
+/// second before the process exits (it ends a second into the 3-second
+/// test), every line is `{"event","data"}` with a documented event, and
+/// there is one interval per second (3, ±1).
+#[test]
+fn json_stream_lines_come_as_the_test_runs() {
+    let _one = serial();
+    let (time_s, interval_s) = (3.0, 1.0);
+    let port = free_port();
+    let srv_state = tempfile::tempdir().unwrap();
+    let srv = server(Server::Iperf3, port, &srv_state);
+    wait_listening(port);
+    let state = tempfile::tempdir().unwrap();
+    let mut client = common::ChildGuard(
+        Command::new(env!("CARGO_BIN_EXE_hlctl"))
+            .arg("--state-dir")
+            .arg(state.path())
+            .args(["--local", "bench", "net", "-c", "127.0.0.1", "-p"])
+            .arg(port.to_string())
+            .args(["-t", &time_s.to_string(), "-i", &interval_s.to_string()])
+            .args(["-J", "--json-stream"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("hlctl starts"),
+    );
+    let lines = arrivals(client.0.stdout.take().expect("stdout"));
+    let exited = Instant::now();
+    let status = client.0.wait().expect("hlctl is reaped");
+    srv.finish(Duration::from_secs(15));
+    assert!(status.success(), "hlctl: {status}; {lines:?}");
+    let events: Vec<(Instant, String)> = lines
+        .iter()
+        .map(|(at, line)| (*at, stream_event(line).0))
+        .collect();
+    for (_, e) in &events {
+        assert!(
+            ["start", "interval", "end"].contains(&e.as_str()),
+            "an event iperf3 does not write: {e}"
+        );
+    }
+    let names: Vec<&str> = events.iter().map(|(_, e)| e.as_str()).collect();
+    assert_eq!(names.first(), Some(&"start"), "{names:?}");
+    assert_eq!(names.last(), Some(&"end"), "{names:?}");
+    let intervals = names.iter().filter(|e| **e == "interval").count();
+    let expected = (time_s / interval_s) as usize;
+    assert!(
+        intervals.abs_diff(expected) <= 1,
+        "{intervals} intervals for -t {time_s} -i {interval_s}: {names:?}"
+    );
+    let first = events
+        .iter()
+        .find(|(_, e)| e == "interval")
+        .map(|(at, _)| *at)
+        .expect("an interval");
+    let ahead = exited.duration_since(first);
+    assert!(
+        ahead >= Duration::from_secs(1),
+        "the first interval came {ahead:?} before hlctl exited: the lines are not live"
+    );
+}
+
+/// Each line of `out` with the moment it arrived, until it closes (the
+/// process exited) or 30 s passed.
+fn arrivals(out: impl std::io::Read + Send + 'static) -> Vec<(Instant, String)> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines() {
+            let Ok(line) = line else { break };
+            if tx.send((Instant::now(), line)).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut got = Vec::new();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(l) => got.push(l),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return got,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                panic!("hlctl still runs after 30 s; lines so far: {got:?}")
+            }
+        }
+    }
 }

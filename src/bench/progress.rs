@@ -30,6 +30,17 @@ pub struct ProgressEvent {
 /// A sink for progress reports. Implemented for any `Fn(ProgressEvent)`.
 pub trait Progress: Send + Sync {
     fn report(&self, event: ProgressEvent);
+
+    /// Whether this sink takes a run's structured events ([`Progress::event`]);
+    /// for one that does not (the default), none is built.
+    fn wants_events(&self) -> bool {
+        false
+    }
+
+    /// One structured event, as the run reaches it: `bench net`'s `start`
+    /// when the test starts and each `interval` as it ends, each in iperf3's
+    /// JSON layout (`--json-stream` prints them). Dropped by default.
+    fn event(&self, _name: &str, _data: serde_json::Value) {}
 }
 
 impl<F: Fn(ProgressEvent) + Send + Sync> Progress for F {

@@ -95,9 +95,10 @@ pub(crate) struct NetArgs {
           value_parser = crate::units::ranged(0u64, 86_400))]
     pub(crate) busy_window: Option<u64>,
     /// iperf3 3.17's --json-stream (implies -J): one JSON object a line,
-    /// `{"event": "start"|"interval"|"end"|"error", "data": …}`, the data
-    /// as under -J's keys. Unlike iperf3's, the lines come when the test
-    /// ends, not as each interval passes.
+    /// `{"event": "start"|"interval"|"end"|"error", "data": …}`, in iperf3
+    /// 3.21's layout, each line as the test reaches it: `start` when it
+    /// starts, each interval as it ends, then `end` (after an `error`, an
+    /// empty one). Runs in this process, not through hlctld.
     #[arg(long)]
     pub(crate) json_stream: bool,
     /// TCP receivers (the server; hlctl itself with -R) discard the data
@@ -249,14 +250,25 @@ impl NetArgs {
     }
 }
 
-/// Prints each interval message as lines (above the progress bar on a terminal).
+/// Prints each interval message as lines (above the progress bar on a
+/// terminal), or with --json-stream each event as its line, as it comes.
 struct Lines<'a> {
     bar: &'a ProgressBar,
     json: bool,
     above_bar: bool,
+    stream: bool,
 }
 
 impl Progress for Lines<'_> {
+    fn wants_events(&self) -> bool {
+        self.stream
+    }
+
+    fn event(&self, name: &str, data: serde_json::Value) {
+        // stdout is line-buffered: each line leaves as it is printed.
+        println!("{}", iperf3_json::event(name, data));
+    }
+
     fn report(&self, event: ProgressEvent) {
         if self.json {
             self.bar.report(event);
@@ -296,10 +308,13 @@ pub(crate) fn run(global: &Global, args: NetArgs) -> i32 {
             return exit::INVALID;
         }
     };
-    // Credentials stay in this process: never sent to hlctld.
-    let chosen = match cfg.auth {
-        Some(_) => Ok(super::backend::Backend::local(global)),
-        None => super::backend::Backend::select(global, super::backend::Need::Nothing),
+    // Credentials stay in this process: never sent to hlctld. So does
+    // --json-stream: its events come from the test as it runs, where hlctld's
+    // job tells only its latest progress.
+    let chosen = if cfg.auth.is_some() || args.json_stream {
+        Ok(super::backend::Backend::local(global))
+    } else {
+        super::backend::Backend::select(global, super::backend::Need::Nothing)
     };
     let mut backend = match chosen {
         Ok(b) => b,
@@ -310,6 +325,7 @@ pub(crate) fn run(global: &Global, args: NetArgs) -> i32 {
         bar: &bar,
         json,
         above_bar: !json && std::io::stderr().is_terminal() && std::io::stdout().is_terminal(),
+        stream: args.json_stream,
     };
     if !json {
         println!("Connecting to host {}, port {}", cfg.host, cfg.port);
@@ -337,7 +353,8 @@ pub(crate) fn run(global: &Global, args: NetArgs) -> i32 {
     output.print(result)
 }
 
-/// How the result is printed: text, -J's document, or --json-stream's lines.
+/// How the result is printed: text, -J's document, or --json-stream's last
+/// lines (its `start` and intervals were printed as they came, by [`Lines`]).
 enum Output {
     Text,
     Json,
@@ -350,17 +367,15 @@ impl Output {
         match (result, self) {
             (Ok(report), Output::Text) => print!("{}", text::summary(&report)),
             (Ok(report), Output::Json) => print_json(&iperf3_json::layout(&report)),
-            (Ok(report), Output::Stream) => {
-                for line in iperf3_json::stream(&report) {
-                    println!("{line}");
-                }
-            }
+            (Ok(report), Output::Stream) => println!("{}", iperf3_json::stream_end(&report)),
             (Err(e), how) => {
                 match how {
                     Output::Text => {}
                     Output::Json => print_json(&serde_json::json!({ "error": e.message })),
                     Output::Stream => {
-                        println!("{}", iperf3_json::event("error", e.message.clone().into()))
+                        for line in iperf3_json::stream_error(&e.message) {
+                            println!("{line}");
+                        }
                     }
                 }
                 eprintln!("hlctl bench net: {}", e.message);

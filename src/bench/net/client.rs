@@ -292,13 +292,7 @@ fn run_on(
     let since = crate::host::now_unix_ms();
     let (server, cookie, params) = steps.negotiate(accepted)?;
     let specs = steps.connect_streams(server, &cookie, &params)?;
-    let mut engine = steps.run_test(specs, &params, progress)?;
-    let start = StartInfo {
-        host: cfg.host.clone(),
-        port: cfg.port,
-        interval_s: cfg.interval.map_or(0.0, |i| i.as_secs_f64()),
-        ..engine.start_info(ctrl, &cookie, since)
-    };
+    let (mut engine, start) = steps.run_test(specs, &params, &cookie, since, progress)?;
     steps.exchange_results(&mut engine, &params, start)
 }
 
@@ -386,17 +380,35 @@ impl Steps<'_> {
         Ok(specs)
     }
 
-    /// Run the test to the end of its time and tell the server (TEST_END).
+    /// How the test started (iperf3's `start`): the engine's sockets and
+    /// buffers, and what this client was asked for. `since_ms`: when the
+    /// control connection was made.
+    fn start_info(&self, engine: &Engine, cookie: &Cookie, since_ms: u64) -> StartInfo {
+        let cfg = self.cfg;
+        StartInfo {
+            host: cfg.host.clone(),
+            port: cfg.port,
+            interval_s: cfg.interval.map_or(0.0, |i| i.as_secs_f64()),
+            ..engine.start_info(self.ctrl, cookie, since_ms)
+        }
+    }
+
+    /// Run the test to the end of its time and tell the server (TEST_END);
+    /// the start is announced to `progress` as the data starts to flow.
     fn run_test(
         &self,
         specs: Vec<StreamSpec>,
         params: &TestParams,
+        cookie: &Cookie,
+        since_ms: u64,
         progress: &dyn Progress,
-    ) -> Result<Engine, NetError> {
+    ) -> Result<(Engine, StartInfo), NetError> {
         let ctrl = self.ctrl;
         control::expect_state(ctrl, State::TestStart, self.by())?;
         control::expect_state(ctrl, State::TestRunning, self.by())?;
         let mut engine = Engine::start(specs, params, Side::Client, None)?;
+        let start = self.start_info(&engine, cookie, since_ms);
+        engine.announce(&start, progress);
         let spec = DriveSpec {
             side: Side::Client,
             tick: self.cfg.interval,
@@ -408,7 +420,7 @@ impl Steps<'_> {
         engine.drive(ctrl, &spec, progress, self.cancel)?;
         engine.end_client(progress);
         control::write_state(ctrl, State::TestEnd, self.t)?;
-        Ok(engine)
+        Ok((engine, start))
     }
 
     /// Stop counting once the server has, swap results and build the report.

@@ -139,6 +139,10 @@ pub(crate) struct TcpSample {
     pub(crate) rtt_us: u32,
     pub(crate) rttvar_us: u32,
     pub(crate) pmtu: u32,
+    /// Reordering events the connection has seen so far (`tcpi_reord_seen`,
+    /// iperf3 3.20's `reorder`; 0 before Linux 4.19).
+    #[serde(default)]
+    pub(crate) reorder: u32,
 }
 
 /// All streams over one interval.
@@ -186,6 +190,9 @@ pub(crate) struct StartInfo {
     pub(crate) tcp_mss_default: Option<u32>,
     /// `-w`, 0 when not given.
     pub(crate) sock_bufsize: u32,
+    /// `--fq-rate` in bit/s, 0 when not given (iperf3 3.13's `fq_rate`).
+    #[serde(default)]
+    pub(crate) fq_rate_bps: u64,
     /// SO_SNDBUF and SO_RCVBUF of the last data stream.
     pub(crate) sndbuf_actual: u32,
     pub(crate) rcvbuf_actual: u32,

@@ -90,6 +90,11 @@ pub(crate) struct TestParams {
 }
 
 impl TestParams {
+    /// The per-stream target rate (`-b`), when there is one.
+    pub(crate) fn target_bps(&self) -> Option<u64> {
+        (self.bandwidth_bps > 0).then_some(self.bandwidth_bps)
+    }
+
     /// Streams in the test: `parallel`, doubled for bidir.
     pub(crate) fn total_streams(&self) -> u32 {
         match self.direction {

@@ -278,7 +278,7 @@ pub(crate) fn build(input: BuildInput<'_>) -> Result<NetReport, NetError> {
         .to_string(),
         peer: input.peer,
         block_len: p.len,
-        target_bps: (p.bandwidth_bps > 0).then_some(p.bandwidth_bps),
+        target_bps: p.target_bps(),
         congestion: input.congestion,
         remote_congestion: r.congestion_used.clone(),
         reverse,

@@ -78,6 +78,8 @@ pub(crate) struct TcpInfo {
     pub(crate) pmtu: u32,
     /// The peer's advertised window in bytes (0 on kernels before 5.19).
     pub(crate) snd_wnd: u32,
+    /// Reordering events seen (0 on kernels before 4.19).
+    pub(crate) reord_seen: u32,
 }
 
 /// Read TCP_INFO from a connected TCP socket.
@@ -106,6 +108,7 @@ pub(crate) fn read(sock: &impl AsRawFd) -> io::Result<TcpInfo> {
         snd_mss: raw.snd_mss,
         pmtu: raw.pmtu,
         snd_wnd: raw.snd_wnd,
+        reord_seen: raw.reord_seen,
     })
 }
 

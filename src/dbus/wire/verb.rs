@@ -150,9 +150,10 @@ pub const BENCH_NET: Verb = bench(
     "net",
     Some(Kind::Net),
     || bench_keys::NET_KEYS.to_vec(),
-    // `--json-stream` is how this process prints; a test with credentials
-    // (`--username`, `--rsa-public-key-path`, `--use-pkcs1-padding`) always
-    // runs in this process, so the password never travels to hlctld.
+    // `--json-stream` runs the test in this process (its events are printed
+    // as the test runs them); so does a test with credentials
+    // (`--username`, `--rsa-public-key-path`, `--use-pkcs1-padding`), so the
+    // password never travels to hlctld.
     // `-Z`, `--gsro` and `--cntl-ka` are refused before any job starts.
     &[
         "stray",

@@ -3,6 +3,7 @@
 //! Interval sampling is in [`sample`], the control-connection loop in [`drive`].
 
 mod drive;
+mod events;
 mod sample;
 
 use std::net::{Shutdown, TcpStream, UdpSocket};
@@ -79,6 +80,9 @@ pub(crate) struct Engine {
     tick: Duration,
     /// How a sample reads as progress text; `None`: no interval progress.
     lines: Option<IntervalText>,
+    /// How the test started, once [`Engine::announce`] told a sink that
+    /// takes events: each interval is then told as an event too.
+    announced: Option<StartInfo>,
     ended: Option<Instant>,
     ended_recv: Option<Instant>,
 }
@@ -191,6 +195,7 @@ impl Engine {
             samples: Vec::new(),
             tick: SAMPLE_EVERY,
             lines: None,
+            announced: None,
             ended: None,
             ended_recv: None,
         }
@@ -387,6 +392,7 @@ impl Engine {
             cookie: cookie.text(),
             tcp_mss_default: mss.filter(|_| p.protocol == Protocol::Tcp),
             sock_bufsize: p.window.unwrap_or(0),
+            fq_rate_bps: p.fq_rate_bps,
             sndbuf_actual,
             rcvbuf_actual,
             time_s: p.time_s,

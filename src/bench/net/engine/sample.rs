@@ -116,6 +116,7 @@ impl Engine {
                     rtt_us: i.rtt_us,
                     rttvar_us: i.rttvar_us,
                     pmtu: i.pmtu,
+                    reorder: i.reord_seen,
                 }),
             });
             t.last = snap;
@@ -133,6 +134,7 @@ impl Engine {
         if !omitted {
             self.intervals.push(self.interval_report(&sample));
         }
+        self.tell_interval(progress, &sample);
         self.samples.push(sample.clone());
         if let Some(lines) = self.lines {
             let total = (self.params.omit_s + self.params.time_s) as f64;

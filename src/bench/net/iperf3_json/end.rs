@@ -3,9 +3,10 @@
 
 use serde_json::{Map, Value, json};
 
+use super::super::figures::TcpSample;
 use super::super::stream::Role;
 use super::super::summary::{DirectionSummary, NetReport, StreamReport};
-use super::{lost_percent, main_role, socket, stream_is_sender, udp};
+use super::{Test, Version, lost_percent};
 
 /// `start`, `end`, `seconds`, `bytes`, `bits_per_second` of a total.
 fn span(secs: f64, bytes: u64, bps: f64) -> Map<String, Value> {
@@ -23,31 +24,36 @@ fn loss(t: &DirectionSummary) -> (u64, u64, f64) {
     (lost, packets, lost_percent(lost as i64, packets))
 }
 
-/// The largest send window a stream's intervals saw (0 when unknown).
-fn max_snd_wnd(r: &NetReport, id: u32) -> u32 {
+/// What TCP_INFO said of a stream in its intervals (none when it was not
+/// read here: the peer's sending streams).
+fn tcp_infos(r: &NetReport, id: u32) -> impl Iterator<Item = TcpSample> + '_ {
     r.samples
         .iter()
         .flat_map(|s| s.streams.iter())
-        .filter(|st| st.id == id)
-        .filter_map(|st| st.tcp.map(|t| t.snd_wnd))
-        .max()
-        .unwrap_or(0)
+        .filter(move |st| st.id == id)
+        .filter_map(|st| st.tcp)
 }
 
-fn tcp_stream(r: &NetReport, s: &StreamReport, sender: bool) -> Value {
+fn tcp_stream(r: &NetReport, test: &Test, s: &StreamReport, sender: bool) -> Value {
+    let sock = test.socket(s.id);
     let t = &s.totals;
-    let sock = socket(r, s.id);
     let mut snd = Map::new();
     snd.insert("socket".into(), json!(sock));
     snd.extend(span(t.sender_duration_s, t.sent_bytes, t.sent_bps));
     if let Some(retr) = t.retransmits {
         let us = |ms: Option<f64>| ms.map_or(0, |v| (v * 1000.0).round() as u64);
         snd.insert("retransmits".into(), json!(retr));
+        if test.has_reorder() {
+            // iperf3 keeps the last interval's count.
+            let last = tcp_infos(r, s.id).last().map_or(0, |i| i.reorder);
+            snd.insert("reorder".into(), json!(last));
+        }
         snd.insert(
             "max_snd_cwnd".into(),
             json!(t.max_snd_cwnd_bytes.unwrap_or(0)),
         );
-        snd.insert("max_snd_wnd".into(), json!(max_snd_wnd(r, s.id)));
+        let max_snd_wnd = tcp_infos(r, s.id).map(|i| i.snd_wnd).max().unwrap_or(0);
+        snd.insert("max_snd_wnd".into(), json!(max_snd_wnd));
         snd.insert("max_rtt".into(), json!(us(t.rtt_ms.map(|x| x.max))));
         snd.insert("min_rtt".into(), json!(us(t.rtt_ms.map(|x| x.min))));
         snd.insert("mean_rtt".into(), json!(us(t.rtt_ms.map(|x| x.mean))));
@@ -64,11 +70,11 @@ fn tcp_stream(r: &NetReport, s: &StreamReport, sender: bool) -> Value {
     json!({ "sender": snd, "receiver": rcv })
 }
 
-fn udp_stream(r: &NetReport, s: &StreamReport, sender: bool) -> Value {
+fn udp_stream(test: &Test, s: &StreamReport, sender: bool) -> Value {
     let t = &s.totals;
     let (lost, packets, percent) = loss(t);
     let mut m = Map::new();
-    m.insert("socket".into(), json!(socket(r, s.id)));
+    m.insert("socket".into(), json!(test.socket(s.id)));
     m.extend(span(t.sender_duration_s, t.sent_bytes, t.sent_bps));
     m.insert("jitter_ms".into(), json!(t.jitter_ms.unwrap_or(0.0)));
     m.insert("lost_packets".into(), json!(lost));
@@ -83,14 +89,14 @@ fn udp_stream(r: &NetReport, s: &StreamReport, sender: bool) -> Value {
 /// `sum`, each name with `suffix` (`_bidir_reverse` for --bidir's other way).
 fn sums(
     out: &mut Map<String, Value>,
-    r: &NetReport,
+    test: &Test,
     t: &DirectionSummary,
     sender: bool,
     suffix: &str,
 ) {
     let mut sent = span(t.sender_duration_s, t.sent_bytes, t.sent_bps);
     let mut received = span(t.receiver_duration_s, t.received_bytes, t.received_bps);
-    if udp(r) {
+    if test.udp() {
         let (lost, packets, percent) = loss(t);
         let mut sum = span(t.receiver_duration_s, t.sent_bytes, t.sent_bps);
         for (m, jitter, lost, percent) in [
@@ -118,25 +124,27 @@ fn sums(
     out.insert(format!("sum_received{suffix}"), Value::Object(received));
 }
 
-pub(super) fn end(r: &NetReport) -> Value {
+/// The `end` block of report `r`, with `version`'s keys.
+pub(crate) fn end(r: &NetReport, version: Version) -> Value {
+    let test = Test::of_report(r, version);
     let mut m = Map::new();
     let streams: Vec<Value> = r
         .per_stream
         .iter()
         .map(|s| {
-            let sender = stream_is_sender(r, &s.direction);
-            if udp(r) {
-                udp_stream(r, s, sender)
+            let sender = test.sends(&s.direction);
+            if test.udp() {
+                udp_stream(&test, s, sender)
             } else {
-                tcp_stream(r, s, sender)
+                tcp_stream(r, &test, s, sender)
             }
         })
         .collect();
     m.insert("streams".into(), Value::Array(streams));
-    let sender = main_role(r) == Role::Send;
-    sums(&mut m, r, &r.main, sender, "");
+    let sender = test.main_role() == Role::Send;
+    sums(&mut m, &test, &r.main, sender, "");
     if let Some(rev) = &r.reverse {
-        sums(&mut m, r, rev, !sender, "_bidir_reverse");
+        sums(&mut m, &test, rev, !sender, "_bidir_reverse");
     }
     let c = &r.cpu;
     m.insert(
@@ -150,7 +158,7 @@ pub(super) fn end(r: &NetReport) -> Value {
             "remote_system": c.remote_system_percent,
         }),
     );
-    if !udp(r) {
+    if !test.udp() {
         let (local, remote) = (&r.congestion, &r.remote_congestion);
         let (snd, rcv) = if sender {
             (local, remote)

@@ -1,4 +1,4 @@
-use super::*;
+use super::start::rfc1123;
 
 #[test]
 fn rfc1123_as_iperf3_writes_it() {
