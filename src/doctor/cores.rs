@@ -20,6 +20,13 @@ const SATURATED: f64 = 85.0;
 const IDLE_OTHERS: f64 = 60.0;
 /// ... and it took this share of the direction's network softirqs.
 const MOST_OF_THE_WORK: f64 = 0.8;
+/// ... of at least this many of the direction's network softirqs a second:
+/// a transfer's receive raises thousands (a veth download on this 2-core
+/// machine ~58,000), while NET_TX runs only when a qdisc is rescheduled
+/// (drivers free sent packets in their NET_RX poll; a veth upload raised
+/// none in 3 s), so a share of three NET_TX is no evidence of where the
+/// send work went. Low, for slow links and emulated NICs.
+const MIN_SOFTIRQS_PER_SECOND: f64 = 100.0;
 /// Budget squeezes per second worth a finding (with a saturated core).
 const SQUEEZES_PER_SECOND: f64 = 10.0;
 /// Steal time (percent of a CPU) that says the hypervisor is overcommitted.
@@ -56,6 +63,9 @@ fn hot_core(r: &CoreReport, dir: Direction) -> Option<HotCore<'_>> {
     // core may be busy with something else).
     let core = r.cpus.iter().max_by_key(|c| net_softirqs(c, dir))?;
     let total: u64 = r.cpus.iter().map(|c| net_softirqs(c, dir)).sum();
+    if (total as f64) < MIN_SOFTIRQS_PER_SECOND * r.seconds {
+        return None;
+    }
     let share = if total == 0 {
         0.0
     } else {

@@ -163,6 +163,23 @@ fn a_saturated_core_that_did_not_do_the_network_work_is_no_finding() {
 }
 
 #[test]
+fn a_saturated_core_that_took_a_trickle_of_the_directions_softirqs_is_no_finding() {
+    // Seen in doctor_veth: an upload over veth raised 3 NET_TX in 2 s, all
+    // on the busy CPU0 ("100 % of the send work"): no evidence of anything.
+    let mut r = report(vec![core(0, 92.0, 54.0, 3, 0), core(1, 70.0, 13.0, 0, 0)]);
+    assert!(
+        !run(&inputs(r.clone(), Some(combined(1, 2))))
+            .findings
+            .iter()
+            .any(|f| f.id == "core-one-does-the-work")
+    );
+    // The same cores with a transfer's worth of them are.
+    r.cpus[0].net_rx = 2_000;
+    let out = run(&inputs(r, Some(combined(1, 2))));
+    assert_eq!(out.findings[0].id, "core-one-does-the-work");
+}
+
+#[test]
 fn other_cores_busy_with_processes_still_have_room_but_not_busy_with_softirqs() {
     // CPU1 runs someone's compile at 100 %: softirqs preempt it.
     let r = report(vec![

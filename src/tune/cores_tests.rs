@@ -16,12 +16,12 @@ fn core(cpu: u32, busy: f64, net_rx: u64) -> CoreUse {
 
 /// CPU1 did the receive work at 99 % while CPU0 had room.
 fn hot() -> Vec<CoreUse> {
-    vec![core(0, 30.0, 10), core(1, 99.0, 900)]
+    vec![core(0, 30.0, 100), core(1, 99.0, 9_000)]
 }
 
 /// Both cores shared the work: no finding.
 fn shared() -> Vec<CoreUse> {
-    vec![core(0, 30.0, 10), core(1, 40.0, 900)]
+    vec![core(0, 30.0, 100), core(1, 40.0, 9_000)]
 }
 
 /// A single-queue device with RPS as `rps` and no coalescing.
