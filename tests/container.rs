@@ -354,7 +354,23 @@ fn below_its_mount(dir: &std::path::Path) -> String {
     let m = common::sh(&["stat", "-c", "%m", dir.to_str().unwrap()]);
     let point = String::from_utf8_lossy(&m.stdout).trim().to_string();
     let rest = dir.strip_prefix(&point).unwrap();
-    std::path::Path::new("/").join(rest).display().to_string()
+    std::path::Path::new(&mount_root(&point))
+        .join(rest)
+        .display()
+        .to_string()
+}
+
+/// The directory of its filesystem that the mount at `point` shows
+/// (mountinfo's fourth field): `/` for a whole filesystem, the bound
+/// directory for a bind mount (a chroot's own root is one).
+fn mount_root(point: &str) -> String {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    info.lines()
+        .map(|l| l.split(' ').collect::<Vec<_>>())
+        .filter(|f| f.len() > 4 && f[4] == point)
+        .map(|f| f[3].to_string())
+        .next_back()
+        .unwrap_or_else(|| panic!("{point} is not a mount point in mountinfo"))
 }
 
 /// The tune report's step `id`.
