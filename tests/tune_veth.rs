@@ -327,7 +327,6 @@ fn tuner_killed_mid_change_leaves_a_journal_that_rollback_restores() {
         std::thread::sleep(Duration::from_millis(100));
     }
     assert!(trying, "the tuner never journalled a candidate");
-    std::thread::sleep(Duration::from_millis(500));
     let wmem = || {
         String::from_utf8_lossy(
             &lab.here
@@ -339,6 +338,12 @@ fn tuner_killed_mid_change_leaves_a_journal_that_rollback_restores() {
         .unwrap()
         .to_string()
     };
+    // The journal is written before the candidate is applied: wait for the
+    // sysctl (a loaded machine once took more than the 500 ms this waited).
+    let applied = Instant::now();
+    while wmem() != "131072" && applied.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
     assert_eq!(wmem(), "131072", "the candidate should be applied now");
     // SIGKILL: no chance to clean up (the pid is `ip netns exec`'s, which exec'd hlctl).
     child.kill9();
