@@ -241,16 +241,36 @@ fn irqs_on_one_cpu(iface: &str, r: &CoreReport) -> Option<Finding> {
     )
 }
 
+/// The backlog sysctl a drop from a full per-CPU backlog asks to raise,
+/// and the least it is raised to.
+pub(crate) const BACKLOG: (&str, u64) = ("net.core.netdev_max_backlog", 2000);
+/// The budget sysctl frequent squeezes ask to raise, and the least it is raised to.
+pub(crate) const BUDGET: (&str, u64) = ("net.core.netdev_budget", 600);
+
 /// Twice the current value of a sysctl, at least `floor`.
-fn doubled(inp: &Inputs, key: &str, floor: u64) -> u64 {
+pub(crate) fn doubled(inp: &Inputs, key: &str, floor: u64) -> u64 {
     inp.sysctl(key)
         .and_then(|v| v.trim().parse::<u64>().ok())
         .map_or(floor, |v| (v * 2).max(floor))
 }
 
+/// Any packet dropped from a full per-CPU backlog during the run.
+pub(crate) fn backlog_overflowed(r: &CoreReport) -> bool {
+    r.backlog_dropped > 0
+}
+
+/// The budget ran out with work left often enough to matter: a few
+/// squeezes are every busy receive's lot; they matter when they are
+/// frequent and a core is the limit.
+pub(crate) fn budget_squeezed(r: &CoreReport) -> bool {
+    let per_second = r.time_squeeze as f64 / r.seconds.max(0.001);
+    let saturated = r.cpus.iter().any(|c| c.busy_percent >= SATURATED);
+    per_second >= SQUEEZES_PER_SECOND && saturated
+}
+
 fn backlog(inp: &Inputs, r: &CoreReport, dir: Direction, out: &mut Outcome) {
-    if r.backlog_dropped > 0 {
-        let key = "net.core.netdev_max_backlog";
+    if backlog_overflowed(r) {
+        let (key, floor) = BACKLOG;
         out.find(
             Finding::new(
                 "softnet-backlog-drops",
@@ -260,15 +280,11 @@ fn backlog(inp: &Inputs, r: &CoreReport, dir: Direction, out: &mut Outcome) {
             )
             .evidence(key, inp.sysctl(key).unwrap_or("?"))
             .why("packets arrived faster than the core could take them off its backlog, and were lost")
-            .fix(format!("hlctl sysctl {key}={}", doubled(inp, key, 2000))),
+            .fix(format!("hlctl sysctl {key}={}", doubled(inp, key, floor))),
         );
     }
-    // A few squeezes are every busy receive's lot; they matter when they
-    // are frequent and a core is the limit.
-    let per_second = r.time_squeeze as f64 / r.seconds.max(0.001);
-    let saturated = r.cpus.iter().any(|c| c.busy_percent >= SATURATED);
-    if per_second >= SQUEEZES_PER_SECOND && saturated {
-        let key = "net.core.netdev_budget";
+    if budget_squeezed(r) {
+        let (key, floor) = BUDGET;
         out.find(
             Finding::new(
                 "softnet-time-squeeze",
@@ -278,7 +294,7 @@ fn backlog(inp: &Inputs, r: &CoreReport, dir: Direction, out: &mut Outcome) {
             )
             .evidence(key, inp.sysctl(key).unwrap_or("?"))
             .why("each poll cycle stopped with packets still waiting; a larger budget lets one cycle take more")
-            .fix(format!("hlctl sysctl {key}={}", doubled(inp, key, 600))),
+            .fix(format!("hlctl sysctl {key}={}", doubled(inp, key, floor))),
         );
     }
 }
