@@ -138,6 +138,11 @@ pub(crate) fn host_under(sys: &Path, proc_: &Path) -> Host {
     }
 }
 
+/// The pid of a running irqbalance on this host.
+pub(crate) fn irqbalance_pid() -> Option<u32> {
+    irqbalance(Path::new("/proc"))
+}
+
 pub(crate) fn host() -> Host {
     host_under(Path::new("/sys"), Path::new("/proc"))
 }

@@ -12,7 +12,7 @@ use crate::nic::model::Channels;
 use crate::path::throughput::Direction;
 
 /// A core this busy (percent) does all it can.
-const SATURATED: f64 = 85.0;
+pub(crate) const SATURATED: f64 = 85.0;
 /// ... while no other core spent more than this in interrupts, softirqs
 /// and steal: the time the network work would compete with there. Ordinary
 /// processes do not count: softirqs (RPS's backlog work among them)
@@ -215,30 +215,82 @@ fn one_core_finding(
     }
 }
 
-/// Every interrupt of a device with several queue vectors landed on one CPU.
-fn irqs_on_one_cpu(iface: &str, r: &CoreReport) -> Option<Finding> {
+/// The one CPU every interrupt of a device with several queue vectors
+/// landed on, if they all did.
+pub(crate) fn interrupts_on_one_cpu(r: &CoreReport) -> Option<u32> {
     if r.queue_vectors.len() < 2 {
         return None;
     }
     let took: Vec<&CoreUse> = r.cpus.iter().filter(|c| c.device_interrupts > 0).collect();
     let [one] = took.as_slice() else { return None };
+    Some(one.cpu)
+}
+
+/// Every interrupt of a device with several queue vectors landed on one CPU.
+fn irqs_on_one_cpu(iface: &str, r: &CoreReport, irqbalance: Option<u32>) -> Option<Finding> {
+    let cpu = interrupts_on_one_cpu(r)?;
+    let one = r.cpus.iter().find(|c| c.cpu == cpu)?;
     let irqs: Vec<String> = r.queue_vectors.iter().map(|v| v.irq.to_string()).collect();
-    Some(
-        Finding::new(
-            "irqs-on-one-cpu",
-            Severity::Warning,
-            Some(iface),
-            format!(
-                "all {} of {iface}'s queue vectors interrupted CPU{} only",
-                r.queue_vectors.len(),
-                one.cpu
-            ),
-        )
-        .evidence("queue vector IRQs", irqs.join(" "))
-        .evidence(&format!("CPU{} interrupts", one.cpu), one.device_interrupts)
-        .why("the queues exist to share the work among the cores; with every interrupt on one CPU they do not")
-        .fix("# spread them: irqbalance, or echo CPU > /proc/irq/N/smp_affinity_list per vector"),
+    let f = Finding::new(
+        "irqs-on-one-cpu",
+        Severity::Warning,
+        Some(iface),
+        format!(
+            "all {} of {iface}'s queue vectors interrupted CPU{} only",
+            r.queue_vectors.len(),
+            one.cpu
+        ),
     )
+    .evidence("queue vector IRQs", irqs.join(" "))
+    .evidence(&format!("CPU{} interrupts", one.cpu), one.device_interrupts);
+    Some(match irqbalance {
+        Some(pid) => f
+            .evidence("irqbalance", format!("running (pid {pid})"))
+            .why("the queues exist to share the work among the cores; irqbalance owns these IRQs' affinity and put them on one CPU, and hlctl does not fight it")
+            .fix("# tell irqbalance (its --policyscript, or IRQBALANCE_BANNED_CPULIST in /etc/default/irqbalance), or stop it and spread them with hlctl set IFACE irq-affinity cpus MAP"),
+        None => f
+            .why("the queues exist to share the work among the cores; with every interrupt on one CPU they do not")
+            .fix(format!(
+                "hlctl set {iface} irq-affinity cpus {}",
+                affinity_spread(r)
+            )),
+    })
+}
+
+/// The queue index a vector's name ends with (`virtio0-input.1`,
+/// `eth2-TxRx-3`, `mlx5_comp3`: 1, 3, 3); `None` when it ends otherwise.
+fn queue_index(name: &str) -> Option<usize> {
+    let digits: String = name
+        .chars()
+        .rev()
+        .take_while(char::is_ascii_digit)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    digits.parse().ok()
+}
+
+/// Each queue vector of `r` to one CPU of the report, by the queue index
+/// in its name modulo the CPUs (a queue's receive and send vectors
+/// together; vectors without an index by their position): a per-vector
+/// map in IRQ order, one rule for the doctor's fix and the tune's
+/// `irq-affinity` candidate.
+pub(crate) fn affinity_spread(r: &CoreReport) -> String {
+    let cpus: Vec<u32> = r.cpus.iter().map(|c| c.cpu).collect();
+    if cpus.is_empty() {
+        return crate::cpu::cpulist::NONE.into();
+    }
+    let sets: Vec<std::collections::BTreeSet<u32>> = r
+        .queue_vectors
+        .iter()
+        .enumerate()
+        .map(|(k, v)| {
+            let q = queue_index(&v.name).unwrap_or(k);
+            std::iter::once(cpus[q % cpus.len()]).collect()
+        })
+        .collect();
+    crate::cpu::cpulist::map_text(&sets)
 }
 
 /// The backlog sysctl a drop from a full per-CPU backlog asks to raise,
@@ -329,7 +381,8 @@ fn check_direction(inp: &Inputs, iface: &str, dir: Direction, r: &CoreReport, ou
     if let Some(hot) = hot_core(r, dir) {
         out.find(one_core_finding(iface, dir, &hot, r, ch));
     }
-    out.findings.extend(irqs_on_one_cpu(iface, r));
+    out.findings
+        .extend(irqs_on_one_cpu(iface, r, inp.irqbalance_pid));
     backlog(inp, r, dir, out);
     steal(r, dir, out);
     if out.findings.len() == before {

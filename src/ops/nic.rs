@@ -129,7 +129,7 @@ pub(crate) enum ExportError {
         "{iface}: no persisted settings in {file} (persist some with `hlctl set {iface} ... --persist`)"
     )]
     NotPersisted { iface: String, file: String },
-    #[error("{iface}: no persisted RPS in {file}: a udev rule would write nothing")]
+    #[error("{iface}: no persisted RPS or XPS in {file}: a udev rule would write nothing")]
     NothingForUdev { iface: String, file: String },
 }
 

@@ -43,7 +43,8 @@ pub(crate) fn candidates_in(
     let squeezed = reports.iter().find(|r| budget_squeezed(r));
     let mut out = Vec::new();
     if reports.iter().any(|r| backlog_overflowed(r)) {
-        let why = format!("{dropped} packets dropped from full per-CPU backlogs during the baseline");
+        let why =
+            format!("{dropped} packets dropped from full per-CPU backlogs during the baseline");
         out.extend(raise(inp, BACKLOG, "backlog", &why, in_container, notes));
     }
     if let Some(r) = squeezed {

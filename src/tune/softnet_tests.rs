@@ -94,7 +94,8 @@ fn a_drop_in_any_baseline_run_doubles_the_backlog() {
     assert_eq!(c[0].change.sysctl["net.core.netdev_max_backlog"], "2000");
     assert!(c[0].change.nic.is_empty());
     assert!(
-        c[0].reason.starts_with("37 packets dropped from full per-CPU backlogs"),
+        c[0].reason
+            .starts_with("37 packets dropped from full per-CPU backlogs"),
         "{}",
         c[0].reason
     );
@@ -117,9 +118,17 @@ fn frequent_squeezes_with_a_saturated_core_double_the_budget() {
     assert_eq!(c[0].id, "budget");
     assert_eq!(c[0].change.sysctl["net.core.netdev_budget"], "600");
     // As many squeezes without a saturated core: the budget is not the limit.
-    assert!(plan(&inputs(vec![report(0, 60, 70.0)], HOST), false).0.is_empty());
+    assert!(
+        plan(&inputs(vec![report(0, 60, 70.0)], HOST), false)
+            .0
+            .is_empty()
+    );
     // A few squeezes at saturation: every busy receive's lot.
-    assert!(plan(&inputs(vec![report(0, 20, 99.0)], HOST), false).0.is_empty());
+    assert!(
+        plan(&inputs(vec![report(0, 20, 99.0)], HOST), false)
+            .0
+            .is_empty()
+    );
 }
 
 #[test]
