@@ -71,18 +71,36 @@ fn queue_dirs(dev: &Path, prefix: &str) -> Vec<(u32, std::path::PathBuf)> {
     v
 }
 
-fn physical_cores(sys: &Path) -> Option<u32> {
+/// What names the physical core of the CPU whose sysfs directory is `cpu`:
+/// the CPUs sharing it (`core_cpus_list`, Linux 5.4+; `thread_siblings_list`
+/// before), else its package and core id. `None` for an offline CPU.
+fn core_of(cpu: &Path) -> Option<String> {
+    if text(&cpu.join("online")).is_some_and(|o| o == "0") {
+        return None;
+    }
+    let t = cpu.join("topology");
+    text(&t.join("core_cpus_list"))
+        .or_else(|| text(&t.join("thread_siblings_list")))
+        .and_then(|l| crate::cpu::cpulist::canonical(&l))
+        .or_else(|| {
+            Some(format!(
+                "package {} core {}",
+                text(&t.join("physical_package_id"))?,
+                text(&t.join("core_id"))?
+            ))
+        })
+}
+
+/// The physical cores of the online CPUs under `sys`: hyperthreads of one
+/// core count once (the references advise no more queues than these).
+pub(crate) fn physical_cores(sys: &Path) -> Option<u32> {
     let d = std::fs::read_dir(sys.join("devices/system/cpu")).ok()?;
-    let cores: BTreeSet<(String, String)> = d
+    let cores: BTreeSet<String> = d
         .filter_map(|e| {
             let e = e.ok()?;
             let name = e.file_name().to_string_lossy().into_owned();
             name.strip_prefix("cpu")?.parse::<u32>().ok()?;
-            let t = e.path().join("topology");
-            Some((
-                text(&t.join("physical_package_id"))?,
-                text(&t.join("core_id"))?,
-            ))
+            core_of(&e.path())
         })
         .collect();
     (!cores.is_empty()).then_some(cores.len() as u32)
@@ -136,6 +154,11 @@ pub(crate) fn host_under(sys: &Path, proc_: &Path) -> Host {
         physical_cores: physical_cores(sys),
         irqbalance_pid: irqbalance(proc_),
     }
+}
+
+/// The physical cores of this host ([`physical_cores`]).
+pub(crate) fn physical_cores_here() -> Option<u32> {
+    physical_cores(Path::new("/sys"))
 }
 
 /// The pid of a running irqbalance on this host.

@@ -117,6 +117,14 @@ pub(crate) fn more_channels(ch: Option<&Channels>, cores: u32) -> Option<MoreCha
     })
 }
 
+/// The cores more queues can use: the CPUs the report sampled, but no more
+/// than the physical cores (hyperthreads of one core share its execution
+/// units; the references advise no more queues than physical cores).
+pub(crate) fn channel_cores(inp: &Inputs, r: &CoreReport) -> u32 {
+    let cpus = r.cpus.len() as u32;
+    inp.physical_cores.map_or(cpus, |p| cpus.min(p.max(1)))
+}
+
 /// The CPUs RPS should hand a device's receive work to when `hot` did it
 /// all: every other core of the report (the hot one keeps the interrupts
 /// and the driver's poll; a single flow hashes to one CPU of the set, so the
@@ -154,6 +162,7 @@ fn work(dir: Direction) -> &'static str {
 }
 
 fn one_core_finding(
+    inp: &Inputs,
     iface: &str,
     dir: Direction,
     hot: &HotCore<'_>,
@@ -161,6 +170,7 @@ fn one_core_finding(
     ch: Option<&Channels>,
 ) -> Finding {
     let cpus = r.cpus.len() as u32;
+    let cores = channel_cores(inp, r);
     let title = format!(
         "CPU{} did {:.0} % of {iface}'s {} work at {:.0} % busy while the other cores had room for it",
         hot.core.cpu,
@@ -189,9 +199,10 @@ fn one_core_finding(
         format!("{:.0} %", hot.others_taken),
     )
     .evidence("cores", cpus);
-    if let Some(m) = more_channels(ch, cpus) {
+    if let Some(m) = more_channels(ch, cores) {
         return f
             .evidence("channels", format!("{} {} of max {}", m.kind, m.now, m.max))
+            .evidence("physical cores", cores)
             .why("one queue means one interrupt means one core: more queues let the other cores share the work")
             .fix(format!("hlctl set {iface} channels {} {}", m.kind, m.want));
     }
@@ -379,7 +390,7 @@ fn check_direction(inp: &Inputs, iface: &str, dir: Direction, r: &CoreReport, ou
     let ch = inp.iface(iface).and_then(|s| s.now().channels.as_ref());
     let before = out.findings.len();
     if let Some(hot) = hot_core(r, dir) {
-        out.find(one_core_finding(iface, dir, &hot, r, ch));
+        out.find(one_core_finding(inp, iface, dir, &hot, r, ch));
     }
     out.findings
         .extend(irqs_on_one_cpu(iface, r, inp.irqbalance_pid));

@@ -108,6 +108,9 @@ pub(crate) struct Inputs {
     /// never fought.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) irqbalance_pid: Option<u32>,
+    /// This host's physical cores (hyperthreads of one core once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) physical_cores: Option<u32>,
 }
 
 /// A VM's link on this host and the MTUs the checks compare.

@@ -24,6 +24,9 @@ pub(crate) const SHOWN: &[&str] = &[
     "v-ch2-queues",
     "v-ch2-irqs",
     "v-ch2-rpsxps",
+    "v-aff-bad",
+    "v-aff-irqs",
+    "v-aff-queues",
     "e-l",
     "e-irqs",
 ];
@@ -133,6 +136,45 @@ pub(crate) fn check(out: &VmOutput) {
     layout_matches_the_guest(out);
     spread_written_in_sysfs_is_shown(out);
     channels_1_then_2(out);
+    affinity_and_xps_set_by_hlctl(out);
+}
+
+/// `hlctl set eth1 irq-affinity cpus 0/0/1/1 xps cpus 1/0`: each queue
+/// vector's smp_affinity_list (in IRQ order: input.0, output.0, input.1,
+/// output.1) and each transmit queue's xps_cpus as given, and `show` reads
+/// both back; a map of 2 lists for the 4 vectors is refused, naming them.
+fn affinity_and_xps_set_by_hlctl(out: &VmOutput) {
+    let bad = out.section("v-aff-bad");
+    assert_ne!(bad.rc, 0, "{}", bad.text);
+    assert!(
+        bad.text.contains("names 2 queues") && bad.text.contains("has 4 queue vectors"),
+        "{}",
+        bad.text
+    );
+    let set = out.json("v-aff");
+    assert!(set["failure"].is_null(), "{set}");
+    let guest = guest_vectors(&ok(out, "v-aff-irqs"));
+    let names: Vec<&str> = guest
+        .iter()
+        .map(|v| v.1.rsplit('-').next().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["input.0", "output.0", "input.1", "output.1"],
+        "{guest:?}"
+    );
+    let lists: Vec<&str> = guest.iter().map(|v| v.2.as_str()).collect();
+    assert_eq!(lists, ["0", "0", "1", "1"], "{guest:?}");
+    let tx: Vec<String> = sorted_lines(&ok(out, "v-aff-queues"))
+        .into_iter()
+        .filter(|l| l.starts_with("tx-"))
+        .collect();
+    assert_eq!(tx, ["tx-0 2", "tx-1 1"]);
+    ok(out, "v-aff-show");
+    let s = &out.json("v-aff-show")["interfaces"][0];
+    assert_eq!(s["irq_affinity"]["cpus"], "0/0/1/1", "{s}");
+    assert_eq!(s["irq_affinity"]["vectors"], 4, "{s}");
+    assert_eq!(s["xps"]["cpus"], "1/0", "{s}");
 }
 
 /// Channels 2 of 2, two rx and two tx queues, 4 queue vectors: hlctl,
