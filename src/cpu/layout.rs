@@ -36,6 +36,18 @@ pub(crate) struct VectorAffinity {
     pub(crate) effective_affinity_list: Option<String>,
 }
 
+/// Receive Side Scaling as the driver holds it (ethtool netlink RSS_GET).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rss {
+    /// The hash functions on (`toeplitz`, `xor`, `crc32`).
+    pub(crate) hash_function: Option<String>,
+    /// Per hash bucket, the receive queue it goes to (empty: the driver
+    /// gives no table).
+    pub(crate) indirection: Vec<u32>,
+    /// The hash key, bytes as ethtool prints them (`6d:5a:…`).
+    pub(crate) hash_key: Option<String>,
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct QueueLayout {
     pub(crate) ifname: String,
@@ -49,6 +61,9 @@ pub(crate) struct QueueLayout {
     pub(crate) physical_cores: Option<u32>,
     /// The pid of a running irqbalance.
     pub(crate) irqbalance_pid: Option<u32>,
+    /// RSS (`None`: the driver has none, or it was not read).
+    #[serde(default)]
+    pub(crate) rss: Option<Rss>,
 }
 
 fn text(p: &Path) -> Option<String> {
@@ -209,6 +224,7 @@ pub(crate) fn device_under(host: &Host, sys: &Path, proc_: &Path, ifname: &str) 
         vectors: vectors(host, sys, proc_, ifname),
         physical_cores: host.physical_cores,
         irqbalance_pid: host.irqbalance_pid,
+        rss: None,
     }
 }
 

@@ -286,6 +286,14 @@ impl Netlink {
         }
         ethtool::channels::set(&mut self.ethtool, ifname, set)
     }
+    /// `ethtool -x X` (RSS_GET, Linux 6.0+). `Ok(None)` when the driver has
+    /// no RSS, and through the ioctl (kernels without ethtool netlink: not read).
+    pub fn rss(&mut self, ifname: &str) -> Result<Option<crate::cpu::layout::Rss>> {
+        if self.ethtool.via_ioctl() {
+            return Ok(None);
+        }
+        ethtool::rss::get(&mut self.ethtool, ifname)
+    }
     /// `ethtool -c X` (COALESCE_GET). `Ok(None)` when not supported.
     pub fn coalesce(&mut self, ifname: &str) -> Result<Option<Coalesce>> {
         if self.ethtool.via_ioctl() {
