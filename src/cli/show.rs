@@ -38,7 +38,7 @@ use crate::nic::registry::{self, Check, Setting};
 /// The queue block: receive and transmit queues against the channels and
 /// their maxima and the physical cores; RPS and XPS CPUs per queue (the
 /// JSON keeps sysfs' masks); RSS's hash function, indirection table and
-/// key where the driver gives them (ethtool netlink, Linux 6.0+); each
+/// key where the driver gives them (ethtool netlink, Linux 6.2+; the ioctl before); each
 /// queue vector's IRQ and the CPUs it may and does run on; whether
 /// irqbalance runs (it owns IRQ affinity).
 ///

@@ -88,7 +88,7 @@ fn queues_line(i: &Interface, q: &QueueLayout) -> String {
 /// `not supported by driver` when the driver has none.
 fn rss_line(rss: Option<&crate::cpu::layout::Rss>) -> String {
     let Some(r) = rss else {
-        return "  rss       not supported by driver (or not readable: ethtool netlink RSS_GET, Linux 6.0+)".into();
+        return "  rss       not supported by driver".into();
     };
     let mut parts = vec![format!(
         "hash {}",

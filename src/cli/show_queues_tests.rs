@@ -27,7 +27,7 @@ fn the_fixture_trees_block_reads_as_the_tree_says() {
         "  queues    2 rx / 2 tx (channels other 1 of max 1, combined 2 of max 63; 2 physical cores), numa node 0 (local cpus 0-3)",
         "  rps       rx-0 cpus - (flow cnt 0), rx-1 cpus 2-3 (flow cnt 2048); sock flow entries 32768",
         "  xps       tx-0 cpus 0, tx-1 cpus 1",
-        "  rss       not supported by driver (or not readable: ethtool netlink RSS_GET, Linux 6.0+)",
+        "  rss       not supported by driver",
         "  irqs      irq 121 eth2-TxRx-0 -> cpus 0-3 (effective 0)",
         "            irq 122 eth2-TxRx-1 -> cpus 0-3 (effective 1)",
         "            irq 123 eth2-TxRx-2 -> cpus 0-3 (effective 2)",

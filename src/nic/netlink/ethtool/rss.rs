@@ -1,5 +1,5 @@
 //! Receive Side Scaling as the driver holds it: RSS_GET (`ethtool -x`,
-//! ethtool netlink since Linux 6.0) — the hash function, the indirection
+//! ethtool netlink since Linux 6.2; [`crate::nic::ioctl::rss`] before) — the hash function, the indirection
 //! table (which receive queue each hash bucket goes to) and the hash key.
 //! Read only: hlctl shows it and sets none of it.
 
@@ -15,7 +15,8 @@ const A_HKEY: u16 = 5;
 /// The hash functions by bit (`ETH_RSS_HASH_*_BIT`), as ethtool names them.
 const HASH_FUNCTIONS: &[&str] = &["toeplitz", "xor", "crc32"];
 
-fn hash_function(bits: u32) -> String {
+/// The names of the hash functions on in `bits` (`toeplitz xor`).
+pub(crate) fn hash_function(bits: u32) -> String {
     let on: Vec<String> = (0..32)
         .filter(|b| bits & (1 << b) != 0)
         .map(|b| {
