@@ -27,10 +27,12 @@ pub(crate) fn candidates(inp: &Inputs, i: &Interface, notes: &mut Vec<String>) -
         return Vec::new();
     }
     let [up, down] = reports(inp);
+    // The first direction whose interrupts all landed on one CPU.
     let affinity = [down, up]
         .into_iter()
         .flatten()
-        .find_map(|r| irq_affinity(inp, i, r, notes));
+        .find(|r| interrupts_on_one_cpu(r).is_some())
+        .and_then(|r| irq_affinity(inp, i, r, notes));
     affinity
         .into_iter()
         .chain(up.and_then(|r| xps(i, r)))

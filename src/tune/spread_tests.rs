@@ -139,8 +139,9 @@ fn interrupts_already_shared_or_already_spread_are_left_alone() {
 
 #[test]
 fn under_irqbalance_no_affinity_candidate_and_a_note_naming_it() {
+    // Both directions on one CPU: one note, not one per direction.
     let (c, notes) = plan(
-        &inputs(shared(), on_cpu1(), Some(812)),
+        &inputs(on_cpu1(), on_cpu1(), Some(812)),
         &eth1("1/1/1/1", "0/1"),
     );
     assert!(c.is_empty(), "{:?}", ids(&c));
