@@ -38,6 +38,11 @@ fn list_file(irq: u32) -> PathBuf {
 /// The affinity of every queue vector; `None` for a device with fewer than
 /// two (nothing to spread).
 pub(crate) fn read(name: &str) -> Option<IrqAffinity> {
+    // A virtual device (veth, bridge) has no interrupts: no need to read
+    // /proc/interrupts for it on every read of the link.
+    if !Path::new("/sys/class/net").join(name).join("device").exists() {
+        return None;
+    }
     let v = vectors(name);
     if v.len() < 2 {
         return None;
