@@ -40,7 +40,11 @@ fn list_file(irq: u32) -> PathBuf {
 pub(crate) fn read(name: &str) -> Option<IrqAffinity> {
     // A virtual device (veth, bridge) has no interrupts: no need to read
     // /proc/interrupts for it on every read of the link.
-    if !Path::new("/sys/class/net").join(name).join("device").exists() {
+    if !Path::new("/sys/class/net")
+        .join(name)
+        .join("device")
+        .exists()
+    {
         return None;
     }
     let v = vectors(name);

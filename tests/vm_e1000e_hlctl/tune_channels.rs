@@ -194,10 +194,18 @@ fn affinity_as_reported(out: &VmOutput, r: &Value) {
     let row = &items(step, "settings")[0];
     assert_eq!(row["setting"], "irq-affinity cpus", "{step}");
     assert_eq!(row["tried"], "0/0/1/1", "{step}");
-    assert_eq!(row["before"], before.as_str(), "{step}");
+    // A channels step before it changes the channels and back: virtio_net
+    // lays the vectors' affinity out again each time (pair 0 back to all
+    // CPUs), so the affinity the step found is the driver's, not t-irqs'.
+    let channels_first = items(r, "steps")
+        .iter()
+        .any(|s| s["candidate"] == "channels");
+    if !channels_first {
+        assert_eq!(row["before"], before.as_str(), "{step}");
+    }
     let want = match step["status"].as_str() {
         Some("kept") => "0/0/1/1".to_string(),
-        Some("reverted") => before,
+        Some("reverted") => row["before"].as_str().unwrap().to_string(),
         other => panic!("irq-affinity neither kept nor reverted ({other:?}): {step}"),
     };
     assert_eq!(after, want, "{step}");
