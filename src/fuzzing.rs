@@ -23,7 +23,7 @@ use crate::bench::net::results::PeerResults;
 use crate::dbus::wire::records::{Dict, OwnedDict};
 use crate::nic::netlink::attr::Attrs;
 use crate::nic::netlink::ethtool::{
-    bitset, channels, coalesce, features, header, linkmodes, pause, rings, strset,
+    bitset, channels, coalesce, features, header, linkmodes, pause, rings, rss, strset,
 };
 use crate::nic::netlink::message::{NLMSG_ERROR, parse_error, parse_messages};
 use crate::nic::netlink::{genl, monitor, rtnl};
@@ -91,6 +91,7 @@ pub fn netlink_ethtool(data: &[u8]) {
         let _ = pause::parse(attrs);
         let _ = coalesce::parse(attrs);
         let _ = channels::parse(attrs);
+        let _ = rss::parse(attrs);
         let _ = linkmodes::parse(attrs);
         let _ = linkmodes::parse_port(attrs);
         let _ = linkmodes::parse_detected(attrs);

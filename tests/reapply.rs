@@ -219,3 +219,98 @@ fn rps_is_persisted_reapplied_and_exported_as_a_udev_rule() {
     let link = lab.hlctl(&["export", &lab.a, "--format", "systemd-link"]);
     assert!(common::output_text(&link).contains("--format udev-rule"));
 }
+
+/// `xps_cpus` of each transmit queue of `dev` in the lab's namespace, as masks.
+fn xps_masks(lab: &Lab, dev: &str) -> Vec<u64> {
+    (0..2)
+        .map(|q| {
+            let out = lab.ns.exec(&[
+                "cat",
+                &format!("/sys/class/net/{dev}/queues/tx-{q}/xps_cpus"),
+            ]);
+            let t = String::from_utf8_lossy(&out.stdout).trim().replace(',', "");
+            u64::from_str_radix(&t, 16).unwrap_or_else(|_| panic!("mask {t}"))
+        })
+        .collect()
+}
+
+/// XPS on a veth with two transmit queues (veth's `numtxqueues`): `set`
+/// writes one CPU list per queue, refuses a map naming another number of
+/// queues (nothing changed) and a single-queue device; `show` reads it
+/// back; `reapply` puts it back after a hand change and onto a re-created
+/// device; the udev rule writes each queue's mask.
+#[test]
+fn xps_is_set_per_queue_read_back_reapplied_and_exported() {
+    common::require_root("network namespaces");
+    let lab = Lab::new();
+    let (x, y) = (common::unique("xq"), common::unique("yq"));
+    let mq = |lab: &Lab| {
+        lab.ns.ip(&[
+            "link",
+            "add",
+            &x,
+            "numtxqueues",
+            "2",
+            "numrxqueues",
+            "2",
+            "type",
+            "veth",
+            "peer",
+            "name",
+            &y,
+            "numtxqueues",
+            "2",
+            "numrxqueues",
+            "2",
+        ]);
+        lab.ns.ip(&["link", "set", &x, "up"]);
+    };
+    mq(&lab);
+    assert_eq!(xps_masks(&lab, &x), [0, 0]);
+    let r = lab.json(&["set", &x, "xps", "cpus", "0/1", "--persist"]);
+    assert!(r["persisted"].is_string(), "{r}");
+    assert_eq!(xps_masks(&lab, &x), [1, 2]);
+    let shown = lab.show(&x);
+    assert_eq!(
+        shown["xps"],
+        serde_json::json!({"cpus": "0/1", "queues": 2}),
+        "{shown}"
+    );
+
+    // Three lists for two queues: refused, named, nothing changed.
+    let bad = lab.hlctl(&["set", &x, "xps", "cpus", "1/0/1"]);
+    let t = common::output_text(&bad);
+    assert!(!bad.status.success(), "{t}");
+    assert!(
+        t.contains("names 3 queues") && t.contains("has 2 transmit queues"),
+        "{t}"
+    );
+    assert_eq!(xps_masks(&lab, &x), [1, 2]);
+    // One transmit queue: no XPS to set.
+    let one = lab.hlctl(&["set", &lab.a, "xps", "cpus", "0"]);
+    assert!(!one.status.success(), "{}", common::output_text(&one));
+
+    // By hand, then re-created: reapply puts it back both times.
+    lab.ns.exec(&[
+        "sh",
+        "-c",
+        &format!("echo 0 > /sys/class/net/{x}/queues/tx-1/xps_cpus"),
+    ]);
+    assert_eq!(xps_masks(&lab, &x), [1, 0]);
+    let r = lab.json(&["reapply"]);
+    assert_eq!(r["failed"], serde_json::json!([]), "{r}");
+    assert_eq!(xps_masks(&lab, &x), [1, 2]);
+    lab.ns.ip(&["link", "del", &x]);
+    mq(&lab);
+    assert_eq!(xps_masks(&lab, &x), [0, 0]);
+    lab.json(&["reapply"]);
+    assert_eq!(xps_masks(&lab, &x), [1, 2]);
+
+    let out = lab.hlctl(&["export", &x, "--format", "udev-rule"]);
+    let t = common::output_text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(
+        t.contains("echo 1 > /sys/class/net/%k/queues/tx-0/xps_cpus; echo 2 > /sys/class/net/%k/queues/tx-1/xps_cpus"),
+        "{t}"
+    );
+}

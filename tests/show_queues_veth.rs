@@ -65,12 +65,13 @@ fn show_reports_the_rps_cpus_and_flow_count_sysfs_reads_back() {
         xps.as_deref(),
         "{queues}"
     );
-    // veth has no IRQs.
+    // veth has no IRQs, and no RSS (RSS_GET: EOPNOTSUPP, like `ethtool -x`).
     assert_eq!(
         queues["vectors"].as_array().map(Vec::len),
         Some(0),
         "{queues}"
     );
+    assert!(queues["rss"].is_null(), "{queues}");
 
     // Text: the same queue as a CPU list, and the one on the peer end
     // untouched, so the line cannot come from anywhere but rx-0's files.
@@ -84,6 +85,10 @@ fn show_reports_the_rps_cpus_and_flow_count_sysfs_reads_back() {
         "{want:?} in\n{text}"
     );
     assert!(text.contains("\n  irqs      none\n"), "{text}");
+    assert!(
+        text.contains("\n  rss       not supported by driver"),
+        "{text}"
+    );
     let peer = lab.hlctl(&["show", &lab.b]);
     let peer = String::from_utf8_lossy(&peer.stdout);
     assert!(

@@ -184,6 +184,42 @@ fn say(what: &str, s: &Value) {
     );
 }
 
+/// The keep/revert of step `s` against its own figures and the tune's
+/// rule (`src/tune/decide.rs`): a keep needs every trial run above every
+/// reference run by more than the threshold in some direction, so that
+/// direction's median moved by more than it; a revert as worse needs a
+/// direction whose median fell; any other revert says there was no gain
+/// above the noise. The reason prints each direction's figures.
+fn decision_matches_figures(s: &Value) {
+    let deltas = s["deltas"].as_array().unwrap();
+    assert!(!deltas.is_empty(), "not measured: {s}");
+    let reason = s["reason"].as_str().unwrap();
+    let moved = |d: &Value| num(&d["change_percent"]);
+    match s["status"].as_str() {
+        Some("kept") => {
+            assert!(reason.starts_with("better: "), "{s}");
+            assert!(
+                deltas
+                    .iter()
+                    .any(|d| moved(d) > num(&d["threshold_percent"])),
+                "kept without a direction above its threshold: {s}"
+            );
+        }
+        Some("reverted") if reason.starts_with("worse: ") => {
+            assert!(deltas.iter().any(|d| moved(d) < 0.0), "{s}");
+        }
+        Some("reverted") => assert!(reason.contains("no gain"), "{s}"),
+        other => panic!("neither kept nor reverted ({other:?}): {s}"),
+    }
+    for d in deltas {
+        let needed = format!("needed {:.1}%", num(&d["threshold_percent"]));
+        assert!(
+            reason.contains(&needed) || reason.starts_with("worse: ") || s["status"] == "kept",
+            "{needed} not in the reason: {s}"
+        );
+    }
+}
+
 /// The parts that do not depend on the machine being quiet: the doctor
 /// (inside the tune, on its baseline's cores) names CPU1 and the RPS fix;
 /// the tune tries RPS to CPU0 in `here`'s sysfs, measures it before and
@@ -203,6 +239,7 @@ fn a_busy_receive_core_is_named_and_rps_is_tried_measured_and_kept_or_reverted()
     assert_eq!(s["settings"][0]["setting"], "rps cpus", "{s}");
     assert_eq!(s["settings"][0]["tried"], "0", "{s}");
     assert!(num(&download(s)["before_bps"]) > 0.0, "{s}");
+    decision_matches_figures(s);
     if s["status"] == "kept" {
         kept_is_persisted_and_rolled_back(&lab, &r);
     } else {

@@ -81,6 +81,11 @@ section v-ch2-irqs0 v_irqs
 section v-ch2-show hlctl show eth1 --json
 section v-ch2-irqs v_irqs
 section v-ch2-rpsxps v_queues
+section v-aff-bad hlctl set eth1 irq-affinity cpus 0/1 --json
+section v-aff hlctl set eth1 irq-affinity cpus 0/0/1/1 xps cpus 1/0 --json
+section v-aff-irqs v_irqs
+section v-aff-queues v_queues
+section v-aff-show hlctl show eth1 --json
 section e-l ethtool -l eth0
 section e-show hlctl show eth0 --json
 section e-show-text hlctl show eth0

@@ -30,12 +30,17 @@ use crate::nic::registry::{self, Check, Setting};
 /// "owners":[{"manager","name","file","netplan","owns":["mtu","ring rx",...]}],
 /// "queues":{"rx":[{"index","rps_cpus","rps_flow_cnt"}],"tx":[{"index","xps_cpus"}],
 /// "rps_sock_flow_entries","numa_node","local_cpulist","vectors":[{"irq","name",
-/// "smp_affinity_list","effective_affinity_list"}],"physical_cores","irqbalance_pid"}}]}
+/// "smp_affinity_list","effective_affinity_list"}],"physical_cores","irqbalance_pid",
+/// "rss":null|{"hash_function","indirection":[queue,...],"hash_key"}},
+/// "rps":{"cpus","flow_cnt"},"xps":null|{"cpus":"0/1","queues"},
+/// "irq_affinity":null|{"cpus":"0/0/1/1","vectors"}}]}
 ///
 /// The queue block: receive and transmit queues against the channels and
 /// their maxima and the physical cores; RPS and XPS CPUs per queue (the
-/// JSON keeps sysfs' masks); each queue vector's IRQ and the CPUs it may
-/// and does run on; whether irqbalance runs (it owns IRQ affinity).
+/// JSON keeps sysfs' masks); RSS's hash function, indirection table and
+/// key where the driver gives them (ethtool netlink, Linux 6.2+; the ioctl before); each
+/// queue vector's IRQ and the CPUs it may and does run on; whether
+/// irqbalance runs (it owns IRQ affinity).
 ///
 /// `owner` lines name the network managers that set the link's settings
 /// from their own configuration (NetworkManager, systemd-networkd, a udev

@@ -36,6 +36,7 @@ pub(crate) fn queue_lines(i: &Interface) -> Vec<String> {
     let mut out = vec![queues_line(i, q)];
     out.push(listed("  rps       ", rps, q.rps_sock_flow_entries));
     out.push(listed("  xps       ", xps, None));
+    out.push(rss_line(q.rss.as_ref()));
     out.extend(irq_lines(q));
     out.push(match q.irqbalance_pid {
         Some(p) => format!("  irqbalance running (pid {p})"),
@@ -81,6 +82,40 @@ fn queues_line(i: &Interface, q: &QueueLayout) -> String {
         }
     }
     s
+}
+
+/// `  rss       toeplitz; indirection 128 entries (queue 0: 64, queue 1: 64); key 40 bytes 6d:5a:…`;
+/// `not supported by driver` when the driver has none.
+fn rss_line(rss: Option<&crate::cpu::layout::Rss>) -> String {
+    let Some(r) = rss else {
+        return "  rss       not supported by driver".into();
+    };
+    let mut parts = vec![format!(
+        "hash {}",
+        r.hash_function.as_deref().unwrap_or("not reported")
+    )];
+    parts.push(if r.indirection.is_empty() {
+        "indirection table none (the driver gives none)".into()
+    } else {
+        let mut per_queue = std::collections::BTreeMap::<u32, usize>::new();
+        for q in &r.indirection {
+            *per_queue.entry(*q).or_default() += 1;
+        }
+        let each: Vec<String> = per_queue
+            .iter()
+            .map(|(q, n)| format!("queue {q}: {n}"))
+            .collect();
+        format!(
+            "indirection {} entries ({})",
+            r.indirection.len(),
+            each.join(", ")
+        )
+    });
+    parts.push(match &r.hash_key {
+        Some(k) => format!("key {} bytes {k}", k.split(':').count()),
+        None => "key none".into(),
+    });
+    format!("  rss       {}", parts.join("; "))
 }
 
 /// `head` and the items wrapped, `none` when there are none; RPS's socket

@@ -27,6 +27,7 @@ fn the_fixture_trees_block_reads_as_the_tree_says() {
         "  queues    2 rx / 2 tx (channels other 1 of max 1, combined 2 of max 63; 2 physical cores), numa node 0 (local cpus 0-3)",
         "  rps       rx-0 cpus - (flow cnt 0), rx-1 cpus 2-3 (flow cnt 2048); sock flow entries 32768",
         "  xps       tx-0 cpus 0, tx-1 cpus 1",
+        "  rss       not supported by driver",
         "  irqs      irq 121 eth2-TxRx-0 -> cpus 0-3 (effective 0)",
         "            irq 122 eth2-TxRx-1 -> cpus 0-3 (effective 1)",
         "            irq 123 eth2-TxRx-2 -> cpus 0-3 (effective 2)",
@@ -55,11 +56,44 @@ fn a_veth_without_channels_irqs_or_irqbalance() {
         "{text}"
     );
     assert!(
-        text.contains("\n  xps       none\n  irqs      none\n  irqbalance not running"),
+        text.contains("\n  xps       none\n  rss       not supported by driver"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n  irqs      none\n  irqbalance not running"),
         "{text}"
     );
     i.queues = None;
     assert!(queue_lines(&i).is_empty());
+}
+
+/// RSS as ixgbe gives it (a table over the queues and a key; the driver
+/// is not on the machines here, so the values are typed in) and as
+/// virtio_net without qemu's RSS feature gives it (the hash function only).
+#[test]
+fn rss_with_a_table_and_a_key_and_without() {
+    let mut i = fixture();
+    let q = i.queues.as_mut().unwrap();
+    q.rss = Some(crate::cpu::layout::Rss {
+        hash_function: Some("toeplitz".into()),
+        indirection: (0..128).map(|k| k % 2).collect(),
+        hash_key: Some("6d:5a:56:da".into()),
+    });
+    let text = queue_lines(&i).join("\n");
+    assert!(
+        text.contains("\n  rss       hash toeplitz; indirection 128 entries (queue 0: 64, queue 1: 64); key 4 bytes 6d:5a:56:da\n"),
+        "{text}"
+    );
+    let q = i.queues.as_mut().unwrap();
+    q.rss = Some(crate::cpu::layout::Rss {
+        hash_function: Some("toeplitz".into()),
+        ..Default::default()
+    });
+    let text = queue_lines(&i).join("\n");
+    assert!(
+        text.contains("\n  rss       hash toeplitz; indirection table none (the driver gives none); key none\n"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -55,6 +55,57 @@ pub(crate) fn canonical(text: &str) -> Option<String> {
     parse_list(text).map(|c| list(&c))
 }
 
+/// A per-queue map: one CPU list per queue, in queue order, separated by
+/// `/` (`0/1`: queue 0 to CPU0, queue 1 to CPU1; what `hlctl set … xps
+/// cpus` and `irq-affinity cpus` take and show). `none` alone is every
+/// queue's set empty.
+pub(crate) const MAP_SEPARATOR: char = '/';
+
+/// A per-queue map as its sets, in queue order; an empty vector for `none`
+/// (every queue off, whatever their number); `None` when not a map.
+pub(crate) fn parse_map(text: &str) -> Option<Vec<BTreeSet<u32>>> {
+    let t = text.trim();
+    if t == NONE {
+        return Some(Vec::new());
+    }
+    t.split(MAP_SEPARATOR).map(parse_list).collect()
+}
+
+/// Sets as a per-queue map: `0/1`; `none` when every set is empty.
+pub(crate) fn map_text(sets: &[BTreeSet<u32>]) -> String {
+    if sets.iter().all(BTreeSet::is_empty) {
+        return NONE.into();
+    }
+    let parts: Vec<String> = sets.iter().map(list).collect();
+    parts.join(&MAP_SEPARATOR.to_string())
+}
+
+/// A map in its canonical spelling (`1,0/none` → `0-1/none`, `none/none`
+/// → `none`); `None` when not a map.
+pub(crate) fn canonical_map(text: &str) -> Option<String> {
+    parse_map(text).map(|m| map_text(&m))
+}
+
+/// The number of queues a map names (0 for `none`: any number).
+pub(crate) fn map_len(text: &str) -> usize {
+    parse_map(text).map_or(0, |m| m.len())
+}
+
+/// `cpus` spread over `queues` queues round-robin: queue `i` takes every
+/// CPU whose position in `cpus` is `i` modulo `queues` (as many queues as
+/// CPUs: one CPU each; more queues: the extra ones none; fewer: several
+/// CPUs each).
+pub(crate) fn spread(cpus: &[u32], queues: usize) -> Vec<BTreeSet<u32>> {
+    let mut out = vec![BTreeSet::new(); queues];
+    if queues == 0 {
+        return out;
+    }
+    for (k, c) in cpus.iter().enumerate() {
+        out[k % queues].insert(*c);
+    }
+    out
+}
+
 /// A sysfs hex mask (`00000000,00000003`) as its CPUs; `None` when not one.
 pub(crate) fn parse_mask(mask: &str) -> Option<BTreeSet<u32>> {
     let mut out = BTreeSet::new();
@@ -86,6 +137,20 @@ pub(crate) fn mask(cpus: &BTreeSet<u32>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn per_queue_maps() {
+        assert_eq!(canonical_map("1,0/none").as_deref(), Some("0-1/none"));
+        assert_eq!(canonical_map("none/none").as_deref(), Some("none"));
+        assert_eq!(canonical_map("none").as_deref(), Some("none"));
+        assert_eq!(canonical_map("0/x"), None);
+        assert_eq!(map_len("0/1/2"), 3);
+        assert_eq!(map_len("none"), 0);
+        assert_eq!(map_text(&spread(&[0, 1], 2)), "0/1");
+        assert_eq!(map_text(&spread(&[0, 1], 4)), "0/1/none/none");
+        assert_eq!(map_text(&spread(&[0, 1, 2, 3], 2)), "0,2/1,3");
+        assert!(spread(&[0, 1], 0).is_empty());
+    }
 
     #[test]
     fn lists_and_masks_turn_into_each_other() {

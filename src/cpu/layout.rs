@@ -36,6 +36,18 @@ pub(crate) struct VectorAffinity {
     pub(crate) effective_affinity_list: Option<String>,
 }
 
+/// Receive Side Scaling as the driver holds it (ethtool netlink RSS_GET).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rss {
+    /// The hash functions on (`toeplitz`, `xor`, `crc32`).
+    pub(crate) hash_function: Option<String>,
+    /// Per hash bucket, the receive queue it goes to (empty: the driver
+    /// gives no table).
+    pub(crate) indirection: Vec<u32>,
+    /// The hash key, bytes as ethtool prints them (`6d:5a:…`).
+    pub(crate) hash_key: Option<String>,
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct QueueLayout {
     pub(crate) ifname: String,
@@ -49,6 +61,9 @@ pub(crate) struct QueueLayout {
     pub(crate) physical_cores: Option<u32>,
     /// The pid of a running irqbalance.
     pub(crate) irqbalance_pid: Option<u32>,
+    /// RSS (`None`: the driver has none, or it was not read).
+    #[serde(default)]
+    pub(crate) rss: Option<Rss>,
 }
 
 fn text(p: &Path) -> Option<String> {
@@ -71,18 +86,36 @@ fn queue_dirs(dev: &Path, prefix: &str) -> Vec<(u32, std::path::PathBuf)> {
     v
 }
 
-fn physical_cores(sys: &Path) -> Option<u32> {
+/// What names the physical core of the CPU whose sysfs directory is `cpu`:
+/// the CPUs sharing it (`core_cpus_list`, Linux 5.4+; `thread_siblings_list`
+/// before), else its package and core id. `None` for an offline CPU.
+fn core_of(cpu: &Path) -> Option<String> {
+    if text(&cpu.join("online")).is_some_and(|o| o == "0") {
+        return None;
+    }
+    let t = cpu.join("topology");
+    text(&t.join("core_cpus_list"))
+        .or_else(|| text(&t.join("thread_siblings_list")))
+        .and_then(|l| crate::cpu::cpulist::canonical(&l))
+        .or_else(|| {
+            Some(format!(
+                "package {} core {}",
+                text(&t.join("physical_package_id"))?,
+                text(&t.join("core_id"))?
+            ))
+        })
+}
+
+/// The physical cores of the online CPUs under `sys`: hyperthreads of one
+/// core count once (the references advise no more queues than these).
+pub(crate) fn physical_cores(sys: &Path) -> Option<u32> {
     let d = std::fs::read_dir(sys.join("devices/system/cpu")).ok()?;
-    let cores: BTreeSet<(String, String)> = d
+    let cores: BTreeSet<String> = d
         .filter_map(|e| {
             let e = e.ok()?;
             let name = e.file_name().to_string_lossy().into_owned();
             name.strip_prefix("cpu")?.parse::<u32>().ok()?;
-            let t = e.path().join("topology");
-            Some((
-                text(&t.join("physical_package_id"))?,
-                text(&t.join("core_id"))?,
-            ))
+            core_of(&e.path())
         })
         .collect();
     (!cores.is_empty()).then_some(cores.len() as u32)
@@ -138,6 +171,16 @@ pub(crate) fn host_under(sys: &Path, proc_: &Path) -> Host {
     }
 }
 
+/// The physical cores of this host ([`physical_cores`]).
+pub(crate) fn physical_cores_here() -> Option<u32> {
+    physical_cores(Path::new("/sys"))
+}
+
+/// The pid of a running irqbalance on this host.
+pub(crate) fn irqbalance_pid() -> Option<u32> {
+    irqbalance(Path::new("/proc"))
+}
+
 pub(crate) fn host() -> Host {
     host_under(Path::new("/sys"), Path::new("/proc"))
 }
@@ -181,6 +224,7 @@ pub(crate) fn device_under(host: &Host, sys: &Path, proc_: &Path, ifname: &str) 
         vectors: vectors(host, sys, proc_, ifname),
         physical_cores: host.physical_cores,
         irqbalance_pid: host.irqbalance_pid,
+        rss: None,
     }
 }
 

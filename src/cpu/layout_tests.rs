@@ -130,3 +130,62 @@ fn this_hosts_devices_and_cores() {
     let online = std::thread::available_parallelism().unwrap().get() as u32;
     assert!(cores >= 1 && cores <= online.max(cores), "{cores}");
 }
+
+/// A sysfs tree of `cpus` CPUs under a temporary directory: for each, its
+/// files (relative to `cpuN/`) and their contents.
+fn cpu_tree(cpus: &[&[(&str, &str)]]) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    for (n, files) in cpus.iter().enumerate() {
+        let cpu = d.path().join(format!("devices/system/cpu/cpu{n}"));
+        std::fs::create_dir_all(cpu.join("topology")).unwrap();
+        for (f, v) in *files {
+            std::fs::write(cpu.join(f), format!("{v}\n")).unwrap();
+        }
+    }
+    std::fs::create_dir_all(d.path().join("devices/system/cpu/cpufreq")).unwrap();
+    d
+}
+
+/// A 2-core 4-thread Celeron/Core i3 (`core_cpus_list` 0,2 and 1,3): 2
+/// physical cores; the same without `core_cpus_list` (kernels before 5.4)
+/// by `thread_siblings_list`; without either by package and core id; an
+/// offline CPU not counted.
+#[test]
+fn hyperthreads_of_one_core_count_once() {
+    let smt = cpu_tree(&[
+        &[("topology/core_cpus_list", "0,2")],
+        &[("topology/core_cpus_list", "1,3")],
+        &[("topology/core_cpus_list", "0,2"), ("online", "1")],
+        &[("topology/core_cpus_list", "1,3"), ("online", "1")],
+    ]);
+    assert_eq!(physical_cores(smt.path()), Some(2));
+    let old = cpu_tree(&[
+        &[("topology/thread_siblings_list", "0-1")],
+        &[("topology/thread_siblings_list", "0-1")],
+        &[("topology/thread_siblings_list", "2-3")],
+        &[("topology/thread_siblings_list", "2-3")],
+    ]);
+    assert_eq!(physical_cores(old.path()), Some(2));
+    let ids = cpu_tree(&[
+        &[
+            ("topology/physical_package_id", "0"),
+            ("topology/core_id", "0"),
+        ],
+        &[
+            ("topology/physical_package_id", "0"),
+            ("topology/core_id", "1"),
+        ],
+        &[
+            ("topology/physical_package_id", "1"),
+            ("topology/core_id", "0"),
+        ],
+    ]);
+    assert_eq!(physical_cores(ids.path()), Some(3));
+    let offline = cpu_tree(&[
+        &[("topology/core_cpus_list", "0")],
+        &[("topology/core_cpus_list", "1")],
+        &[("topology/core_cpus_list", "2"), ("online", "0")],
+    ]);
+    assert_eq!(physical_cores(offline.path()), Some(2));
+    assert_eq!(physical_cores(tempfile::tempdir().unwrap().path()), None);
+}

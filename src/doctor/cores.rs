@@ -12,7 +12,7 @@ use crate::nic::model::Channels;
 use crate::path::throughput::Direction;
 
 /// A core this busy (percent) does all it can.
-const SATURATED: f64 = 85.0;
+pub(crate) const SATURATED: f64 = 85.0;
 /// ... while no other core spent more than this in interrupts, softirqs
 /// and steal: the time the network work would compete with there. Ordinary
 /// processes do not count: softirqs (RPS's backlog work among them)
@@ -117,6 +117,14 @@ pub(crate) fn more_channels(ch: Option<&Channels>, cores: u32) -> Option<MoreCha
     })
 }
 
+/// The cores more queues can use: the CPUs the report sampled, but no more
+/// than the physical cores (hyperthreads of one core share its execution
+/// units; the references advise no more queues than physical cores).
+pub(crate) fn channel_cores(inp: &Inputs, r: &CoreReport) -> u32 {
+    let cpus = r.cpus.len() as u32;
+    inp.physical_cores.map_or(cpus, |p| cpus.min(p.max(1)))
+}
+
 /// The CPUs RPS should hand a device's receive work to when `hot` did it
 /// all: every other core of the report (the hot one keeps the interrupts
 /// and the driver's poll; a single flow hashes to one CPU of the set, so the
@@ -154,6 +162,7 @@ fn work(dir: Direction) -> &'static str {
 }
 
 fn one_core_finding(
+    inp: &Inputs,
     iface: &str,
     dir: Direction,
     hot: &HotCore<'_>,
@@ -161,6 +170,7 @@ fn one_core_finding(
     ch: Option<&Channels>,
 ) -> Finding {
     let cpus = r.cpus.len() as u32;
+    let cores = channel_cores(inp, r);
     let title = format!(
         "CPU{} did {:.0} % of {iface}'s {} work at {:.0} % busy while the other cores had room for it",
         hot.core.cpu,
@@ -189,9 +199,10 @@ fn one_core_finding(
         format!("{:.0} %", hot.others_taken),
     )
     .evidence("cores", cpus);
-    if let Some(m) = more_channels(ch, cpus) {
+    if let Some(m) = more_channels(ch, cores) {
         return f
             .evidence("channels", format!("{} {} of max {}", m.kind, m.now, m.max))
+            .evidence("physical cores", cores)
             .why("one queue means one interrupt means one core: more queues let the other cores share the work")
             .fix(format!("hlctl set {iface} channels {} {}", m.kind, m.want));
     }
@@ -215,42 +226,114 @@ fn one_core_finding(
     }
 }
 
-/// Every interrupt of a device with several queue vectors landed on one CPU.
-fn irqs_on_one_cpu(iface: &str, r: &CoreReport) -> Option<Finding> {
+/// The one CPU every interrupt of a device with several queue vectors
+/// landed on, if they all did.
+pub(crate) fn interrupts_on_one_cpu(r: &CoreReport) -> Option<u32> {
     if r.queue_vectors.len() < 2 {
         return None;
     }
     let took: Vec<&CoreUse> = r.cpus.iter().filter(|c| c.device_interrupts > 0).collect();
     let [one] = took.as_slice() else { return None };
-    let irqs: Vec<String> = r.queue_vectors.iter().map(|v| v.irq.to_string()).collect();
-    Some(
-        Finding::new(
-            "irqs-on-one-cpu",
-            Severity::Warning,
-            Some(iface),
-            format!(
-                "all {} of {iface}'s queue vectors interrupted CPU{} only",
-                r.queue_vectors.len(),
-                one.cpu
-            ),
-        )
-        .evidence("queue vector IRQs", irqs.join(" "))
-        .evidence(&format!("CPU{} interrupts", one.cpu), one.device_interrupts)
-        .why("the queues exist to share the work among the cores; with every interrupt on one CPU they do not")
-        .fix("# spread them: irqbalance, or echo CPU > /proc/irq/N/smp_affinity_list per vector"),
-    )
+    Some(one.cpu)
 }
 
+/// Every interrupt of a device with several queue vectors landed on one CPU.
+fn irqs_on_one_cpu(iface: &str, r: &CoreReport, irqbalance: Option<u32>) -> Option<Finding> {
+    let cpu = interrupts_on_one_cpu(r)?;
+    let one = r.cpus.iter().find(|c| c.cpu == cpu)?;
+    let irqs: Vec<String> = r.queue_vectors.iter().map(|v| v.irq.to_string()).collect();
+    let f = Finding::new(
+        "irqs-on-one-cpu",
+        Severity::Warning,
+        Some(iface),
+        format!(
+            "all {} of {iface}'s queue vectors interrupted CPU{} only",
+            r.queue_vectors.len(),
+            one.cpu
+        ),
+    )
+    .evidence("queue vector IRQs", irqs.join(" "))
+    .evidence(&format!("CPU{} interrupts", one.cpu), one.device_interrupts);
+    Some(match irqbalance {
+        Some(pid) => f
+            .evidence("irqbalance", format!("running (pid {pid})"))
+            .why("the queues exist to share the work among the cores; irqbalance owns these IRQs' affinity and put them on one CPU, and hlctl does not fight it")
+            .fix("# tell irqbalance (its --policyscript, or IRQBALANCE_BANNED_CPULIST in /etc/default/irqbalance), or stop it and spread them with hlctl set IFACE irq-affinity cpus MAP"),
+        None => f
+            .why("the queues exist to share the work among the cores; with every interrupt on one CPU they do not")
+            .fix(format!(
+                "hlctl set {iface} irq-affinity cpus {}",
+                affinity_spread(r)
+            )),
+    })
+}
+
+/// The queue index a vector's name ends with (`virtio0-input.1`,
+/// `eth2-TxRx-3`, `mlx5_comp3`: 1, 3, 3); `None` when it ends otherwise.
+fn queue_index(name: &str) -> Option<usize> {
+    let digits: String = name
+        .chars()
+        .rev()
+        .take_while(char::is_ascii_digit)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    digits.parse().ok()
+}
+
+/// Each queue vector of `r` to one CPU of the report, by the queue index
+/// in its name modulo the CPUs (a queue's receive and send vectors
+/// together; vectors without an index by their position): a per-vector
+/// map in IRQ order, one rule for the doctor's fix and the tune's
+/// `irq-affinity` candidate.
+pub(crate) fn affinity_spread(r: &CoreReport) -> String {
+    let cpus: Vec<u32> = r.cpus.iter().map(|c| c.cpu).collect();
+    if cpus.is_empty() {
+        return crate::cpu::cpulist::NONE.into();
+    }
+    let sets: Vec<std::collections::BTreeSet<u32>> = r
+        .queue_vectors
+        .iter()
+        .enumerate()
+        .map(|(k, v)| {
+            let q = queue_index(&v.name).unwrap_or(k);
+            std::iter::once(cpus[q % cpus.len()]).collect()
+        })
+        .collect();
+    crate::cpu::cpulist::map_text(&sets)
+}
+
+/// The backlog sysctl a drop from a full per-CPU backlog asks to raise,
+/// and the least it is raised to.
+pub(crate) const BACKLOG: (&str, u64) = ("net.core.netdev_max_backlog", 2000);
+/// The budget sysctl frequent squeezes ask to raise, and the least it is raised to.
+pub(crate) const BUDGET: (&str, u64) = ("net.core.netdev_budget", 600);
+
 /// Twice the current value of a sysctl, at least `floor`.
-fn doubled(inp: &Inputs, key: &str, floor: u64) -> u64 {
+pub(crate) fn doubled(inp: &Inputs, key: &str, floor: u64) -> u64 {
     inp.sysctl(key)
         .and_then(|v| v.trim().parse::<u64>().ok())
         .map_or(floor, |v| (v * 2).max(floor))
 }
 
+/// Any packet dropped from a full per-CPU backlog during the run.
+pub(crate) fn backlog_overflowed(r: &CoreReport) -> bool {
+    r.backlog_dropped > 0
+}
+
+/// The budget ran out with work left often enough to matter: a few
+/// squeezes are every busy receive's lot; they matter when they are
+/// frequent and a core is the limit.
+pub(crate) fn budget_squeezed(r: &CoreReport) -> bool {
+    let per_second = r.time_squeeze as f64 / r.seconds.max(0.001);
+    let saturated = r.cpus.iter().any(|c| c.busy_percent >= SATURATED);
+    per_second >= SQUEEZES_PER_SECOND && saturated
+}
+
 fn backlog(inp: &Inputs, r: &CoreReport, dir: Direction, out: &mut Outcome) {
-    if r.backlog_dropped > 0 {
-        let key = "net.core.netdev_max_backlog";
+    if backlog_overflowed(r) {
+        let (key, floor) = BACKLOG;
         out.find(
             Finding::new(
                 "softnet-backlog-drops",
@@ -260,15 +343,11 @@ fn backlog(inp: &Inputs, r: &CoreReport, dir: Direction, out: &mut Outcome) {
             )
             .evidence(key, inp.sysctl(key).unwrap_or("?"))
             .why("packets arrived faster than the core could take them off its backlog, and were lost")
-            .fix(format!("hlctl sysctl {key}={}", doubled(inp, key, 2000))),
+            .fix(format!("hlctl sysctl {key}={}", doubled(inp, key, floor))),
         );
     }
-    // A few squeezes are every busy receive's lot; they matter when they
-    // are frequent and a core is the limit.
-    let per_second = r.time_squeeze as f64 / r.seconds.max(0.001);
-    let saturated = r.cpus.iter().any(|c| c.busy_percent >= SATURATED);
-    if per_second >= SQUEEZES_PER_SECOND && saturated {
-        let key = "net.core.netdev_budget";
+    if budget_squeezed(r) {
+        let (key, floor) = BUDGET;
         out.find(
             Finding::new(
                 "softnet-time-squeeze",
@@ -278,7 +357,7 @@ fn backlog(inp: &Inputs, r: &CoreReport, dir: Direction, out: &mut Outcome) {
             )
             .evidence(key, inp.sysctl(key).unwrap_or("?"))
             .why("each poll cycle stopped with packets still waiting; a larger budget lets one cycle take more")
-            .fix(format!("hlctl sysctl {key}={}", doubled(inp, key, 600))),
+            .fix(format!("hlctl sysctl {key}={}", doubled(inp, key, floor))),
         );
     }
 }
@@ -311,9 +390,10 @@ fn check_direction(inp: &Inputs, iface: &str, dir: Direction, r: &CoreReport, ou
     let ch = inp.iface(iface).and_then(|s| s.now().channels.as_ref());
     let before = out.findings.len();
     if let Some(hot) = hot_core(r, dir) {
-        out.find(one_core_finding(iface, dir, &hot, r, ch));
+        out.find(one_core_finding(inp, iface, dir, &hot, r, ch));
     }
-    out.findings.extend(irqs_on_one_cpu(iface, r));
+    out.findings
+        .extend(irqs_on_one_cpu(iface, r, inp.irqbalance_pid));
     backlog(inp, r, dir, out);
     steal(r, dir, out);
     if out.findings.len() == before {

@@ -232,6 +232,43 @@ fn every_interrupt_of_two_vectors_on_one_cpu_is_found() {
         "all 2 of eth2's queue vectors interrupted CPU0 only"
     );
     assert!(f.evidence.iter().any(|e| e.value == "41 42"));
+    assert_eq!(f.fix, ["hlctl set eth2 irq-affinity cpus 0/1"]);
+}
+
+/// Where irqbalance runs it owns the IRQs: the finding names it, and its
+/// fix is irqbalance's, not an hlctl setting.
+#[test]
+fn irqs_on_one_cpu_under_irqbalance_name_it_and_fight_nothing() {
+    let mut r = report(vec![
+        core(0, 50.0, 30.0, 20_000, 8_000),
+        core(1, 40.0, 20.0, 15_000, 0),
+    ]);
+    r.queue_vectors = [
+        "virtio0-input.0",
+        "virtio0-output.0",
+        "virtio0-input.1",
+        "virtio0-output.1",
+    ]
+    .iter()
+    .enumerate()
+    .map(|(k, n)| VectorUse {
+        irq: 24 + k as u32,
+        name: n.to_string(),
+        per_cpu: vec![(0, 100)],
+    })
+    .collect();
+    // A queue's input and output vectors on one CPU, the queues apart.
+    assert_eq!(affinity_spread(&r), "0/0/1/1");
+    let mut inp = inputs(r, Some(combined(2, 2)));
+    inp.irqbalance_pid = Some(812);
+    let out = run(&inp);
+    let f = out
+        .findings
+        .iter()
+        .find(|f| f.id == "irqs-on-one-cpu")
+        .unwrap();
+    assert!(f.evidence.iter().any(|e| e.value == "running (pid 812)"));
+    assert!(f.fix[0].starts_with("# tell irqbalance"), "{:?}", f.fix);
 }
 
 #[test]

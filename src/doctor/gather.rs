@@ -248,6 +248,8 @@ pub(crate) fn gather(
         persisted: persisted(paths, &first),
         sysctls: sysctls(paths),
         tcp_memory: crate::sysctl::tcp_mem::read(&paths.proc_sys),
+        irqbalance_pid: crate::cpu::layout::irqbalance_pid(),
+        physical_cores: crate::cpu::layout::physical_cores_here(),
         ..Default::default()
     };
     inp.guests = guest_links(&mut nl, paths);

@@ -104,6 +104,13 @@ pub(crate) struct Inputs {
     /// TCP's memory pressure level, which bounds the buffer maxima.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) tcp_memory: Option<crate::sysctl::tcp_mem::TcpMemory>,
+    /// The pid of a running irqbalance: the owner of IRQ affinity, named,
+    /// never fought.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) irqbalance_pid: Option<u32>,
+    /// This host's physical cores (hyperthreads of one core once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) physical_cores: Option<u32>,
 }
 
 /// A VM's link on this host and the MTUs the checks compare.

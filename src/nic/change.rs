@@ -67,6 +67,17 @@ fn parse_value(s: &Setting, raw: &[String], p: &mut Vec<Problem>) -> Option<Valu
                 None
             }
         },
+        Kind::CpuMap => match crate::cpu::cpulist::canonical_map(one) {
+            Some(map) => Some(json!(map)),
+            None => {
+                p.push(Problem::new(
+                    &name,
+                    Some(one),
+                    "expected one CPU list per queue separated by /, such as 0/1 or 0-1/2-3, or none",
+                ));
+                None
+            }
+        },
     }
 }
 

@@ -49,6 +49,14 @@ pub(crate) struct Interface {
     /// `None` where the kernel has none (no `queues/rx-N/rps_cpus`).
     #[serde(default)]
     pub(crate) rps: Option<Rps>,
+    /// Transmit Packet Steering of the transmit queues ([`crate::nic::xps`]);
+    /// `None` on a device with one transmit queue (XPS has no effect there).
+    #[serde(default)]
+    pub(crate) xps: Option<Xps>,
+    /// The CPUs each queue vector may interrupt ([`crate::nic::irq_affinity`]);
+    /// `None` for a device with fewer than two queue vectors.
+    #[serde(default)]
+    pub(crate) irq_affinity: Option<IrqAffinity>,
     pub(crate) counters: Counters,
     /// The driver's private statistics (`ethtool -S`).
     pub(crate) driver_stats: Option<BTreeMap<String, u64>>,
@@ -231,6 +239,41 @@ pub struct Rps {
     pub flow_cnt: Option<u32>,
 }
 
+/// Transmit Packet Steering as the device's transmit queues hold it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Xps {
+    /// Per transmit queue, the CPUs whose sends use it, as a per-queue map
+    /// (`0/1`; `none`: XPS off, the flow's hash picks the queue;
+    /// [`crate::cpu::cpulist::parse_map`]).
+    pub cpus: String,
+    /// The transmit queues.
+    pub queues: u32,
+}
+
+/// Requested XPS; `None` leaves it as it is.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct XpsSet {
+    /// A canonical per-queue map, one CPU list per transmit queue, or `none`.
+    pub cpus: Option<String>,
+}
+
+/// The interrupt affinity of the device's queue vectors.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IrqAffinity {
+    /// Per queue vector (in IRQ order), the CPUs it may interrupt, as a
+    /// per-queue map (`0/1/0/1`).
+    pub cpus: String,
+    /// The queue vectors.
+    pub vectors: u32,
+}
+
+/// Requested interrupt affinity; `None` leaves it as it is.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IrqAffinitySet {
+    /// A canonical per-queue map, one CPU list per queue vector.
+    pub cpus: Option<String>,
+}
+
 /// Requested RPS; `None` leaves a value as it is.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RpsSet {
@@ -275,6 +318,10 @@ pub(crate) struct ChangeSet {
     pub(crate) coalesce: Option<CoalesceSet>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) rps: Option<RpsSet>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) xps: Option<XpsSet>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) irq_affinity: Option<IrqAffinitySet>,
 }
 
 /// Speed (Mb/s) and duplex of a link mode name such as `1000baseT/Full`.

@@ -58,6 +58,8 @@ fn fill(nl: &mut Netlink, iface: &mut Interface) -> Result<(), NicError> {
     iface.channels = nl.channels(&name).map_err(e)?;
     iface.coalesce = nl.coalesce(&name).map_err(e)?;
     iface.rps = crate::nic::rps::read(&name);
+    iface.xps = crate::nic::xps::read(&name);
+    iface.irq_affinity = crate::nic::irq_affinity::read(&name);
     let io = |op, source| NicError::Ioctl {
         iface: name.clone(),
         op,

@@ -29,6 +29,9 @@ pub(crate) enum Kind {
     Modes,
     /// A CPU list (`0-3,6`, `none`), as [`crate::cpu::cpulist`] spells it.
     Cpus,
+    /// A per-queue map, one CPU list per queue (`0/1`, `none`;
+    /// [`crate::cpu::cpulist::parse_map`]).
+    CpuMap,
 }
 
 impl Kind {
@@ -39,7 +42,7 @@ impl Kind {
             Kind::Bool => "b",
             Kind::Duplex => "s",
             Kind::Modes => "as",
-            Kind::Cpus => "s",
+            Kind::Cpus | Kind::CpuMap => "s",
         }
     }
 }
@@ -79,6 +82,11 @@ pub(crate) enum Check {
     Speed,
     /// Every mode is one the device supports.
     Modes,
+    /// A per-queue map names as many queues as the device has (or is `none`).
+    Queues {
+        count: fn(&Interface) -> Option<u32>,
+        what: &'static str,
+    },
 }
 
 /// One NIC setting.
@@ -223,6 +231,26 @@ pub(crate) static GROUPS: &[Group] = &[
             cs.rps
                 .as_ref()
                 .map_or(Ok(()), |r| crate::nic::rps::write(&i.name, r))
+        },
+    },
+    Group {
+        word: "xps",
+        apply_rank: 0,
+        supported: |i| i.xps.is_some(),
+        send: |_, i, cs| {
+            cs.xps
+                .as_ref()
+                .map_or(Ok(()), |x| crate::nic::xps::write(&i.name, x))
+        },
+    },
+    Group {
+        word: "irq-affinity",
+        apply_rank: 0,
+        supported: |i| i.irq_affinity.is_some(),
+        send: |_, i, cs| {
+            cs.irq_affinity
+                .as_ref()
+                .map_or(Ok(()), |a| crate::nic::irq_affinity::write(&i.name, a))
         },
     },
     Group {
@@ -404,6 +432,10 @@ pub(crate) static SETTINGS: &[Setting] = &[
         link None, check Check::None),
     row!("rps", "flow-cnt", U32, rps.flow_cnt, read rps => |r| opt(&r.flow_cnt),
         link None, check Check::None),
+    row!("xps", "cpus", CpuMap, xps.cpus, read xps => |x| x.cpus.to_value(),
+        link None, check Check::Queues { count: |i| i.xps.as_ref().map(|x| x.queues), what: "transmit queues" }),
+    row!("irq-affinity", "cpus", CpuMap, irq_affinity.cpus, read irq_affinity => |a| a.cpus.to_value(),
+        link None, check Check::Queues { count: |i| i.irq_affinity.as_ref().map(|a| a.vectors), what: "queue vectors" }),
     row!("link", "speed", U32, link.speed_mbps, read link => |l| opt(&l.speed_mbps),
         link Some(("BitsPerSecond", Suffix("M"))), check Check::Speed),
     row!("link", "duplex", Duplex, link.duplex, read link => |l| opt(&l.duplex),
@@ -570,6 +602,7 @@ mod tests {
             Kind::Duplex => json!("full"),
             Kind::Modes => json!(["1000baseT/Full"]),
             Kind::Cpus => json!("0-1"),
+            Kind::CpuMap => json!("0/1"),
         };
         let mut all = ChangeSet::default();
         for s in SETTINGS {

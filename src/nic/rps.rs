@@ -17,13 +17,18 @@ fn queues(name: &str) -> PathBuf {
 
 /// The device's receive queue directories (`rx-0`, `rx-1` ...), by index.
 fn rx_queues(name: &str) -> Vec<PathBuf> {
+    queue_dirs(name, "rx-")
+}
+
+/// The device's queue directories starting with `prefix` (`rx-`, `tx-`), by index.
+pub(super) fn queue_dirs(name: &str, prefix: &str) -> Vec<PathBuf> {
     let Ok(d) = std::fs::read_dir(queues(name)) else {
         return Vec::new();
     };
     let mut v: Vec<(u32, PathBuf)> = d
         .filter_map(|e| {
             let e = e.ok()?;
-            let n = e.file_name().to_str()?.strip_prefix("rx-")?.parse().ok()?;
+            let n = e.file_name().to_str()?.strip_prefix(prefix)?.parse().ok()?;
             Some((n, e.path()))
         })
         .collect();
@@ -31,7 +36,7 @@ fn rx_queues(name: &str) -> Vec<PathBuf> {
     v.into_iter().map(|(_, p)| p).collect()
 }
 
-fn text(p: &Path) -> Option<String> {
+pub(super) fn text(p: &Path) -> Option<String> {
     Some(std::fs::read_to_string(p).ok()?.trim().to_string())
 }
 
@@ -45,7 +50,12 @@ pub(crate) fn read(name: &str) -> Option<Rps> {
     })
 }
 
-fn write_one(name: &str, file: &Path, value: &str, op: &'static str) -> Result<(), NetlinkError> {
+pub(super) fn write_one(
+    name: &str,
+    file: &Path,
+    value: &str,
+    op: &'static str,
+) -> Result<(), NetlinkError> {
     std::fs::write(file, value).map_err(|e| NetlinkError {
         op,
         ifname: Some(name.to_string()),

@@ -111,6 +111,32 @@ fn check(iface: &Interface, s: &Setting, v: &Value, p: &mut Vec<Problem>) {
             let modes: Vec<String> = SettingValue::from_value(v).unwrap_or_default();
             check_modes(iface, &s.name(), &modes, p);
         }
+        Check::Queues { count, what } => check_queues(iface, s, v, count(iface), what, p),
+    }
+}
+
+/// A per-queue map names one CPU list per queue of the device (or is `none`).
+fn check_queues(
+    iface: &Interface,
+    s: &Setting,
+    v: &Value,
+    count: Option<u32>,
+    what: &str,
+    p: &mut Vec<Problem>,
+) {
+    let text = v.as_str().unwrap_or_default();
+    let named = crate::cpu::cpulist::map_len(text);
+    match count {
+        Some(n) if named != 0 && named != n as usize => p.push(Problem::new(
+            s.name(),
+            Some(text),
+            format!(
+                "names {named} queue{}, {} has {n} {what}: give one CPU list per queue, separated by /, or none",
+                if named == 1 { "" } else { "s" },
+                iface.name
+            ),
+        )),
+        _ => {}
     }
 }
 

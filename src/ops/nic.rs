@@ -27,15 +27,20 @@ pub(crate) fn show(
 }
 
 /// `show`'s queue and interrupt layout of each of `ifaces` (sysfs and
-/// procfs as this process sees them), in their order, with the host-wide
+/// procfs as this process sees them, RSS by ethtool netlink), in their order, with the host-wide
 /// part read once for all of them: the in-process `show` and hlctld's
 /// `Link.Describe()` and `Manager.DescribeLinks` all take it from here
 /// (hlctld on one blocking thread for the whole call, not one per link).
 pub(crate) fn queues<S: AsRef<str>>(ifaces: &[S]) -> Vec<crate::cpu::layout::QueueLayout> {
     let host = crate::cpu::layout::host();
+    let mut nl = Netlink::new().ok();
     ifaces
         .iter()
-        .map(|i| crate::cpu::layout::read_with(&host, i.as_ref()))
+        .map(|i| {
+            let mut q = crate::cpu::layout::read_with(&host, i.as_ref());
+            q.rss = nl.as_mut().and_then(|nl| nl.rss(i.as_ref()).ok().flatten());
+            q
+        })
         .collect()
 }
 
@@ -129,7 +134,7 @@ pub(crate) enum ExportError {
         "{iface}: no persisted settings in {file} (persist some with `hlctl set {iface} ... --persist`)"
     )]
     NotPersisted { iface: String, file: String },
-    #[error("{iface}: no persisted RPS in {file}: a udev rule would write nothing")]
+    #[error("{iface}: no persisted RPS or XPS in {file}: a udev rule would write nothing")]
     NothingForUdev { iface: String, file: String },
 }
 

@@ -145,7 +145,8 @@ pub(crate) fn show(v: &Value) -> String {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Candidate {
     /// `link-renegotiate`, `rings-max`, `tcp-buffers`, `offloads-on`, `flow-control`, `mtu-jumbo`,
-    /// `congestion-bbr`, `txqueuelen`, `channels`, `rps`, `coalescing`, `try-N`.
+    /// `congestion-bbr`, `txqueuelen`, `channels`, `rps`, `coalescing`, `irq-affinity`, `xps`, `backlog`,
+    /// `budget`, `try-N`.
     pub(crate) id: String,
     pub(crate) title: String,
     pub(crate) reason: String,

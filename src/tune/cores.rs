@@ -7,7 +7,9 @@
 use super::change::{Candidate, Change};
 use super::runs::Pair;
 use crate::cpu::report::CoreReport;
-use crate::doctor::cores::{MoreChannels, more_channels, queue_count, receive_hot_core, rps_cpus};
+use crate::doctor::cores::{
+    MoreChannels, channel_cores, more_channels, queue_count, receive_hot_core, rps_cpus,
+};
 use crate::doctor::inputs::Throughput;
 use crate::doctor::{Finding, Inputs};
 use crate::nic::model::{ChannelsSet, CoalesceSet, Interface, RpsSet};
@@ -45,13 +47,16 @@ pub(crate) fn findings(inp: &Inputs) -> Vec<Finding> {
 }
 
 /// The core that did the download's receive work of the device alone
-/// (`core-one-does-the-work`), with the report it was seen in.
+/// (`core-one-does-the-work`), with the report it was seen in and the
+/// physical cores more queues can use.
 struct HotCore<'a> {
     cpu: u32,
     report: &'a CoreReport,
+    channel_cores: u32,
 }
 
 impl HotCore<'_> {
+    /// The CPUs the report sampled (RPS may use every one).
     fn cores(&self) -> u32 {
         self.report.cpus.len() as u32
     }
@@ -66,7 +71,11 @@ pub(crate) fn candidates(inp: &Inputs, i: &Interface, notes: &mut Vec<String>) -
     let Some((cpu, report)) = receive_hot_core(inp) else {
         return Vec::new();
     };
-    let hot = HotCore { cpu, report };
+    let hot = HotCore {
+        cpu,
+        report,
+        channel_cores: channel_cores(inp, report),
+    };
     let name = i.name.as_str();
     if i.stack.is_some() {
         notes.push(format!(
@@ -93,7 +102,7 @@ pub(crate) fn candidates(inp: &Inputs, i: &Interface, notes: &mut Vec<String>) -
 
 /// More queues, up to the smaller of the device's maximum and the cores.
 fn channels(hot: &HotCore<'_>, i: &Interface) -> Option<Candidate> {
-    let m = more_channels(i.channels.as_ref(), hot.cores())?;
+    let m = more_channels(i.channels.as_ref(), hot.channel_cores)?;
     let MoreChannels {
         kind,
         now,
@@ -118,9 +127,7 @@ fn channels(hot: &HotCore<'_>, i: &Interface) -> Option<Candidate> {
         title: format!("{kind} channels to {want}"),
         reason: format!(
             "CPU{} did the receive work of {} alone on {kind} {now} of max {max} channels for {} cores: each queue has its interrupt, so more queues let the other cores share the work (one flow still hashes to one queue)",
-            hot.cpu,
-            i.name,
-            hot.cores()
+            hot.cpu, i.name, hot.channel_cores
         ),
         change,
         probe_mtu: None,

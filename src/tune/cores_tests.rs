@@ -296,3 +296,36 @@ fn a_device_without_coalescing_is_noted() {
         "{notes:?}"
     );
 }
+
+/// Four CPUs that are two cores' hyperthreads: channels to 2 (the physical
+/// cores), not 4; RPS still counts every CPU.
+#[test]
+fn channels_stop_at_the_physical_cores_not_the_hyperthreads() {
+    let four = vec![
+        core(0, 30.0, 100),
+        core(1, 99.0, 9_000),
+        core(2, 20.0, 50),
+        core(3, 25.0, 40),
+    ];
+    let i = nic((1, 8), None);
+    let mut inp = inputs(&i, four.clone());
+    inp.physical_cores = Some(2);
+    let mut notes = Vec::new();
+    let c = candidates(&inp, &i, &mut notes);
+    assert_eq!(ids(&c), ["channels"]);
+    assert_eq!(c[0].change.nic.channels.as_ref().unwrap().combined, Some(2));
+    assert!(c[0].reason.contains("for 2 cores"), "{}", c[0].reason);
+    // Unknown topology: the CPUs sampled.
+    let c = candidates(&inputs(&i, four.clone()), &i, &mut notes);
+    assert_eq!(c[0].change.nic.channels.as_ref().unwrap().combined, Some(4));
+    // Already at the physical cores: RPS over the other CPUs instead.
+    let at2 = nic((2, 8), None);
+    let mut inp = inputs(&at2, four);
+    inp.physical_cores = Some(2);
+    let c = candidates(&inp, &at2, &mut notes);
+    assert_eq!(ids(&c), ["rps"]);
+    assert_eq!(
+        c[0].change.nic.rps.as_ref().unwrap().cpus.as_deref(),
+        Some("0,2-3")
+    );
+}

@@ -7,6 +7,8 @@
 //! - [`checkpoint`]: the on-disk journal with a deadline, restore after a crash;
 //! - [`decide`]: the keep/revert rule;
 //! - [`cores`]: the candidates where a core is the limit (channels, RPS, coalescing);
+//! - [`spread`]: interrupt affinity and XPS of a multi-queue device;
+//! - [`softnet`]: backlog and budget, when their softnet counters moved;
 //! - [`link`]: the renegotiation candidate, waiting for carrier, its keep rule;
 //! - [`run`]: the loop; [`report`]: its result;
 //! - [`persist`]: sysctl.d + NIC state, and the last tune for `hlctl rollback`;
@@ -25,6 +27,8 @@ pub(crate) mod rollback;
 pub(crate) mod run;
 mod runs;
 pub(crate) mod session;
+mod softnet;
+mod spread;
 pub(crate) mod status;
 pub(crate) mod target;
 mod trial;

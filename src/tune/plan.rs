@@ -5,7 +5,10 @@
 //! control, MTU (kept only if the whole path carries it), congestion control,
 //! txqueuelen; where one core did the receive work ([`super::cores`]):
 //! more channels when the device has spare ones, else RPS, then interrupt
-//! coalescing; then the user's own `--try` candidates.
+//! coalescing; interrupt affinity and XPS of a multi-queue device
+//! ([`super::spread`]); the backlog and budget sysctls when their softnet counters
+//! moved during the baseline ([`super::softnet`]); then the user's own
+//! `--try` candidates.
 
 use super::change::Change;
 use crate::doctor::Inputs;
@@ -88,6 +91,8 @@ pub(crate) fn plan(inp: &Inputs, opts: &PlanOptions) -> (Vec<Candidate>, Vec<Str
     ];
     c.extend(steps.into_iter().flatten());
     c.extend(super::cores::candidates(inp, i, &mut notes));
+    c.extend(super::spread::candidates(inp, i, &mut notes));
+    c.extend(super::softnet::candidates(inp, &mut notes));
     c.extend(opts.extra.iter().cloned());
     (c, notes)
 }

@@ -18,7 +18,15 @@ pub(crate) const PEER: &str = "10.216.0.1";
 pub(crate) const PORT: u16 = 5201;
 
 /// The sections printed to the log.
-pub(crate) const SHOWN: &[&str] = &["t-l0", "t-c", "t-irqs", "t-l1", "t-c1", "t-seconds"];
+pub(crate) const SHOWN: &[&str] = &[
+    "t-l0",
+    "t-c",
+    "t-irqs",
+    "t-l1",
+    "t-c1",
+    "t-irqs1",
+    "t-seconds",
+];
 
 /// The guest script: after every other phase (it leaves the NIC changed).
 pub(crate) fn script() -> String {
@@ -40,6 +48,7 @@ section t-tune taskset 2 hlctl --state-dir /tmp/t --sysctl-dir /tmp/td tune eth1
 section t-seconds echo "$T0 $(cut -d' ' -f1 /proc/uptime)"
 section t-l1 ethtool -l eth1
 section t-c1 ethtool -c eth1
+section t-irqs1 v_irqs
 section t-state cat /tmp/t/nic-settings.json
 "#
     )
@@ -95,6 +104,7 @@ pub(crate) fn check(out: &VmOutput) {
         .map(|c| c["id"].as_str().unwrap())
         .collect();
     let now = combined(&ok(out, "t-l1"));
+    affinity_as_reported(out, &r);
     let Some(hot) = receive_hot_core(&r) else {
         eprintln!("no core-one-does-the-work finding in the baseline: channels not tried");
         assert!(!plan.contains(&"channels"), "{plan:?}");
@@ -150,6 +160,55 @@ pub(crate) fn check(out: &VmOutput) {
         assert!(holds_channels(&state, 2), "persisted: {state}");
     }
     coalescing_as_reported(out, &r, &plan);
+}
+
+/// The queue vectors' interrupts all on vCPU1 during the baseline (pair 0
+/// pinned there, pair 1 idle at 1 channel): the `irq-affinity` candidate
+/// spreads them queue by queue (`0/0/1/1`), measured and kept or reverted;
+/// the guest's smp_affinity_list afterwards is what the report says.
+fn affinity_as_reported(out: &VmOutput, r: &Value) {
+    let lists = |section: &str| -> String {
+        ok(out, section)
+            .lines()
+            .filter(|l| l.contains("put."))
+            .map(|l| l.split_whitespace().nth(2).unwrap().to_string())
+            .collect::<Vec<_>>()
+            .join("/")
+    };
+    let before = lists("t-irqs");
+    let after = lists("t-irqs1");
+    let Some(step) = items(r, "steps")
+        .iter()
+        .find(|s| s["candidate"] == "irq-affinity")
+    else {
+        assert!(
+            !items(r, "findings")
+                .iter()
+                .any(|f| f["id"] == "irqs-on-one-cpu"),
+            "the finding without the candidate: {}",
+            r["plan_notes"]
+        );
+        assert_eq!(after, before);
+        return;
+    };
+    let row = &items(step, "settings")[0];
+    assert_eq!(row["setting"], "irq-affinity cpus", "{step}");
+    assert_eq!(row["tried"], "0/0/1/1", "{step}");
+    // A channels step before it changes the channels and back: virtio_net
+    // lays the vectors' affinity out again each time (pair 0 back to all
+    // CPUs), so the affinity the step found is the driver's, not t-irqs'.
+    let channels_first = items(r, "steps")
+        .iter()
+        .any(|s| s["candidate"] == "channels");
+    if !channels_first {
+        assert_eq!(row["before"], before.as_str(), "{step}");
+    }
+    let want = match step["status"].as_str() {
+        Some("kept") => "0/0/1/1".to_string(),
+        Some("reverted") => row["before"].as_str().unwrap().to_string(),
+        other => panic!("irq-affinity neither kept nor reverted ({other:?}): {step}"),
+    };
+    assert_eq!(after, want, "{step}");
 }
 
 /// Whether some object in `v` holds `"channels": {"combined": n}`.

@@ -391,14 +391,23 @@ pub(crate) async fn describe(d: &Arc<Daemon>, links: &[Arc<LinkState>]) -> Vec<I
 async fn with_queues(mut list: Vec<Interface>) -> Vec<Interface> {
     let names: Vec<String> = list.iter().map(|i| i.name.clone()).collect();
     let read = tokio::task::spawn_blocking(move || {
-        let rps: Vec<_> = names.iter().map(|n| crate::nic::rps::read(n)).collect();
+        let rps: Vec<_> = names
+            .iter()
+            .map(|n| {
+                (
+                    crate::nic::rps::read(n),
+                    crate::nic::xps::read(n),
+                    crate::nic::irq_affinity::read(n),
+                )
+            })
+            .collect();
         (crate::ops::nic::queues(&names), rps)
     })
     .await;
     if let Ok((layouts, rps)) = read {
         for ((i, q), r) in list.iter_mut().zip(layouts).zip(rps) {
             i.queues = Some(q);
-            i.rps = r;
+            (i.rps, i.xps, i.irq_affinity) = r;
         }
     }
     list

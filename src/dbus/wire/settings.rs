@@ -234,6 +234,18 @@ fn decode_setting(s: &Setting, key: &str, v: &Variant<'_>) -> Result<Value, Prob
                     )
                 })
         }
+        Kind::CpuMap => {
+            let t = as_str(key, v)?;
+            crate::cpu::cpulist::canonical_map(&t)
+                .map(|m| json!(m))
+                .ok_or_else(|| {
+                    Problem::new(
+                        s.name(),
+                        Some(&t),
+                        "expected one CPU list per queue separated by /, such as 0/1, or none",
+                    )
+                })
+        }
     }
 }
 
@@ -269,7 +281,7 @@ pub(crate) fn to_variant(kind: Kind, v: &Value) -> Option<Variant<'static>> {
         Kind::Bool => bool::from_value(v).map(Variant::Bool),
         Kind::Duplex => v.as_str().map(|d| Variant::from(d.to_string())),
         Kind::Modes => Vec::<String>::from_value(v).map(Variant::from),
-        Kind::Cpus => String::from_value(v).map(Variant::from),
+        Kind::Cpus | Kind::CpuMap => String::from_value(v).map(Variant::from),
     }
 }
 

@@ -22,6 +22,7 @@ pub(crate) mod link;
 pub(crate) mod link_modes;
 pub(crate) mod pause;
 pub(crate) mod rings;
+pub(crate) mod rss;
 mod stats;
 pub(crate) mod strings;
 

@@ -286,6 +286,17 @@ impl Netlink {
         }
         ethtool::channels::set(&mut self.ethtool, ifname, set)
     }
+    /// `ethtool -x X` (RSS_GET, Linux 6.2+; ETHTOOL_GRSSH before, and
+    /// where netlink answers EOPNOTSUPP: a kernel without the command
+    /// answers as a driver without RSS). `Ok(None)` when the driver has no RSS.
+    pub fn rss(&mut self, ifname: &str) -> Result<Option<crate::cpu::layout::Rss>> {
+        if !self.ethtool.via_ioctl()
+            && let Some(r) = ethtool::rss::get(&mut self.ethtool, ifname)?
+        {
+            return Ok(Some(r));
+        }
+        Ok(ioctl::rss::read(ifname)?)
+    }
     /// `ethtool -c X` (COALESCE_GET). `Ok(None)` when not supported.
     pub fn coalesce(&mut self, ifname: &str) -> Result<Option<Coalesce>> {
         if self.ethtool.via_ioctl() {

@@ -14,6 +14,7 @@ pub(crate) mod header;
 pub(crate) mod linkmodes;
 pub(crate) mod pause;
 pub(crate) mod rings;
+pub(crate) mod rss;
 pub(crate) mod strset;
 
 use super::NetlinkError;
@@ -42,6 +43,7 @@ pub(crate) mod msg {
     pub(crate) const COALESCE_SET: u8 = 20;
     pub(crate) const PAUSE_GET: u8 = 21;
     pub(crate) const PAUSE_SET: u8 = 22;
+    pub(crate) const RSS_GET: u8 = 38;
 }
 
 /// The ethtool netlink connection: a generic-netlink socket and the family.
