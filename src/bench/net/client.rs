@@ -489,6 +489,54 @@ impl Steps<'_> {
 mod tests {
     use super::*;
 
+    /// What iperf3 3.21 sent for `iperf3 -c 127.0.0.1 -t 2 FLAGS`
+    /// (tests/fixtures/iperf3-3.21), without its `client_version`.
+    fn fixture_321(name: &str) -> serde_json::Value {
+        let path = format!(
+            "{}/tests/fixtures/iperf3-3.21/params-{name}.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        v.as_object_mut().unwrap().remove("client_version");
+        v
+    }
+
+    #[test]
+    fn the_block_sent_is_321s_for_the_same_flags() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let ctrl = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let udp = |len: u32, gsro: bool| {
+            let mut c = ClientConfig::new("127.0.0.1", 5201);
+            c.protocol = Protocol::Udp;
+            c.bandwidth_bps = Some(100_000_000);
+            c.len = Some(len);
+            c.gsro = gsro;
+            c
+        };
+        let mut zerocopy = ClientConfig::new("127.0.0.1", 5201);
+        zerocopy.zerocopy = true;
+        let mut keepalive = ClientConfig::new("127.0.0.1", 5201);
+        keepalive.cntl_ka = Some(KeepAlive::default());
+        keepalive.parallel = 4;
+        keepalive.fq_rate_bps = Some(2_000_000_000);
+        for (name, mut cfg) in [
+            ("tcp", ClientConfig::new("127.0.0.1", 5201)),
+            ("zerocopy", zerocopy),
+            ("cntl-ka-fq-rate", keepalive),
+            ("udp", udp(32768, false)),
+            ("udp-gsro", udp(32768, true)),
+            ("udp-gsro-l1400", udp(1400, true)),
+        ] {
+            cfg.time_s = 2;
+            let mut ours = cfg.params(&ctrl).to_json();
+            let m = ours.as_object_mut().unwrap();
+            assert_eq!(m.remove("client_version"), Some("3.12".into()));
+            assert!(m.remove("hlctl_version").is_some());
+            assert_eq!(ours, fixture_321(name), "{name}");
+        }
+    }
+
     #[test]
     fn validation_names_the_problem() {
         let mut c = ClientConfig::new("h", 5201);
