@@ -244,12 +244,7 @@ impl TestParams {
         } else {
             Protocol::Tcp
         };
-        let direction = match (has("reverse"), has("bidirectional")) {
-            (true, true) => return Err(bad(e::IEREVERSEBIDIR, "both reverse and bidirectional")),
-            (true, false) => TestDirection::Reverse,
-            (false, true) => TestDirection::Bidir,
-            (false, false) => TestDirection::Forward,
-        };
+        let direction = direction(has("reverse"), has("bidirectional"))?;
         let omit_s =
             ranged("omit", int("omit")?, MAX_OMIT_S as i64, e::IEOMIT)?.unwrap_or(0) as u32;
         let time_s =
@@ -299,19 +294,19 @@ impl TestParams {
             fq_rate_bps: ranged("fqrate", int("fqrate")?, i64::MAX, e::IERECVPARAMS)?.unwrap_or(0),
             mptcp: has("mptcp"),
             zerocopy: int("zerocopy")?.unwrap_or(0) != 0,
-            gsro: gsro(
-                protocol,
-                len,
-                [
-                    int("gso")?,
-                    int("gso_dg_size")?,
-                    int("gso_bf_size")?,
-                    int("gro")?,
-                    int("gro_bf_size")?,
-                ],
-            )?,
+            gsro: gsro(protocol, len, &int)?,
             authtoken: string("authtoken"),
         })
+    }
+}
+
+/// The direction from the `reverse` and `bidirectional` keys (not both).
+fn direction(reverse: bool, bidir: bool) -> Result<TestDirection, NetError> {
+    match (reverse, bidir) {
+        (true, true) => Err(bad(e::IEREVERSEBIDIR, "both reverse and bidirectional")),
+        (true, false) => Ok(TestDirection::Reverse),
+        (false, true) => Ok(TestDirection::Bidir),
+        (false, false) => Ok(TestDirection::Forward),
     }
 }
 
@@ -328,8 +323,16 @@ fn ranged(k: &str, v: Option<i64>, max: i64, code: i32) -> Result<Option<u64>, N
 /// `gro_bf_size`, absent ones as a client without `--gsro` sends them): every
 /// number is a flag or a size within one UDP payload. A `gso` without a
 /// datagram size takes the block, as a 3.21 server does; TCP ignores them.
-fn gsro(protocol: Protocol, len: u32, v: [Option<i64>; 5]) -> Result<Gsro, NetError> {
+fn gsro(
+    protocol: Protocol,
+    len: u32,
+    int: &dyn Fn(&str) -> Result<Option<i64>, NetError>,
+) -> Result<Gsro, NetError> {
     const KEYS: [&str; 5] = ["gso", "gso_dg_size", "gso_bf_size", "gro", "gro_bf_size"];
+    let mut v = [None; 5];
+    for (slot, k) in v.iter_mut().zip(KEYS) {
+        *slot = int(k)?;
+    }
     for (k, x) in KEYS.iter().zip(v) {
         if let Some(x) = x.filter(|x| !(0..=i64::from(GSRO_BF_MAX)).contains(x)) {
             return Err(bad(
