@@ -211,7 +211,7 @@ scenario udpgsro "hl hl -u -b 1G --gsro" "ip ip -u -b 1G $IP_GSRO"
 max_scenario udpmax "hl hl" "ip ip" "hl hl --gsro" "ip ip $IP_GSRO"
 scenario iperf2 "hl hl" "i2 i2" "hl hl -P 4" "i2 i2 -P 4"
 
-row() { printf "%-34s %12s %12s %8s   %s\n" "$@"; }
+row() { printf "%-48s %12s %12s %8s   %s\n" "$@"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.3f", a / b }'; }
 # med VAR COLUMN SCENARIO.VARIANT NAME [zero]: VAR = the median of that column, checked
 # (a scenario that ran but left no figure stops the run naming it).
@@ -226,7 +226,7 @@ ran() { [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]; }
 echo
 echo "hlctl's client ran in-process (--local); CPU = client + server process CPU time"
 row "metric (median of $ROUNDS)" "hlctl" "iperf3" "us/peer" "target"
-row "----------------------------------" "------------" "------------" "--------" "------"
+row "------------------------------------------------" "------------" "------------" "--------" "------"
 # tcp ROW-LABEL SCENARIO TARGET-GBIT TARGET-CPU: throughput and CPU rows, hlctl→hlctl vs iperf3→iperf3.
 tcp_rows() {
     local label=$1 s=$2 tg=$3 tc=$4
@@ -279,6 +279,7 @@ if ran iperf2; then
     row "vs iperf2 2.1.8 -P 4 sent Gbit/s" "$a" "$b" "$(ratio "$a" "$b")" "(anchor)"
 fi
 for f in "$TMP"/*.[0-9]; do
+    case $f in */udpmax.*) continue ;; esac # one search a variant, not ROUNDS runs
     n=$(wc -l <"$f")
     [ "$n" -lt "$ROUNDS" ] && echo "note: $(basename "$f"): only $n of $ROUNDS runs succeeded" >&2
 done
