@@ -576,6 +576,9 @@ mod seeds {
             busy_window_s: None,
             skip_rx_copy: true,
             fq_rate_bps: Some(1_000_000_000),
+            zerocopy: false,
+            gsro: true,
+            cntl_ka: Some("20/5/3".into()),
         };
         write(
             "dbus_asv",

@@ -48,6 +48,8 @@ fn every_captured_321_block_is_taken_or_refused_at_once() {
         "udp",
         "udp-gsro",
         "cntl-ka-fq-rate",
+        "zerocopy",
+        "udp-gsro-l1400",
     ]
     .iter()
     .enumerate()
@@ -61,11 +63,11 @@ fn every_captured_321_block_is_taken_or_refused_at_once() {
         std::thread::sleep(Duration::from_millis(300));
     }
     // MPTCP: refused with iperf3's "not implemented", not served as TCP.
-    let (raw, b) = offer(&server, 40, &fixture("mptcp"));
+    let (raw, b) = offer(&server, 45, &fixture("mptcp"));
     assert_eq!(b, Some(SERVER_ERROR));
     let n = raw.exact(8).expect("i_errno and errno");
     assert_eq!(i32::from_be_bytes([n[0], n[1], n[2], n[3]]), 13, "IEUNIMP");
-    let outcomes = server.wait_outcomes(7, Duration::from_secs(10));
+    let outcomes = server.wait_outcomes(9, Duration::from_secs(10));
     assert!(
         outcomes
             .last()

@@ -26,7 +26,7 @@ use super::output::{ProgressBar, print_json};
 /// 3.12's JSON (`start`, `intervals`, `end`) with hlctl's own report under
 /// the extra key `hlctl`; the text ends with iperf3's `sender` and
 /// `receiver` lines, so `| grep sender` works as with iperf3. iperf3 flags
-/// hlctl has no option for (e.g. -n, -C, -Z, -4) are refused, and so is
+/// hlctl has no option for (e.g. -n, -C, -4) are refused, and so is
 /// -V (iperf3's "verbose", clap's "version" elsewhere): nothing runs unasked.
 ///
 /// One difference in how the data is received: an unpaced TCP receiver
@@ -109,14 +109,22 @@ pub(crate) struct NetArgs {
     /// on both ends), as iperf3's --fq-rate.
     #[arg(long = "fq-rate", value_name = "RATE", value_parser = parse_rate)]
     pub(crate) fq_rate: Option<u64>,
-    /// iperf3's -Z: refused (hlctl's sender has no zero-copy path).
+    /// Zero copy (iperf3's -Z, TCP only): TCP senders (this machine; the
+    /// server too with -R or --bidir) send each block from a memory file
+    /// with sendfile(2) instead of copying it from user space.
     #[arg(short = 'Z', long = "zerocopy")]
     pub(crate) zerocopy: bool,
-    /// iperf3 3.21's --gsro: refused (hlctl's UDP streams use neither GSO nor GRO).
+    /// UDP segmentation offloads (iperf3 3.21's --gsro, with -u): each send
+    /// carries as many whole datagrams as fit in 65507 bytes (UDP_SEGMENT),
+    /// each receive takes what the kernel coalesced (UDP_GRO), on both ends
+    /// where their kernels have them.
     #[arg(long)]
     pub(crate) gsro: bool,
-    /// iperf3 3.19's --cntl-ka[=IDLE/INTV/CNT]: refused (not implemented).
-    #[arg(long = "cntl-ka", value_name = "IDLE/INTV/CNT", num_args = 0..=1, default_missing_value = "")]
+    /// TCP keepalive on the control connection (iperf3 3.19's --cntl-ka):
+    /// IDLE seconds before the first probe, INTV seconds between probes,
+    /// CNT probes (each may be left out: the kernel's default); IDLE must
+    /// exceed INTV × CNT.
+    #[arg(long = "cntl-ka", value_name = "IDLE/INTV/CNT", num_args = 0..=1, default_missing_value = "", require_equals = true)]
     pub(crate) cntl_ka: Option<String>,
     #[command(flatten)]
     pub(crate) auth: super::net_auth::ClientAuthArgs,
@@ -177,17 +185,18 @@ fn parse_interval(s: &str) -> Result<f64, String> {
 }
 
 impl NetArgs {
-    /// iperf3's flags hlctl's client cannot act on: refused, naming the
-    /// flag, rather than running a different test than the one asked for.
-    fn refuse_unsupported(&self) -> Result<(), String> {
-        if self.zerocopy {
-            return Err("-Z/--zerocopy is not supported: hlctl's sender has no zero-copy (MSG_ZEROCOPY or sendfile) path; run without it".into());
+    /// Flags that do not go together (or a malformed --cntl-ka): refused,
+    /// naming the flag, rather than running a different test than the one
+    /// asked for.
+    fn refuse_mismatched(&self) -> Result<(), String> {
+        if self.zerocopy && self.udp {
+            return Err("-Z (zero copy) is for TCP, as in iperf3: leave out -Z or -u".into());
         }
-        if self.gsro {
-            return Err("--gsro is not supported: hlctl's UDP streams use neither UDP_SEGMENT (GSO) nor UDP_GRO; run without it".into());
+        if self.gsro && !self.udp {
+            return Err("--gsro is for UDP: add -u, or leave out --gsro".into());
         }
-        if self.cntl_ka.is_some() {
-            return Err("--cntl-ka is not supported: hlctl does not set keepalive on the control connection; run without it".into());
+        if let Some(ka) = &self.cntl_ka {
+            crate::bench::net::KeepAlive::parse(ka)?;
         }
         if self.fq_rate.is_some() && self.udp {
             return Err("--fq-rate is for TCP here: hlctl paces UDP with -b; use -b RATE".into());
@@ -223,7 +232,7 @@ impl NetArgs {
             }
             (None, None) => return Err("the server is missing: give it with -c HOST".into()),
         };
-        self.refuse_unsupported()?;
+        self.refuse_mismatched()?;
         Ok(NetParams {
             host: peer.host.clone(),
             port: Some(self.port()?),
@@ -246,6 +255,9 @@ impl NetArgs {
             busy_window_s: self.busy_window,
             skip_rx_copy: self.skip_rx_copy,
             fq_rate_bps: self.fq_rate,
+            zerocopy: self.zerocopy,
+            gsro: self.gsro,
+            cntl_ka: self.cntl_ka.clone(),
         })
     }
 }

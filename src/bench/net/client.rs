@@ -11,6 +11,7 @@ use super::control::{self, Cookie, MAX_RESULTS_JSON, State};
 use super::engine::{DataSock, DriveSpec, Engine, StreamSpec};
 use super::error::NetError;
 use super::figures::{Side, StartInfo};
+use super::keepalive::KeepAlive;
 use super::params::{self as p, Protocol, TestDirection, TestParams};
 use super::results::PeerResults;
 use super::stream::{Role, stream_id};
@@ -58,6 +59,13 @@ pub struct ClientConfig {
     pub skip_rx_copy: bool,
     /// `--fq-rate`: each TCP stream's pacing rate in bit/s.
     pub fq_rate_bps: Option<u64>,
+    /// `-Z`: TCP senders (this side's; the server's with -R or --bidir)
+    /// send with sendfile(2).
+    pub zerocopy: bool,
+    /// `--gsro`: UDP with GSO on send and GRO on receive, both ends.
+    pub gsro: bool,
+    /// `--cntl-ka`: keepalive on the control connection.
+    pub cntl_ka: Option<KeepAlive>,
 }
 
 impl ClientConfig {
@@ -81,6 +89,9 @@ impl ClientConfig {
             auth: None,
             skip_rx_copy: false,
             fq_rate_bps: None,
+            zerocopy: false,
+            gsro: false,
+            cntl_ka: None,
         }
     }
 
@@ -130,6 +141,12 @@ impl ClientConfig {
             && !(1..=p::MAX_WINDOW).contains(&w)
         {
             return bad(format!("window {w} is outside 1..={} bytes", p::MAX_WINDOW));
+        }
+        if self.zerocopy && self.protocol == Protocol::Udp {
+            return bad("-Z (zero copy) is for TCP: iperf3's sendfile path sends TCP streams only; leave out -Z or -u".into());
+        }
+        if self.gsro && self.protocol == Protocol::Tcp {
+            return bad("--gsro is for UDP (-u): TCP has its own segmentation offloads; add -u or leave out --gsro".into());
         }
         if let Some(i) = self.interval
             && !(Duration::from_millis(100)..=Duration::from_secs(60)).contains(&i)
@@ -183,8 +200,11 @@ impl ClientConfig {
             skip_rx_copy: self.skip_rx_copy,
             fq_rate_bps: self.fq_rate_bps.unwrap_or(0),
             mptcp: false,
-            gso: 0,
-            gro: 0,
+            zerocopy: self.zerocopy,
+            gsro: match self.protocol {
+                Protocol::Udp if self.gsro => p::Gsro::on(len),
+                _ => p::Gsro::OFF,
+            },
             authtoken: None,
         }
     }
@@ -269,6 +289,9 @@ pub fn run_client_then(
 ) -> Result<NetReport, NetError> {
     cfg.validate()?;
     let ctrl = connect_control(cfg)?;
+    if let Some(ka) = &cfg.cntl_ka {
+        ka.apply(&ctrl)?;
+    }
     let result = run_on(&ctrl, cfg, progress, cancel, accepted);
     if matches!(result, Err(NetError::Cancelled)) {
         let _ = control::write_state(&ctrl, State::ClientTerminate, Duration::from_secs(1));
@@ -465,6 +488,54 @@ impl Steps<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What iperf3 3.21 sent for `iperf3 -c 127.0.0.1 -t 2 FLAGS`
+    /// (tests/fixtures/iperf3-3.21), without its `client_version`.
+    fn fixture_321(name: &str) -> serde_json::Value {
+        let path = format!(
+            "{}/tests/fixtures/iperf3-3.21/params-{name}.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        v.as_object_mut().unwrap().remove("client_version");
+        v
+    }
+
+    #[test]
+    fn the_block_sent_is_321s_for_the_same_flags() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let ctrl = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let udp = |len: u32, gsro: bool| {
+            let mut c = ClientConfig::new("127.0.0.1", 5201);
+            c.protocol = Protocol::Udp;
+            c.bandwidth_bps = Some(100_000_000);
+            c.len = Some(len);
+            c.gsro = gsro;
+            c
+        };
+        let mut zerocopy = ClientConfig::new("127.0.0.1", 5201);
+        zerocopy.zerocopy = true;
+        let mut keepalive = ClientConfig::new("127.0.0.1", 5201);
+        keepalive.cntl_ka = Some(KeepAlive::default());
+        keepalive.parallel = 4;
+        keepalive.fq_rate_bps = Some(2_000_000_000);
+        for (name, mut cfg) in [
+            ("tcp", ClientConfig::new("127.0.0.1", 5201)),
+            ("zerocopy", zerocopy),
+            ("cntl-ka-fq-rate", keepalive),
+            ("udp", udp(32768, false)),
+            ("udp-gsro", udp(32768, true)),
+            ("udp-gsro-l1400", udp(1400, true)),
+        ] {
+            cfg.time_s = 2;
+            let mut ours = cfg.params(&ctrl).to_json();
+            let m = ours.as_object_mut().unwrap();
+            assert_eq!(m.remove("client_version"), Some("3.12".into()));
+            assert!(m.remove("hlctl_version").is_some());
+            assert_eq!(ours, fixture_321(name), "{name}");
+        }
+    }
 
     #[test]
     fn validation_names_the_problem() {

@@ -196,6 +196,11 @@ pub(crate) struct StartInfo {
     /// SO_SNDBUF and SO_RCVBUF of the last data stream.
     pub(crate) sndbuf_actual: u32,
     pub(crate) rcvbuf_actual: u32,
+    /// UDP: GSO / GRO on this side's sockets (iperf3 3.21's `test_start.gso`, `gro`).
+    #[serde(default)]
+    pub(crate) gso: bool,
+    #[serde(default)]
+    pub(crate) gro: bool,
     /// `-t` and `-O` in seconds.
     pub(crate) time_s: u32,
     pub(crate) omit_s: u32,

@@ -48,6 +48,51 @@ pub enum TestDirection {
     Bidir,
 }
 
+/// Largest UDP GSO/GRO buffer (iperf3 3.21's `GSO_BF_MAX_SIZE` and
+/// `GRO_BF_MAX_SIZE`: the largest UDP payload).
+pub(crate) const GSRO_BF_MAX: u32 = MAX_UDP_LEN;
+
+/// iperf3 3.21's UDP segmentation keys: `gso`, `gso_dg_size` (one datagram),
+/// `gso_bf_size` (one send: whole datagrams), `gro`, `gro_bf_size` (one receive).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Gsro {
+    pub(crate) gso: bool,
+    pub(crate) gso_dg_size: u32,
+    pub(crate) gso_bf_size: u32,
+    pub(crate) gro: bool,
+    pub(crate) gro_bf_size: u32,
+}
+
+impl Gsro {
+    /// What a 3.21 client without `--gsro` sends.
+    pub(crate) const OFF: Gsro = Gsro {
+        gso: false,
+        gso_dg_size: 0,
+        gso_bf_size: GSRO_BF_MAX,
+        gro: false,
+        gro_bf_size: GSRO_BF_MAX,
+    };
+
+    /// `--gsro` with datagrams of `len` bytes: a send holds as many whole
+    /// datagrams as fit in [`GSRO_BF_MAX`] (3.21's sizing).
+    pub(crate) fn on(len: u32) -> Gsro {
+        let dg = len.max(1);
+        Gsro {
+            gso: true,
+            gso_dg_size: dg,
+            gso_bf_size: (GSRO_BF_MAX / dg).max(1) * dg,
+            gro: true,
+            gro_bf_size: GSRO_BF_MAX,
+        }
+    }
+}
+
+impl Default for Gsro {
+    fn default() -> Self {
+        Gsro::OFF
+    }
+}
+
 /// The parameter block, as exchanged on the wire.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct TestParams {
@@ -80,11 +125,12 @@ pub(crate) struct TestParams {
     pub(crate) fq_rate_bps: u64,
     /// 3.19's `mptcp`: the client's streams are MPTCP.
     pub(crate) mptcp: bool,
-    /// 3.21's UDP `gso`/`gro` (with `gso_dg_size`, `gso_bf_size`,
-    /// `gro_bf_size`): asked of the peer's stack; each side uses them by its
-    /// own support, as iperf3 does. hlctl uses neither and reports 0.
-    pub(crate) gso: i64,
-    pub(crate) gro: i64,
+    /// `-Z`'s `zerocopy`: this side's TCP senders send with sendfile(2)
+    /// from a file holding the block (as iperf3 does).
+    pub(crate) zerocopy: bool,
+    /// 3.21's UDP `gso`/`gro` with their sizes: each side's UDP sockets use
+    /// UDP_SEGMENT / UDP_GRO where its kernel has them, as iperf3 does.
+    pub(crate) gsro: Gsro,
     /// iperf3's `authtoken` (RSA-encrypted credentials, base64), if sent.
     pub(crate) authtoken: Option<String>,
 }
@@ -144,8 +190,20 @@ impl TestParams {
         if self.udp_counters_64bit {
             m.insert("udp_counters_64bit".into(), json!(1));
         }
+        if self.protocol == Protocol::Udp {
+            // 3.21 always sends these for UDP, so that a server may use them.
+            let g = &self.gsro;
+            m.insert("gso".into(), json!(i32::from(g.gso)));
+            m.insert("gso_dg_size".into(), json!(g.gso_dg_size));
+            m.insert("gso_bf_size".into(), json!(g.gso_bf_size));
+            m.insert("gro".into(), json!(i32::from(g.gro)));
+            m.insert("gro_bf_size".into(), json!(g.gro_bf_size));
+        }
         if self.skip_rx_copy {
             m.insert("skip_rx_copy".into(), json!(1));
+        }
+        if self.zerocopy {
+            m.insert("zerocopy".into(), json!(1));
         }
         if self.fq_rate_bps > 0 {
             m.insert("fqrate".into(), json!(self.fq_rate_bps));
@@ -186,12 +244,7 @@ impl TestParams {
         } else {
             Protocol::Tcp
         };
-        let direction = match (has("reverse"), has("bidirectional")) {
-            (true, true) => return Err(bad(e::IEREVERSEBIDIR, "both reverse and bidirectional")),
-            (true, false) => TestDirection::Reverse,
-            (false, true) => TestDirection::Bidir,
-            (false, false) => TestDirection::Forward,
-        };
+        let direction = direction(has("reverse"), has("bidirectional"))?;
         let omit_s =
             ranged("omit", int("omit")?, MAX_OMIT_S as i64, e::IEOMIT)?.unwrap_or(0) as u32;
         let time_s =
@@ -240,10 +293,20 @@ impl TestParams {
             skip_rx_copy: int("skip_rx_copy")?.unwrap_or(0) != 0,
             fq_rate_bps: ranged("fqrate", int("fqrate")?, i64::MAX, e::IERECVPARAMS)?.unwrap_or(0),
             mptcp: has("mptcp"),
-            gso: gsro(int("gso")?, int("gso_dg_size")?, int("gso_bf_size")?, "gso")?,
-            gro: gsro(int("gro")?, Some(0), int("gro_bf_size")?, "gro")?,
+            zerocopy: int("zerocopy")?.unwrap_or(0) != 0,
+            gsro: gsro(protocol, len, &int)?,
             authtoken: string("authtoken"),
         })
+    }
+}
+
+/// The direction from the `reverse` and `bidirectional` keys (not both).
+fn direction(reverse: bool, bidir: bool) -> Result<TestDirection, NetError> {
+    match (reverse, bidir) {
+        (true, true) => Err(bad(e::IEREVERSEBIDIR, "both reverse and bidirectional")),
+        (true, false) => Ok(TestDirection::Reverse),
+        (false, true) => Ok(TestDirection::Bidir),
+        (false, false) => Ok(TestDirection::Forward),
     }
 }
 
@@ -256,22 +319,48 @@ fn ranged(k: &str, v: Option<i64>, max: i64, code: i32) -> Result<Option<u64>, N
     }
 }
 
-/// The block length `len` (absent or 0: the protocol's default) within the
-/// protocol's limits.
-/// 3.21's UDP GSO/GRO triple: every number is a count or a size (never
-/// negative); the flag itself is returned.
-fn gsro(flag: Option<i64>, dg: Option<i64>, bf: Option<i64>, what: &str) -> Result<i64, NetError> {
-    for (k, v) in [(what, flag), ("dg_size", dg), ("bf_size", bf)] {
-        if v.is_some_and(|v| v < 0) {
+/// 3.21's UDP GSO/GRO keys (`gso`, `gso_dg_size`, `gso_bf_size`, `gro`,
+/// `gro_bf_size`, absent ones as a client without `--gsro` sends them): every
+/// number is a flag or a size within one UDP payload. A `gso` without a
+/// datagram size takes the block, as a 3.21 server does; TCP ignores them.
+fn gsro(
+    protocol: Protocol,
+    len: u32,
+    int: &dyn Fn(&str) -> Result<Option<i64>, NetError>,
+) -> Result<Gsro, NetError> {
+    const KEYS: [&str; 5] = ["gso", "gso_dg_size", "gso_bf_size", "gro", "gro_bf_size"];
+    let mut v = [None; 5];
+    for (slot, k) in v.iter_mut().zip(KEYS) {
+        *slot = int(k)?;
+    }
+    for (k, x) in KEYS.iter().zip(v) {
+        if let Some(x) = x.filter(|x| !(0..=i64::from(GSRO_BF_MAX)).contains(x)) {
             return Err(bad(
                 e::IERECVPARAMS,
-                &format!("`{what}` {k} is negative: {}", v.unwrap_or(0)),
+                &format!("`{k}` = {x} is outside 0..={GSRO_BF_MAX}"),
             ));
         }
     }
-    Ok(flag.unwrap_or(0))
+    if protocol != Protocol::Udp {
+        return Ok(Gsro::OFF);
+    }
+    let size = |x: Option<i64>, default: u32| x.map_or(default, |x| x as u32);
+    let mut g = Gsro {
+        gso: v[0].unwrap_or(0) != 0,
+        gso_dg_size: size(v[1], 0),
+        gso_bf_size: size(v[2], GSRO_BF_MAX),
+        gro: v[3].unwrap_or(0) != 0,
+        gro_bf_size: size(v[4], GSRO_BF_MAX),
+    };
+    if g.gso && g.gso_dg_size == 0 {
+        g.gso_dg_size = len;
+        g.gso_bf_size = (g.gso_bf_size / len).max(1) * len;
+    }
+    Ok(g)
 }
 
+/// The block length `len` (absent or 0: the protocol's default) within the
+/// protocol's limits.
 fn block_len(protocol: Protocol, len: Option<i64>) -> Result<u32, NetError> {
     Ok(match (protocol, len) {
         (Protocol::Tcp, None | Some(0)) => DEFAULT_TCP_LEN,

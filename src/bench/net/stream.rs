@@ -118,6 +118,11 @@ pub(crate) struct WorkerCtx {
     /// TCP receivers: discard what arrives without copying it (MSG_TRUNC,
     /// iperf3 3.19's `--skip-rx-copy`).
     pub(crate) skip_rx_copy: bool,
+    /// TCP senders: send with sendfile(2) from a file (iperf3's `-Z`).
+    pub(crate) zerocopy: bool,
+    /// UDP senders with GSO on their socket: bytes of one send (3.21's
+    /// `gso_bf_size`; whole datagrams of the socket's segment size).
+    pub(crate) gso_bf_size: usize,
     /// Server senders: the control connection (a duplicate descriptor). A
     /// byte waiting there means the client has ended the test, so counting
     /// stops at once, as in iperf3 where the sending loop also reads control.

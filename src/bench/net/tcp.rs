@@ -12,6 +12,7 @@ use super::control::{Cookie, is_reset, is_timeout};
 use super::error::NetError;
 use super::params::{Protocol, TestParams};
 use super::stream::{Pacer, RecvStop, WorkerCtx, WorkerEnd, send_buffer};
+use super::zerocopy::FileBlock;
 use crate::bench::buffer::AlignedBuf;
 use crate::sockopt;
 
@@ -117,7 +118,7 @@ pub(crate) fn send_loop(s: &TcpStream, ctx: &WorkerCtx) -> WorkerEnd {
     if let Err(e) = s.set_write_timeout(Some(WORKER_POLL)) {
         return WorkerEnd::Failed(e);
     }
-    let buf = match send_buffer(ctx.len) {
+    let block = match Block::new(ctx) {
         Ok(b) => b,
         Err(e) => return WorkerEnd::Failed(e),
     };
@@ -135,7 +136,7 @@ pub(crate) fn send_loop(s: &TcpStream, ctx: &WorkerCtx) -> WorkerEnd {
         }
         // A write that starts while counting counts, even if the test ends during it.
         let counting = flags.counting_send.load(Ordering::Relaxed);
-        match w.write(buf.as_slice()) {
+        match block.send(&mut w) {
             Ok(n) => {
                 pacer.sent(n);
                 if limited {
@@ -152,6 +153,31 @@ pub(crate) fn send_loop(s: &TcpStream, ctx: &WorkerCtx) -> WorkerEnd {
             Err(e) if is_timeout(&e) || e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) if is_reset(&e) => return WorkerEnd::PeerClosed,
             Err(e) => return WorkerEnd::Failed(e),
+        }
+    }
+}
+
+/// What a TCP sender sends: its block from memory with write(2), or with
+/// `-Z` from a file with sendfile(2).
+enum Block {
+    Memory(AlignedBuf),
+    File(FileBlock),
+}
+
+impl Block {
+    fn new(ctx: &WorkerCtx) -> std::io::Result<Block> {
+        let buf = send_buffer(ctx.len)?;
+        Ok(if ctx.zerocopy {
+            Block::File(FileBlock::new(buf.as_slice())?)
+        } else {
+            Block::Memory(buf)
+        })
+    }
+
+    fn send(&self, w: &mut &TcpStream) -> std::io::Result<usize> {
+        match self {
+            Block::Memory(b) => w.write(b.as_slice()),
+            Block::File(f) => f.send(w),
         }
     }
 }

@@ -10,6 +10,7 @@ use socket2::{Domain, SockRef, Socket, Type};
 
 use super::control::is_timeout;
 use super::error::NetError;
+use super::gsro;
 use super::params::TestParams;
 use super::stream::{Pacer, RecvStop, WorkerCtx, WorkerEnd, send_buffer};
 use super::tcp::WORKER_POLL;
@@ -34,7 +35,12 @@ fn size_buffers(sock: &SockRef<'_>, params: &TestParams) -> io::Result<()> {
         sock.set_recv_buffer_size(w as usize)?;
         return Ok(());
     }
-    let want_snd = params.len as usize * 4;
+    let send = if params.gsro.gso {
+        params.gsro.gso_bf_size.max(params.len)
+    } else {
+        params.len
+    };
+    let want_snd = send as usize * 4;
     if sock.send_buffer_size()? < want_snd {
         sock.set_send_buffer_size(want_snd)?;
     }
@@ -59,6 +65,7 @@ pub(crate) fn connect(
     };
     let sock = UdpSocket::bind(local).map_err(fail)?;
     size_buffers(&SockRef::from(&sock), params).map_err(fail)?;
+    gsro::enable(&sock, &params.gsro);
     sock.connect(server).map_err(fail)?;
     let started = Instant::now();
     let deadline = started + timeout;
@@ -153,20 +160,30 @@ pub(crate) fn accept(
     };
     listener.connect(peer).map_err(fail)?;
     size_buffers(&SockRef::from(&*listener), params).map_err(fail)?;
+    gsro::enable(listener, &params.gsro);
     let fresh = listen(addr).map_err(fail)?;
     let sock = std::mem::replace(listener, fresh);
     sock.send(&CONNECT_REPLY).map_err(fail)?;
     Ok(sock)
 }
 
-/// Send paced datagrams with the iperf3 header until told to stop.
+/// Send paced datagrams with the iperf3 header until told to stop; with
+/// GSO on the socket, each send carries several datagrams, each with its
+/// own header (3.21's `--gsro`).
 pub(crate) fn send_loop(s: &UdpSocket, ctx: &WorkerCtx) -> WorkerEnd {
     let min = if ctx.udp_counters_64bit {
         HEADER_64
     } else {
         HEADER_32
     };
-    let mut buf = match send_buffer(ctx.len.max(min)) {
+    let dg = ctx.len.max(min);
+    let (dg, send) = match gsro::segment_size(s).and_then(|seg| {
+        gsro::send_size(seg, ctx.gso_bf_size as u32, min).map(|n| (seg as usize, n))
+    }) {
+        Some(gso) => gso,
+        None => (dg, dg),
+    };
+    let mut buf = match send_buffer(send) {
         Ok(b) => b,
         Err(e) => return WorkerEnd::Failed(e),
     };
@@ -182,24 +199,23 @@ pub(crate) fn send_loop(s: &UdpSocket, ctx: &WorkerCtx) -> WorkerEnd {
             return WorkerEnd::Stopped;
         }
         let (sec, usec) = monotonic_now();
-        Header {
-            sec,
-            usec,
-            seq: seq + 1,
+        for (i, d) in buf.as_mut_slice().chunks_exact_mut(dg).enumerate() {
+            let seq = seq + 1 + i as u64;
+            Header { sec, usec, seq }.write(d, ctx.udp_counters_64bit);
         }
-        .write(buf.as_mut_slice(), ctx.udp_counters_64bit);
         let counting = flags.counting_send.load(Ordering::Relaxed);
         match s.send(buf.as_slice()) {
             Ok(n) => {
-                seq += 1;
+                let k = (n / dg).max(1) as u64;
+                seq += k;
                 pacer.sent(n);
                 if limited {
                     flags.total_sent.fetch_add(n as u64, Ordering::Relaxed);
-                    flags.blocks_sent.fetch_add(1, Ordering::Relaxed);
+                    flags.blocks_sent.fetch_add(k, Ordering::Relaxed);
                 }
                 if counting {
                     bytes += n as u64;
-                    packets += 1;
+                    packets += k;
                     ctx.counters.bytes.store(bytes, Ordering::Relaxed);
                     ctx.counters.packets_sent.store(packets, Ordering::Relaxed);
                     ctx.watch_end(packets);
@@ -227,23 +243,32 @@ pub(crate) fn recv_loop(s: &UdpSocket, ctx: &WorkerCtx) -> WorkerEnd {
     let mut acct = RecvAccounting::default();
     let mut bytes = 0u64;
     let mut stop = RecvStop::new();
+    let gro = gsro::gro_on(s);
     loop {
         if let Some(end) = stop.check(flags, || s.set_nonblocking(true)) {
             return end;
         }
-        match s.recv(&mut buf) {
-            Ok(n) => {
+        let got = if gro {
+            gsro::recv(s, &mut buf)
+        } else {
+            s.recv(&mut buf).map(|n| (n, None))
+        };
+        match got {
+            Ok((n, seg)) => {
                 if !flags.counting_recv.load(Ordering::Relaxed) {
                     continue;
                 }
-                // Too short for a header: a late handshake datagram, not data.
-                let Some(h) = Header::read(&buf[..n], ctx.udp_counters_64bit) else {
-                    continue;
-                };
                 let (sec, usec) = monotonic_now();
                 let arrival = sec as f64 + usec as f64 / 1e6;
-                acct.on_datagram(h.seq, arrival - h.sent_s());
-                bytes += n as u64;
+                // One datagram, or (GRO) several of `seg` bytes, the last maybe shorter.
+                for d in buf[..n].chunks(seg.unwrap_or(n).max(1)) {
+                    // Too short for a header: a late handshake datagram, not data.
+                    let Some(h) = Header::read(d, ctx.udp_counters_64bit) else {
+                        continue;
+                    };
+                    acct.on_datagram(h.seq, arrival - h.sent_s());
+                    bytes += d.len() as u64;
+                }
                 c.bytes.store(bytes, Ordering::Relaxed);
                 c.rx_highest.store(acct.highest, Ordering::Relaxed);
                 c.rx_lost.store(acct.lost, Ordering::Relaxed);

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bench::cpu::CpuConfig;
 use crate::bench::disk::{DiskConfig, EngineChoice, RwMode};
-use crate::bench::net::{ClientConfig, NetError, Protocol, TestDirection};
+use crate::bench::net::{ClientConfig, KeepAlive, NetError, Protocol, TestDirection};
 use crate::bench::stress::{MemAmount, StressConfig};
 use crate::class::Class;
 use crate::path::peer::DEFAULT_PORT;
@@ -62,6 +62,16 @@ pub(crate) struct NetParams {
     /// `--fq-rate`: each TCP stream's pacing rate in bit/s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) fq_rate_bps: Option<u64>,
+    /// `-Z`: TCP senders send with sendfile(2).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) zerocopy: bool,
+    /// `--gsro`: UDP GSO on send, GRO on receive (iperf3 3.21).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) gsro: bool,
+    /// `--cntl-ka[=IDLE/INTV/CNT]`: keepalive on the control connection;
+    /// `""` for the kernel's defaults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) cntl_ka: Option<String>,
 }
 
 /// The longest busy window a client may ask for (as `check`'s `busy_window_s`).
@@ -94,6 +104,9 @@ impl NetParams {
         c.omit_s = self.omit_s.unwrap_or(0);
         c.skip_rx_copy = self.skip_rx_copy;
         c.fq_rate_bps = self.fq_rate_bps.filter(|&r| r > 0);
+        c.zerocopy = self.zerocopy;
+        c.gsro = self.gsro;
+        c.cntl_ka = self.cntl_ka.as_deref().map(KeepAlive::parse).transpose()?;
         match self.interval_s {
             Some(0.0) => c.interval = None,
             Some(i) if (0.1..=60.0).contains(&i) => c.interval = Some(Duration::from_secs_f64(i)),

@@ -22,6 +22,9 @@ pub(crate) const NET_KEYS: &[Key] = &[
     Key::new("busy_window_s", "t", &["busy_window"]),
     Key::new("skip_rx_copy", "b", &["skip_rx_copy"]),
     Key::new("fq_rate_bps", "t", &["fq_rate"]),
+    Key::new("zerocopy", "b", &["zerocopy"]),
+    Key::new("gsro", "b", &["gsro"]),
+    Key::new("cntl_ka", "s", &["cntl_ka"]),
 ];
 
 pub(crate) const CPU_KEYS: &[Key] = &[
@@ -72,6 +75,9 @@ impl NetParams {
             busy_window_s: Some(30),
             skip_rx_copy: true,
             fq_rate_bps: Some(1_000_000_000),
+            zerocopy: true,
+            gsro: true,
+            cntl_ka: Some("20/5/3".into()),
         }
     }
 }

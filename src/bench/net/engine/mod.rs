@@ -129,6 +129,8 @@ impl Engine {
                 recv_lowat: tcp::recv_low_water(params),
                 udp_counters_64bit: params.udp_counters_64bit,
                 skip_rx_copy: params.skip_rx_copy,
+                zerocopy: params.zerocopy,
+                gso_bf_size: params.gsro.gso_bf_size as usize,
                 end_signal: (spec.role == Role::Send)
                     .then(|| end_signal.clone())
                     .flatten(),
@@ -395,10 +397,21 @@ impl Engine {
             fq_rate_bps: p.fq_rate_bps,
             sndbuf_actual,
             rcvbuf_actual,
+            gso: self.any_udp(|s| super::gsro::segment_size(s).is_some()),
+            gro: self.any_udp(super::gsro::gro_on),
             time_s: p.time_s,
             omit_s: p.omit_s,
             ..StartInfo::default()
         }
+    }
+
+    /// Whether `on` holds for a UDP stream's socket (GSO and GRO as the
+    /// kernel took them: a kernel without them leaves them off).
+    fn any_udp(&self, on: impl Fn(&UdpSocket) -> bool) -> bool {
+        self.streams.iter().any(|t| match &*t.sock {
+            DataSock::Udp(s) => on(s),
+            DataSock::Tcp(_) => false,
+        })
     }
 
     /// SO_SNDBUF and SO_RCVBUF of the last data stream (iperf3 shows those).

@@ -63,12 +63,12 @@ fn test_start(t: &Test) -> Value {
         "reverse": i32::from(t.direction == TestDirection::Reverse),
         "tos": 0,
         "target_bitrate": rate,
-        // 3.13: bidir, fqrate; 3.18: interval; 3.21: gso, gro (hlctl uses neither).
+        // 3.13: bidir, fqrate; 3.18: interval; 3.21: gso, gro (as this side's sockets have them).
         "bidir": i32::from(t.direction == TestDirection::Bidir),
         "fqrate": s.fq_rate_bps,
         "interval": s.interval_s,
-        "gso": 0,
-        "gro": 0,
+        "gso": i32::from(s.gso),
+        "gro": i32::from(s.gro),
     })
 }
 
