@@ -66,6 +66,17 @@ pub(crate) const KEYS: &[(&str, &[(&str, &str)])] = &[
         ],
     ),
     (
+        "benchmark:file",
+        &[
+            ("protocol", "s"),
+            ("place", "s"),
+            ("write_bytes_per_second", "d"),
+            ("read_bytes_per_second", "d"),
+            ("limits", "as"),
+            ("verdicts", "as"),
+        ],
+    ),
+    (
         "tune",
         &[
             ("outcome", "s"),
@@ -251,6 +262,31 @@ pub(crate) fn headline(kind: &str, result: &Value) -> HashMap<String, OwnedVaria
                 ("reasons", owned(reasons)),
                 ("duration_s", owned(f(v, &["duration_s"]))),
                 ("cancelled", owned(b(v, "cancelled"))),
+            ]
+        }
+        "benchmark:file" => {
+            let file = v.get("file").unwrap_or(&Value::Null);
+            let verdicts = |key: &str| -> Vec<String> {
+                v.get("verdicts")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .map(|x| s(x, key))
+                    .collect()
+            };
+            vec![
+                ("protocol", owned(s(file, "protocol"))),
+                ("place", owned(s(file, "place"))),
+                (
+                    "write_bytes_per_second",
+                    owned(f(file, &["write", "bytes_per_second"])),
+                ),
+                (
+                    "read_bytes_per_second",
+                    owned(f(file, &["read", "bytes_per_second"])),
+                ),
+                ("limits", owned(verdicts("limit"))),
+                ("verdicts", owned(verdicts("sentence"))),
             ]
         }
         "tune" => vec![
