@@ -2,6 +2,7 @@
 //! evidence, said in a sentence. The rules, in order (the first that holds
 //! names the limit):
 //!
+//! 0. a local directory is its own disk: **local disk**;
 //! 1. **network**: raw TCP to the same host carries at most ~15 % more;
 //! 2. **local disk**: the disk the file comes from (a write) or goes to (a
 //!    read) is no faster than the protocol: a real copy stops there;
@@ -71,6 +72,8 @@ pub(crate) struct Inputs {
     pub(crate) settings: Vec<Setting>,
     pub(crate) server: Option<String>,
     pub(crate) place: String,
+    /// A local directory: no network in the path, the disk is the figure.
+    pub(crate) local: bool,
 }
 
 /// Both directions of `run`, write first.
@@ -114,6 +117,7 @@ fn inputs(run: &FileRun, t: &Transfer) -> Inputs {
             .unwrap_or_default(),
         server: f.server.clone(),
         place: f.place.clone(),
+        local: f.ssh.is_none() && f.mount.as_ref().is_some_and(|m| !m.is_network()),
     }
 }
 
@@ -138,7 +142,12 @@ pub(crate) fn decide(i: &Inputs) -> Verdict {
     let net_said = i
         .network_bps
         .map(|n| format!("the network carries {}", gbit(n)));
-    let (limit, why) = if let Some(n) = i.network_bps.filter(|&n| bits >= NETWORK_SHARE * n) {
+    let (limit, why) = if i.local {
+        (
+            Limit::LocalDisk,
+            format!("the local disk itself ({}: no network in the path)", i.place),
+        )
+    } else if let Some(n) = i.network_bps.filter(|&n| bits >= NETWORK_SHARE * n) {
         (
             Limit::Network,
             format!(

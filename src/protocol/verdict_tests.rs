@@ -174,3 +174,21 @@ fn nothing_here_holding_it_names_the_server_and_what_to_run_there() {
     i.network_bps = None;
     assert!(decide(&i).sentence.contains("raw TCP was not measured"));
 }
+
+#[test]
+fn a_local_directory_is_its_own_disk() {
+    let i = Inputs {
+        protocol: "LOCAL EXT4".into(),
+        direction: Some(Direction::Read),
+        bytes_per_second: 400e6,
+        place: "/var/tmp".into(),
+        local: true,
+        ..Inputs::default()
+    };
+    let v = decide(&i);
+    assert_eq!(v.limit, Limit::LocalDisk);
+    assert_eq!(
+        v.sentence,
+        "LOCAL EXT4 read 400 MB/s: the local disk itself (/var/tmp: no network in the path)"
+    );
+}

@@ -24,6 +24,7 @@ pub mod lab;
 pub mod net;
 pub mod report;
 pub mod static_bin;
+pub mod sshd;
 pub mod sysvm;
 pub mod vm;
 

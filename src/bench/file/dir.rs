@@ -1,5 +1,6 @@
 //! The directory transport: write the test file with O_DIRECT where the
-//! filesystem allows it (NFS does; CIFS with `cache=none`; tmpfs never),
+//! filesystem allows it (NFS does; CIFS with `cache=none`; tmpfs since
+//! Linux 6.6; ramfs never),
 //! else buffered with the closing `fdatasync` timed, and read it back with
 //! O_DIRECT, or buffered after dropping its pages (`posix_fadvise
 //! DONTNEED`), so that neither figure is the page cache. The report says

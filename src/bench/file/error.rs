@@ -29,13 +29,6 @@ pub enum FileError {
         status: i32,
         detail: String,
     },
-    #[error("ssh {host}: {what}: moved {got} bytes, expected {want}")]
-    Short {
-        host: String,
-        what: &'static str,
-        got: u64,
-        want: u64,
-    },
     #[error("cancelled")]
     Cancelled,
 }

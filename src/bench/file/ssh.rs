@@ -11,16 +11,18 @@
 //! The remote file is removed at the end, also on error or cancel
 //! ([`RemoteFile`]).
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdout, Command, Stdio};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::{CHUNK, Direction, FileError, FileReport, SshTarget, Transfer, kex, tick};
-use crate::bench::buffer::AlignedBuf;
+use super::{Direction, FileError, FileReport, SshTarget, Transfer, kex, tick};
 use crate::bench::progress::{Cancel, Progress};
+
+/// How often a transfer looks at ssh (exit, progress, cancel).
+const POLL: Duration = Duration::from_millis(5);
 
 /// ssh's line when the session starts the remote command.
 const SENDING: &str = "debug1: Sending command";
@@ -35,9 +37,7 @@ pub(crate) fn run(
     cancel: &Cancel,
 ) -> Result<FileReport, FileError> {
     let mut remote = RemoteFile::new(t);
-    let mut buf = AlignedBuf::new(CHUNK).map_err(FileError::SpawnSsh)?;
-    buf.fill_random(0xf11e ^ size);
-    let (write, verbose) = write(t, &remote.path, size, &buf, progress, cancel)?;
+    let (write, verbose) = write(t, &remote.path, size, progress, cancel)?;
     let (read, _) = read(t, &remote.path, size, progress, cancel)?;
     remote.remove()?;
     Ok(FileReport {
@@ -62,6 +62,7 @@ fn command(t: &SshTarget, remote: &str, verbose: bool) -> Command {
         c.arg("-v");
     }
     c.args(["-T", "-o", "BatchMode=yes", "-o", "ClearAllForwardings=yes"]);
+    c.args(["-o", "Compression=no"]);
     if let Some(f) = &t.config {
         c.arg("-F").arg(f);
     }
@@ -139,11 +140,38 @@ impl Session {
 
     /// Reap ssh: its exit status and the CPU time it used in all.
     fn finish(self) -> (i32, Duration, String) {
-        let (status, cpu) = wait4(self.child.id() as libc::pid_t);
-        // Let the stderr thread read to the end before the text is taken.
+        let pid = self.child.id() as libc::pid_t;
+        let (status, cpu) = wait4(pid, 0).unwrap_or((-1, Duration::ZERO));
+        (status, cpu, self.text_when_closed())
+    }
+
+    /// ssh's exit status and CPU time once it has exited (reaped then).
+    fn try_wait(&self) -> Option<(i32, Duration)> {
+        wait4(self.child.id() as libc::pid_t, libc::WNOHANG)
+    }
+
+    /// Its stderr's text once the reading thread saw its end.
+    fn text_when_closed(&self) -> String {
         let _ = self.started.recv_timeout(Duration::from_secs(5));
-        let text = self.text();
-        (status, cpu, text)
+        self.text()
+    }
+
+    /// Bytes ssh read from its stdin (a write) or wrote out (a read) so
+    /// far, from `/proc/PID/io` (`rchar`, `wchar`); its own few hundred
+    /// bytes of `-v` lines are in `wchar` too, which only moves the
+    /// progress, not the figure.
+    fn moved(&self, direction: Direction) -> u64 {
+        let key = match direction {
+            Direction::Write => "rchar: ",
+            Direction::Read => "wchar: ",
+        };
+        std::fs::read_to_string(format!("/proc/{}/io", self.child.id()))
+            .ok()
+            .and_then(|t| {
+                t.lines()
+                    .find_map(|l| l.strip_prefix(key).and_then(|v| v.trim().parse().ok()))
+            })
+            .unwrap_or(0)
     }
 
     fn kill(mut self) {
@@ -152,23 +180,27 @@ impl Session {
     }
 }
 
-/// `wait4(2)`: the child's exit status (128 + signal when killed) and its
-/// rusage's user + system time.
-fn wait4(pid: libc::pid_t) -> (i32, Duration) {
+/// `wait4(2)` with `flags`: the child's exit status (128 + signal when
+/// killed) and its rusage's user + system time; None while it runs
+/// (`WNOHANG`). A failed wait reads as status -1.
+fn wait4(pid: libc::pid_t, flags: libc::c_int) -> Option<(i32, Duration)> {
     let mut status = 0;
     // SAFETY: an all-zero rusage is a valid value of the plain C struct.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     loop {
         // SAFETY: status and ru are valid for writes; pid is our own child,
         // not yet reaped (std's Child never waited for it).
-        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+        let r = unsafe { libc::wait4(pid, &mut status, flags, &mut ru) };
         if r == pid {
             break;
+        }
+        if r == 0 {
+            return None;
         }
         if r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
             continue;
         }
-        return (-1, Duration::ZERO);
+        return Some((-1, Duration::ZERO));
     }
     let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
     let code = if libc::WIFEXITED(status) {
@@ -176,7 +208,7 @@ fn wait4(pid: libc::pid_t) -> (i32, Duration) {
     } else {
         128 + libc::WTERMSIG(status)
     };
-    (code, tv(ru.ru_utime) + tv(ru.ru_stime))
+    Some((code, tv(ru.ru_utime) + tv(ru.ru_stime)))
 }
 
 /// Why ssh gave up: a refused key (BatchMode) or another failure.
@@ -205,49 +237,15 @@ fn write(
     t: &SshTarget,
     path: &str,
     size: u64,
-    buf: &AlignedBuf,
     progress: &dyn Progress,
     cancel: &Cancel,
 ) -> Result<(Transfer, String), FileError> {
     let mut cmd = command(t, &format!("cat > {}", quote(path)), true);
-    cmd.stdin(Stdio::piped());
-    let mut s = Session::spawn(cmd)?;
-    let mut stdin = s.child.stdin.take().expect("stdin is piped");
-    if !s.wait_started() {
-        drop(stdin);
-        let (status, _, text) = s.finish();
-        return Err(failed(t, "starting the write", status, &text));
-    }
-    let cpu0 = s.cpu_now().unwrap_or_default();
-    let start = Instant::now();
-    let mut done = 0u64;
-    while done < size {
-        if cancel.is_cancelled() {
-            s.kill();
-            return Err(FileError::Cancelled);
-        }
-        if stdin.write_all(buf.as_slice()).is_err() {
-            break; // ssh is gone: its status and stderr say why
-        }
-        done += CHUNK as u64;
-        tick(progress, Direction::Write, done, size);
-    }
-    drop(stdin);
-    let (status, cpu, text) = s.finish();
-    let seconds = start.elapsed().as_secs_f64();
-    if status != 0 {
-        return Err(failed(t, "writing the test file", status, &text));
-    }
-    if done != size {
-        let (host, what, got, want) = (t.destination(), "write", done, size);
-        return Err(FileError::Short { host, what, got, want });
-    }
-    let mut tr = Transfer::new(Direction::Write, done, seconds);
-    tr.client_cores = Some(cores(cpu, cpu0, seconds));
-    Ok((tr, text))
+    cmd.stdin(zeros(size)?);
+    transfer(t, cmd, Direction::Write, size, progress, cancel)
 }
 
-/// `cat FILE` on the server, read to the end.
+/// `cat FILE` on the server, read to the end into /dev/null.
 fn read(
     t: &SshTarget,
     path: &str,
@@ -255,63 +253,84 @@ fn read(
     progress: &dyn Progress,
     cancel: &Cancel,
 ) -> Result<(Transfer, String), FileError> {
-    let mut cmd = command(t, &format!("cat {}", quote(path)), true);
-    cmd.stdout(Stdio::piped());
-    let mut s = Session::spawn(cmd)?;
-    let mut stdout = s.child.stdout.take().expect("stdout is piped");
+    let cmd = command(t, &format!("cat {}", quote(path)), true);
+    transfer(t, cmd, Direction::Read, size, progress, cancel)
+}
+
+/// `size` bytes for ssh's stdin without a pipe or RAM: a sparse memfd
+/// (reading its hole costs no memory). Zeros travel as any bytes do with
+/// compression off (`command` forces `Compression=no`).
+fn zeros(size: u64) -> Result<Stdio, FileError> {
+    use nix::sys::memfd::{MFdFlags, memfd_create};
+    let fd = memfd_create("hlctl-bench-file", MFdFlags::MFD_CLOEXEC)
+        .map_err(|e| FileError::SpawnSsh(e.into()))?;
+    let file = std::fs::File::from(fd);
+    file.set_len(size).map_err(FileError::SpawnSsh)?;
+    Ok(Stdio::from(file))
+}
+
+/// Run `cmd`, timed from the command's start to ssh's exit, its progress
+/// read from ssh's own I/O counters (`/proc/PID/io`).
+fn transfer(
+    t: &SshTarget,
+    cmd: Command,
+    direction: Direction,
+    size: u64,
+    progress: &dyn Progress,
+    cancel: &Cancel,
+) -> Result<(Transfer, String), FileError> {
+    let what = match direction {
+        Direction::Write => "writing the test file",
+        Direction::Read => "reading the test file",
+    };
+    let s = Session::spawn(cmd)?;
     if !s.wait_started() {
-        drop(stdout);
         let (status, _, text) = s.finish();
-        return Err(failed(t, "starting the read", status, &text));
+        return Err(failed(t, what, status, &text));
     }
     let cpu0 = s.cpu_now().unwrap_or_default();
     let start = Instant::now();
-    let done = match drain(&mut stdout, size, progress, cancel) {
-        Ok(n) => n,
-        Err(e) => {
+    let (status, cpu) = match follow(&s, direction, size, progress, cancel) {
+        Some(done) => done,
+        None => {
             s.kill();
-            return Err(e);
+            return Err(FileError::Cancelled);
         }
     };
-    let (status, cpu, text) = s.finish();
     let seconds = start.elapsed().as_secs_f64();
+    let text = s.text_when_closed();
     if status != 0 {
-        return Err(failed(t, "reading the test file", status, &text));
+        return Err(failed(t, what, status, &text));
     }
-    if done != size {
-        let (host, what, got, want) = (t.destination(), "read", done, size);
-        return Err(FileError::Short { host, what, got, want });
-    }
-    let mut tr = Transfer::new(Direction::Read, done, seconds);
+    let mut tr = Transfer::new(direction, size, seconds);
     tr.client_cores = Some(cores(cpu, cpu0, seconds));
     Ok((tr, text))
 }
 
-/// Read `out` to its end, counting.
-fn drain(
-    out: &mut ChildStdout,
+/// Wait for ssh's exit, telling progress each 64 MiB; None when cancelled.
+fn follow(
+    s: &Session,
+    direction: Direction,
     size: u64,
     progress: &dyn Progress,
     cancel: &Cancel,
-) -> Result<u64, FileError> {
-    let mut buf = vec![0u8; CHUNK];
-    let mut done = 0u64;
+) -> Option<(i32, Duration)> {
+    const STEP: u64 = 64 << 20;
     let mut told = 0u64;
     loop {
         if cancel.is_cancelled() {
-            return Err(FileError::Cancelled);
+            return None;
         }
-        let n = match out.read(&mut buf) {
-            Ok(0) => return Ok(done),
-            Ok(n) => n as u64,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => return Ok(done),
-        };
-        done += n;
-        if done / (CHUNK as u64) > told {
-            told = done / CHUNK as u64;
-            tick(progress, Direction::Read, told * CHUNK as u64, size);
+        if let Some(done) = s.try_wait() {
+            tick(progress, direction, size, size);
+            return Some(done);
         }
+        let moved = s.moved(direction).min(size) / STEP * STEP;
+        if moved > told {
+            told = moved;
+            tick(progress, direction, moved, size);
+        }
+        std::thread::sleep(POLL);
     }
 }
 
