@@ -50,9 +50,16 @@ fn adds_up(r: &Value, dir: &Path) {
         let t = &f[d];
         assert_eq!(t["bytes"].as_u64(), Some(SIZE_MIB << 20), "{t}");
         let want = t["bytes"].as_f64().unwrap() / t["seconds"].as_f64().unwrap();
-        assert!((t["bytes_per_second"].as_f64().unwrap() / want - 1.0).abs() < 1e-9, "{t}");
+        assert!(
+            (t["bytes_per_second"].as_f64().unwrap() / want - 1.0).abs() < 1e-9,
+            "{t}"
+        );
     }
-    let left: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().map(|e| e.file_name()).collect();
+    let left: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
     assert!(left.is_empty(), "files left in {}: {left:?}", dir.display());
 }
 
@@ -69,7 +76,12 @@ fn ramfs_refuses_o_direct_so_the_write_is_synced_and_the_pages_dropped() {
     let said = f["io"]["said"].as_str().unwrap();
     assert!(said.starts_with("ramfs refused O_DIRECT"), "{said}");
     assert!(said.contains("posix_fadvise DONTNEED"), "{said}");
-    assert!(r["network"]["skipped"]["why"].as_str().unwrap().contains("local directory"));
+    assert!(
+        r["network"]["skipped"]["why"]
+            .as_str()
+            .unwrap()
+            .contains("local directory")
+    );
     assert!(r["disk"]["skipped"].is_object(), "{r}");
     assert_eq!(r["verdicts"][0]["limit"], "local-disk", "{r}");
 }
@@ -113,18 +125,33 @@ fn ext4_takes_o_direct_both_ways() {
     assert_eq!(f["protocol"], "local ext4", "{f}");
     assert_eq!(f["io"]["direct"], true, "{f}");
     assert_eq!(f["mount"]["fs_type"], "ext4");
-    assert!(f["io"]["said"].as_str().unwrap().starts_with("O_DIRECT both ways"));
+    assert!(
+        f["io"]["said"]
+            .as_str()
+            .unwrap()
+            .starts_with("O_DIRECT both ways")
+    );
     assert_eq!(r["verdicts"][1]["limit"], "local-disk", "{r}");
     adds_up(&r, dir.path());
 }
 
 #[test]
 fn a_relative_or_missing_directory_is_refused_naming_it() {
-    let o = common::hlctl(&["--local", "bench", "file", "--dir", "/nonexistent-hlctl-dir", "--size", "1M"]);
+    let o = common::hlctl(&[
+        "--local",
+        "bench",
+        "file",
+        "--dir",
+        "/nonexistent-hlctl-dir",
+        "--size",
+        "1M",
+    ]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success());
     assert!(err.contains("/nonexistent-hlctl-dir"), "{err}");
-    let o = common::hlctl(&["--local", "bench", "file", "--dir", "/tmp", "--size", "1000"]);
+    let o = common::hlctl(&[
+        "--local", "bench", "file", "--dir", "/tmp", "--size", "1000",
+    ]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("whole number of MiB"), "{err}");

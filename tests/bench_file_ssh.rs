@@ -64,19 +64,33 @@ fn the_forced_cipher_is_named_the_figures_add_up_and_nothing_is_left() {
     let sshd = Sshd::start();
     let remote = disk_tempdir();
     let state = tempfile::tempdir().unwrap();
-    let target = format!("ssh://root@127.0.0.1:{}{}", sshd.port, remote.path().display());
+    let target = format!(
+        "ssh://root@127.0.0.1:{}{}",
+        sshd.port,
+        remote.path().display()
+    );
     let cfg = sshd.config();
     let r = json(&hlctl_file(
         state.path(),
         &target,
         &[
-            "--ssh-config", cfg.to_str().unwrap(), "--cipher", CIPHER,
-            "--size", &format!("{SIZE_MIB}M"), "--no-net", "--no-disk", "--no-crypto",
+            "--ssh-config",
+            cfg.to_str().unwrap(),
+            "--cipher",
+            CIPHER,
+            "--size",
+            &format!("{SIZE_MIB}M"),
+            "--no-net",
+            "--no-disk",
+            "--no-crypto",
         ],
     ));
     let f = &r["file"];
     assert_eq!(f["protocol"], "ssh");
-    assert_eq!(f["place"], format!("root@127.0.0.1:{}:{}", sshd.port, remote.path().display()));
+    assert_eq!(
+        f["place"],
+        format!("root@127.0.0.1:{}:{}", sshd.port, remote.path().display())
+    );
     assert_eq!(f["ssh"]["cipher_client_to_server"], CIPHER, "{f}");
     assert_eq!(f["ssh"]["cipher_server_to_client"], CIPHER, "{f}");
     assert_eq!(f["ssh"]["mac_client_to_server"], "<implicit>", "{f}");
@@ -84,13 +98,20 @@ fn the_forced_cipher_is_named_the_figures_add_up_and_nothing_is_left() {
         let t = &f[d];
         assert_eq!(t["bytes"].as_u64(), Some(SIZE_MIB << 20), "{t}");
         let want = t["bytes"].as_f64().unwrap() / t["seconds"].as_f64().unwrap();
-        assert!((t["bytes_per_second"].as_f64().unwrap() / want - 1.0).abs() < 1e-9, "{t}");
+        assert!(
+            (t["bytes_per_second"].as_f64().unwrap() / want - 1.0).abs() < 1e-9,
+            "{t}"
+        );
         // ssh's own CPU, in cores: more than nothing, at most the machine.
         let cores = t["client_cores"].as_f64().unwrap();
         let cpus = std::thread::available_parallelism().unwrap().get() as f64;
         assert!(cores > 0.0 && cores <= cpus, "{t}");
     }
-    assert_eq!(names(remote.path()), Vec::<String>::new(), "a remote file was left");
+    assert_eq!(
+        names(remote.path()),
+        Vec::<String>::new(),
+        "a remote file was left"
+    );
     // The row in the history: kind file, the place, both directions' figures.
     let h = Command::new(HLCTL)
         .env("HLCTL_STATE_DIR", state.path())
@@ -100,7 +121,10 @@ fn the_forced_cipher_is_named_the_figures_add_up_and_nothing_is_left() {
     let rows: Value = serde_json::from_slice(&h.stdout).unwrap();
     assert_eq!(rows["results"].as_array().map(Vec::len), Some(1), "{rows}");
     let text = rows.to_string();
-    assert!(text.contains("file ssh write") && text.contains("file ssh read"), "{text}");
+    assert!(
+        text.contains("file ssh write") && text.contains("file ssh read"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -112,21 +136,38 @@ fn beside_the_transfer_raw_tcp_and_the_local_disk_run_and_a_verdict_is_said() {
     let state = tempfile::tempdir().unwrap();
     let port = free_port();
     let _iperf3 = ChildGuard(
-        die_with_test(Command::new("iperf3").args(["-s", "-B", "127.0.0.1", "-p", &port.to_string()]))
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("iperf3 (scripts/setup.sh installs it)"),
+        die_with_test(Command::new("iperf3").args([
+            "-s",
+            "-B",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+        ]))
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("iperf3 (scripts/setup.sh installs it)"),
     );
     std::thread::sleep(Duration::from_millis(300));
-    let target = format!("ssh://root@127.0.0.1:{}{}", sshd.port, remote.path().display());
+    let target = format!(
+        "ssh://root@127.0.0.1:{}{}",
+        sshd.port,
+        remote.path().display()
+    );
     let peer = format!("127.0.0.1:{port}");
     let o = hlctl_file(
         state.path(),
         &target,
         &[
-            "--ssh-config", sshd.config().to_str().unwrap(),
-            "--size", "32M", "--net-peer", &peer, "--net-time", "1",
-            "--local-dir", local.path().to_str().unwrap(),
+            "--ssh-config",
+            sshd.config().to_str().unwrap(),
+            "--size",
+            "32M",
+            "--net-peer",
+            &peer,
+            "--net-time",
+            "1",
+            "--local-dir",
+            local.path().to_str().unwrap(),
         ],
     );
     let r = json(&o);
@@ -137,7 +178,10 @@ fn beside_the_transfer_raw_tcp_and_the_local_disk_run_and_a_verdict_is_said() {
     assert!(disk["read_bytes_per_second"].as_f64().unwrap() > 0.0, "{r}");
     assert_eq!(r["crypto"].as_array().map(Vec::len), Some(4), "{r}");
     // The default cipher of Debian's OpenSSH 9.2 both ways.
-    assert_eq!(r["file"]["ssh"]["cipher_client_to_server"], "chacha20-poly1305@openssh.com");
+    assert_eq!(
+        r["file"]["ssh"]["cipher_client_to_server"],
+        "chacha20-poly1305@openssh.com"
+    );
     let verdicts = r["verdicts"].as_array().unwrap();
     assert_eq!(verdicts.len(), 2);
     for (v, dir) in verdicts.iter().zip(["write", "read"]) {
@@ -145,19 +189,42 @@ fn beside_the_transfer_raw_tcp_and_the_local_disk_run_and_a_verdict_is_said() {
         assert!(s.starts_with(&format!("SSH {dir} ")), "{s}");
         assert!(v["limit"].is_string(), "{v}");
     }
-    assert_eq!(names(remote.path()), Vec::<String>::new(), "a remote file was left");
-    assert_eq!(names(local.path()), Vec::<String>::new(), "a local file was left");
+    assert_eq!(
+        names(remote.path()),
+        Vec::<String>::new(),
+        "a remote file was left"
+    );
+    assert_eq!(
+        names(local.path()),
+        Vec::<String>::new(),
+        "a local file was left"
+    );
     // The text table names both directions and the layers beside.
     let text = Command::new(HLCTL)
         .env("HLCTL_STATE_DIR", state.path())
         .args(["--local", "bench", "file", &target, "--ssh-config"])
         .arg(sshd.config())
-        .args(["--size", "8M", "--no-disk", "--no-crypto", "--net-peer", &peer, "--net-time", "1"])
+        .args([
+            "--size",
+            "8M",
+            "--no-disk",
+            "--no-crypto",
+            "--net-peer",
+            &peer,
+            "--net-time",
+            "1",
+        ])
         .output()
         .unwrap();
     let t = String::from_utf8_lossy(&text.stdout);
     assert!(text.status.success(), "{t}");
-    for want in ["protocol   direction", "ssh        write", "ssh        read", "raw TCP    write", "SSH write "] {
+    for want in [
+        "protocol   direction",
+        "ssh        write",
+        "ssh        read",
+        "raw TCP    write",
+        "SSH write ",
+    ] {
         assert!(t.contains(want), "{want:?} missing from:\n{t}");
     }
 }
@@ -168,18 +235,34 @@ fn a_refused_key_is_a_clear_error_and_nothing_is_left() {
     let sshd = Sshd::start();
     let remote = disk_tempdir();
     let state = tempfile::tempdir().unwrap();
-    let target = format!("ssh://root@127.0.0.1:{}{}", sshd.port, remote.path().display());
+    let target = format!(
+        "ssh://root@127.0.0.1:{}{}",
+        sshd.port,
+        remote.path().display()
+    );
     let start = Instant::now();
     let o = hlctl_file(
         state.path(),
         &target,
-        &["--ssh-config", sshd.stranger_config().to_str().unwrap(), "--size", "1M", "--no-net", "--no-disk", "--no-crypto"],
+        &[
+            "--ssh-config",
+            sshd.stranger_config().to_str().unwrap(),
+            "--size",
+            "1M",
+            "--no-net",
+            "--no-disk",
+            "--no-crypto",
+        ],
     );
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(3), "not permitted: {err}");
     assert!(err.contains("never asks a password"), "{err}");
     assert!(err.contains("Permission denied (publickey)"), "{err}");
-    assert!(start.elapsed() < Duration::from_secs(30), "took {:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(30),
+        "took {:?}",
+        start.elapsed()
+    );
     assert_eq!(names(remote.path()), Vec::<String>::new());
 }
 
@@ -189,10 +272,21 @@ fn ctrl_c_mid_write_removes_the_remote_file() {
     let sshd = Sshd::start();
     let remote = disk_tempdir();
     let state = tempfile::tempdir().unwrap();
-    let target = format!("ssh://root@127.0.0.1:{}{}", sshd.port, remote.path().display());
+    let target = format!(
+        "ssh://root@127.0.0.1:{}{}",
+        sshd.port,
+        remote.path().display()
+    );
     let child = Command::new(HLCTL)
         .env("HLCTL_STATE_DIR", state.path())
-        .args(["--local", "--json", "bench", "file", &target, "--ssh-config"])
+        .args([
+            "--local",
+            "--json",
+            "bench",
+            "file",
+            &target,
+            "--ssh-config",
+        ])
         .arg(sshd.config())
         .args(["--size", "16G", "--no-net", "--no-disk", "--no-crypto"])
         .stdin(Stdio::null())
@@ -203,7 +297,10 @@ fn ctrl_c_mid_write_removes_the_remote_file() {
     let mut guard = ChildGuard(child);
     let start = Instant::now();
     while names(remote.path()).is_empty() {
-        assert!(start.elapsed() < Duration::from_secs(20), "the write never started");
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the write never started"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(Duration::from_millis(300));
@@ -214,5 +311,9 @@ fn ctrl_c_mid_write_removes_the_remote_file() {
     .unwrap();
     let status = guard.0.wait().unwrap();
     assert!(!status.success(), "a cancelled run fails");
-    assert_eq!(names(remote.path()), Vec::<String>::new(), "the remote file was left");
+    assert_eq!(
+        names(remote.path()),
+        Vec::<String>::new(),
+        "the remote file was left"
+    );
 }

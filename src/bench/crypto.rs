@@ -1,25 +1,18 @@
 //! What this CPU encrypts per core: AES-128-GCM, AES-128-CCM, AES-256-GCM
 //! and ChaCha20-Poly1305 (the AEADs of SMB3 and SSH), sealed in place on a
 //! 1 MiB buffer by one thread for a stated time, with RustCrypto's crates
-//! (AES-NI and CLMUL when the CPU has them, picked at run time).
+//! (AES-NI and CLMUL when the CPU has them, picked at run time), in the
+//! `hlctl-seal` crate (built at opt-level 3: see its doc).
 //!
 //! The figure is what one core can seal; a transfer whose cipher runs on
 //! one core (ssh, one smbd per client) cannot go faster than it.
 //! `benches/crypto_vs_openssl.sh` checks it against `openssl speed -evp`.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use aes_gcm::aead::{AeadInPlace, KeyInit};
-use aes_gcm::{Aes128Gcm, Aes256Gcm};
-use ccm::consts::{U12, U16};
-use chacha20poly1305::ChaCha20Poly1305;
 use serde::{Deserialize, Serialize};
 
 use crate::bench::progress::Cancel;
-
-/// AES-128-CCM with SMB3's 16-byte tag and a 12-byte nonce (3-byte length
-/// field: messages up to 16 MiB).
-type Aes128Ccm = ccm::Ccm<aes::Aes128, U16, U12>;
 
 /// Bytes sealed per call.
 pub(crate) const BUFFER: usize = 1 << 20;
@@ -44,6 +37,15 @@ impl Aead {
     ];
 
     /// Its name as OpenSSL's `-evp` spells it (`aes-128-gcm`).
+    fn kind(self) -> hlctl_seal::Kind {
+        match self {
+            Aead::Aes128Gcm => hlctl_seal::Kind::Aes128Gcm,
+            Aead::Aes128Ccm => hlctl_seal::Kind::Aes128Ccm,
+            Aead::Aes256Gcm => hlctl_seal::Kind::Aes256Gcm,
+            Aead::ChaCha20Poly1305 => hlctl_seal::Kind::ChaCha20Poly1305,
+        }
+    }
+
     pub(crate) fn name(self) -> &'static str {
         match self {
             Aead::Aes128Gcm => "aes-128-gcm",
@@ -67,17 +69,8 @@ pub struct CryptoFigure {
 /// Seal `BUFFER` bytes again and again with `aead` for about `time`.
 pub(crate) fn measure(aead: Aead, time: Duration, cancel: &Cancel) -> CryptoFigure {
     let mut buf = vec![0x5au8; BUFFER];
-    let (bytes, took) = match aead {
-        Aead::Aes128Gcm => seal_for(&Aes128Gcm::new(&[7u8; 16].into()), &mut buf, time, cancel),
-        Aead::Aes256Gcm => seal_for(&Aes256Gcm::new(&[7u8; 32].into()), &mut buf, time, cancel),
-        Aead::Aes128Ccm => seal_for(&Aes128Ccm::new(&[7u8; 16].into()), &mut buf, time, cancel),
-        Aead::ChaCha20Poly1305 => seal_for(
-            &ChaCha20Poly1305::new(&[7u8; 32].into()),
-            &mut buf,
-            time,
-            cancel,
-        ),
-    };
+    let stop = || cancel.is_cancelled();
+    let (bytes, took) = hlctl_seal::seal_for(aead.kind(), &mut buf, time, &stop);
     let seconds = took.as_secs_f64();
     CryptoFigure {
         aead,
@@ -100,32 +93,6 @@ pub(crate) fn measure_all(time: Duration, cancel: &Cancel) -> Vec<CryptoFigure> 
         .collect()
 }
 
-/// Seal `buf` in place with a fresh nonce each call until `time` is up (at
-/// least once); the bytes sealed and the time it took.
-fn seal_for<A>(cipher: &A, buf: &mut [u8], time: Duration, cancel: &Cancel) -> (u64, Duration)
-where
-    A: AeadInPlace,
-{
-    let start = Instant::now();
-    let mut bytes = 0u64;
-    let mut counter = 0u64;
-    loop {
-        counter += 1;
-        let mut nonce = aes_gcm::aead::Nonce::<A>::default();
-        let n = nonce.len().min(8);
-        nonce[..n].copy_from_slice(&counter.to_le_bytes()[..n]);
-        // The tag is dropped: only the sealing's cost is measured.
-        let _tag = cipher
-            .encrypt_in_place_detached(&nonce, b"", buf)
-            .expect("a 1 MiB message is within every AEAD's limit");
-        bytes += buf.len() as u64;
-        let took = start.elapsed();
-        if took >= time || cancel.is_cancelled() {
-            return (bytes, took);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,7 +109,12 @@ mod tests {
         let names: Vec<_> = figures.iter().map(|f| f.aead.name()).collect();
         assert_eq!(
             names,
-            ["aes-128-gcm", "aes-128-ccm", "aes-256-gcm", "chacha20-poly1305"]
+            [
+                "aes-128-gcm",
+                "aes-128-ccm",
+                "aes-256-gcm",
+                "chacha20-poly1305"
+            ]
         );
         assert_eq!(
             serde_json::to_value(Aead::ChaCha20Poly1305).unwrap(),
@@ -153,11 +125,8 @@ mod tests {
     #[test]
     fn a_real_seal_matches_the_published_gcm_vector() {
         // NIST GCM test case 2 (K = 0^128, IV = 0^96, P = 0^128).
-        let c = Aes128Gcm::new(&[0u8; 16].into());
         let mut p = [0u8; 16];
-        let tag = c
-            .encrypt_in_place_detached(&[0u8; 12].into(), b"", &mut p)
-            .unwrap();
+        let tag = hlctl_seal::seal_once(Aead::Aes128Gcm.kind(), &mut p);
         assert_eq!(p[..4], [0x03, 0x88, 0xda, 0xce]);
         assert_eq!(tag[..4], [0xab, 0x6e, 0x47, 0xd4]);
     }

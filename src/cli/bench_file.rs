@@ -103,7 +103,12 @@ pub(crate) fn run(global: &Global, args: FileArgs) -> i32 {
 
 /// The parameters as they travel (in process or to hlctld).
 fn params(args: &FileArgs) -> FileParams {
-    let abs = |p: &PathBuf| std::path::absolute(p).unwrap_or(p.clone()).display().to_string();
+    let abs = |p: &PathBuf| {
+        std::path::absolute(p)
+            .unwrap_or(p.clone())
+            .display()
+            .to_string()
+    };
     FileParams {
         dir: args.dir.as_ref().map(abs).unwrap_or_default(),
         size: Some(args.size),
@@ -117,7 +122,12 @@ fn params(args: &FileArgs) -> FileParams {
 }
 
 /// An SSH target: always in this process (the user's keys and agent).
-fn over_ssh(global: &Global, args: &FileArgs, url: &str, bar: &ProgressBar) -> Result<FileRun, CliError> {
+fn over_ssh(
+    global: &Global,
+    args: &FileArgs,
+    url: &str,
+    bar: &ProgressBar,
+) -> Result<FileRun, CliError> {
     let invalid = |m: String| CliError::new(m, exit::INVALID);
     let mut t = SshTarget::parse(url).map_err(|e| invalid(e.to_string()))?;
     t.config = args.ssh_config.clone();
@@ -148,12 +158,15 @@ fn through_dir(global: &Global, args: &FileArgs, bar: &ProgressBar) -> Result<Fi
 /// `--crypto-only`: the four AEADs, one core each, in this process.
 fn crypto_only(global: &Global) -> i32 {
     let cancel = super::interrupt::cancel_on_interrupt();
-    let figures =
-        crate::bench::crypto::measure_all(crate::ops::bench_file::CRYPTO_TIME, &cancel);
+    let figures = crate::bench::crypto::measure_all(crate::ops::bench_file::CRYPTO_TIME, &cancel);
     if global.json {
         print_json(&figures);
     } else {
         super::bench_file_text::print_crypto(&figures);
     }
-    if cancel.is_cancelled() { exit::FAILED } else { exit::OK }
+    if cancel.is_cancelled() {
+        exit::FAILED
+    } else {
+        exit::OK
+    }
 }

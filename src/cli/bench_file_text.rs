@@ -7,7 +7,10 @@ use crate::protocol::{Beside, FileRun, Limit};
 
 pub(crate) fn print(r: &FileRun) {
     let f = &r.file;
-    println!("file: {} bytes to {} ({})", f.size_bytes, f.place, f.protocol);
+    println!(
+        "file: {} bytes to {} ({})",
+        f.size_bytes, f.place, f.protocol
+    );
     if let Some(s) = &f.ssh {
         println!(
             "  ssh: cipher {} MAC {} (client->server), {} MAC {} (server->client)",
@@ -45,6 +48,19 @@ pub(crate) fn print(r: &FileRun) {
             limit(v.limit)
         );
     }
+    print_beside(r);
+    if !r.crypto.is_empty() {
+        println!();
+        print_crypto(&r.crypto);
+    }
+    println!();
+    for v in &r.verdicts {
+        println!("{}", v.sentence);
+    }
+}
+
+/// Raw TCP and the local disk, or why each was skipped.
+fn print_beside(r: &FileRun) {
     match &r.network {
         Beside::Measured(n) => println!(
             "  {:<10} {:<9} {:>9.1} {:>8.2}\n  {:<10} {:<9} {:>9.1} {:>8.2}",
@@ -74,14 +90,6 @@ pub(crate) fn print(r: &FileRun) {
             d.filesystem
         ),
         Beside::Skipped { why } => println!("  local disk: skipped: {why}"),
-    }
-    if !r.crypto.is_empty() {
-        println!();
-        print_crypto(&r.crypto);
-    }
-    println!();
-    for v in &r.verdicts {
-        println!("{}", v.sentence);
     }
 }
 

@@ -126,5 +126,7 @@ fn local_disk(req: &FileRequest, f: &FileReport, cancel: &Cancel) -> Beside<Disk
 }
 
 fn skipped<T>(why: &str) -> Beside<T> {
-    Beside::Skipped { why: why.to_string() }
+    Beside::Skipped {
+        why: why.to_string(),
+    }
 }

@@ -18,9 +18,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::FileRun;
 use super::cipher::{self, Encryption};
 use super::settings::{self, Setting};
-use super::FileRun;
 use crate::bench::crypto::{Aead, CryptoFigure};
 use crate::bench::file::{Direction, Transfer};
 
@@ -126,7 +126,10 @@ fn gbit(bps: f64) -> String {
 }
 
 fn per_core(crypto: &[CryptoFigure], a: Aead) -> Option<f64> {
-    crypto.iter().find(|c| c.aead == a).map(|c| c.gbit_per_s * 1e9)
+    crypto
+        .iter()
+        .find(|c| c.aead == a)
+        .map(|c| c.gbit_per_s * 1e9)
 }
 
 /// The verdict of one direction.
@@ -145,7 +148,10 @@ pub(crate) fn decide(i: &Inputs) -> Verdict {
     let (limit, why) = if i.local {
         (
             Limit::LocalDisk,
-            format!("the local disk itself ({}: no network in the path)", i.place),
+            format!(
+                "the local disk itself ({}: no network in the path)",
+                i.place
+            ),
         )
     } else if let Some(n) = i.network_bps.filter(|&n| bits >= NETWORK_SHARE * n) {
         (
@@ -156,7 +162,11 @@ pub(crate) fn decide(i: &Inputs) -> Verdict {
                 gbit(bits)
             ),
         )
-    } else if let Some((d, dir)) = i.disk.as_ref().filter(|(d, _)| *d <= i.bytes_per_second / NETWORK_SHARE) {
+    } else if let Some((d, dir)) = i
+        .disk
+        .as_ref()
+        .filter(|(d, _)| *d <= i.bytes_per_second / NETWORK_SHARE)
+    {
         let way = match direction {
             Direction::Write => "reads",
             Direction::Read => "writes",

@@ -41,7 +41,12 @@ fn a_transfer_near_raw_tcp_is_held_by_the_network() {
     i.crypto = crypto(&[(Aead::ChaCha20Poly1305, 2.1)]);
     let v = decide(&i);
     assert_eq!(v.limit, Limit::Network, "{}", v.sentence);
-    assert!(v.sentence.starts_with("SSH read 110 MB/s: the network holds it"), "{}", v.sentence);
+    assert!(
+        v.sentence
+            .starts_with("SSH read 110 MB/s: the network holds it"),
+        "{}",
+        v.sentence
+    );
     assert!(v.sentence.contains("0.9 Gbit/s"), "{}", v.sentence);
 }
 
@@ -74,7 +79,11 @@ fn a_busy_ssh_whose_cipher_is_cheap_is_held_by_the_client_cpu() {
     i.crypto = crypto(&[(Aead::Aes128Gcm, 9.0)]);
     let v = decide(&i);
     assert_eq!(v.limit, Limit::ClientCpu, "{}", v.sentence);
-    assert!(v.sentence.contains("ssh used 0.99 of a core"), "{}", v.sentence);
+    assert!(
+        v.sentence.contains("ssh used 0.99 of a core"),
+        "{}",
+        v.sentence
+    );
 }
 
 #[test]
@@ -123,7 +132,11 @@ fn mount(fs: &str, source: &str, opts: &str) -> MountFacts {
 
 #[test]
 fn an_nfs_sync_mount_with_small_wsize_is_held_by_its_settings() {
-    let m = mount("nfs4", "nas:/tank", "rw,sync,vers=4.2,rsize=1048576,wsize=65536");
+    let m = mount(
+        "nfs4",
+        "nas:/tank",
+        "rw,sync,vers=4.2,rsize=1048576,wsize=65536",
+    );
     let s = settings::costly(&m, Direction::Write, true);
     let said: Vec<_> = s.iter().map(|s| s.said.as_str()).collect();
     assert_eq!(
@@ -157,7 +170,11 @@ fn a_disk_slower_than_the_protocol_holds_a_real_copy() {
     i.disk = Some((160e6, "/var/tmp".into()));
     let v = decide(&i);
     assert_eq!(v.limit, Limit::LocalDisk, "{}", v.sentence);
-    assert!(v.sentence.contains("/var/tmp reads 160 MB/s"), "{}", v.sentence);
+    assert!(
+        v.sentence.contains("/var/tmp reads 160 MB/s"),
+        "{}",
+        v.sentence
+    );
 }
 
 #[test]
@@ -168,7 +185,11 @@ fn nothing_here_holding_it_names_the_server_and_what_to_run_there() {
     i.disk = Some((2e9, "/var/tmp".into()));
     let v = decide(&i);
     assert_eq!(v.limit, Limit::Elsewhere, "{}", v.sentence);
-    assert!(v.sentence.contains("`hlctl bench disk --dir /srv`"), "{}", v.sentence);
+    assert!(
+        v.sentence.contains("`hlctl bench disk --dir /srv`"),
+        "{}",
+        v.sentence
+    );
     assert!(v.sentence.contains("on nas"), "{}", v.sentence);
     // Without raw TCP the sentence says it was not measured.
     i.network_bps = None;

@@ -36,7 +36,16 @@ impl Sshd {
         let d = dir.path();
         for key in ["host", "client", "stranger"] {
             let f = d.join(key);
-            sh(&["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", f.to_str().unwrap()]);
+            sh(&[
+                "ssh-keygen",
+                "-q",
+                "-t",
+                "ed25519",
+                "-N",
+                "",
+                "-f",
+                f.to_str().unwrap(),
+            ]);
         }
         std::fs::copy(d.join("client.pub"), d.join("authorized_keys")).unwrap();
         let port = free_port();
@@ -126,4 +135,3 @@ pub fn free_port() -> u16 {
         .unwrap()
         .port()
 }
-

@@ -28,12 +28,11 @@ pub(crate) fn run(
     progress: &dyn Progress,
     cancel: &Cancel,
 ) -> Result<FileReport, FileError> {
-    let mount = crate::mounted::lookup(&dir.to_string_lossy()).map_err(|(_, reason)| {
-        FileError::Mount {
+    let mount =
+        crate::mounted::lookup(&dir.to_string_lossy()).map_err(|(_, reason)| FileError::Mount {
             path: dir.to_path_buf(),
             reason,
-        }
-    })?;
+        })?;
     let facts = MountFacts::of(&mount);
     let mut file = BenchFile::create(dir).map_err(|e| disk_err(dir, e))?;
     let direct = file.reopen(true).map_err(|e| disk_err(dir, e))?;

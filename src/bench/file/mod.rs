@@ -38,9 +38,7 @@ impl FileConfig {
         if size < CHUNK as u64 || size % CHUNK as u64 != 0 || size > 1 << 40 {
             return Err(FileError::InvalidConfig {
                 field: "size",
-                reason: format!(
-                    "{size} bytes: allowed a whole number of MiB from 1 MiB to 1 TiB"
-                ),
+                reason: format!("{size} bytes: allowed a whole number of MiB from 1 MiB to 1 TiB"),
             });
         }
         Ok(FileConfig { target, size })
@@ -143,7 +141,11 @@ impl FileReport {
 }
 
 /// Write then read `cfg.size` bytes through `cfg.target`.
-pub fn run(cfg: &FileConfig, progress: &dyn Progress, cancel: &Cancel) -> Result<FileReport, FileError> {
+pub fn run(
+    cfg: &FileConfig,
+    progress: &dyn Progress,
+    cancel: &Cancel,
+) -> Result<FileReport, FileError> {
     match &cfg.target {
         Target::Ssh(t) => ssh::run(t, cfg.size, progress, cancel),
         Target::Dir(d) => dir::run(d, cfg.size, progress, cancel),

@@ -24,9 +24,19 @@ pub struct MountFacts {
 }
 
 /// The options kept for each protocol.
-const NFS_KEYS: &[&str] = &["vers", "rsize", "wsize", "nconnect", "sync", "proto", "hard", "soft"];
+const NFS_KEYS: &[&str] = &[
+    "vers", "rsize", "wsize", "nconnect", "sync", "proto", "hard", "soft",
+];
 const CIFS_KEYS: &[&str] = &[
-    "vers", "rsize", "wsize", "cache", "seal", "sign", "multichannel", "max_channels", "esize",
+    "vers",
+    "rsize",
+    "wsize",
+    "cache",
+    "seal",
+    "sign",
+    "multichannel",
+    "max_channels",
+    "esize",
 ];
 
 impl MountFacts {
@@ -71,7 +81,13 @@ impl MountFacts {
     pub(crate) fn options_text(&self) -> String {
         self.options
             .iter()
-            .map(|(k, v)| if v.is_empty() { k.clone() } else { format!("{k}={v}") })
+            .map(|(k, v)| {
+                if v.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{k}={v}")
+                }
+            })
             .collect::<Vec<_>>()
             .join(",")
     }
@@ -118,7 +134,10 @@ mod tests {
         assert_eq!(n.server.as_deref(), Some("nas"));
         assert_eq!(n.bytes("rsize"), Some(131_072));
         assert_eq!(n.option("nconnect"), None);
-        assert_eq!(n.options_text(), "hard,proto=tcp,rsize=131072,vers=4.2,wsize=131072");
+        assert_eq!(
+            n.options_text(),
+            "hard,proto=tcp,rsize=131072,vers=4.2,wsize=131072"
+        );
         let c = MountFacts::of(&mount(
             "cifs",
             "//10.0.0.3/media",

@@ -73,7 +73,9 @@ fn command(t: &SshTarget, remote: &str, verbose: bool) -> Command {
         c.arg("-c").arg(cipher);
     }
     c.arg("--").arg(t.destination()).arg(remote);
-    c.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+    c.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
     c
 }
 
@@ -353,7 +355,10 @@ impl RemoteFile {
     fn new(t: &SshTarget) -> RemoteFile {
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-            .map(|h| h.trim().replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', ""))
+            .map(|h| {
+                h.trim()
+                    .replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "")
+            })
             .unwrap_or_default();
         let name = format!(".hlctl-bench-file-{host}-{}-{n}", std::process::id());
         let path = match t.dir.as_str() {
@@ -371,11 +376,20 @@ impl RemoteFile {
     /// `rm -f FILE` on the server.
     fn remove(&mut self) -> Result<(), FileError> {
         self.removed = true;
-        let cmd = command(&self.target, &format!("rm -f -- {}", quote(&self.path)), false);
+        let cmd = command(
+            &self.target,
+            &format!("rm -f -- {}", quote(&self.path)),
+            false,
+        );
         let s = Session::spawn(cmd)?;
         let (status, _, text) = s.finish();
         if status != 0 {
-            return Err(failed(&self.target, "removing the test file", status, &text));
+            return Err(failed(
+                &self.target,
+                "removing the test file",
+                status,
+                &text,
+            ));
         }
         Ok(())
     }
@@ -402,7 +416,12 @@ mod tests {
     #[test]
     fn a_refused_key_is_said_as_such() {
         let t = SshTarget::parse("ssh://u@nas/x").unwrap();
-        let e = failed(&t, "w", 255, "debug1: x\nu@nas: Permission denied (publickey).\n");
+        let e = failed(
+            &t,
+            "w",
+            255,
+            "debug1: x\nu@nas: Permission denied (publickey).\n",
+        );
         assert!(matches!(e, FileError::SshAuth { .. }), "{e}");
         let msg = e.to_string();
         assert!(msg.contains("never asks a password"), "{msg}");

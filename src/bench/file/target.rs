@@ -113,7 +113,10 @@ mod tests {
         assert_eq!(t.dir, "/mnt/tank");
         assert_eq!(t.label(), "root@nas:2222:/mnt/tank");
         let t = SshTarget::parse("ssh://[fd00::2]").unwrap();
-        assert_eq!((t.host.as_str(), t.port, t.dir.as_str()), ("fd00::2", None, ""));
+        assert_eq!(
+            (t.host.as_str(), t.port, t.dir.as_str()),
+            ("fd00::2", None, "")
+        );
         assert_eq!(t.label(), "fd00::2:~");
         assert_eq!(SshTarget::parse("ssh://h/").unwrap().dir, "/");
         for bad in [
@@ -127,7 +130,10 @@ mod tests {
             "ssh://@h/x",
         ] {
             let e = SshTarget::parse(bad).unwrap_err().to_string();
-            assert!(e.contains("allowed ssh://[USER@]HOST[:PORT][/DIR]"), "{bad}: {e}");
+            assert!(
+                e.contains("allowed ssh://[USER@]HOST[:PORT][/DIR]"),
+                "{bad}: {e}"
+            );
         }
     }
 }
