@@ -19,10 +19,12 @@ pub(crate) const BUFFER: usize = 1 << 20;
 
 /// The AEADs measured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
 pub enum Aead {
+    #[serde(rename = "aes-128-gcm")]
     Aes128Gcm,
+    #[serde(rename = "aes-128-ccm")]
     Aes128Ccm,
+    #[serde(rename = "aes-256-gcm")]
     Aes256Gcm,
     #[serde(rename = "chacha20-poly1305")]
     ChaCha20Poly1305,
@@ -116,10 +118,9 @@ mod tests {
                 "chacha20-poly1305"
             ]
         );
-        assert_eq!(
-            serde_json::to_value(Aead::ChaCha20Poly1305).unwrap(),
-            "chacha20-poly1305"
-        );
+        for a in Aead::ALL {
+            assert_eq!(serde_json::to_value(a).unwrap(), a.name());
+        }
     }
 
     #[test]

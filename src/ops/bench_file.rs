@@ -16,6 +16,8 @@ use crate::protocol::{Beside, DiskFigures, FileRun, NetFigures};
 
 /// Seconds each AEAD is measured.
 pub(crate) const CRYPTO_TIME: Duration = Duration::from_millis(300);
+/// How long a busy iperf3 server is tried again.
+const NET_BUSY_WINDOW: Duration = Duration::from_secs(10);
 /// The local disk's test file is at most this big.
 const DISK_SIZE_MAX: u64 = 256 << 20;
 
@@ -81,7 +83,10 @@ fn network(req: &FileRequest, f: &FileReport, cancel: &Cancel) -> Beside<NetFigu
         c.time_s = req.net_time_s;
         c.direction = direction;
         c.interval = None;
-        net::run_client(&c, &NoProgress, cancel).map(|r| r.main.received_bps)
+        // iperf3 3.12's server says "busy" for a moment after each test.
+        c.busy_window = NET_BUSY_WINDOW;
+        net::run_client_waiting(&c, &NoProgress, cancel, &mut || {})
+            .map(|(r, _busy)| r.main.received_bps)
     };
     match (run(TestDirection::Forward), run(TestDirection::Reverse)) {
         (Ok(up), Ok(down)) => Beside::Measured(NetFigures {

@@ -35,7 +35,7 @@ pub struct FileConfig {
 
 impl FileConfig {
     pub(crate) fn new(target: Target, size: u64) -> Result<FileConfig, FileError> {
-        if size < CHUNK as u64 || size % CHUNK as u64 != 0 || size > 1 << 40 {
+        if size < CHUNK as u64 || !size.is_multiple_of(CHUNK as u64) || size > 1 << 40 {
             return Err(FileError::InvalidConfig {
                 field: "size",
                 reason: format!("{size} bytes: allowed a whole number of MiB from 1 MiB to 1 TiB"),
@@ -154,7 +154,7 @@ pub fn run(
 
 /// Progress of one direction, from 0 to 1 over both (write first).
 pub(crate) fn tick(progress: &dyn Progress, direction: Direction, done: u64, size: u64) {
-    if done % (64 << 20) != 0 && done != size {
+    if !done.is_multiple_of(64 << 20) && done != size {
         return;
     }
     let base = match direction {
