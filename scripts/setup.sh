@@ -19,6 +19,7 @@ PKGS=(iproute2 ethtool iperf3 fio sysbench strace procps iputils-ping
       podman buildah  # the OCI image (scripts/build-image.sh) and tests/container.rs
       runc  # tests/container.rs: crun cannot start containers where CI is itself a container
       docker.io  # tests/container.rs: docker load/run (its own dockerd in a test namespace)
+      openssh-server  # tests/bench_file_ssh.rs: its own sshd on 127.0.0.1 (policy-rc.d keeps the system one stopped)
       libwrap0)  # libwrap0: rpc.mountd (nfs-kernel-server, unpacked for the NFS VM test) links it
 # Node.js and npm for tests/grafana_dashboard.rs (it type-checks the Grafana
 # dashboard with tsc and @grafana/schema, which it installs itself with `npm

@@ -365,12 +365,12 @@ pub fn sysctl_d(data: &[u8]) {
 pub fn mountinfo(data: &[u8]) {
     use crate::doctor::mounts;
     let t = text(data);
-    let all = mounts::parse(&t);
+    let all = crate::mounted::parse(&t);
     for m in &all {
         let mut out = crate::doctor::finding::Outcome::default();
         mounts::check(m, &mut out);
         let _ = mounts::option_problems(m);
-        if let Some(found) = mounts::find(&all, Path::new(&m.mount_point)) {
+        if let Some(found) = crate::mounted::find(&all, Path::new(&m.mount_point)) {
             assert!(Path::new(&m.mount_point).starts_with(&found.mount_point));
         }
     }

@@ -47,6 +47,7 @@ pub(crate) mod ops;
 pub(crate) mod path;
 pub(crate) mod paths;
 pub(crate) mod problem;
+pub(crate) mod protocol;
 pub(crate) mod pve;
 pub(crate) mod report;
 pub(crate) mod resolve;

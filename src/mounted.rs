@@ -9,8 +9,15 @@
 //! `/`: where the device is the host's root filesystem the two are the
 //! same; where it is mounted elsewhere on the host (a NAS's `/volume1`),
 //! the mount point is left out, so the device is named with it.
+//!
+//! The mount table itself is read here once ([`parse`], [`find`],
+//! [`lookup`]): `doctor --dir` judges a mount's options with it, `bench
+//! file --dir` names the protocol and options it measured through.
 
+use std::collections::BTreeMap;
 use std::path::Path;
+
+use serde::{Deserialize, Serialize};
 
 /// `path`, followed inside a container by where it was mounted from
 /// (module doc); unchanged outside a container, or where it lies on no bind
@@ -85,6 +92,72 @@ pub(crate) fn unescape(s: &str) -> String {
         }
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The mount holding one directory, from `/proc/self/mountinfo`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct MountData {
+    pub(crate) dir: String,
+    pub(crate) mount_point: String,
+    pub(crate) fs_type: String,
+    pub(crate) source: String,
+    /// Per-mount and superblock options together.
+    pub(crate) options: BTreeMap<String, Option<String>>,
+}
+
+fn options(s: &str, into: &mut BTreeMap<String, Option<String>>) {
+    for o in s.split(',').filter(|o| !o.is_empty()) {
+        match o.split_once('=') {
+            Some((k, v)) => into.insert(k.to_string(), Some(v.to_string())),
+            None => into.insert(o.to_string(), None),
+        };
+    }
+}
+
+/// Parse mountinfo text into (mount point, fs type, source, options).
+pub(crate) fn parse(text: &str) -> Vec<MountData> {
+    text.lines()
+        .filter_map(|l| {
+            let (left, right) = l.split_once(" - ")?;
+            let lf: Vec<&str> = left.split(' ').collect();
+            let rf: Vec<&str> = right.split(' ').collect();
+            let mut opts = BTreeMap::new();
+            options(lf.get(5)?, &mut opts);
+            options(rf.get(2).copied().unwrap_or(""), &mut opts);
+            Some(MountData {
+                dir: String::new(),
+                mount_point: unescape(lf.get(4)?),
+                fs_type: rf.first()?.to_string(),
+                source: unescape(rf.get(1).copied().unwrap_or("")),
+                options: opts,
+            })
+        })
+        .collect()
+}
+
+/// The mount holding `dir` (longest mount point that is a prefix; the last
+/// one mounted there wins).
+pub(crate) fn find(mounts: &[MountData], dir: &Path) -> Option<MountData> {
+    let mut best: Option<&MountData> = None;
+    for m in mounts {
+        if dir.starts_with(&m.mount_point)
+            && best.is_none_or(|b| m.mount_point.len() >= b.mount_point.len())
+        {
+            best = Some(m);
+        }
+    }
+    best.cloned().map(|mut m| {
+        m.dir = dir.display().to_string();
+        m
+    })
+}
+
+/// Look `dir` up in this process's mount table.
+pub(crate) fn lookup(dir: &str) -> Result<MountData, (String, String)> {
+    let canon = std::fs::canonicalize(dir).map_err(|e| (dir.to_string(), format!("{dir}: {e}")))?;
+    let text = std::fs::read_to_string("/proc/self/mountinfo")
+        .map_err(|e| (dir.to_string(), format!("/proc/self/mountinfo: {e}")))?;
+    find(&parse(&text), &canon).ok_or_else(|| (dir.to_string(), "no mount holds it".into()))
 }
 
 #[cfg(test)]

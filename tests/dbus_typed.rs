@@ -652,6 +652,10 @@ fn every_documented_key_is_produced_and_none_undocumented() {
     stress.insert("time_s", zbus::Variant::F64(0.5));
     stress.insert("cpu", zbus::Variant::U32(1));
     stress.insert("vm", zbus::Variant::U32(0));
+    let mut file: HashMap<&str, zbus::Variant<'_>> = HashMap::new();
+    file.insert("dir", zbus::Variant::from(dir.as_str()));
+    file.insert("size", zbus::Variant::U64(1 << 20));
+    file.insert("no_crypto", zbus::Variant::Bool(true));
     let mut failing: HashMap<&str, zbus::Variant<'_>> = HashMap::new();
     failing.insert("dir", zbus::Variant::from("/nonexistent-hlctl-typed/x"));
     for (kind, params, want) in [
@@ -659,6 +663,7 @@ fn every_documented_key_is_produced_and_none_undocumented() {
         ("disk", disk, "succeeded"),
         ("cpu", cpu, "succeeded"),
         ("stress", stress, "succeeded"),
+        ("file", file, "succeeded"),
         ("disk", failing, "failed"),
     ] {
         let (state, result, json) = lab.benchmark(kind, params);
@@ -681,6 +686,10 @@ fn every_documented_key_is_produced_and_none_undocumented() {
             "disk" if state == "succeeded" => assert_eq!(
                 f64::try_from(&result["latency_p99_us"]).unwrap(),
                 json["latency_us"]["p99"].as_f64().unwrap()
+            ),
+            "file" => assert_eq!(
+                f64::try_from(&result["write_bytes_per_second"]).unwrap(),
+                json["file"]["write"]["bytes_per_second"].as_f64().unwrap()
             ),
             _ => {}
         }

@@ -40,7 +40,10 @@ const LAYERS: &[(&str, &[&str])] = &[
             "workload", "usage",
         ],
     ),
-    ("engines", &["nic", "sysctl", "path", "bench", "cpu", "pve"]),
+    (
+        "engines",
+        &["nic", "sysctl", "path", "bench", "cpu", "pve", "protocol"],
+    ),
     (
         "shared",
         &[

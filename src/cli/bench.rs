@@ -11,6 +11,7 @@ pub(crate) enum BenchCommand {
     Disk(super::bench_disk::DiskArgs),
     Cpu(super::bench_cpu::CpuArgs),
     Stress(super::bench_stress::StressArgs),
+    File(super::bench_file::FileArgs),
 }
 
 pub(crate) fn run(global: &Global, cmd: BenchCommand) -> i32 {
@@ -19,5 +20,6 @@ pub(crate) fn run(global: &Global, cmd: BenchCommand) -> i32 {
         BenchCommand::Disk(a) => super::bench_disk::run(global, a),
         BenchCommand::Cpu(a) => super::bench_cpu::run(global, a),
         BenchCommand::Stress(a) => super::bench_stress::run(global, a),
+        BenchCommand::File(a) => super::bench_file::run(global, a),
     }
 }

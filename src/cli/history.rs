@@ -15,7 +15,7 @@ use crate::history::store::{format_ts, parse_since};
 /// of the settings, in <state dir>/history.db (SQLite).
 #[derive(Debug, Args)]
 pub(crate) struct HistoryArgs {
-    /// Only results of this kind: net, disk, cpu, doctor, tune, report, check.
+    /// Only results of this kind: net, disk, cpu, doctor, tune, report, check, file.
     #[arg(long, value_name = "KIND")]
     pub(crate) kind: Option<String>,
 

@@ -10,6 +10,8 @@ pub(crate) mod baseline;
 pub(crate) mod bench;
 pub(crate) mod bench_cpu;
 pub(crate) mod bench_disk;
+pub(crate) mod bench_file;
+pub(crate) mod bench_file_text;
 pub(crate) mod bench_net;
 pub(crate) mod bench_parse;
 pub(crate) mod bench_stress;

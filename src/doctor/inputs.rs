@@ -73,15 +73,7 @@ pub(crate) struct CpuData {
 }
 
 /// The mount holding one `--dir`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub(crate) struct MountData {
-    pub(crate) dir: String,
-    pub(crate) mount_point: String,
-    pub(crate) fs_type: String,
-    pub(crate) source: String,
-    /// Per-mount and superblock options together.
-    pub(crate) options: BTreeMap<String, Option<String>>,
-}
+pub(crate) use crate::mounted::MountData;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Inputs {

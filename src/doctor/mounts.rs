@@ -3,67 +3,10 @@
 //! (`cifs`: `vers`, rsize/wsize, `cache=`, signing and encryption), from
 //! `/proc/self/mountinfo`.
 
-use std::collections::BTreeMap;
-use std::path::Path;
-
 use super::finding::{Finding, Outcome, Severity};
 use super::inputs::MountData;
-use crate::mounted::unescape;
 
-fn options(s: &str, into: &mut BTreeMap<String, Option<String>>) {
-    for o in s.split(',').filter(|o| !o.is_empty()) {
-        match o.split_once('=') {
-            Some((k, v)) => into.insert(k.to_string(), Some(v.to_string())),
-            None => into.insert(o.to_string(), None),
-        };
-    }
-}
-
-/// Parse mountinfo text into (mount point, fs type, source, options).
-pub(crate) fn parse(text: &str) -> Vec<MountData> {
-    text.lines()
-        .filter_map(|l| {
-            let (left, right) = l.split_once(" - ")?;
-            let lf: Vec<&str> = left.split(' ').collect();
-            let rf: Vec<&str> = right.split(' ').collect();
-            let mut opts = BTreeMap::new();
-            options(lf.get(5)?, &mut opts);
-            options(rf.get(2).copied().unwrap_or(""), &mut opts);
-            Some(MountData {
-                dir: String::new(),
-                mount_point: unescape(lf.get(4)?),
-                fs_type: rf.first()?.to_string(),
-                source: unescape(rf.get(1).copied().unwrap_or("")),
-                options: opts,
-            })
-        })
-        .collect()
-}
-
-/// The mount holding `dir` (longest mount point that is a prefix; the last
-/// one mounted there wins).
-pub(crate) fn find(mounts: &[MountData], dir: &Path) -> Option<MountData> {
-    let mut best: Option<&MountData> = None;
-    for m in mounts {
-        if dir.starts_with(&m.mount_point)
-            && best.is_none_or(|b| m.mount_point.len() >= b.mount_point.len())
-        {
-            best = Some(m);
-        }
-    }
-    best.cloned().map(|mut m| {
-        m.dir = dir.display().to_string();
-        m
-    })
-}
-
-/// Look `dir` up in this process's mount table.
-pub(crate) fn lookup(dir: &str) -> Result<MountData, (String, String)> {
-    let canon = std::fs::canonicalize(dir).map_err(|e| (dir.to_string(), format!("{dir}: {e}")))?;
-    let text = std::fs::read_to_string("/proc/self/mountinfo")
-        .map_err(|e| (dir.to_string(), format!("/proc/self/mountinfo: {e}")))?;
-    find(&parse(&text), &canon).ok_or_else(|| (dir.to_string(), "no mount holds it".into()))
-}
+pub(crate) use crate::mounted::lookup;
 
 const ONE_MIB: u64 = 1 << 20;
 
@@ -232,6 +175,8 @@ pub(crate) fn check(m: &MountData, out: &mut Outcome) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mounted::{find, parse};
+    use std::path::Path;
 
     const INFO: &str = "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n\
         40 22 0:45 / /mnt/nas rw,relatime shared:30 - nfs4 192.168.2.129:/volume1/nfs01 rw,sync,vers=4.0,rsize=131072,wsize=131072,namlen=255,proto=tcp\n\

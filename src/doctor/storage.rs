@@ -345,11 +345,11 @@ mod tests {
             "22 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n\
              40 22 0:45 / /mnt/nas rw,relatime - nfs4 nas:/v {nfs_opts}\n"
         );
-        let all = mounts::parse(&info);
+        let all = crate::mounted::parse(&info);
         let mut inp = Inputs::default();
         for d in ["/mnt/nas", "/srv/local"] {
             inp.mounts
-                .push(Ok(mounts::find(&all, Path::new(d)).unwrap()));
+                .push(Ok(crate::mounted::find(&all, Path::new(d)).unwrap()));
         }
         inp.storage = vec![
             DirResult {

@@ -153,10 +153,12 @@ pub enum Kind {
     Report,
     /// `hlctl check` (scheduled checks).
     Check,
+    /// `hlctl bench file` (a file over SSH or a mount).
+    File,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 7] = [
+    pub const ALL: [Kind; 8] = [
         Kind::Net,
         Kind::Disk,
         Kind::Cpu,
@@ -164,6 +166,7 @@ impl Kind {
         Kind::Tune,
         Kind::Report,
         Kind::Check,
+        Kind::File,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -175,6 +178,7 @@ impl Kind {
             Kind::Tune => "tune",
             Kind::Report => "report",
             Kind::Check => "check",
+            Kind::File => "file",
         }
     }
 

@@ -6,12 +6,14 @@ use super::row_store::{Requester, Stored, store};
 use super::rows;
 use crate::bench::cpu::{self, CpuConfig, CpuError, CpuReport};
 use crate::bench::disk::{self, DiskConfig, DiskError, DiskReport};
+use crate::bench::file::FileError;
 use crate::bench::net::{self, ClientConfig, NetError, NetReport};
 use crate::bench::progress::{Cancel, Progress};
 use crate::bench::stress::{self, StressConfig, StressError, StressReport};
 use crate::measure::settings_snapshot;
 use crate::path::Peer;
 use crate::paths::Paths;
+use crate::protocol::FileRun;
 
 /// A finished operation: its report and what became of its history row.
 #[derive(Debug)]
@@ -96,6 +98,22 @@ pub(crate) fn disk(
             rows::bench_disk(&dir, &report, settings_snapshot(paths, &[])),
         )
     };
+    Ok(Ran { report, stored })
+}
+
+/// `bench file`: the transfer, the layers beside it and the verdicts,
+/// stored with the place (`user@host:/dir` or the mount); a cancelled run
+/// is not stored.
+pub(crate) fn file(
+    paths: &Paths,
+    req: &super::bench_file::FileRequest,
+    who: Requester,
+    progress: &dyn Progress,
+    cancel: &Cancel,
+) -> Result<Ran<FileRun>, FileError> {
+    let report = super::bench_file::run(req, progress, cancel)?;
+    let row = rows::bench_file(&report, settings_snapshot(paths, &[]));
+    let stored = store(paths, who, row);
     Ok(Ran { report, stored })
 }
 

@@ -6,6 +6,7 @@
 //! client believed it received.
 
 pub(crate) mod bench;
+pub(crate) mod bench_file;
 pub(crate) mod check;
 pub(crate) mod doctor;
 pub(crate) mod nic;

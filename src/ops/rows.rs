@@ -171,6 +171,24 @@ pub(crate) fn bench_disk(
     row(Kind::Disk, None, Some(dir.to_string()), settings, v, m)
 }
 
+/// `bench file`: each direction's bytes per second, named by protocol
+/// and direction, at the place measured (`user@host:port:/dir` or the
+/// directory); the run's JSON holds the mount's options, the SSH cipher
+/// and the verdicts.
+pub(crate) fn bench_file(r: &crate::protocol::FileRun, settings: Snapshot) -> NewResult {
+    let f = &r.file;
+    let m = f
+        .transfers()
+        .into_iter()
+        .map(|t| {
+            let name = format!("file {} {}", f.protocol, t.direction.as_str());
+            Metric::new(&name, &f.place, t.bytes_per_second, "B/s")
+        })
+        .collect();
+    let v = serde_json::to_value(r).unwrap_or_default();
+    row(Kind::File, None, Some(f.place.clone()), settings, v, m)
+}
+
 /// `bench cpu`: events per second, multi- and single-threaded.
 pub(crate) fn bench_cpu(r: &crate::bench::cpu::CpuReport, settings: Snapshot) -> NewResult {
     let mut m = vec![Metric::new(

@@ -49,6 +49,16 @@ impl Mount {
         Mount { path, _base: base }
     }
 
+    /// A ramfs (no size limit, no O_DIRECT: open refuses it with EINVAL).
+    pub fn ramfs() -> Self {
+        super::require_root("mounting a ramfs");
+        let base = disk_tempdir();
+        let path = base.path().join("mnt");
+        std::fs::create_dir(&path).expect("mkdir mnt");
+        sh(&["mount", "-t", "ramfs", "ramfs", path.to_str().unwrap()]);
+        Mount { path, _base: base }
+    }
+
     /// An ext4 image of `mib` MiB, loop-mounted.
     pub fn loop_ext4(mib: u32) -> Self {
         super::require_root("loop-mounting");

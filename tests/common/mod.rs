@@ -23,6 +23,7 @@ pub mod fleet;
 pub mod lab;
 pub mod net;
 pub mod report;
+pub mod sshd;
 pub mod static_bin;
 pub mod sysvm;
 pub mod vm;

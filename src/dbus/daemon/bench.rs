@@ -12,7 +12,8 @@ use zbus::OwnedVariant;
 use super::job::{Failure, Work};
 use crate::bench::disk;
 use crate::dbus::wire::bench::{
-    CpuParams, DiskParams, KINDS, NetParams, StressParams, cpu_class, net_class, stress_class,
+    CpuParams, DiskParams, FileParams, KINDS, NetParams, StressParams, cpu_class, net_class,
+    stress_class,
 };
 use crate::dbus::wire::error::{Error, Result};
 use crate::dbus::wire::params as wire_params;
@@ -96,6 +97,19 @@ pub(crate) fn prepare(kind: &str, params: &Params, paths: Paths, who: Requester)
                 to_json(ran.report).map(|v| ran.stored.marked(v))
             }))
         }
+        "file" => {
+            let p: FileParams = parse(kind, params)?;
+            let req = p.config().map_err(Error::InvalidArgument)?;
+            Ok(Box::new(move |progress, cancel| {
+                let ran =
+                    ops::bench::file(&paths, &req, who, progress, cancel).map_err(|e| Failure {
+                        class: e.class(),
+                        message: e.to_string(),
+                    })?;
+                warn_unstored(&ran.stored);
+                to_json(ran.report).map(|v| ran.stored.marked(v))
+            }))
+        }
         "stress" => {
             let p: StressParams = parse(kind, params)?;
             let cfg = p.config().map_err(Error::InvalidArgument)?;
@@ -163,6 +177,20 @@ mod tests {
         ] {
             assert!(
                 matches!(prepare("disk", &p(bad)), Err(Error::InvalidArgument(_))),
+                "{bad}"
+            );
+        }
+        assert!(prepare("file", &p(r#"{"dir": "/tmp", "size": 1048576}"#)).is_ok());
+        for bad in [
+            r#"{}"#,
+            r#"{"dir": "tmp"}"#,
+            r#"{"dir": "/tmp", "size": 1000}"#,
+            r#"{"dir": "/tmp", "net_time_s": 0}"#,
+            r#"{"dir": "/tmp", "net_peer": "h:0"}"#,
+            r#"{"dir": "/tmp", "target": "ssh://h/"}"#,
+        ] {
+            assert!(
+                matches!(prepare("file", &p(bad)), Err(Error::InvalidArgument(_))),
                 "{bad}"
             );
         }

@@ -5,8 +5,10 @@
 //! [`crate::dbus::daemon::bench`].
 //!
 //! - `net`: [`NetParams`]; `cpu`: [`CpuParams`]; `disk`: [`DiskParams`]
-//!   (`dir` absolute); `stress`: [`StressParams`]. Every field is optional
-//!   but `net.host` and `disk.dir`;
+//!   (`dir` absolute); `stress`: [`StressParams`]; `file`: [`FileParams`]
+//!   (`dir` absolute: a mount or local directory; an SSH target runs only in
+//!   the user's own process, with their keys). Every field is optional
+//!   but `net.host`, `disk.dir` and `file.dir`;
 //!   defaults are those of `hlctl bench <kind>`.
 
 use std::time::Duration;
@@ -15,13 +17,16 @@ use serde::{Deserialize, Serialize};
 
 use crate::bench::cpu::CpuConfig;
 use crate::bench::disk::{DiskConfig, EngineChoice, RwMode};
+use crate::bench::file::{FileConfig, Target};
 use crate::bench::net::{ClientConfig, KeepAlive, NetError, Protocol, TestDirection};
 use crate::bench::stress::{MemAmount, StressConfig};
 use crate::class::Class;
+use crate::ops::bench_file::FileRequest;
+use crate::path::Peer;
 use crate::path::peer::DEFAULT_PORT;
 
 /// The benchmark kinds this daemon runs.
-pub(crate) const KINDS: &[&str] = &["net", "cpu", "disk", "stress"];
+pub(crate) const KINDS: &[&str] = &["net", "cpu", "disk", "stress", "file"];
 
 fn seconds(flag: &str, s: f64) -> Result<Duration, String> {
     if s > 0.0 && s <= 86_400.0 {
@@ -308,5 +313,70 @@ impl StressParams {
             cfg.interval = seconds("interval", s)?;
         }
         Ok(cfg)
+    }
+}
+
+/// `hlctl bench file --dir` parameters (an `ssh://` target is the CLI's
+/// own: it runs with the user's keys, in their process).
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileParams {
+    /// Absolute directory: a mount the host has, or a local one.
+    pub(crate) dir: String,
+    pub(crate) size: Option<u64>,
+    /// `HOST[:PORT]` of an iperf3 server for raw TCP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) net_peer: Option<String>,
+    #[serde(default)]
+    pub(crate) no_net: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) net_time_s: Option<u32>,
+    /// The local directory the file comes from (default /var/tmp).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) local_dir: Option<String>,
+    #[serde(default)]
+    pub(crate) no_disk: bool,
+    #[serde(default)]
+    pub(crate) no_crypto: bool,
+}
+
+impl FileParams {
+    /// The request for `--dir`, validated.
+    pub(crate) fn config(&self) -> Result<FileRequest, String> {
+        if !self.dir.starts_with('/') {
+            return Err(format!(
+                "invalid --dir {:?}: give an absolute path",
+                self.dir
+            ));
+        }
+        self.request(Target::Dir(self.dir.clone().into()))
+    }
+
+    /// The request for `target` with these parameters, validated.
+    pub(crate) fn request(&self, target: Target) -> Result<FileRequest, String> {
+        let size = self.size.unwrap_or(crate::bench::file::DEFAULT_SIZE);
+        let cfg = FileConfig::new(target, size).map_err(|e| e.to_string())?;
+        let net_peer = match &self.net_peer {
+            Some(p) => Some(Peer::parse(p).map_err(|e| format!("invalid --net-peer {p:?}: {e}"))?),
+            None => None,
+        };
+        let net_time_s = self.net_time_s.unwrap_or(3);
+        if !(1..=60).contains(&net_time_s) {
+            return Err(format!(
+                "invalid --net-time {net_time_s}: allowed 1 to 60 seconds"
+            ));
+        }
+        if let Some(d) = self.local_dir.as_ref().filter(|d| !d.starts_with('/')) {
+            return Err(format!("invalid --local-dir {d:?}: give an absolute path"));
+        }
+        Ok(FileRequest {
+            cfg,
+            net_peer,
+            net: !self.no_net,
+            net_time_s,
+            local_dir: self.local_dir.clone().map(Into::into),
+            disk: !self.no_disk,
+            crypto: !self.no_crypto,
+        })
     }
 }

@@ -4,7 +4,7 @@
 //! sends each value as its declared type; `tests/verbs.rs` checks that a
 //! full parameter set produces exactly these keys and decodes back.
 
-use super::bench::{CpuParams, DiskParams, NetParams, StressParams};
+use super::bench::{CpuParams, DiskParams, FileParams, NetParams, StressParams};
 use super::key::Key;
 
 pub(crate) const NET_KEYS: &[Key] = &[
@@ -55,6 +55,17 @@ pub(crate) const STRESS_KEYS: &[Key] = &[
     Key::new("vm_bytes", "t", &["vm_bytes"]),
     Key::new("vm_percent", "d", &["vm_bytes"]),
     Key::new("interval_s", "d", &["interval"]),
+];
+
+pub(crate) const FILE_KEYS: &[Key] = &[
+    Key::new("dir", "s", &["dir"]),
+    Key::new("size", "t", &["size"]),
+    Key::new("net_peer", "s", &["net_peer"]),
+    Key::new("no_net", "b", &["no_net"]),
+    Key::new("net_time_s", "u", &["net_time"]),
+    Key::new("local_dir", "s", &["local_dir"]),
+    Key::new("no_disk", "b", &["no_disk"]),
+    Key::new("no_crypto", "b", &["no_crypto"]),
 ];
 
 impl NetParams {
@@ -133,6 +144,22 @@ impl StressParams {
             vm_bytes: None,
             vm_percent: Some(10.0),
             ..StressParams::full()
+        }
+    }
+}
+
+impl FileParams {
+    /// Every parameter set, for the declaration's round trip.
+    pub(crate) fn full() -> FileParams {
+        FileParams {
+            dir: "/mnt/media".into(),
+            size: Some(64 << 20),
+            net_peer: Some("nas:5201".into()),
+            no_net: true,
+            net_time_s: Some(2),
+            local_dir: Some("/srv".into()),
+            no_disk: true,
+            no_crypto: true,
         }
     }
 }

@@ -66,6 +66,17 @@ pub(crate) const KEYS: &[(&str, &[(&str, &str)])] = &[
         ],
     ),
     (
+        "benchmark:file",
+        &[
+            ("protocol", "s"),
+            ("place", "s"),
+            ("write_bytes_per_second", "d"),
+            ("read_bytes_per_second", "d"),
+            ("limits", "as"),
+            ("verdicts", "as"),
+        ],
+    ),
+    (
         "tune",
         &[
             ("outcome", "s"),
@@ -179,6 +190,34 @@ fn steps(v: &Value, status: &str) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
+/// `bench file`'s figures: the protocol, the place, both directions and
+/// each direction's limit and sentence.
+fn file_figures(v: &Value) -> Vec<(&'static str, OwnedVariant)> {
+    let file = v.get("file").unwrap_or(&Value::Null);
+    let verdicts = |key: &str| -> Vec<String> {
+        v.get("verdicts")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|x| s(x, key))
+            .collect()
+    };
+    vec![
+        ("protocol", owned(s(file, "protocol"))),
+        ("place", owned(s(file, "place"))),
+        (
+            "write_bytes_per_second",
+            owned(f(file, &["write", "bytes_per_second"])),
+        ),
+        (
+            "read_bytes_per_second",
+            owned(f(file, &["read", "bytes_per_second"])),
+        ),
+        ("limits", owned(verdicts("limit"))),
+        ("verdicts", owned(verdicts("sentence"))),
+    ]
+}
+
 /// Which entry of [`KEYS`] a job's result falls under ("" for a kind
 /// without headline figures: its `Result` is empty, `ResultJson` has all).
 pub(crate) fn section(kind: &str, result: &Value) -> &'static str {
@@ -253,6 +292,7 @@ pub(crate) fn headline(kind: &str, result: &Value) -> HashMap<String, OwnedVaria
                 ("cancelled", owned(b(v, "cancelled"))),
             ]
         }
+        "benchmark:file" => file_figures(v),
         "tune" => vec![
             ("outcome", owned(s(v, "outcome"))),
             ("interface", owned(s(v, "interface"))),

@@ -185,6 +185,17 @@ pub const BENCH_DISK: Verb = bench(
     &["seq_dd"],
     || bench_trip("disk", &[bench::DiskParams::full()], bench_keys::DISK_KEYS),
 );
+/// `hlctl bench file --dir` (an `ssh://` target, `--ssh-config`,
+/// `--cipher` and `--crypto-only` run in the user's own process: their
+/// keys, their agent).
+pub const BENCH_FILE: Verb = bench(
+    &["bench", "file"],
+    "file",
+    Some(Kind::File),
+    || bench_keys::FILE_KEYS.to_vec(),
+    &["target", "ssh_config", "cipher", "crypto_only"],
+    || bench_trip("file", &[bench::FileParams::full()], bench_keys::FILE_KEYS),
+);
 /// `hlctl bench stress` (stored nowhere: it is a load, not a measurement).
 pub const BENCH_STRESS: Verb = bench(
     &["bench", "stress"],
@@ -441,6 +452,7 @@ pub const VERBS: &[Verb] = &[
     BENCH_CPU,
     BENCH_DISK,
     BENCH_STRESS,
+    BENCH_FILE,
     TUNE,
     DOCTOR,
     REPORT,

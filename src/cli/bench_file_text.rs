@@ -1,0 +1,112 @@
+//! `hlctl bench file`'s text: a table like the write-up's (protocol,
+//! direction, MB/s, Gbit/s, seconds, what limited it), the layers beside
+//! it, then each verdict's sentence.
+
+use crate::bench::crypto::CryptoFigure;
+use crate::protocol::{Beside, FileRun, Limit};
+
+pub(crate) fn print(r: &FileRun) {
+    let f = &r.file;
+    println!(
+        "file: {} bytes to {} ({})",
+        f.size_bytes, f.place, f.protocol
+    );
+    if let Some(s) = &f.ssh {
+        println!(
+            "  ssh: cipher {} MAC {} (client->server), {} MAC {} (server->client)",
+            s.cipher_client_to_server,
+            s.mac_client_to_server,
+            s.cipher_server_to_client,
+            s.mac_server_to_client
+        );
+    }
+    if let Some(m) = &f.mount {
+        println!(
+            "  mount: {} {} on {} ({})",
+            m.fs_type,
+            m.source,
+            m.mount_point,
+            m.options_text()
+        );
+    }
+    if let Some(io) = &f.io {
+        println!("  I/O: {}", io.said);
+    }
+    println!();
+    println!(
+        "  {:<10} {:<9} {:>9} {:>8} {:>8}  limit",
+        "protocol", "direction", "MB/s", "Gbit/s", "seconds"
+    );
+    for (t, v) in f.transfers().into_iter().zip(&r.verdicts) {
+        println!(
+            "  {:<10} {:<9} {:>9.1} {:>8.2} {:>8.2}  {}",
+            f.protocol,
+            t.direction.as_str(),
+            t.bytes_per_second / 1e6,
+            t.bytes_per_second * 8.0 / 1e9,
+            t.seconds,
+            limit(v.limit)
+        );
+    }
+    print_beside(r);
+    if !r.crypto.is_empty() {
+        println!();
+        print_crypto(&r.crypto);
+    }
+    println!();
+    for v in &r.verdicts {
+        println!("{}", v.sentence);
+    }
+}
+
+/// Raw TCP and the local disk, or why each was skipped.
+fn print_beside(r: &FileRun) {
+    match &r.network {
+        Beside::Measured(n) => println!(
+            "  {:<10} {:<9} {:>9.1} {:>8.2}\n  {:<10} {:<9} {:>9.1} {:>8.2}",
+            "raw TCP",
+            "write",
+            n.upload_bps / 8e6,
+            n.upload_bps / 1e9,
+            "raw TCP",
+            "read",
+            n.download_bps / 8e6,
+            n.download_bps / 1e9
+        ),
+        Beside::Skipped { why } => println!("  raw TCP: skipped: {why}"),
+    }
+    match &r.disk {
+        Beside::Measured(d) => println!(
+            "  {:<10} {:<9} {:>9.1} {:>8.2}\n  {:<10} {:<9} {:>9.1} {:>8.2}    ({} {})",
+            "local disk",
+            "write",
+            d.write_bytes_per_second / 1e6,
+            d.write_bytes_per_second * 8.0 / 1e9,
+            "local disk",
+            "read",
+            d.read_bytes_per_second / 1e6,
+            d.read_bytes_per_second * 8.0 / 1e9,
+            d.dir,
+            d.filesystem
+        ),
+        Beside::Skipped { why } => println!("  local disk: skipped: {why}"),
+    }
+}
+
+pub(crate) fn print_crypto(figures: &[CryptoFigure]) {
+    println!("encryption per core (this CPU):");
+    for c in figures {
+        println!("  {:<18} {:>6.2} Gbit/s", c.aead.name(), c.gbit_per_s);
+    }
+}
+
+fn limit(l: Limit) -> &'static str {
+    match l {
+        Limit::Network => "network",
+        Limit::LocalDisk => "local disk",
+        Limit::Encryption => "encryption",
+        Limit::ClientCpu => "client CPU",
+        Limit::Settings => "protocol settings",
+        Limit::Elsewhere => "the server (not measured here)",
+    }
+}

@@ -1,0 +1,87 @@
+//! A file protocol's figures beside the layers under it, and which layer
+//! limits each direction. `bench file` measures the transfer
+//! ([`crate::bench::file`]), raw TCP to the same host
+//! ([`crate::bench::net`]), the local disk the file comes from
+//! ([`crate::bench::disk`]) and this CPU's AEADs per core
+//! ([`crate::bench::crypto`]); this module holds them together
+//! ([`FileRun`]) and names the limit with its evidence ([`verdict`]).
+//! It reads the engines; no engine reads it.
+
+pub(crate) mod cipher;
+pub(crate) mod settings;
+pub(crate) mod verdict;
+
+use serde::{Deserialize, Serialize};
+
+use crate::bench::crypto::CryptoFigure;
+use crate::bench::file::FileReport;
+pub(crate) use verdict::{Limit, Verdict};
+
+/// A layer measured beside the transfer, or why it was not.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Beside<T> {
+    Measured(T),
+    Skipped { why: String },
+}
+
+impl<T> Beside<T> {
+    pub(crate) fn measured(&self) -> Option<&T> {
+        match self {
+            Beside::Measured(t) => Some(t),
+            Beside::Skipped { .. } => None,
+        }
+    }
+}
+
+/// Raw TCP to the transfer's host, each direction as `bench net` measured it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NetFigures {
+    /// `HOST:PORT` of the iperf3 server (`hlctl serve`, `iperf3 -s`).
+    pub peer: String,
+    /// This host to the peer, bit/s.
+    pub upload_bps: f64,
+    /// The peer to this host, bit/s.
+    pub download_bps: f64,
+}
+
+/// The local disk the file comes from and goes to (`bench disk --seq-dd`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DiskFigures {
+    pub dir: String,
+    pub filesystem: String,
+    pub write_bytes_per_second: f64,
+    pub read_bytes_per_second: f64,
+}
+
+/// What one `bench file` run measured and what it concluded.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FileRun {
+    pub file: FileReport,
+    pub network: Beside<NetFigures>,
+    pub disk: Beside<DiskFigures>,
+    /// This CPU's AEADs, one core each.
+    pub crypto: Vec<CryptoFigure>,
+    /// One per direction, write first.
+    pub verdicts: Vec<Verdict>,
+}
+
+impl FileRun {
+    /// The run with its verdicts judged.
+    pub(crate) fn judged(
+        file: FileReport,
+        network: Beside<NetFigures>,
+        disk: Beside<DiskFigures>,
+        crypto: Vec<CryptoFigure>,
+    ) -> FileRun {
+        let mut run = FileRun {
+            file,
+            network,
+            disk,
+            crypto,
+            verdicts: Vec::new(),
+        };
+        run.verdicts = verdict::judge(&run);
+        run
+    }
+}

@@ -1,0 +1,304 @@
+//! Which layer limits a protocol's figure in one direction, with its
+//! evidence, said in a sentence. The rules, in order (the first that holds
+//! names the limit):
+//!
+//! 0. a local directory is its own disk: **local disk**;
+//! 1. **network**: raw TCP to the same host carries at most ~15 % more;
+//! 2. **local disk**: the disk the file comes from (a write) or goes to (a
+//!    read) is no faster than the protocol: a real copy stops there;
+//! 3. **encryption**: the transfer runs at half or more of what this CPU
+//!    seals per core with the same AEAD (SSH and one smbd per client
+//!    encrypt on one core), or its process fills a core and the AEAD's
+//!    share of that core is half or more;
+//! 4. **client CPU**: the transfer's process fills ~a core (85 %);
+//! 5. **settings**: NFS `sync`, `rsize`/`wsize` below 1 MiB, no `nconnect`
+//!    where the network has room, CIFS `cache=none` ([`super::settings`]);
+//! 6. else **elsewhere**: nothing measured here holds it, so the server's
+//!    disk or CPU, with the command to run there.
+
+use serde::{Deserialize, Serialize};
+
+use super::FileRun;
+use super::cipher::{self, Encryption};
+use super::settings::{self, Setting};
+use crate::bench::crypto::{Aead, CryptoFigure};
+use crate::bench::file::{Direction, Transfer};
+
+/// Raw TCP within this share of the protocol's figure: the network holds it.
+const NETWORK_SHARE: f64 = 0.85;
+/// A process at this share of one core is CPU-bound.
+const BUSY_CORE: f64 = 0.85;
+
+/// The layer that limits one direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Limit {
+    Network,
+    LocalDisk,
+    Encryption,
+    ClientCpu,
+    Settings,
+    /// Not on this host: the server's disk or CPU.
+    Elsewhere,
+}
+
+/// One direction's verdict.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub protocol: String,
+    pub direction: Direction,
+    pub mb_per_s: f64,
+    pub limit: Limit,
+    /// The owner's sentence: figure, limit, evidence, what to do.
+    pub sentence: String,
+}
+
+/// Everything one direction's verdict reads, in plain figures.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Inputs {
+    /// `SSH`, `NFS4`, `CIFS`, ... as the sentence names it.
+    pub(crate) protocol: String,
+    pub(crate) direction: Option<Direction>,
+    pub(crate) bytes_per_second: f64,
+    /// Raw TCP in the same direction, bit/s.
+    pub(crate) network_bps: Option<f64>,
+    /// The local disk's figure for this direction, bytes/s, and its dir.
+    pub(crate) disk: Option<(f64, String)>,
+    /// Cores the transfer's process used, and its name (`ssh`, `hlctl`).
+    pub(crate) client: Option<(f64, &'static str)>,
+    pub(crate) encryption: Option<Encryption>,
+    /// This CPU's per-core AEAD figures.
+    pub(crate) crypto: Vec<CryptoFigure>,
+    pub(crate) settings: Vec<Setting>,
+    pub(crate) server: Option<String>,
+    pub(crate) place: String,
+    /// A local directory: no network in the path, the disk is the figure.
+    pub(crate) local: bool,
+}
+
+/// Both directions of `run`, write first.
+pub(crate) fn judge(run: &FileRun) -> Vec<Verdict> {
+    run.file
+        .transfers()
+        .into_iter()
+        .map(|t| decide(&inputs(run, t)))
+        .collect()
+}
+
+/// The figures of `run` that bear on transfer `t`.
+fn inputs(run: &FileRun, t: &Transfer) -> Inputs {
+    let f = &run.file;
+    let net = run.network.measured().map(|n| match t.direction {
+        Direction::Write => n.upload_bps,
+        Direction::Read => n.download_bps,
+    });
+    let disk = run.disk.measured().map(|d| {
+        let bps = match t.direction {
+            Direction::Write => d.read_bytes_per_second,
+            Direction::Read => d.write_bytes_per_second,
+        };
+        (bps, d.dir.clone())
+    });
+    let process = if f.ssh.is_some() { "ssh" } else { "hlctl" };
+    let room = net.is_some_and(|n| n > 2.0 * t.bytes_per_second * 8.0);
+    Inputs {
+        protocol: f.protocol.to_uppercase(),
+        direction: Some(t.direction),
+        bytes_per_second: t.bytes_per_second,
+        network_bps: net,
+        disk,
+        client: t.client_cores.map(|c| (c, process)),
+        encryption: cipher::of(f, t.direction),
+        crypto: run.crypto.clone(),
+        settings: f
+            .mount
+            .as_ref()
+            .map(|m| settings::costly(m, t.direction, room))
+            .unwrap_or_default(),
+        server: f.server.clone(),
+        place: f.place.clone(),
+        local: f.ssh.is_none() && f.mount.as_ref().is_some_and(|m| !m.is_network()),
+    }
+}
+
+fn gbit(bps: f64) -> String {
+    format!("{:.1} Gbit/s", bps / 1e9)
+}
+
+fn per_core(crypto: &[CryptoFigure], a: Aead) -> Option<f64> {
+    crypto
+        .iter()
+        .find(|c| c.aead == a)
+        .map(|c| c.gbit_per_s * 1e9)
+}
+
+/// The verdict of one direction.
+pub(crate) fn decide(i: &Inputs) -> Verdict {
+    let direction = i.direction.unwrap_or(Direction::Write);
+    let bits = i.bytes_per_second * 8.0;
+    let head = format!(
+        "{} {} {:.0} MB/s",
+        i.protocol,
+        direction.as_str(),
+        i.bytes_per_second / 1e6
+    );
+    let net_said = i
+        .network_bps
+        .map(|n| format!("the network carries {}", gbit(n)));
+    let (limit, why) = if i.local {
+        (
+            Limit::LocalDisk,
+            format!(
+                "the local disk itself ({}: no network in the path)",
+                i.place
+            ),
+        )
+    } else if let Some(n) = i.network_bps.filter(|&n| bits >= NETWORK_SHARE * n) {
+        (
+            Limit::Network,
+            format!(
+                "the network holds it (raw TCP to the same host carries {}, the transfer {})",
+                gbit(n),
+                gbit(bits)
+            ),
+        )
+    } else if let Some((d, dir)) = i
+        .disk
+        .as_ref()
+        .filter(|(d, _)| *d <= i.bytes_per_second / NETWORK_SHARE)
+    {
+        let way = match direction {
+            Direction::Write => "reads",
+            Direction::Read => "writes",
+        };
+        (
+            Limit::LocalDisk,
+            format!(
+                "the local disk holds a copy ({dir} {way} {:.0} MB/s{})",
+                d / 1e6,
+                net_said.map(|s| format!("; {s}")).unwrap_or_default()
+            ),
+        )
+    } else if let Some(why) = encryption(i, bits, net_said.as_deref()) {
+        (Limit::Encryption, why)
+    } else if let Some((c, who)) = i.client.filter(|(c, _)| *c >= BUSY_CORE) {
+        (
+            Limit::ClientCpu,
+            format!(
+                "the client CPU holds it ({who} used {c:.2} of a core{})",
+                net_said.map(|s| format!("; {s}")).unwrap_or_default()
+            ),
+        )
+    } else if !i.settings.is_empty() {
+        let said: Vec<_> = i.settings.iter().map(|s| s.said.as_str()).collect();
+        let advice: Vec<_> = i.settings.iter().map(|s| s.advice.as_str()).collect();
+        (
+            Limit::Settings,
+            format!(
+                "the protocol's settings hold it ({}): {}",
+                said.join("; "),
+                advice.join(", ")
+            ),
+        )
+    } else {
+        (Limit::Elsewhere, elsewhere(i, net_said.as_deref()))
+    };
+    Verdict {
+        protocol: i.protocol.clone(),
+        direction,
+        mb_per_s: i.bytes_per_second / 1e6,
+        limit,
+        sentence: format!("{head}: {why}"),
+    }
+}
+
+/// Rule 3: the encryption's share of one core, with a faster AEAD's advice.
+fn encryption(i: &Inputs, bits: f64, net_said: Option<&str>) -> Option<String> {
+    let e = i.encryption.as_ref()?;
+    let aead = e.aead?;
+    let c = per_core(&i.crypto, aead)?;
+    let share = bits / c;
+    let busy = i.client.is_some_and(|(cores, _)| cores >= BUSY_CORE);
+    if share < 0.5 && !(busy && share >= 0.25) {
+        return None;
+    }
+    let mut s = format!(
+        "encryption holds it ({}; this CPU seals {} per core{})",
+        e.named,
+        gbit(c),
+        net_said.map(|n| format!("; {n}")).unwrap_or_default()
+    );
+    if let Some(advice) = faster(i, aead, c) {
+        s.push_str(": ");
+        s.push_str(&advice);
+    }
+    Some(s)
+}
+
+/// A faster AEAD the same protocol could use, when this CPU has one ≥ 20 %
+/// faster.
+fn faster(i: &Inputs, now: Aead, now_bps: f64) -> Option<String> {
+    let ssh = i.protocol == "SSH";
+    let candidates: &[Aead] = if ssh {
+        &[Aead::Aes128Gcm, Aead::ChaCha20Poly1305]
+    } else {
+        &[Aead::Aes128Gcm]
+    };
+    let (best, bps) = candidates
+        .iter()
+        .filter(|&&a| a != now)
+        .filter_map(|&a| per_core(&i.crypto, a).map(|b| (a, b)))
+        .max_by(|x, y| x.1.total_cmp(&y.1))?;
+    if bps < 1.2 * now_bps {
+        if ssh {
+            return None;
+        }
+        return Some("turn encryption off for this share if it need not be sealed".into());
+    }
+    if ssh {
+        let name = cipher::ssh_name(best)?;
+        Some(format!(
+            "`-c {name}` is faster on this CPU ({} per core)",
+            gbit(bps)
+        ))
+    } else {
+        Some(format!(
+            "mount with vers=3.1.1 for AES-GCM ({} per core here), or turn encryption off for this share",
+            gbit(bps)
+        ))
+    }
+}
+
+/// Rule 6: nothing here holds it; what to run on the server.
+fn elsewhere(i: &Inputs, net_said: Option<&str>) -> String {
+    let mut evidence = Vec::new();
+    if let Some(n) = net_said {
+        evidence.push(n.to_string());
+    }
+    if let Some((c, who)) = i.client {
+        evidence.push(format!("{who} used {c:.2} of a core"));
+    }
+    if let Some((d, dir)) = &i.disk {
+        evidence.push(format!("{dir} moves {:.0} MB/s", d / 1e6));
+    }
+    let server = i.server.as_deref().unwrap_or("the server");
+    let dir = i.place.rsplit(':').next().unwrap_or("DIR");
+    let not = if i.network_bps.is_none() {
+        "raw TCP was not measured (start `hlctl serve` there); "
+    } else {
+        ""
+    };
+    format!(
+        "nothing measured on this host holds it ({}): {not}the server's disk or CPU may; run \
+         `hlctl bench disk --dir {dir}` and `hlctl bench cpu` on {server}",
+        if evidence.is_empty() {
+            "no other layer measured".to_string()
+        } else {
+            evidence.join("; ")
+        }
+    )
+}
+
+#[cfg(test)]
+#[path = "verdict_tests.rs"]
+mod tests;

@@ -1,0 +1,215 @@
+//! Each verdict on recorded figures.
+
+use super::*;
+use crate::bench::file::MountFacts;
+
+fn crypto(figs: &[(Aead, f64)]) -> Vec<CryptoFigure> {
+    figs.iter()
+        .map(|&(aead, g)| CryptoFigure {
+            aead,
+            bytes: 1,
+            seconds: 1.0,
+            gbit_per_s: g,
+        })
+        .collect()
+}
+
+fn ssh(direction: Direction, mb: f64) -> Inputs {
+    Inputs {
+        protocol: "SSH".into(),
+        direction: Some(direction),
+        bytes_per_second: mb * 1e6,
+        place: "root@nas:/srv".into(),
+        server: Some("nas".into()),
+        ..Inputs::default()
+    }
+}
+
+fn chacha() -> Option<Encryption> {
+    Some(Encryption {
+        named: "chacha20-poly1305@openssh.com".into(),
+        aead: Some(Aead::ChaCha20Poly1305),
+    })
+}
+
+#[test]
+fn a_transfer_near_raw_tcp_is_held_by_the_network() {
+    // The write-up's "24 s = 110 MB/s ⇐ RJ-45 limit" on gigabit.
+    let mut i = ssh(Direction::Read, 110.0);
+    i.network_bps = Some(0.94e9);
+    i.encryption = chacha();
+    i.crypto = crypto(&[(Aead::ChaCha20Poly1305, 2.1)]);
+    let v = decide(&i);
+    assert_eq!(v.limit, Limit::Network, "{}", v.sentence);
+    assert!(
+        v.sentence
+            .starts_with("SSH read 110 MB/s: the network holds it"),
+        "{}",
+        v.sentence
+    );
+    assert!(v.sentence.contains("0.9 Gbit/s"), "{}", v.sentence);
+}
+
+#[test]
+fn ssh_on_chacha_near_its_per_core_figure_is_held_by_encryption() {
+    let mut i = ssh(Direction::Write, 180.0);
+    i.network_bps = Some(20e9);
+    i.client = Some((0.98, "ssh"));
+    i.encryption = chacha();
+    i.crypto = crypto(&[(Aead::ChaCha20Poly1305, 2.1), (Aead::Aes128Gcm, 9.0)]);
+    let v = decide(&i);
+    assert_eq!(v.limit, Limit::Encryption, "{}", v.sentence);
+    assert_eq!(
+        v.sentence,
+        "SSH write 180 MB/s: encryption holds it (chacha20-poly1305@openssh.com; this CPU \
+         seals 2.1 Gbit/s per core; the network carries 20.0 Gbit/s): \
+         `-c aes128-gcm@openssh.com` is faster on this CPU (9.0 Gbit/s per core)"
+    );
+}
+
+#[test]
+fn a_busy_ssh_whose_cipher_is_cheap_is_held_by_the_client_cpu() {
+    let mut i = ssh(Direction::Write, 150.0);
+    i.network_bps = Some(10e9);
+    i.client = Some((0.99, "ssh"));
+    i.encryption = Some(Encryption {
+        named: "aes128-gcm@openssh.com".into(),
+        aead: Some(Aead::Aes128Gcm),
+    });
+    i.crypto = crypto(&[(Aead::Aes128Gcm, 9.0)]);
+    let v = decide(&i);
+    assert_eq!(v.limit, Limit::ClientCpu, "{}", v.sentence);
+    assert!(
+        v.sentence.contains("ssh used 0.99 of a core"),
+        "{}",
+        v.sentence
+    );
+}
+
+#[test]
+fn a_sealed_smb3_share_names_ccm_and_the_gcm_way_out() {
+    // The issue's example: SMB read 176 MB/s over a 9.3 Gbit/s network.
+    let m = cifs("vers=3.0,seal,rsize=4194304,wsize=4194304");
+    let f = crate::bench::file::FileReport {
+        protocol: "cifs".into(),
+        place: "/mnt/media".into(),
+        server: Some("nas".into()),
+        size_bytes: 1,
+        write: Transfer::new(Direction::Write, 1, 1.0),
+        read: Transfer::new(Direction::Read, 1, 1.0),
+        ssh: None,
+        mount: Some(m),
+        io: None,
+        cancelled: false,
+    };
+    let e = cipher::of(&f, Direction::Read).unwrap();
+    assert_eq!(e.named, "AES-128-CCM via seal");
+    let mut i = Inputs {
+        protocol: "CIFS".into(),
+        direction: Some(Direction::Read),
+        bytes_per_second: 176e6,
+        network_bps: Some(9.3e9),
+        encryption: Some(e),
+        crypto: crypto(&[(Aead::Aes128Ccm, 1.4), (Aead::Aes128Gcm, 6.0)]),
+        ..Inputs::default()
+    };
+    let v = decide(&i);
+    assert_eq!(v.limit, Limit::Encryption, "{}", v.sentence);
+    assert!(v.sentence.starts_with("CIFS read 176 MB/s: encryption holds it (AES-128-CCM via seal; this CPU seals 1.4 Gbit/s per core; the network carries 9.3 Gbit/s): mount with vers=3.1.1 for AES-GCM (6.0 Gbit/s per core here)"), "{}", v.sentence);
+    // The same share unsealed: no encryption verdict.
+    i.encryption = None;
+    assert_ne!(decide(&i).limit, Limit::Encryption);
+}
+
+fn cifs(opts: &str) -> MountFacts {
+    mount("cifs", "//nas/media", opts)
+}
+
+fn mount(fs: &str, source: &str, opts: &str) -> MountFacts {
+    let line = format!("36 25 0:44 / /mnt/media rw,relatime - {fs} {source} {opts}");
+    MountFacts::of(&crate::mounted::parse(&line).remove(0))
+}
+
+#[test]
+fn an_nfs_sync_mount_with_small_wsize_is_held_by_its_settings() {
+    let m = mount(
+        "nfs4",
+        "nas:/tank",
+        "rw,sync,vers=4.2,rsize=1048576,wsize=65536",
+    );
+    let s = settings::costly(&m, Direction::Write, true);
+    let said: Vec<_> = s.iter().map(|s| s.said.as_str()).collect();
+    assert_eq!(
+        said,
+        [
+            "wsize=65536, below 1 MiB",
+            "the mount's sync: every write waits for the server's disk",
+            "one TCP connection (no nconnect)"
+        ]
+    );
+    // Reads: rsize is 1 MiB and sync does not apply; no room, no nconnect.
+    assert!(settings::costly(&m, Direction::Read, false).is_empty());
+    let i = Inputs {
+        protocol: "NFS4".into(),
+        direction: Some(Direction::Write),
+        bytes_per_second: 40e6,
+        network_bps: Some(9.4e9),
+        client: Some((0.1, "hlctl")),
+        settings: s,
+        ..Inputs::default()
+    };
+    let v = decide(&i);
+    assert_eq!(v.limit, Limit::Settings, "{}", v.sentence);
+    assert!(v.sentence.contains("mount without sync"), "{}", v.sentence);
+}
+
+#[test]
+fn a_disk_slower_than_the_protocol_holds_a_real_copy() {
+    let mut i = ssh(Direction::Write, 300.0);
+    i.network_bps = Some(10e9);
+    i.disk = Some((160e6, "/var/tmp".into()));
+    let v = decide(&i);
+    assert_eq!(v.limit, Limit::LocalDisk, "{}", v.sentence);
+    assert!(
+        v.sentence.contains("/var/tmp reads 160 MB/s"),
+        "{}",
+        v.sentence
+    );
+}
+
+#[test]
+fn nothing_here_holding_it_names_the_server_and_what_to_run_there() {
+    let mut i = ssh(Direction::Write, 300.0);
+    i.network_bps = Some(10e9);
+    i.client = Some((0.3, "ssh"));
+    i.disk = Some((2e9, "/var/tmp".into()));
+    let v = decide(&i);
+    assert_eq!(v.limit, Limit::Elsewhere, "{}", v.sentence);
+    assert!(
+        v.sentence.contains("`hlctl bench disk --dir /srv`"),
+        "{}",
+        v.sentence
+    );
+    assert!(v.sentence.contains("on nas"), "{}", v.sentence);
+    // Without raw TCP the sentence says it was not measured.
+    i.network_bps = None;
+    assert!(decide(&i).sentence.contains("raw TCP was not measured"));
+}
+
+#[test]
+fn a_local_directory_is_its_own_disk() {
+    let i = Inputs {
+        protocol: "LOCAL EXT4".into(),
+        direction: Some(Direction::Read),
+        bytes_per_second: 400e6,
+        place: "/var/tmp".into(),
+        local: true,
+        ..Inputs::default()
+    };
+    let v = decide(&i);
+    assert_eq!(v.limit, Limit::LocalDisk);
+    assert_eq!(
+        v.sentence,
+        "LOCAL EXT4 read 400 MB/s: the local disk itself (/var/tmp: no network in the path)"
+    );
+}
