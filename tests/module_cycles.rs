@@ -45,7 +45,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "shared",
         &[
             "units", "problem", "class", "paths", "fsutil", "sockopt", "host", "resolve", "caps",
-            "spelling", "mounted",
+            "spelling", "mounted", "crashpoint",
         ],
     ),
 ];
