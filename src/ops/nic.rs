@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tracing::warn;
 
-use crate::nic::apply::Guard;
+use crate::nic::apply::{Guard, Unguarded};
 use crate::nic::error::NicError;
 use crate::nic::model::{ChangeSet, Interface};
 use crate::nic::netlink::Netlink;
@@ -57,21 +57,36 @@ pub(crate) fn set(
     dry_run: bool,
     persist: bool,
 ) -> Result<SetReply, NicError> {
+    set_guarded(nl, paths, iface, cs, dry_run, persist, &mut SetJournal::new(paths))
+}
+
+/// [`set`] inside a try's journal, which already holds the snapshot (and
+/// whose lock it runs under): no journal of its own.
+pub(crate) fn set_in_try(
+    nl: &mut Netlink,
+    paths: &Paths,
+    iface: &str,
+    cs: &ChangeSet,
+) -> Result<SetReply, NicError> {
+    set_guarded(nl, paths, iface, cs, false, false, &mut Unguarded)
+}
+
+fn set_guarded(
+    nl: &mut Netlink,
+    paths: &Paths,
+    iface: &str,
+    cs: &ChangeSet,
+    dry_run: bool,
+    persist: bool,
+    guard: &mut dyn Guard,
+) -> Result<SetReply, NicError> {
     let undo = if persist && !dry_run {
         Some(undo_record(nl, paths, iface, cs)?)
     } else {
         None
     };
-    let mut journal = SetJournal::new(paths);
-    let mut reply = crate::nic::set::apply_and_persist(
-        nl,
-        paths,
-        iface,
-        cs,
-        dry_run,
-        persist,
-        &mut journal,
-    )?;
+    let mut reply =
+        crate::nic::set::apply_and_persist(nl, paths, iface, cs, dry_run, persist, guard)?;
     if let Some(last) = undo.filter(|_| reply.persisted.is_some())
         && let Err(e) = crate::tune::persist::save_last(paths, &last)
     {
