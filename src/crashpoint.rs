@@ -197,7 +197,10 @@ pub(crate) fn write_points(role: crate::fsutil::Role) -> Option<(&'static str, &
             "write:sysctl-conf:before-rename",
             "write:sysctl-conf:before-dir-sync",
         ),
-        Role::Journal => ("write:journal:before-rename", "write:journal:before-dir-sync"),
+        Role::Journal => (
+            "write:journal:before-rename",
+            "write:journal:before-dir-sync",
+        ),
         Role::LastTune => (
             "write:last-tune:before-rename",
             "write:last-tune:before-dir-sync",

@@ -88,7 +88,11 @@ const CASES: &[Case] = &[
     case("nic:step:after", 1, Action::SetTry),
     case("write:journal:before-rename", 3, Action::SetTry),
     case("write:sysctl-conf:before-rename", 1, Action::SysctlPersist),
-    case("write:sysctl-conf:before-dir-sync", 1, Action::SysctlPersist),
+    case(
+        "write:sysctl-conf:before-dir-sync",
+        1,
+        Action::SysctlPersist,
+    ),
     // The tune's journal: the candidate's originals before it is applied,
     // then the next write with the candidate applied.
     case("write:journal:before-dir-sync", 2, Action::Tune),
@@ -155,7 +159,10 @@ impl Rig {
 
     /// `args`, killed at `point#nth`.
     fn killed(&self, point: &str, nth: u32, args: &[&str]) -> Output {
-        within(self.command(args).env("HLCTL_CRASH_AT", format!("{point}#{nth}")))
+        within(
+            self.command(args)
+                .env("HLCTL_CRASH_AT", format!("{point}#{nth}")),
+        )
     }
 
     /// What a start runs without hlctld.
@@ -183,10 +190,7 @@ impl Rig {
     }
 
     fn wmem(&self) -> String {
-        let out = self
-            .lab
-            .here
-            .exec(&["cat", "/proc/sys/net/ipv4/tcp_wmem"]);
+        let out = self.lab.here.exec(&["cat", "/proc/sys/net/ipv4/tcp_wmem"]);
         String::from_utf8_lossy(&out.stdout)
             .split_whitespace()
             .collect::<Vec<_>>()
@@ -239,7 +243,9 @@ fn write(p: &Path, text: &str) {
 }
 
 fn interfaces_text(a: &str) -> String {
-    format!("auto lo\niface lo inet loopback\n\niface {a} inet manual\n\nsource /etc/network/interfaces.d/*\n")
+    format!(
+        "auto lo\niface lo inet loopback\n\niface {a} inet manual\n\nsource /etc/network/interfaces.d/*\n"
+    )
 }
 
 const LINK_BEFORE: (u64, u64) = (1500, 1000);
@@ -293,7 +299,9 @@ fn check_nic_files(rig: &Rig, state: &str, torn: &mut Vec<String>) {
             torn.push("the stanza says mtu 9000, the link does not run it".into());
         }
     } else if text != original {
-        torn.push(format!("/etc/network/interfaces is neither before nor after:\n{text}"));
+        torn.push(format!(
+            "/etc/network/interfaces is neither before nor after:\n{text}"
+        ));
     }
     let last = rig.state().join("tune").join(format!("last-{a}.json"));
     if let Ok(t) = std::fs::read_to_string(&last)
@@ -321,11 +329,16 @@ fn check_sysctl_file(rig: &Rig, state: &str, torn: &mut Vec<String>) {
     let line = t
         .lines()
         .find(|l| l.starts_with("net.ipv4.tcp_wmem"))
-        .map(|l| l.split_once('=').map(|(_, v)| v.split_whitespace().collect::<Vec<_>>().join(" ")));
+        .map(|l| {
+            l.split_once('=')
+                .map(|(_, v)| v.split_whitespace().collect::<Vec<_>>().join(" "))
+        });
     match line {
         Some(Some(v)) if v == AFTER_WMEM && state == "after" => {}
         None => {}
-        other => torn.push(format!("90-hlctl.conf: {other:?} with the namespace {state}")),
+        other => torn.push(format!(
+            "90-hlctl.conf: {other:?} with the namespace {state}"
+        )),
     }
 }
 
@@ -352,7 +365,9 @@ fn db_counts(rig: &Rig, torn: &mut Vec<String>) -> (i64, Vec<String>) {
     let n: i64 = db
         .query_row("SELECT COUNT(*) FROM results", [], |r| r.get(0))
         .unwrap();
-    let mut st = db.prepare("SELECT name FROM baselines ORDER BY name").unwrap();
+    let mut st = db
+        .prepare("SELECT name FROM baselines ORDER BY name")
+        .unwrap();
     let names = st
         .query_map([], |r| r.get(0))
         .unwrap()
@@ -396,8 +411,20 @@ fn run_case(rig: &Rig, c: &Case, peer: &str) -> Row {
                 c.point,
                 c.nth,
                 &[
-                    "tune", a, "--peer", peer, "--yes", "--runs", "1", "--time", "1", "--no-mtu",
-                    "--confirm-timeout", "600", "--try", &kv,
+                    "tune",
+                    a,
+                    "--peer",
+                    peer,
+                    "--yes",
+                    "--runs",
+                    "1",
+                    "--time",
+                    "1",
+                    "--no-mtu",
+                    "--confirm-timeout",
+                    "600",
+                    "--try",
+                    &kv,
                 ],
             );
             rig.restart();
@@ -518,9 +545,19 @@ fn every_crash_point_leaves_a_whole_state_and_loses_no_row() {
         rows.iter().filter(|r| r.reached).count(),
         DAEMON_ONLY.join(", ")
     );
-    assert!(missing.is_empty(), "declared points never passed: {missing:?}");
-    assert!(never_killed.is_empty(), "declared points no case kills at: {never_killed:?}");
-    let unreached: Vec<&str> = rows.iter().filter(|r| !r.reached).map(|r| r.point.as_str()).collect();
+    assert!(
+        missing.is_empty(),
+        "declared points never passed: {missing:?}"
+    );
+    assert!(
+        never_killed.is_empty(),
+        "declared points no case kills at: {never_killed:?}"
+    );
+    let unreached: Vec<&str> = rows
+        .iter()
+        .filter(|r| !r.reached)
+        .map(|r| r.point.as_str())
+        .collect();
     assert!(unreached.is_empty(), "not killed at: {unreached:?}");
     let torn: Vec<String> = rows
         .iter()

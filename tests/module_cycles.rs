@@ -44,8 +44,18 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "shared",
         &[
-            "units", "problem", "class", "paths", "fsutil", "sockopt", "host", "resolve", "caps",
-            "spelling", "mounted", "crashpoint",
+            "units",
+            "problem",
+            "class",
+            "paths",
+            "fsutil",
+            "sockopt",
+            "host",
+            "resolve",
+            "caps",
+            "spelling",
+            "mounted",
+            "crashpoint",
         ],
     ),
 ];

@@ -57,7 +57,15 @@ pub(crate) fn set(
     dry_run: bool,
     persist: bool,
 ) -> Result<SetReply, NicError> {
-    set_guarded(nl, paths, iface, cs, dry_run, persist, &mut SetJournal::new(paths))
+    set_guarded(
+        nl,
+        paths,
+        iface,
+        cs,
+        dry_run,
+        persist,
+        &mut SetJournal::new(paths),
+    )
 }
 
 /// [`set`] inside a try's journal, which already holds the snapshot (and

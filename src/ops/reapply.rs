@@ -176,9 +176,20 @@ pub(crate) fn all(nl: &mut Netlink, paths: &Paths) -> Report {
         restored: restore_unfinished(paths),
         ..Default::default()
     };
-    report.failed.extend(report.restored.iter().filter(|r| !r.errors.is_empty()).map(|r| {
-        format!("{}: restoring {}: {}", r.interface, r.tune_id, r.errors.join("; "))
-    }));
+    report.failed.extend(
+        report
+            .restored
+            .iter()
+            .filter(|r| !r.errors.is_empty())
+            .map(|r| {
+                format!(
+                    "{}: restoring {}: {}",
+                    r.interface,
+                    r.tune_id,
+                    r.errors.join("; ")
+                )
+            }),
+    );
     match (State::load(&paths.nic_state_file()), nl.links()) {
         (Ok(state), Ok(links)) => {
             let mut matched = vec![false; state.interfaces.len()];
