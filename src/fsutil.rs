@@ -7,19 +7,67 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// What a file written by [`write_state`] is to hlctl: each role has its
+/// own crash points ([`crate::crashpoint::write_points`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// `nic-settings.json`, the persisted NIC settings.
+    NicSettings,
+    /// `90-hlctl.conf` in sysctl.d.
+    SysctlConf,
+    /// A tune's or a try's commit-confirm journal.
+    Journal,
+    /// `last-IFACE.json`, what `hlctl rollback` undoes of a finished tune.
+    LastTune,
+    /// A network manager's file hlctl edits.
+    OwnerFile,
+    /// The copy of a manager's file kept before hlctl's first edit.
+    OwnerBackup,
+    /// A report or textfile: no state, no crash points.
+    Other,
+}
+
+#[cfg(test)]
+impl Role {
+    pub(crate) const ALL: &[Role] = &[
+        Role::NicSettings,
+        Role::SysctlConf,
+        Role::Journal,
+        Role::LastTune,
+        Role::OwnerFile,
+        Role::OwnerBackup,
+        Role::Other,
+    ];
+}
+
 /// Replace `path` with `contents` atomically: a reader sees the old file or the
 /// new one, never a mix, even if the machine loses power half-way. Writers in
 /// other threads and processes each use a temp file of their own.
 pub(crate) fn write_atomic(path: &Path, contents: &[u8], mode: u32) -> io::Result<()> {
-    write_atomic_then(path, contents, mode, || {})
+    write_state(Role::Other, path, contents, mode)
 }
 
-/// [`write_atomic`], calling `before_rename` once the temp file is on disk.
+/// [`write_atomic`] of a file that holds state, passing its role's crash
+/// points: once the temp file is synced (before the rename) and once it is
+/// renamed (before the directory is synced).
+pub(crate) fn write_state(role: Role, path: &Path, contents: &[u8], mode: u32) -> io::Result<()> {
+    let points = crate::crashpoint::write_points(role);
+    let pass = |pick: fn((&'static str, &'static str)) -> &'static str| {
+        if let Some(p) = points {
+            crate::crashpoint::hit(pick(p));
+        }
+    };
+    write_atomic_then(path, contents, mode, || pass(|p| p.0), || pass(|p| p.1))
+}
+
+/// [`write_atomic`], calling `before_rename` once the temp file is on disk
+/// and `before_dir_sync` once it is renamed.
 fn write_atomic_then(
     path: &Path,
     contents: &[u8],
     mode: u32,
     before_rename: impl FnOnce(),
+    before_dir_sync: impl FnOnce(),
 ) -> io::Result<()> {
     let dir = parent(path);
     fs::create_dir_all(dir)?;
@@ -29,6 +77,7 @@ fn write_atomic_then(
         f.sync_all()?;
         before_rename();
         fs::rename(&tmp, path)?;
+        before_dir_sync();
         File::open(dir)?.sync_all()
     })();
     if result.is_err() {
@@ -189,11 +238,17 @@ mod tests {
         // returns into the test harness.
         match unsafe { nix::unistd::fork() }.expect("fork") {
             nix::unistd::ForkResult::Child => {
-                let _ = write_atomic_then(&p, b"new = 2\n", 0o644, || {
-                    // SAFETY: _exit ends the child at once, like a crash
-                    // (no destructors, no rename).
-                    unsafe { libc::_exit(9) }
-                });
+                let _ = write_atomic_then(
+                    &p,
+                    b"new = 2\n",
+                    0o644,
+                    || {
+                        // SAFETY: _exit ends the child at once, like a crash
+                        // (no destructors, no rename).
+                        unsafe { libc::_exit(9) }
+                    },
+                    || {},
+                );
                 // SAFETY: as above; not reached when the hook ran.
                 unsafe { libc::_exit(0) }
             }

@@ -27,6 +27,7 @@ pub mod class;
 pub mod cli;
 pub(crate) mod config;
 pub(crate) mod cpu;
+pub(crate) mod crashpoint;
 pub mod dbus;
 pub(crate) mod doctor;
 pub(crate) mod fsutil;

@@ -47,8 +47,18 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "shared",
         &[
-            "units", "problem", "class", "paths", "fsutil", "sockopt", "host", "resolve", "caps",
-            "spelling", "mounted",
+            "units",
+            "problem",
+            "class",
+            "paths",
+            "fsutil",
+            "sockopt",
+            "host",
+            "resolve",
+            "caps",
+            "spelling",
+            "mounted",
+            "crashpoint",
         ],
     ),
 ];

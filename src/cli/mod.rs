@@ -67,6 +67,10 @@ pub(crate) mod exit {
 /// Parse the process arguments and run the verb; returns the exit code.
 pub fn main() -> i32 {
     default_sigpipe();
+    if let Err(e) = crate::crashpoint::init() {
+        eprintln!("hlctl: {e}");
+        return exit::INVALID;
+    }
     let cli = match args::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

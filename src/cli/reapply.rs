@@ -80,6 +80,15 @@ pub(crate) fn run(global: &Global, args: ReapplyArgs) -> i32 {
 }
 
 fn print_report(r: &Report) {
+    for j in &r.restored {
+        println!(
+            "{}: restored what {} left unconfirmed ({}){}",
+            j.interface,
+            j.tune_id,
+            j.why,
+            if j.errors.is_empty() { "" } else { ": failed" }
+        );
+    }
     if r.links.is_empty() && r.sysctls.is_empty() {
         println!("Nothing persisted ({}, {}).", r.state_file, r.sysctl_file);
     }

@@ -250,7 +250,7 @@ impl History {
         if n == 0 {
             return Err(HistoryError::Empty); // the transaction rolls back on drop
         }
-        tx.commit()?;
+        super::commit(tx, crate::crashpoint::BASELINE)?;
         Ok(n)
     }
 

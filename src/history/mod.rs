@@ -240,7 +240,21 @@ impl History {
     pub(crate) fn conn(&mut self) -> &mut Connection {
         &mut self.conn
     }
+}
 
+/// Commit a write's transaction between its crash points (`points`: before
+/// COMMIT, after it; [`crate::crashpoint`]).
+pub(crate) fn commit(
+    tx: rusqlite::Transaction<'_>,
+    points: (&'static str, &'static str),
+) -> rusqlite::Result<()> {
+    crate::crashpoint::hit(points.0);
+    tx.commit()?;
+    crate::crashpoint::hit(points.1);
+    Ok(())
+}
+
+impl History {
     /// A write's result, an SQLite error in it typed as a failed write of
     /// this file with the errno of the system call that failed.
     pub(crate) fn written<T>(&self, r: Result<T, HistoryError>) -> Result<T, HistoryError> {

@@ -131,7 +131,7 @@ impl History {
                 params![id, m.name, m.subject, m.value, m.unit, m.higher_is_better],
             )?;
         }
-        tx.commit()?;
+        super::commit(tx, crate::crashpoint::HISTORY_ROW)?;
         Ok(id)
     }
 

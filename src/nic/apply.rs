@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::crashpoint;
 use crate::nic::diff::{self, SettingResult, Summary};
 use crate::nic::error::NicError;
 use crate::nic::model::{ChangeSet, Interface, LinkModes, LinkSet};
@@ -30,6 +31,14 @@ impl Step {
 
     fn run(&self, nl: &mut Netlink, iface: &Interface) -> Result<(), NetlinkError> {
         (self.group.send)(nl, iface, &self.values)
+    }
+
+    /// [`Step::run`] between the crash points of a change set's request.
+    fn run_forward(&self, nl: &mut Netlink, iface: &Interface) -> Result<(), NetlinkError> {
+        crashpoint::hit(crashpoint::NIC_STEP_BEFORE);
+        let r = self.run(nl, iface);
+        crashpoint::hit(crashpoint::NIC_STEP_AFTER);
+        r
     }
 }
 
@@ -173,6 +182,28 @@ fn needs_net_admin(name: &str, settings: &[SettingResult]) -> Result<(), NicErro
     }
 }
 
+/// Told when a change set of more than one kernel request starts and when it
+/// is over, so that a crash between its requests (which would leave the link
+/// half changed) can be undone: `ops::nic` journals `held` for whoever
+/// starts next (hlctld, `hlctl reapply`, `hlctl rollback`). One request is
+/// atomic in the kernel and needs no journal.
+pub(crate) trait Guard {
+    /// Before the first request: the values the link holds now of every
+    /// setting the change set changes.
+    fn begin(&mut self, iface: &Interface, held: &ChangeSet);
+    /// After the read-back (the change set applied, or restored after a failure).
+    fn end(&mut self);
+}
+
+/// No journal (a tune's and a try's changes are journalled by the tuner; a
+/// re-apply is repeated by the next start).
+pub(crate) struct Unguarded;
+
+impl Guard for Unguarded {
+    fn begin(&mut self, _: &Interface, _: &ChangeSet) {}
+    fn end(&mut self) {}
+}
+
 /// Validate `cs` for interface `name`, then (unless `dry_run`) apply it with
 /// read-back and restore-on-failure. Validation problems → [`NicError::Invalid`],
 /// nothing changed. A failure while applying is reported in [`Outcome::failure`].
@@ -181,6 +212,17 @@ pub(crate) fn apply(
     name: &str,
     cs: &ChangeSet,
     dry_run: bool,
+) -> Result<Outcome, NicError> {
+    apply_guarded(nl, name, cs, dry_run, &mut Unguarded)
+}
+
+/// [`apply`], telling `guard` when a change set of several requests starts and ends.
+pub(crate) fn apply_guarded(
+    nl: &mut Netlink,
+    name: &str,
+    cs: &ChangeSet,
+    dry_run: bool,
+    guard: &mut dyn Guard,
 ) -> Result<Outcome, NicError> {
     let before = read::interface(nl, name)?;
     let cs = validate::validate(&before, cs).map_err(|problems| NicError::Invalid {
@@ -203,10 +245,34 @@ pub(crate) fn apply(
     }
     needs_net_admin(name, &settings)?;
     let plan = steps(&cs, &before);
+    let guarded = plan.len() > 1;
+    if guarded {
+        guard.begin(&before, &registry::held(&before, &cs));
+    }
+    // A read-back that fails leaves the journal: the link's state is not
+    // known, so whoever starts next puts the snapshot back.
+    run_plan(nl, name, &plan, &before, &mut settings, &mut out)?;
+    if guarded {
+        guard.end();
+    }
+    out.summary = diff::summarize(&settings, false);
+    out.settings = settings;
+    Ok(out)
+}
+
+/// Apply `plan` in order; on a failure restore what was applied; read back.
+fn run_plan(
+    nl: &mut Netlink,
+    name: &str,
+    plan: &[Step],
+    before: &Interface,
+    settings: &mut Vec<SettingResult>,
+    out: &mut Outcome,
+) -> Result<(), NicError> {
     let mut done: Vec<&Step> = Vec::new();
     let mut failed_step = None;
-    for step in &plan {
-        if let Err(e) = step.run(nl, &before) {
+    for step in plan {
+        if let Err(e) = step.run_forward(nl, before) {
             out.failure = Some(Failure {
                 step: step.name().to_string(),
                 error: e.to_string(),
@@ -220,7 +286,7 @@ pub(crate) fn apply(
     }
     if let Some(failed) = failed_step {
         for step in done.iter().rev() {
-            if let Err(e) = undo(step, &before).run(nl, &before) {
+            if let Err(e) = undo(step, before).run(nl, before) {
                 out.restore_errors.push(format!("{}: {e}", step.name()));
             }
         }
@@ -231,24 +297,24 @@ pub(crate) fn apply(
             r.setting.split(' ').next() == Some(prefix)
                 && diff::current(&now, &r.setting) != r.before
         });
-        if touched && let Err(e) = undo(failed, &before).run(nl, &before) {
+        if touched && let Err(e) = undo(failed, before).run(nl, before) {
             out.restore_errors.push(format!("{}: {e}", failed.name()));
         }
     }
+    crashpoint::hit(crashpoint::NIC_READBACK_BEFORE);
     let after = read::interface(nl, name)?;
+    crashpoint::hit(crashpoint::NIC_READBACK_AFTER);
     let failed_group = out.failure.as_ref().map(|f| f.step.as_str());
     diff::settle(
-        &mut settings,
-        &before,
+        settings,
+        before,
         &after,
         failed_group,
         out.restore_errors.is_empty(),
     );
     if out.failure.is_none() {
-        let followed = diff::followed(&settings, &before, &after);
+        let followed = diff::followed(settings, before, &after);
         settings.extend(followed);
     }
-    out.summary = diff::summarize(&settings, false);
-    out.settings = settings;
-    Ok(out)
+    Ok(())
 }

@@ -75,11 +75,15 @@ impl State {
     pub(crate) fn save(&self, path: &Path) -> Result<(), NicError> {
         let mut text = serde_json::to_string_pretty(self).expect("state serialises");
         text.push('\n');
-        crate::fsutil::write_atomic(path, text.as_bytes(), 0o644).map_err(|source| {
-            NicError::State {
-                path: path.display().to_string(),
-                source,
-            }
+        crate::fsutil::write_state(
+            crate::fsutil::Role::NicSettings,
+            path,
+            text.as_bytes(),
+            0o644,
+        )
+        .map_err(|source| NicError::State {
+            path: path.display().to_string(),
+            source,
         })
     }
 

@@ -39,8 +39,9 @@ pub(crate) fn apply_and_persist(
     cs: &ChangeSet,
     dry_run: bool,
     persist_it: bool,
+    guard: &mut dyn apply::Guard,
 ) -> Result<SetReply, NicError> {
-    let outcome = apply::apply(nl, name, cs, dry_run)?;
+    let outcome = apply::apply_guarded(nl, name, cs, dry_run, guard)?;
     let mut reply = SetReply {
         outcome,
         persisted: None,

@@ -1,12 +1,18 @@
 //! The operations on links: `show`, `set` (validate, snapshot, apply, read
 //! back, restore on failure; persist when asked).
 
+use std::time::Duration;
+
+use tracing::warn;
+
+use crate::nic::apply::{Guard, Unguarded};
 use crate::nic::error::NicError;
 use crate::nic::model::{ChangeSet, Interface};
 use crate::nic::netlink::Netlink;
 use crate::nic::set::SetReply;
 use crate::paths::Paths;
 use crate::tune::change::Change;
+use crate::tune::checkpoint::{Checkpoint, Journal, Phase};
 use crate::tune::persist::{LastTune, NicBefore};
 
 /// `show`: the named interfaces, or all of them (physical first), each with
@@ -56,12 +62,44 @@ pub(crate) fn set(
     dry_run: bool,
     persist: bool,
 ) -> Result<SetReply, NicError> {
+    set_guarded(
+        nl,
+        paths,
+        iface,
+        cs,
+        dry_run,
+        persist,
+        &mut SetJournal::new(paths),
+    )
+}
+
+/// [`set`] inside a try's journal, which already holds the snapshot (and
+/// whose lock it runs under): no journal of its own.
+pub(crate) fn set_in_try(
+    nl: &mut Netlink,
+    paths: &Paths,
+    iface: &str,
+    cs: &ChangeSet,
+) -> Result<SetReply, NicError> {
+    set_guarded(nl, paths, iface, cs, false, false, &mut Unguarded)
+}
+
+fn set_guarded(
+    nl: &mut Netlink,
+    paths: &Paths,
+    iface: &str,
+    cs: &ChangeSet,
+    dry_run: bool,
+    persist: bool,
+    guard: &mut dyn Guard,
+) -> Result<SetReply, NicError> {
     let undo = if persist && !dry_run {
         Some(undo_record(nl, paths, iface, cs)?)
     } else {
         None
     };
-    let mut reply = crate::nic::set::apply_and_persist(nl, paths, iface, cs, dry_run, persist)?;
+    let mut reply =
+        crate::nic::set::apply_and_persist(nl, paths, iface, cs, dry_run, persist, guard)?;
     if let Some(last) = undo.filter(|_| reply.persisted.is_some())
         && let Err(e) = crate::tune::persist::save_last(paths, &last)
     {
@@ -70,6 +108,64 @@ pub(crate) fn set(
         ));
     }
     Ok(reply)
+}
+
+/// The journal of a change set of several kernel requests (issue 39): the
+/// snapshot of what it changes, written before its first request and
+/// removed after its read-back, so that a crash between two requests (the
+/// link half changed) is put back by whoever starts next (hlctld,
+/// `hlctl reapply`, `hlctl rollback`). Kept beside a tune's or try's
+/// journal of the same link (its own file, `journal-set:IFACE.json`). A
+/// journal that cannot be written (a full or read-only disk) does not stop
+/// the change: it runs as it did before there was one, and says so.
+struct SetJournal<'a> {
+    paths: &'a Paths,
+    open: Option<Checkpoint>,
+}
+
+/// The id prefix of a change set's journal.
+pub(crate) const SET_PREFIX: &str = "set-";
+
+/// Long enough for any change set; a running hlctld's watchdog restores
+/// the journal of a dead `hlctl --local set` once it passes.
+const SET_JOURNAL_TIMEOUT: Duration = Duration::from_secs(300);
+
+impl<'a> SetJournal<'a> {
+    fn new(paths: &'a Paths) -> Self {
+        SetJournal { paths, open: None }
+    }
+}
+
+impl Guard for SetJournal<'_> {
+    fn begin(&mut self, iface: &Interface, held: &ChangeSet) {
+        let name = &iface.name;
+        let first = Journal {
+            phase: Phase::Trying {
+                candidate: "set".into(),
+            },
+            original: Change {
+                nic: held.clone(),
+                ..Default::default()
+            },
+            ..Checkpoint::fresh(name, iface.mac.clone(), SET_JOURNAL_TIMEOUT, SET_PREFIX)
+        };
+        let key = format!("set:{name}");
+        match Checkpoint::begin_keyed(self.paths, &key, SET_JOURNAL_TIMEOUT, first) {
+            Ok(cp) => self.open = Some(cp),
+            Err(e) => warn!(
+                iface = %name,
+                "the change set is not journalled (a crash half-way would leave it half applied): {e}"
+            ),
+        }
+    }
+
+    fn end(&mut self) {
+        if let Some(cp) = self.open.take()
+            && let Err(e) = cp.finish()
+        {
+            warn!("the change set's journal: {e}");
+        }
+    }
 }
 
 /// What undoes a persisted `set`: the values `iface` holds now for the

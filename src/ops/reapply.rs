@@ -19,6 +19,8 @@ use crate::nic::netlink::monitor::Event;
 use crate::nic::owner::placed::requested;
 use crate::nic::persist::{Entry, State};
 use crate::paths::Paths;
+use crate::tune::checkpoint::{self, Restored};
+use crate::tune::rollback::restore_journal;
 
 /// What re-applying one link's entry did.
 #[derive(Debug, Serialize)]
@@ -67,6 +69,10 @@ pub(crate) struct SysctlResult {
 pub(crate) struct Report {
     pub(crate) state_file: String,
     pub(crate) sysctl_file: String,
+    /// Journals of a tune or try whose process is gone (a crash), restored
+    /// first, as hlctld does at start.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) restored: Vec<Restored>,
     pub(crate) links: Vec<LinkResult>,
     /// Entries whose link is not here (unplugged, not yet up): not a failure.
     pub(crate) absent: Vec<String>,
@@ -154,13 +160,36 @@ fn without_conflicts(entry: &Entry) -> ChangeSet {
     diff::only(&entry.settings, &names)
 }
 
-/// Every link's persisted settings and every persisted sysctl, once.
+/// What a start runs first (hlctld's, `hlctl reapply`'s): restore every
+/// journal of a tune or try whose process is gone — a crash left its
+/// changes unconfirmed, so they are undone.
+pub(crate) fn restore_unfinished(paths: &Paths) -> Vec<Restored> {
+    checkpoint::restore_pending(paths, &mut restore_journal(paths))
+}
+
+/// Unfinished tunes and tries restored ([`restore_unfinished`]), then
+/// every link's persisted settings and every persisted sysctl, once.
 pub(crate) fn all(nl: &mut Netlink, paths: &Paths) -> Report {
     let mut report = Report {
         state_file: paths.nic_state_file().display().to_string(),
         sysctl_file: paths.sysctl_file().display().to_string(),
+        restored: restore_unfinished(paths),
         ..Default::default()
     };
+    report.failed.extend(
+        report
+            .restored
+            .iter()
+            .filter(|r| !r.errors.is_empty())
+            .map(|r| {
+                format!(
+                    "{}: restoring {}: {}",
+                    r.interface,
+                    r.tune_id,
+                    r.errors.join("; ")
+                )
+            }),
+    );
     match (State::load(&paths.nic_state_file()), nl.links()) {
         (Ok(state), Ok(links)) => {
             let mut matched = vec![false; state.interfaces.len()];

@@ -139,7 +139,7 @@ pub(crate) fn begin_set(
     };
     let mut cp = Checkpoint::begin_as(paths, iface, now.mac.clone(), timeout, ID_PREFIX)?;
     let reply = cp.change("set --try", &undo, || {
-        crate::ops::nic::set(nl, paths, iface, cs, false, false)
+        crate::ops::nic::set_in_try(nl, paths, iface, cs)
     })?;
     let reply = match reply {
         Ok(r) if r.outcome.failure.is_none() => r,

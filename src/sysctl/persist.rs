@@ -90,7 +90,13 @@ pub(crate) fn update(
         Err(e) => return Err(err(e)),
     };
     let text = f(&existing);
-    crate::fsutil::write_atomic(&path, text.as_bytes(), 0o644).map_err(err)?;
+    crate::fsutil::write_state(
+        crate::fsutil::Role::SysctlConf,
+        &path,
+        text.as_bytes(),
+        0o644,
+    )
+    .map_err(err)?;
     Ok(path)
 }
 

@@ -122,7 +122,8 @@ pub(crate) fn read(path: &Path) -> Result<Option<Journal>, TuneError> {
 fn write(path: &Path, j: &Journal) -> Result<(), TuneError> {
     let mut text = serde_json::to_string_pretty(j).unwrap_or_default();
     text.push('\n');
-    crate::fsutil::write_atomic(path, text.as_bytes(), 0o600).map_err(|e| TuneError::io(path, e))
+    crate::fsutil::write_state(crate::fsutil::Role::Journal, path, text.as_bytes(), 0o600)
+        .map_err(|e| TuneError::io(path, e))
 }
 
 /// Every journal in the state directory.
@@ -173,23 +174,53 @@ impl Checkpoint {
         timeout: Duration,
         prefix: &str,
     ) -> Result<Checkpoint, TuneError> {
+        let first = Self::fresh(iface, mac, timeout, prefix);
+        Self::begin_keyed(paths, iface, timeout, first)
+    }
+
+    /// A journal under `key` (its file `journal-KEY.json`) holding `first`
+    /// from its first write, e.g. a change set's snapshot (`ops::nic`).
+    pub(crate) fn begin_keyed(
+        paths: &Paths,
+        key: &str,
+        timeout: Duration,
+        first: Journal,
+    ) -> Result<Checkpoint, TuneError> {
         let _l = lock(paths)?;
-        let path = journal_path(paths, iface);
+        let path = journal_path(paths, key);
         if let Some(j) = read(&path)? {
             return Err(if j.owner_alive() {
                 TuneError::Busy(format!(
-                    "{iface}: tune {} (pid {}) is running",
-                    j.tune_id, j.owner_pid
+                    "{}: tune {} (pid {}) is running",
+                    j.interface, j.tune_id, j.owner_pid
                 ))
             } else {
+                let iface = &j.interface;
                 TuneError::Busy(format!(
                     "{iface}: an unfinished tune (pid {}, gone) left changes pending: run `hlctl rollback {iface}` first",
                     j.owner_pid
                 ))
             });
         }
+        let journal = first;
+        write(&path, &journal)?;
+        Ok(Checkpoint {
+            paths: paths.clone(),
+            path,
+            journal,
+            timeout,
+        })
+    }
+
+    /// A new journal of this process for `iface`, its deadline `timeout` from now.
+    pub(crate) fn fresh(
+        iface: &str,
+        mac: Option<String>,
+        timeout: Duration,
+        prefix: &str,
+    ) -> Journal {
         let pid = std::process::id();
-        let journal = Journal {
+        Journal {
             version: JOURNAL_VERSION,
             tune_id: format!("{prefix}{}-{pid}", now_ms()),
             interface: iface.to_string(),
@@ -200,14 +231,7 @@ impl Checkpoint {
             deadline_ms: now_ms() + timeout.as_millis() as i64,
             phase: Phase::Settled,
             original: Change::default(),
-        };
-        write(&path, &journal)?;
-        Ok(Checkpoint {
-            paths: paths.clone(),
-            path,
-            journal,
-            timeout,
-        })
+        }
     }
 
     /// Still ours: the file exists with our id (a watchdog may have restored it).

@@ -67,7 +67,8 @@ pub(crate) fn load_last(paths: &Paths, iface: &str) -> Result<Option<LastTune>, 
 pub(crate) fn save_last(paths: &Paths, last: &LastTune) -> Result<(), TuneError> {
     let p = last_path(paths, &last.interface);
     let text = serde_json::to_string_pretty(last).unwrap_or_default() + "\n";
-    crate::fsutil::write_atomic(&p, text.as_bytes(), 0o600).map_err(|e| TuneError::io(&p, e))
+    crate::fsutil::write_state(crate::fsutil::Role::LastTune, &p, text.as_bytes(), 0o600)
+        .map_err(|e| TuneError::io(&p, e))
 }
 
 /// Write the kept changes to sysctl.d and the NIC state file; returns where,

@@ -44,7 +44,7 @@ fn insert_minutes(h: &mut History, rows: &[Bucket]) -> Result<(), HistoryError> 
             st.execute(params_from_iter(row_values(b)))?;
         }
     }
-    tx.commit()?;
+    crate::history::commit(tx, crate::crashpoint::USAGE_MINUTES)?;
     Ok(())
 }
 

@@ -55,6 +55,8 @@ pub(crate) fn builder(bus: &Bus) -> zbus::connection::Builder<'static> {
 /// Run the daemon until SIGTERM or SIGINT.
 pub fn run(bus: Bus, opts: Options) -> Result<(), ServiceError> {
     memory::one_arena();
+    crate::crashpoint::init()
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()))?;
     // A tune interrupted by a crash left journalled settings: restore them
     // before anything else, then watch the confirm deadlines.
     super::tune::on_start(&opts.paths);

@@ -79,10 +79,11 @@ pub(crate) fn prepare(
 
 /// At daemon start: restore journals left by a crash, then watch deadlines.
 pub(crate) fn on_start(paths: &Paths) {
-    let mut restore = restore_journal(paths);
-    for r in checkpoint::restore_pending(paths, &mut restore) {
+    for r in crate::ops::reapply::restore_unfinished(paths) {
         let what = if r.tune_id.starts_with(crate::ops::try_change::ID_PREFIX) {
             "an unconfirmed try"
+        } else if r.tune_id.starts_with(crate::ops::nic::SET_PREFIX) {
+            "a change set cut short"
         } else {
             "an unfinished tune"
         };

@@ -226,7 +226,7 @@ fn edit(
     if !path.exists() {
         std::fs::create_dir_all(path.parent().unwrap_or(&path))
             .map_err(|e| OwnerError::io(iface, &path, e))?;
-        crate::fsutil::write_atomic(&path, b"", 0o600)
+        crate::fsutil::write_state(crate::fsutil::Role::OwnerFile, &path, b"", 0o600)
             .map_err(|e| OwnerError::io(iface, &path, e))?;
     }
     let r = fileedit::edit_file(

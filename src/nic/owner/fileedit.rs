@@ -61,7 +61,7 @@ fn write_or_remove(path: &Path, text: &str, mode: u32) -> std::io::Result<()> {
         }
         return Ok(());
     }
-    crate::fsutil::write_atomic(path, text.as_bytes(), mode)
+    crate::fsutil::write_state(crate::fsutil::Role::OwnerFile, path, text.as_bytes(), mode)
 }
 
 /// `BACKUP_DIR/etc_network_interfaces.<seconds>`: the file before hlctl's edit.
@@ -71,7 +71,7 @@ fn backup(roots: &Roots, path: &Path, text: &str) -> std::io::Result<PathBuf> {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let p = roots.backup_dir.join(format!("{flat}.{secs}"));
-    crate::fsutil::write_atomic(&p, text.as_bytes(), 0o600)?;
+    crate::fsutil::write_state(crate::fsutil::Role::OwnerBackup, &p, text.as_bytes(), 0o600)?;
     Ok(p)
 }
 
