@@ -39,7 +39,7 @@ pub(crate) const DECLARED: &[&str] = &[
     NIC_STEP_AFTER,
     NIC_READBACK_BEFORE,
     NIC_READBACK_AFTER,
-    // Crash-safe file writes (fsutil), per file role: the temp file is
+    // Crash-safe file writes (fsutil::Role::points), per file role: the temp file is
     // synced but not renamed; renamed but the directory not synced.
     "write:nic-settings:before-rename",
     "write:nic-settings:before-dir-sync",
@@ -184,39 +184,6 @@ fn armed_hit(name: &'static str) {
     }
 }
 
-/// The points of one crash-safe file write, by the file's role.
-pub(crate) fn write_points(role: crate::fsutil::Role) -> Option<(&'static str, &'static str)> {
-    use crate::fsutil::Role;
-    let pair = match role {
-        Role::Other => return None,
-        Role::NicSettings => (
-            "write:nic-settings:before-rename",
-            "write:nic-settings:before-dir-sync",
-        ),
-        Role::SysctlConf => (
-            "write:sysctl-conf:before-rename",
-            "write:sysctl-conf:before-dir-sync",
-        ),
-        Role::Journal => (
-            "write:journal:before-rename",
-            "write:journal:before-dir-sync",
-        ),
-        Role::LastTune => (
-            "write:last-tune:before-rename",
-            "write:last-tune:before-dir-sync",
-        ),
-        Role::OwnerFile => (
-            "write:owner-file:before-rename",
-            "write:owner-file:before-dir-sync",
-        ),
-        Role::OwnerBackup => (
-            "write:owner-backup:before-rename",
-            "write:owner-backup:before-dir-sync",
-        ),
-    };
-    Some(pair)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,21 +197,5 @@ mod tests {
         assert!(e.contains("nic:readback:after"), "names the allowed: {e}");
         assert!(parse("nic:step:after#0").is_err());
         assert!(parse("nic:step:after#x").is_err());
-    }
-
-    #[test]
-    fn every_role_names_declared_points_once() {
-        use crate::fsutil::Role;
-        let mut seen = Vec::new();
-        for r in Role::ALL {
-            if let Some((a, b)) = write_points(*r) {
-                assert!(DECLARED.contains(&a) && DECLARED.contains(&b), "{a} {b}");
-                seen.extend([a, b]);
-            }
-        }
-        let n = seen.len();
-        seen.sort();
-        seen.dedup();
-        assert_eq!(seen.len(), n, "two roles share a point");
     }
 }

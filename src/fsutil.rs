@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// What a file written by [`write_state`] is to hlctl: each role has its
-/// own crash points ([`crate::crashpoint::write_points`]).
+/// own crash points ([`Role::points`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Role {
     /// `nic-settings.json`, the persisted NIC settings.
@@ -40,6 +40,42 @@ impl Role {
     ];
 }
 
+impl Role {
+    /// The crash points of one write of a file of this role (declared in
+    /// [`crate::crashpoint::DECLARED`]): before the rename, before the
+    /// directory's fsync.
+    pub(crate) fn points(self) -> Option<(&'static str, &'static str)> {
+        let pair = match self {
+            Role::Other => return None,
+            Role::NicSettings => (
+                "write:nic-settings:before-rename",
+                "write:nic-settings:before-dir-sync",
+            ),
+            Role::SysctlConf => (
+                "write:sysctl-conf:before-rename",
+                "write:sysctl-conf:before-dir-sync",
+            ),
+            Role::Journal => (
+                "write:journal:before-rename",
+                "write:journal:before-dir-sync",
+            ),
+            Role::LastTune => (
+                "write:last-tune:before-rename",
+                "write:last-tune:before-dir-sync",
+            ),
+            Role::OwnerFile => (
+                "write:owner-file:before-rename",
+                "write:owner-file:before-dir-sync",
+            ),
+            Role::OwnerBackup => (
+                "write:owner-backup:before-rename",
+                "write:owner-backup:before-dir-sync",
+            ),
+        };
+        Some(pair)
+    }
+}
+
 /// Replace `path` with `contents` atomically: a reader sees the old file or the
 /// new one, never a mix, even if the machine loses power half-way. Writers in
 /// other threads and processes each use a temp file of their own.
@@ -51,7 +87,7 @@ pub(crate) fn write_atomic(path: &Path, contents: &[u8], mode: u32) -> io::Resul
 /// points: once the temp file is synced (before the rename) and once it is
 /// renamed (before the directory is synced).
 pub(crate) fn write_state(role: Role, path: &Path, contents: &[u8], mode: u32) -> io::Result<()> {
-    let points = crate::crashpoint::write_points(role);
+    let points = role.points();
     let pass = |pick: fn((&'static str, &'static str)) -> &'static str| {
         if let Some(p) = points {
             crate::crashpoint::hit(pick(p));
@@ -148,6 +184,22 @@ pub(crate) fn lock(path: &Path) -> io::Result<FileLock> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_role_names_declared_points_once() {
+        use crate::crashpoint::DECLARED;
+        let mut seen = Vec::new();
+        for r in Role::ALL {
+            if let Some((a, b)) = r.points() {
+                assert!(DECLARED.contains(&a) && DECLARED.contains(&b), "{a} {b}");
+                seen.extend([a, b]);
+            }
+        }
+        let n = seen.len();
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), n, "two roles share a point");
+    }
+
     use super::*;
     use std::sync::Arc;
 
