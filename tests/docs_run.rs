@@ -2,7 +2,8 @@
 //! a reader meets them, in a lab whose names are the docs' own: a network
 //! namespace of this test holding veths named eth0, eth1, eth2 and lab0,
 //! a peer namespace behind eth2 that `nas` and `nas.lan` resolve to (via
-//! /etc/netns/NS/hosts) with `iperf3 -s` on 5201, and `iperf3 -s` on the
+//! /etc/netns/NS/hosts) with `iperf3 -s` on 5201 and a real sshd on 22
+//! and 2222 (throwaway keys: [`common::sshd`]), and `iperf3 -s` on the
 //! docs' loopback port. Nothing reaches this machine's interfaces, sysctls
 //! or files: every run gets `--state-dir`, `--sysctl-dir` and `--config`
 //! in a temporary directory, and the docs' paths (/var/tmp/hlbench,
@@ -19,8 +20,12 @@
 //! (it sampled eth2 for two seconds).
 //!
 //! Run lengths are shortened where an example gives none (`doctor` and
-//! `tune` get `--time 1`, `doctor` `--stress 1`), so the whole run takes
-//! about a minute; the commands and their other flags are the docs' own.
+//! `tune` get `--time 1`, `doctor` `--stress 1`), and `bench file` moves
+//! 64 MiB with 1 s of raw TCP whatever size the docs give, so the whole run
+//! takes about a minute; `bench file` over SSH gets the lab's client config
+//! (`--ssh-config`), and the docs' user `me` logs in as the lab's root (the
+//! only user the lab's sshd lets in). The commands and their other flags
+//! are the docs' own.
 
 mod common;
 
@@ -30,6 +35,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use common::docs::{Example, examples};
+use common::sshd::Sshd;
 use common::{ChildGuard, NetNs};
 
 const HLCTL: &str = env!("CARGO_BIN_EXE_hlctl");
@@ -41,6 +47,7 @@ struct Lab {
     ns: NetNs,
     _peer: NetNs,
     _servers: Vec<ChildGuard>,
+    sshd: Sshd,
     tmp: tempfile::TempDir,
 }
 
@@ -66,6 +73,7 @@ impl Lab {
             iperf3(&peer, PEER_ADDR, 5201),
             iperf3(&ns, "127.0.0.1", 37343),
         ];
+        let sshd = Sshd::start_on(Some(&peer), PEER_ADDR, &[22, 2222]);
         // The docs' config-check example shows a file with two mistakes:
         // a peer that is no host name (line 2), an unknown key (line 4).
         let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
@@ -80,6 +88,9 @@ impl Lab {
             "hlbench",
             "media",
             "volume1/hlctl/sysctl.d",
+            "mnt/tank/media",
+            "mnt/media",
+            "srv/videos",
         ] {
             std::fs::create_dir_all(tmp.path().join(d)).unwrap();
         }
@@ -88,6 +99,7 @@ impl Lab {
             ns,
             _peer: peer,
             _servers: servers,
+            sshd,
             tmp,
         }
     }
@@ -102,6 +114,8 @@ impl Lab {
             ("/volume1".into(), self.path("volume1")),
             ("/var/tmp/hlbench".into(), self.path("hlbench")),
             ("/srv/media".into(), self.path("media")),
+            ("/srv".into(), self.path("srv")),
+            ("/mnt".into(), self.path("mnt")),
             ("/etc/hlctl/hlctl.toml".into(), self.path("hlctl.toml")),
             ("/var/lib/hlctl".into(), self.path("state")),
             ("/etc/sysctl.d".into(), self.path("sysctl.d")),
@@ -147,7 +161,26 @@ impl Lab {
                 v.extend([flag.to_string(), value.to_string()]);
             }
         }
+        if verb.as_deref() == Some("bench") && has(&v, "file") && !has(&v, "--crypto-only") {
+            self.shorten_file_run(&mut v);
+        }
         v
+    }
+
+    /// `bench file`: 64 MiB and 1 s of raw TCP; over SSH the lab's keys,
+    /// and the docs' `me` is the lab's root.
+    fn shorten_file_run(&self, v: &mut Vec<String>) {
+        for (flag, value) in [("--size", "64M"), ("--net-time", "1")] {
+            match v.iter().position(|w| w == flag) {
+                Some(i) => v[i + 1] = value.to_string(),
+                None => v.extend([flag.to_string(), value.to_string()]),
+            }
+        }
+        if let Some(t) = v.iter_mut().find(|w| w.starts_with("ssh://")) {
+            *t = t.replace("ssh://me@", "ssh://root@");
+            let config = self.sshd.config().display().to_string();
+            v.extend(["--ssh-config".to_string(), config]);
+        }
     }
 
     fn run(&self, ex: &Example) -> Output {

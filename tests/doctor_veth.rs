@@ -1,5 +1,13 @@
 //! `hlctl doctor` on a deliberately misconfigured namespace: it must report
 //! exactly the planted problems, nothing else, each with its evidence and fix.
+//!
+//! Except what the host's cores did during the doctor's transfer: those
+//! findings (one core doing the receive work, backlog drops, budget
+//! squeezes, steal) read machine-wide counters, and the other lane of the
+//! suite shares the cores. Under two busy processes the scheduler put the
+//! veth's sender and receiver on one core and the doctor rightly saw it
+//! saturated (CI of stop 44 failed on that). Such a finding may appear; when
+//! it does, its evidence must show what it claims.
 
 mod common;
 
@@ -9,6 +17,46 @@ use common::NetNs;
 use serde_json::Value;
 
 const HLCTL: &str = env!("CARGO_BIN_EXE_hlctl");
+
+/// Findings about the host's cores during the transfer, not about the
+/// planted settings (src/doctor/cores.rs).
+const HOST_LOAD: &[&str] = &[
+    "core-one-does-the-work",
+    "softnet-backlog-drops",
+    "softnet-time-squeeze",
+    "cpu-steal",
+];
+
+/// A host-load finding's evidence shows what its title claims.
+fn host_load_is_evidenced(f: &Value) -> Result<(), String> {
+    let ev = f["evidence"].as_array().cloned().unwrap_or_default();
+    let percent = |suffix: &str| {
+        ev.iter()
+            .find(|e| e["name"].as_str().is_some_and(|n| n.ends_with(suffix)))
+            .and_then(|e| {
+                e["value"]
+                    .as_str()?
+                    .trim_end_matches(" %")
+                    .parse::<f64>()
+                    .ok()
+            })
+    };
+    let ok = match f["id"].as_str().unwrap_or("") {
+        "core-one-does-the-work" => percent(" busy").is_some_and(|b| b >= 85.0),
+        "cpu-steal" => percent(" steal").is_some_and(|s| s >= 10.0),
+        _ => {
+            !ev.is_empty()
+                && f["fix"][0]
+                    .as_str()
+                    .is_some_and(|x| x.starts_with("hlctl sysctl"))
+        }
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("not evidenced: {f:#}"))
+    }
+}
 
 #[test]
 fn doctor_reports_exactly_the_planted_problems() {
@@ -70,8 +118,16 @@ fn doctor_reports_exactly_the_planted_problems() {
     );
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     let findings = r["findings"].as_array().unwrap();
+    for f in findings
+        .iter()
+        .filter(|f| HOST_LOAD.iter().any(|id| f["id"] == *id))
+    {
+        eprintln!("the host's cores during the transfer: {}", f["title"]);
+        host_load_is_evidenced(f).unwrap();
+    }
     let got: BTreeSet<(String, String)> = findings
         .iter()
+        .filter(|f| !HOST_LOAD.iter().any(|id| f["id"] == *id))
         .map(|f| {
             (
                 f["id"].as_str().unwrap().to_string(),

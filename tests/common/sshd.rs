@@ -1,5 +1,6 @@
 //! A real OpenSSH server for a test: Debian's `/usr/sbin/sshd` on
-//! 127.0.0.1 and a free port, with its own config, a throwaway host key and
+//! 127.0.0.1 and a free port (or, for a lab, on an address and ports of a
+//! network namespace of the test), with its own config, a throwaway host key and
 //! a throwaway client key pair in `authorized_keys` for root, and an
 //! `ssh_config` for the client (`-F`): nothing of the system's sshd or of
 //! ~/.ssh is read or touched. The server dies with its guard (and with the
@@ -10,17 +11,25 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{ChildGuard, die_with_test, sh};
+use super::{ChildGuard, NetNs, die_with_test, sh};
 
 pub struct Sshd {
     pub port: u16,
     pub dir: tempfile::TempDir,
+    addr: String,
+    ns: Option<String>,
     _server: ChildGuard,
 }
 
 impl Sshd {
-    /// Start it and wait until a login works.
+    /// Start it on 127.0.0.1 and a free port, and wait until a login works.
     pub fn start() -> Sshd {
+        Sshd::start_on(None, "127.0.0.1", &[free_port()])
+    }
+
+    /// Start it in `ns` (None: this namespace) on `addr` and every one of
+    /// `ports`, and wait until a login on the first port works.
+    pub fn start_on(ns: Option<&NetNs>, addr: &str, ports: &[u16]) -> Sshd {
         super::require_root("a test sshd (its privilege separation, root's login)");
         assert!(
             Path::new("/usr/sbin/sshd").exists(),
@@ -48,9 +57,13 @@ impl Sshd {
             ]);
         }
         std::fs::copy(d.join("client.pub"), d.join("authorized_keys")).unwrap();
-        let port = free_port();
+        let port = ports[0];
+        let listen: String = ports
+            .iter()
+            .map(|p| format!("ListenAddress {addr}:{p}\n"))
+            .collect();
         let cfg = format!(
-            "ListenAddress 127.0.0.1\nHostKey {d}/host\nAuthorizedKeysFile {d}/authorized_keys\n\
+            "{listen}HostKey {d}/host\nAuthorizedKeysFile {d}/authorized_keys\n\
              StrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
              UsePAM no\nPermitRootLogin prohibit-password\nPidFile none\n\
              Subsystem sftp /usr/lib/openssh/sftp-server\n",
@@ -66,18 +79,24 @@ impl Sshd {
             );
             std::fs::write(d.join(name), text).unwrap();
         }
-        let child = die_with_test(
-            Command::new("/usr/sbin/sshd")
-                .args(["-D", "-e", "-p", &port.to_string(), "-f"])
-                .arg(d.join("sshd_config")),
-        )
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start sshd");
+        let mut cmd = match ns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", &ns.name, "/usr/sbin/sshd"]);
+                c
+            }
+            None => Command::new("/usr/sbin/sshd"),
+        };
+        let child = die_with_test(cmd.args(["-D", "-e", "-f"]).arg(d.join("sshd_config")))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start sshd");
         let sshd = Sshd {
             port,
             dir,
+            addr: addr.to_string(),
+            ns: ns.map(|n| n.name.clone()),
             _server: ChildGuard(child),
         };
         sshd.wait_ready();
@@ -93,14 +112,22 @@ impl Sshd {
         self.dir.path().join("stranger_config")
     }
 
-    /// `ssh -F CONFIG -p PORT [extra] root@127.0.0.1 REMOTE`, ready to run.
+    /// `ssh -F CONFIG -p PORT [extra] root@ADDR REMOTE` (in the server's
+    /// namespace), ready to run.
     pub fn ssh(&self, extra: &[&str], remote: &str) -> Command {
-        let mut c = Command::new("ssh");
+        let mut c = match &self.ns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns, "ssh"]);
+                c
+            }
+            None => Command::new("ssh"),
+        };
         c.arg("-F")
             .arg(self.config())
             .args(["-o", "BatchMode=yes", "-p", &self.port.to_string()])
             .args(extra)
-            .arg("root@127.0.0.1")
+            .arg(format!("root@{}", self.addr))
             .arg(remote);
         c
     }
