@@ -136,3 +136,7 @@ pub(crate) fn fail(err: &dyn std::error::Error, code: i32) -> i32 {
 pub(crate) fn nic_exit_code(e: &crate::nic::error::NicError) -> i32 {
     e.class().exit_code()
 }
+
+#[cfg(test)]
+#[path = "page_units_tests.rs"]
+mod page_units_tests;

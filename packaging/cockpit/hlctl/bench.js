@@ -4,7 +4,8 @@
 // typed Result). hlctld stores the result in the history as `hlctl bench`
 // does. Starting one needs the run-benchmark authorization (admin only by
 // the policy), so in limited access the button is disabled with the reason.
-import { el, errorText, rate, val } from "./dom.js";
+import { el, errorText, val } from "./dom.js";
+import { bps as rate, value } from "./units.js";
 import { gate } from "./access.js";
 import { jobDone } from "./jobs.js";
 
@@ -48,7 +49,7 @@ function figures(kind, r) {
         return [["Received", rate(g("bps"))], ["Sent", rate(g("sent_bps"))],
             ["Retransmits", String(g("retransmits") ?? "–")], ["Duration", `${num(g("duration_s"), 1)} s`]];
     if (kind === "disk")
-        return [["IOPS", num(g("iops"), 0)], ["Throughput", `${num(g("bytes_per_second") / 1e6, 1)} MB/s`],
+        return [["IOPS", num(g("iops"), 0)], ["Throughput", value(g("bytes_per_second"), "B/s")],
             ["Latency mean", `${num(g("latency_mean_us"), 0)} µs`], ["Latency p99", `${num(g("latency_p99_us"), 0)} µs`]];
     return [["Events/s", num(g("events_per_second"), 1)], ["Threads", String(g("threads") ?? "–")],
         ["Latency avg", `${num(g("latency_avg_ms"), 2)} ms`], ["Latency p95", `${num(g("latency_p95_ms"), 2)} ms`]];

@@ -50,17 +50,6 @@ export function followTheme() {
     window.addEventListener("cockpit-style", apply);
 }
 
-// bits per second, readable.
-export function rate(bps) {
-    if (!Number.isFinite(bps))
-        return "–";
-    const units = [["Gb/s", 1e9], ["Mb/s", 1e6], ["kb/s", 1e3]];
-    for (const [u, f] of units)
-        if (bps >= f)
-            return `${(bps / f).toFixed(1)} ${u}`;
-    return `${Math.round(bps)} b/s`;
-}
-
 // The value of a variant ({t, v}) or the value itself.
 export function val(x) {
     return x && typeof x === "object" && "v" in x && "t" in x ? x.v : x;

@@ -1,7 +1,8 @@
 // The Links tab: every link from the ObjectManager's Link proxies, kept up
 // to date by PropertiesChanged; live RX/TX rates from the Counters the
 // daemon announces at the rate asked with Manager.SetCountersRefresh.
-import { el, rate, val } from "./dom.js";
+import { el, val } from "./dom.js";
+import { bps as rate, speed } from "./units.js";
 import { gate } from "./access.js";
 import { applyWithCheckpoint } from "./change.js";
 
@@ -29,12 +30,12 @@ export function bestMode(modes) {
 
 function speedCell(p) {
     const best = bestMode(val((p.LinkModes || {}).supported));
-    const now = p.Speed ? `${p.Speed} Mb/s ${p.Duplex || ""}`.trim() : "–";
+    const now = p.Speed ? `${speed(p.Speed)} ${p.Duplex || ""}`.trim() : "–";
     const below = best && p.Speed && (p.Speed < best.speed || (p.Duplex === "half" && best.duplex === "full"));
     return el("td", { "data-field": "speed", "data-speed": p.Speed || 0, "data-duplex": p.Duplex || "" },
               now,
               best ? el("span", { class: below ? "hl-label hl-label-warning" : "hl-muted", "data-field": "best" },
-                        below ? ` below ${best.speed} Mb/s ${best.duplex}` : ` (best ${best.speed} Mb/s)`) : null);
+                        below ? ` below ${speed(best.speed)} ${best.duplex}` : ` (best ${speed(best.speed)})`) : null);
 }
 
 function ringsCell(r) {

@@ -3,7 +3,8 @@
 // kept changes wait for "Keep"; without it (tab closed, "Roll back", the
 // deadline) hlctld rolls them back. Then the steps: before, tried, Δ,
 // KEPT or reverted.
-import { el, errorText, rate } from "./dom.js";
+import { el, errorText } from "./dom.js";
+import { bps as rate } from "./units.js";
 import { gate } from "./access.js";
 import { jobDone } from "./jobs.js";
 
