@@ -9,6 +9,8 @@ import { loadHistory } from "./history.js";
 import { startTune } from "./tune.js";
 import { startBench } from "./bench.js";
 import { startStacks } from "./stacks.js";
+import { startOverview } from "./overview.js";
+import { startWorkload } from "./workload.js";
 
 followTheme();
 
@@ -18,6 +20,8 @@ client.addEventListener("close", (ev, options) => {
         showError({ problem: options.problem, message: `hlctld: ${options.problem}` });
 });
 
+let reloadOverview = () => {};
+
 function showTab(name) {
     for (const b of document.querySelectorAll("[data-tab]"))
         b.setAttribute("aria-selected", String(b.dataset.tab === name));
@@ -25,6 +29,8 @@ function showTab(name) {
         s.hidden = s.id !== `tab-${name}`;
     if (name === "history")
         loadHistory(client);
+    if (name === "overview")
+        reloadOverview();
 }
 
 for (const b of document.querySelectorAll("[data-tab]"))
@@ -33,6 +39,8 @@ for (const b of document.querySelectorAll("[data-tab]"))
 access.listeners.push(() => { document.body.dataset.canChange = access.canChange ? "1" : "0" });
 watchAccess().then(() => {
     const links = startLinks(client);
+    reloadOverview = startOverview(client, links);
+    startWorkload(client);
     startStacks(client, links);
     startJobs(client);
     startDoctor(client, links);
