@@ -14,9 +14,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::deb::ok;
 use common::output_text as text;
-use common::sysvm::hash;
 use serde_json::{Map, Value, json};
 
 const DASHBOARD: &str = concat!(
@@ -33,42 +31,11 @@ fn read(path: &str) -> Vec<u8> {
 /// node_modules with @grafana/schema and typescript as the lock pins them,
 /// installed once (under a lock) into the cache.
 fn schema_env() -> PathBuf {
-    let manifest = read(&format!("{CHECK_DIR}/package.json"));
-    let lock = read(&format!("{CHECK_DIR}/package-lock.json"));
-    let dir = Path::new(CACHE).join(hash(&[&manifest, &lock]));
-    std::fs::create_dir_all(CACHE).unwrap();
-    let lock_file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(Path::new(CACHE).join(".lock"))
-        .unwrap();
-    let _lock = nix::fcntl::Flock::lock(lock_file, nix::fcntl::FlockArg::LockExclusive)
-        .unwrap_or_else(|(_, e)| panic!("lock {CACHE}/.lock: {e}"));
-    if dir.join("node_modules/typescript/bin/tsc").exists() {
-        return dir;
-    }
-    let t = std::time::Instant::now();
-    let build = tempfile::Builder::new()
-        .prefix("npm-ci")
-        .tempdir_in(CACHE)
-        .unwrap();
-    std::fs::write(build.path().join("package.json"), &manifest).unwrap();
-    std::fs::write(build.path().join("package-lock.json"), &lock).unwrap();
-    let o = Command::new("npm")
-        .args(["ci", "--no-audit", "--no-fund", "--ignore-scripts"])
-        .current_dir(build.path())
-        .output()
-        .unwrap_or_else(|e| {
-            panic!("cannot run npm ({e}): scripts/setup.sh installs Node.js and npm")
-        });
-    ok("npm ci (@grafana/schema, typescript)", &o);
-    std::fs::rename(build.keep(), &dir).unwrap();
-    println!(
-        "npm ci (@grafana/schema, typescript): {:.1} s",
-        t.elapsed().as_secs_f64()
-    );
-    dir
+    common::npm::installed(
+        Path::new(CHECK_DIR),
+        CACHE,
+        "node_modules/typescript/bin/tsc",
+    )
 }
 
 /// check.ts, then the dashboard as a typed constant, then each field

@@ -141,8 +141,11 @@ fn browse(ns: &NetNs, role: &str, shots: &Path) -> Value {
 
 fn browse_as(ns: &NetNs, user: &str, role: &str, shots: &Path, extra: &[&str]) -> Value {
     let t = Instant::now();
+    let axe = format!("HLCTL_AXE={}", axe_js().display());
     let o = ns.exec_raw(
         &[
+            "/usr/bin/env",
+            &axe,
             "/usr/bin/python3",
             repo()
                 .join("tests/python/cockpit_page.py")
@@ -174,6 +177,34 @@ fn browse_as(ns: &NetNs, user: &str, role: &str, shots: &Path, extra: &[&str]) -
     );
     eprintln!("browser as {role}: {v}");
     v
+}
+
+/// axe-core from the npm registry as tests/axe/package-lock.json pins it
+/// (cached in /var/tmp/hlctl-axe).
+fn axe_js() -> std::path::PathBuf {
+    const JS: &str = "node_modules/axe-core/axe.min.js";
+    common::npm::installed(&repo().join("tests/axe"), "/var/tmp/hlctl-axe", JS).join(JS)
+}
+
+/// axe-core's findings on every tab of a session: none serious or critical
+/// (the lesser ones are printed for the record).
+fn accessible(who: &str, v: &Value) {
+    let tabs = v["axe"]
+        .as_object()
+        .unwrap_or_else(|| panic!("no axe run as {who}: {v}"));
+    assert_eq!(tabs.len(), 6, "{who}: axe ran on {:?}", tabs.keys());
+    let mut bad = Vec::new();
+    for (tab, found) in tabs {
+        for f in found.as_array().unwrap() {
+            let impact = f["impact"].as_str().unwrap_or("");
+            if matches!(impact, "serious" | "critical") {
+                bad.push(format!("{tab}: {f}"));
+            } else {
+                eprintln!("axe as {who}, {tab} ({impact}): {f}");
+            }
+        }
+    }
+    assert!(bad.is_empty(), "axe-core as {who}:\n{}", bad.join("\n"));
 }
 
 fn finding_ids(v: &Value) -> Vec<String> {
@@ -210,6 +241,7 @@ fn as_admin(vm: &mut SystemVm, ns: &NetNs, shots: &Path) -> Value {
     // tests, the page showed the rates after a 60 s run had ended); it is
     // stopped right after the browser session.
     vm.send("iperf3 -c 10.77.0.1 -t 600 -b 20M");
+    let checks_before = stored_checks(vm);
     let v = browse_as(ns, "admin", "admin", shots, &[BENCH_PEER, BENCH_DIR]);
     vm.ok("pkill -x iperf3 || true");
     assert_eq!(shown(&v), before, "the Links page differs from ethtool");
@@ -220,7 +252,7 @@ fn as_admin(vm: &mut SystemVm, ns: &NetNs, shots: &Path) -> Value {
         .find(|l| l["name"] == "eth0")
         .unwrap();
     assert!(
-        eth["best"].as_str().unwrap().contains("below 1000 Mb/s"),
+        eth["best"].as_str().unwrap().contains("below 1 Gbit/s"),
         "{eth}"
     );
     // The page's TX rate within its first 3 s: iperf3 sends 20 Mb/s.
@@ -252,7 +284,178 @@ fn as_admin(vm: &mut SystemVm, ns: &NetNs, shots: &Path) -> Value {
     let after = eth0(vm);
     assert!(after.offloads.iter().all(|(_, on)| *on), "{after:?}");
     assert_eq!(after.mtu, 1400, "{after:?}");
+    one_vocabulary("as admin", v["history"]["page_text"].as_str().unwrap());
+    accessible("admin", &v);
+    overview_as_admin(&v, checks_before, stored_checks(vm));
     v
+}
+
+/// How many check results the guest's history holds.
+fn stored_checks(vm: &mut SystemVm) -> usize {
+    stored_kinds(vm).iter().filter(|k| *k == "check").count()
+}
+
+/// The Overview as admin (eth0 forced to 100 Mb/s): eth0's line names the
+/// 1 Gbit/s it supports; "Run check now" showed a spinner with the job's
+/// progress, ended done, and stored exactly one check.
+fn overview_as_admin(v: &Value, checks_before: usize, checks_after: usize) {
+    let eth0 = v["overview"]["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == "eth0")
+        .unwrap_or_else(|| panic!("no eth0 on the Overview: {}", v["overview"]));
+    assert_eq!(eth0["speed"], 100, "{eth0}");
+    assert_eq!(eth0["below"], true, "{eth0}");
+    assert_eq!(eth0["best"], 1000, "{eth0}");
+    assert_eq!(
+        eth0["speed_text"], "100 Mbit/s full, below the 1 Gbit/s full it supports",
+        "{eth0}"
+    );
+    let run = &v["run_check"];
+    assert_eq!(run["state"], "done", "Run check now: {run}");
+    let progress = run["progress"].as_array().unwrap();
+    assert!(!progress.is_empty(), "no progress shown: {run}");
+    // Every line while it ran had its spinner (the end's line, which the
+    // sampling may catch before its state, has none).
+    assert!(
+        progress
+            .iter()
+            .filter(|p| p[0] != run["text"])
+            .all(|p| p[1] == true),
+        "a progress line without its spinner: {run}"
+    );
+    assert_eq!(
+        checks_after,
+        checks_before + 1,
+        "Run check now stored {} checks: {run}",
+        checks_after as i64 - checks_before as i64
+    );
+    // No baseline exists yet (plant_check saves 'good' later).
+    let line = run["check"]["text"].as_str().unwrap();
+    assert!(
+        line.contains("Last check") && line.contains("no baseline saved"),
+        "{run}"
+    );
+}
+
+/// "Will it carry plex-4k ×3?" asked on the Overview as viewer (a
+/// read-only doctor: both layers from the history) answers as
+/// `hlctl doctor --workload plex-4k:3 --json` does: the verdict, the owner's
+/// sentence, and per layer the verdict and the figures in the CLI's units
+/// (the sources may differ in their age, "2 min old").
+fn workload_answered(vm: &mut SystemVm, page: &Value) {
+    let cli: Value = serde_json::from_str(
+        &vm.ok("hlctl doctor --workload plex-4k:3 --stress 0 --json 2>/dev/null || true"),
+    )
+    .unwrap();
+    let a = &cli["workloads"][0];
+    assert_eq!(page["verdict"], a["verdict"], "page {page}\ncli {a}");
+    let summary = a["summary"].as_str().unwrap();
+    assert!(
+        page["text"].as_str().unwrap().ends_with(summary),
+        "page {page}\ncli {a}"
+    );
+    let rows = page["rows"].as_array().unwrap();
+    let want = a["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), want.len(), "page {page}\ncli {a}");
+    for (r, w) in rows.iter().zip(want) {
+        assert_eq!(r["layer"], w["layer"], "{r} {w}");
+        assert_eq!(r["verdict"], w["verdict"], "{r} {w}");
+    }
+    // The figures as the CLI's text prints them ("needs 300 Mbit/s").
+    let text = vm.ok("hlctl doctor --workload plex-4k:3 --stress 0 2>/dev/null || true");
+    for r in rows {
+        let needed = r["cells"][1].as_str().unwrap();
+        assert!(
+            text.contains(needed),
+            "{needed} is not in the CLI's answer:\n{text}"
+        );
+        let measured = r["cells"][2].as_str().unwrap();
+        assert!(
+            measured == "–" || text.contains(measured),
+            "{measured} is not in the CLI's answer:\n{text}"
+        );
+    }
+}
+
+/// The Overview as viewer after plant_check, in a session of its own (the
+/// usage verdict speaks of the time sampled, which moves by the minute):
+/// every link's usage verdict is `hlctl usage --json`'s from just before
+/// or just after, the check line counts the regressions `hlctl compare`
+/// finds against 'good', and Run check now is disabled with the reason.
+fn overview_as_viewer(vm: &mut SystemVm, ns: &NetNs, shots: &Path) {
+    let usage = |vm: &mut SystemVm| -> Value {
+        serde_json::from_str(&vm.ok("hlctl usage --json 2>/dev/null")).unwrap()
+    };
+    let before = usage(vm);
+    let v = browse_as(ns, "viewer", "overview", shots, &[]);
+    let after = usage(vm);
+    let o = &v["overview"];
+    let verdict = |u: &Value, name: &str| -> Option<String> {
+        u["links"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["iface"] == name)
+            .map(|l| l["verdict"]["text"].as_str().unwrap().to_string())
+    };
+    let sampled: Vec<&str> = after["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["iface"].as_str().unwrap())
+        .collect();
+    assert!(sampled.contains(&"eth0"), "hlctld sampled no eth0: {after}");
+    for name in sampled {
+        let row = o["links"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} on the Overview: {o}"));
+        let shown = row["usage"].as_str().unwrap();
+        let want = [verdict(&before, name), verdict(&after, name)];
+        assert!(
+            want.iter().flatten().any(|w| w == shown),
+            "{name}: the Overview says {shown:?}, hlctl usage {want:?}"
+        );
+    }
+    let (rc, out) = vm.sh("hlctl compare good --json 2>/dev/null");
+    assert!(rc == 0 || rc == 1, "hlctl compare: {rc}\n{out}");
+    let c: Value = serde_json::from_str(&out).unwrap();
+    let regressions = c["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| {
+            m["verdict"]
+                .as_str()
+                .unwrap()
+                .eq_ignore_ascii_case("regression")
+        })
+        .count();
+    assert_eq!(o["check"]["baseline"], "good", "{o}");
+    assert_eq!(
+        o["check"]["regressions"].as_str(),
+        Some(regressions.to_string().as_str()),
+        "the Overview's regressions differ from hlctl compare: {o}"
+    );
+    workload_answered(vm, &v["workload"]);
+    let run = o["buttons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["text"] == "Run check now")
+        .unwrap_or_else(|| panic!("no Run check now: {o}"));
+    assert_eq!(run["disabled"], true, "{run}");
+    assert!(
+        run["reason"]
+            .as_str()
+            .unwrap()
+            .contains("administrative access"),
+        "{run}"
+    );
 }
 
 /// As admin on the Tune tab, with the offloads planted off again (the link
@@ -273,6 +476,7 @@ fn as_tuner(vm: &mut SystemVm, ns: &NetNs, shots: &Path) {
             .find(|s| s["step"] == "offloads-on")
             .unwrap_or_else(|| panic!("no offloads-on step in the page: {tune}"));
         let on = eth0(vm).offloads.iter().all(|(_, on)| *on);
+        one_vocabulary("the tune", tune["page_text"].as_str().unwrap());
         match step["status"].as_str().unwrap() {
             "kept" => {
                 assert_eq!(tune["asked"], true, "kept without asking: {tune}");
@@ -360,7 +564,7 @@ fn benchmarks_stored(vm: &mut SystemVm, v: &Value) {
         );
     }
     let net = &v["bench"]["net"]["figures"]["Received"];
-    assert!(net.as_str().unwrap().ends_with("b/s"), "{net}");
+    assert!(net.as_str().unwrap().ends_with("bit/s"), "{net}");
     let kinds = stored_kinds(vm);
     for kind in ["net", "disk", "cpu"] {
         assert!(kinds.iter().any(|k| k == kind), "no {kind} in {kinds:?}");
@@ -437,6 +641,210 @@ fn history_shown(vm: &mut SystemVm, v: &Value) {
         h["against"].as_str().unwrap().contains("baseline 'good'"),
         "{h}"
     );
+    history_in_the_clis_words(vm, h);
+    one_vocabulary("as viewer", h["page_text"].as_str().unwrap());
+    accessible("viewer", v);
+}
+
+/// One row of `hlctl history` as the CLI prints it: its time, kind,
+/// interface, peer and metrics columns, and each metric's chart key
+/// (`name` or `name → subject`) with the value as printed.
+struct CliRow {
+    ts: i64,
+    cells: Vec<String>,
+    figures: Vec<(String, String)>,
+}
+
+/// `hlctl history`'s text table cut at its header's columns, beside
+/// `--json` for each row's timestamp and each metric's name and subject.
+fn cli_history(vm: &mut SystemVm) -> Vec<CliRow> {
+    let text = vm.ok("hlctl history --limit 1000 2>/dev/null");
+    let json: Value =
+        serde_json::from_str(&vm.ok("hlctl history --json --limit 1000 2>/dev/null")).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().expect("a header");
+    let starts: Vec<usize> = ["time (UTC)", "kind", "interface", "peer", "metrics"]
+        .iter()
+        .map(|h| {
+            header
+                .find(h)
+                .unwrap_or_else(|| panic!("no {h} in {header}"))
+        })
+        .collect();
+    let rows = json["results"].as_array().unwrap();
+    let lines: Vec<&str> = lines.collect();
+    assert_eq!(lines.len(), rows.len(), "{text}");
+    lines
+        .iter()
+        .zip(rows)
+        .map(|(line, r)| {
+            let chars: Vec<char> = line.chars().collect();
+            let cells: Vec<String> = (0..starts.len())
+                .map(|i| {
+                    let end = starts
+                        .get(i + 1)
+                        .copied()
+                        .unwrap_or(chars.len())
+                        .min(chars.len());
+                    chars[starts[i].min(end)..end]
+                        .iter()
+                        .collect::<String>()
+                        .trim()
+                        .to_string()
+                })
+                .collect();
+            let metrics = r["metrics"].as_array().unwrap();
+            let printed: Vec<&str> = cells[4].split(", ").filter(|p| !p.is_empty()).collect();
+            assert_eq!(printed.len(), metrics.len(), "{line}");
+            let figures = metrics
+                .iter()
+                .zip(printed)
+                .map(|(m, p)| {
+                    let name = m["name"].as_str().unwrap();
+                    let key = match m["subject"].as_str().unwrap() {
+                        "" => name.to_string(),
+                        s => format!("{name} → {s}"),
+                    };
+                    let value = p
+                        .strip_prefix(&format!("{name} "))
+                        .unwrap_or_else(|| panic!("{p}"));
+                    (key, value.to_string())
+                })
+                .collect();
+            CliRow {
+                ts: r["ts"].as_i64().unwrap(),
+                cells,
+                figures,
+            }
+        })
+        .collect()
+}
+
+/// The History tab in the CLI's vocabulary: its table is `hlctl history`'s
+/// rows (times in UTC, every metric as printed); each chart's axis shows
+/// the dates of its runs, each run's mark and the table for screen readers
+/// say the date and value `hlctl history` prints, and the real pointer over
+/// a run reads that run out.
+fn history_in_the_clis_words(vm: &mut SystemVm, h: &Value) {
+    let cli = cli_history(vm);
+    let page: Vec<(i64, Vec<String>)> = h["table"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let cells = r["cells"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c.as_str().unwrap().replace('–', ""))
+                .collect();
+            (r["ts"].as_i64().unwrap(), cells)
+        })
+        .collect();
+    let want: Vec<(i64, Vec<String>)> = cli
+        .iter()
+        .take(30)
+        .map(|r| (r.ts, r.cells.clone()))
+        .collect();
+    assert_eq!(
+        page, want,
+        "the page's latest results differ from hlctl history"
+    );
+    // (ts, chart key) → "time UTC: value" as the CLI prints them.
+    let said = |ts: i64, key: &str| -> Vec<String> {
+        cli.iter()
+            .filter(|r| r.ts == ts)
+            .flat_map(|r| {
+                r.figures
+                    .iter()
+                    .filter(|(k, _)| k == key)
+                    .map(|(_, v)| format!("{} UTC: {v}", r.cells[0]))
+            })
+            .collect()
+    };
+    let time_of = |ts: i64| cli.iter().find(|r| r.ts == ts).map(|r| r.cells[0].clone());
+    let charts = h["charts"].as_array().unwrap();
+    assert!(!charts.is_empty(), "no chart: {h}");
+    for c in charts {
+        let key = c["metric"].as_str().unwrap();
+        let dots = c["dots"].as_array().unwrap();
+        assert!(!dots.is_empty(), "{key}: no run drawn");
+        for d in dots {
+            let ts = d["ts"].as_i64().unwrap();
+            let title = d["title"].as_str().unwrap();
+            assert!(
+                said(ts, key).iter().any(|s| s == title),
+                "{key}: the run at {ts} says {title:?}, hlctl history {:?}",
+                said(ts, key)
+            );
+        }
+        let rows: Vec<String> = c["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let cells = r["cells"].as_array().unwrap();
+                format!(
+                    "{} UTC: {}",
+                    cells[0].as_str().unwrap(),
+                    cells[1].as_str().unwrap()
+                )
+            })
+            .collect();
+        let titles: Vec<&str> = dots.iter().map(|d| d["title"].as_str().unwrap()).collect();
+        assert_eq!(
+            rows, titles,
+            "{key}: the table for screen readers differs from the chart"
+        );
+        // The axis: the first and the last run's dates (at least the day).
+        let ticks = c["ticks"].as_array().unwrap();
+        let first = dots[0]["ts"].as_i64().unwrap();
+        let last = dots[dots.len() - 1]["ts"].as_i64().unwrap();
+        let tick_ts: Vec<i64> = ticks.iter().map(|t| t["ts"].as_i64().unwrap()).collect();
+        assert!(
+            tick_ts.contains(&first) && tick_ts.contains(&last),
+            "{key}: axis {ticks:?}"
+        );
+        for t in ticks {
+            let text = t["text"].as_str().unwrap();
+            let time = time_of(t["ts"].as_i64().unwrap()).expect("a stored run's time");
+            assert!(
+                text.len() >= 10 && time.starts_with(text),
+                "{key}: axis label {text:?} for {time}"
+            );
+        }
+    }
+    // The real pointer over the first chart's newest, then oldest run.
+    let pointer = h["pointer"].as_array().unwrap();
+    assert_eq!(pointer.len(), 2, "{h}");
+    for p in pointer {
+        let key = p["metric"].as_str().unwrap();
+        let ts = p["dot_ts"].as_i64().unwrap();
+        assert_eq!(
+            p["ts"].as_i64(),
+            Some(ts),
+            "the readout names another run: {p}"
+        );
+        assert!(
+            said(ts, key)
+                .iter()
+                .any(|s| s == p["text"].as_str().unwrap()),
+            "readout {p} against {:?}",
+            said(ts, key)
+        );
+    }
+}
+
+/// No figure on the page in a unit the CLI does not write (ethtool's
+/// `Mb/s` for a rate or a speed: the page's units are units.js, the CLI's;
+/// SI `MB/s` is the CLI's for a workload's disk reads, so it may appear).
+fn one_vocabulary(what: &str, text: &str) {
+    for foreign in [" Mb/s", " Gb/s", " kb/s"] {
+        assert!(
+            !text.contains(foreign),
+            "{what}: the page writes{foreign}: {text}"
+        );
+    }
 }
 
 /// A bridge with a port and a bond (with its slave) under it, on dummies.
@@ -547,6 +955,7 @@ fn cockpit_page_in_chromium() {
     vm.ok(STACK);
     let viewer = as_viewer(&mut vm, &ns, &shots);
     history_shown(&mut vm, &viewer);
+    overview_as_viewer(&mut vm, &ns, &shots);
     stacks_shown(&mut vm, &viewer);
     deb::took("the page as admin and viewer", t);
     let t1 = Instant::now();

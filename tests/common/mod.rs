@@ -22,6 +22,7 @@ pub mod ethtool;
 pub mod fleet;
 pub mod lab;
 pub mod net;
+pub mod npm;
 pub mod report;
 pub mod sshd;
 pub mod static_bin;

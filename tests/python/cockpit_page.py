@@ -11,12 +11,14 @@ timeout. Used by tests/vm_cockpit.rs.
     cockpit_page.py URL USER PASSWORD close OUTDIR LINK MTU
 """
 import json
+import os
 import sys
 import tempfile
 import time
 
 from selenium import webdriver
 from selenium.common.exceptions import TimeoutException
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
@@ -84,7 +86,82 @@ class Page:
         self.d.get(self.url + "/cockpit/@localhost/hlctl/index.html")
         self.until("the page", lambda: self.js("return document.body.dataset.ready === '1'"))
 
+    def overview(self):
+        """The Overview tab (the page's first): per link the speed verdict
+        and usage's verdict, and the last check's line."""
+        self.tab("overview")
+        self.until("the overview", lambda: self.js("return document.getElementById('overview-links').dataset.loaded === '1' && !!document.querySelector('#overview-check p')"))
+        self.shot(f"overview-{self.who}")
+        return {"links": self.js("""return [...document.querySelectorAll('#overview-links tbody tr')].map(r => ({name: r.dataset.link,
+                    speed: Number(r.dataset.speed), below: r.dataset.below === '1', best: Number(r.dataset.best || 0),
+                    speed_text: r.querySelector('[data-field=speed]').textContent,
+                    usage: r.querySelector('[data-field=usage]').textContent, faster: r.querySelector('[data-field=usage]').dataset.faster}))"""),
+                "check": self.js("""const p = document.querySelector('#overview-check p');
+                    return {regressions: p.dataset.regressions ?? null, baseline: p.dataset.baseline ?? null, text: p.textContent}"""),
+                "buttons": self.buttons()}
+
+    def workload(self, name, count):
+        """Ask the Overview whether the host carries `name` x `count`."""
+        self.tab("overview")
+        self.js("""const n = document.getElementById('workload-name'); n.value = arguments[0];
+                   n.dispatchEvent(new Event('change'));
+                   document.getElementById('workload-count').value = arguments[1];""", name, count)
+        self.d.find_element(By.ID, "workload-ask").click()
+        self.until("the workload's answer", lambda: self.js(
+            "return document.getElementById('workload-answer').dataset.loaded === '1' || !!document.querySelector('#workload-progress [data-state=error]')"),
+            timeout=240)
+        err = self.js("return (document.querySelector('#workload-progress [data-state=error]') || {}).textContent")
+        if err:
+            raise SystemExit(f"the workload question failed in the page: {err}")
+        self.shot(f"workload-{self.who}")
+        return {"verdict": self.js("return document.getElementById('workload-verdict').dataset.verdict"),
+                "text": self.js("return document.getElementById('workload-verdict').textContent"),
+                "rows": self.js("""return [...document.querySelectorAll('#workload-rows tbody tr')].map(r => ({layer: r.dataset.layer,
+                                   verdict: r.dataset.verdict, cells: [...r.cells].map(c => c.textContent)}))""")}
+
+    def axe(self):
+        """axe-core (tests/axe, path in $HLCTL_AXE) on every tab as it is
+        now: the violations of each, with their impact."""
+        src = open(os.environ["HLCTL_AXE"]).read()
+        self.d.set_script_timeout(120)
+        found = {}
+        for tab in ["overview", "links", "doctor", "bench", "tune", "history"]:
+            self.tab(tab)
+            time.sleep(0.3)
+            if not self.js("return !!window.axe"):
+                self.js(src)
+            found[tab] = self.d.execute_async_script("""const done = arguments[arguments.length - 1];
+                axe.run(document, {resultTypes: ['violations']})
+                   .then(r => done(r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.length,
+                                                          targets: v.nodes.slice(0, 3).map(n => n.target.join(' '))}))))
+                   .catch(e => done([{id: 'axe-error', impact: 'critical', help: String(e), nodes: 0, targets: []}]));""")
+        return found
+
+    def run_check(self):
+        """"Run check now" on the Overview: what its progress said while it
+        ran (a spinner on each), then how it ended and the new check line."""
+        self.tab("overview")
+        self.d.find_element(By.ID, "overview-run-check").click()
+        seen = []
+        end = time.time() + 300
+        state = None
+        while time.time() < end:
+            state = self.js("const s = document.querySelector('#overview-progress [data-state]'); return s ? s.dataset.state : null")
+            if state:
+                break
+            now = self.js("const p = document.querySelector('#overview-progress p'); return p ? [p.textContent, !!p.querySelector('.hl-spinner')] : null")
+            if now and (not seen or seen[-1] != now):
+                seen.append(now)
+            time.sleep(0.1)
+        self.until("the check line again", lambda: self.js("return !!document.querySelector('#overview-check p')"))
+        self.shot(f"overview-checked-{self.who}")
+        return {"state": state, "progress": seen,
+                "text": self.js("return document.getElementById('overview-progress').textContent"),
+                "check": self.js("""const p = document.querySelector('#overview-check p');
+                    return {regressions: p.dataset.regressions ?? null, baseline: p.dataset.baseline ?? null, text: p.textContent}""")}
+
     def links(self):
+        self.tab("links")
         self.until("the links table", lambda: self.js("return document.querySelectorAll('#links-table tbody tr').length > 0"))
         return self.js("""
             return [...document.querySelectorAll('#links-table tbody tr')].map(tr => {
@@ -157,7 +234,8 @@ class Page:
                 "progress": self.js("return document.getElementById('tune-progress').textContent"),
                 "notes": self.js("return (document.getElementById('tune-notes') || {}).textContent || ''"),
                 "outcome": self.js("return (document.querySelector('#tune-progress [data-outcome]') || {dataset: {}}).dataset.outcome || ''"),
-                "steps": self.js("return [...document.querySelectorAll('#tune-steps [data-step]')].map(r => ({step: r.dataset.step, status: r.dataset.status}))")}
+                "steps": self.js("return [...document.querySelectorAll('#tune-steps [data-step]')].map(r => ({step: r.dataset.step, status: r.dataset.status}))"),
+                "page_text": self.js("return document.body.textContent")}
 
     def bench(self, kind, fields):
         """Start a `kind` benchmark from the Benchmark tab with `fields`
@@ -206,7 +284,33 @@ class Page:
                                              .map(l => ({metric: l.closest('[data-metric]').dataset.metric, value: Number(l.dataset.baseline)}))"""),
                 "against": self.js("return (document.getElementById('verdicts-against') || {}).textContent || ''"),
                 "verdicts": self.js("""return [...document.querySelectorAll('#verdicts tbody tr')].map(r => ({metric: r.dataset.metric,
-                                       subject: r.dataset.subject, verdict: r.dataset.verdict, text: r.textContent}))""")}
+                                       subject: r.dataset.subject, verdict: r.dataset.verdict, text: r.textContent}))"""),
+                "table": self.js("""return [...document.querySelectorAll('#history-table tbody tr')].map(r => ({ts: Number(r.dataset.ts),
+                                    cells: [...r.cells].map(c => c.textContent)}))"""),
+                "charts": self.js("""return [...document.querySelectorAll('#history-charts figure[data-metric]')].map(f => ({
+                    metric: f.dataset.metric,
+                    ticks: [...f.querySelectorAll('text.hl-chart-tick[data-ts]')].map(t => ({ts: Number(t.dataset.ts), text: t.firstChild.textContent})),
+                    dots: [...f.querySelectorAll('circle.hl-chart-dot')].map(c => ({ts: Number(c.dataset.ts), title: c.textContent})),
+                    rows: [...f.querySelectorAll('table.hl-chart-table tbody tr')].map(r => ({ts: Number(r.dataset.ts), cells: [...r.cells].map(c => c.textContent)}))}))"""),
+                "pointer": self.pointer(),
+                "page_text": self.js("return document.body.textContent")}
+
+    def pointer(self):
+        """The real pointer over the first chart's newest and oldest run:
+        what the chart's readout then says, and of which run."""
+        seen = []
+        figs = self.d.find_elements(By.CSS_SELECTOR, "#history-charts figure[data-metric]")
+        if not figs:
+            return seen
+        dots = figs[0].find_elements(By.CSS_SELECTOR, "circle.hl-chart-dot")
+        for dot in [dots[-1], dots[0]]:
+            self.d.execute_script("arguments[0].scrollIntoView({block: 'center'})", dot)
+            ActionChains(self.d).move_to_element(dot).perform()
+            time.sleep(0.2)
+            out = figs[0].find_element(By.CSS_SELECTOR, "output.hl-chart-readout")
+            seen.append({"metric": figs[0].get_attribute("data-metric"), "dot_ts": int(dot.get_attribute("data-ts")),
+                         "ts": int(out.get_attribute("data-ts") or 0), "text": out.text})
+        return seen
 
     def close_during_try(self, link, mtu):
         """Change `link`'s MTU and close the browser while the change waits
@@ -247,12 +351,19 @@ def main():
             p = Page(d, url, out)
             p.who = role
             t = time.time()
-            p.login(user, password, "none" if role == "viewer" else "any")
+            p.login(user, password, "none" if role in ("viewer", "overview") else "any")
             if role == "close":
                 p.links()
                 p.collect()
                 result["errors"] = p.errors
                 result["close"] = p.close_during_try(sys.argv[6], sys.argv[7])
+                print(json.dumps(result))
+                sys.exit(1 if result["errors"] else 0)
+            if role == "overview":
+                result["overview"] = p.overview()
+                result["workload"] = p.workload("plex-4k", 3)
+                p.collect()
+                result["errors"] = p.errors
                 print(json.dumps(result))
                 sys.exit(1 if result["errors"] else 0)
             if role == "tune":
@@ -262,6 +373,7 @@ def main():
                 print(json.dumps(result))
                 sys.exit(1 if result["errors"] else 0)
             result["login_s"] = round(time.time() - t, 1)
+            result["overview"] = p.overview()
             result["links"] = p.links()
             result["limited_alert"] = p.js("return !document.getElementById('limited-alert').hidden")
             result["limited_text"] = p.js("return document.getElementById('limited-alert').textContent.trim()")
@@ -280,6 +392,7 @@ def main():
                     "cpu": p.bench("cpu", {"bench-time": 2}),
                 }
                 result["buttons_bench"] = p.buttons()
+                result["run_check"] = p.run_check()
             else:
                 result["stacks"] = p.stacks()
                 p.shot("stacks-viewer")
@@ -298,6 +411,7 @@ def main():
                         d.execute_script("arguments[0].click()", b)
                 time.sleep(2)
             result["history"] = p.history()
+            result["axe"] = p.axe()
             p.collect()
             result["errors"] = p.errors
         finally:
