@@ -188,11 +188,11 @@ fn axe_js() -> std::path::PathBuf {
 
 /// axe-core's findings on every tab of a session: none serious or critical
 /// (the lesser ones are printed for the record).
-fn accessible(who: &str, v: &Value) {
+fn accessible(who: &str, v: &Value, runs: usize) {
     let tabs = v["axe"]
         .as_object()
         .unwrap_or_else(|| panic!("no axe run as {who}: {v}"));
-    assert_eq!(tabs.len(), 6, "{who}: axe ran on {:?}", tabs.keys());
+    assert_eq!(tabs.len(), runs, "{who}: axe ran on {:?}", tabs.keys());
     let mut bad = Vec::new();
     for (tab, found) in tabs {
         for f in found.as_array().unwrap() {
@@ -285,7 +285,7 @@ fn as_admin(vm: &mut SystemVm, ns: &NetNs, shots: &Path) -> Value {
     assert!(after.offloads.iter().all(|(_, on)| *on), "{after:?}");
     assert_eq!(after.mtu, 1400, "{after:?}");
     one_vocabulary("as admin", v["history"]["page_text"].as_str().unwrap());
-    accessible("admin", &v);
+    accessible("admin", &v, 6);
     overview_as_admin(&v, checks_before, stored_checks(vm));
     v
 }
@@ -643,7 +643,9 @@ fn history_shown(vm: &mut SystemVm, v: &Value) {
     );
     history_in_the_clis_words(vm, h);
     one_vocabulary("as viewer", h["page_text"].as_str().unwrap());
-    accessible("viewer", v);
+    // Every tab in the light theme, then in the dark one.
+    accessible("viewer", v, 12);
+    themes_and_phone(v);
 }
 
 /// One row of `hlctl history` as the CLI prints it: its time, kind,
@@ -833,6 +835,65 @@ fn history_in_the_clis_words(vm: &mut SystemVm, h: &Value) {
             said(ts, key)
         );
     }
+}
+
+/// "rgb(r, g, b)" → r + g + b.
+fn brightness(css: &Value) -> u32 {
+    let s = css.as_str().unwrap_or("");
+    s.trim_start_matches("rgba(")
+        .trim_start_matches("rgb(")
+        .trim_end_matches(')')
+        .split(',')
+        .take(3)
+        .map(|n| {
+            n.trim()
+                .parse::<u32>()
+                .unwrap_or_else(|_| panic!("colour {s}"))
+        })
+        .sum()
+}
+
+/// The viewer's session followed the shell's dark style and back (the
+/// page's background dark, then light), and at 360 px no tab scrolls
+/// sideways: every table's rows are stacked with each cell under its
+/// column's name, the header row not drawn, nothing wider than its card.
+fn themes_and_phone(v: &Value) {
+    let dark = &v["theme_dark"];
+    assert_eq!(dark["dark"], true, "{dark}");
+    assert!(
+        brightness(&dark["background"]) < 150,
+        "dark background: {dark}"
+    );
+    let light = &v["theme_light"];
+    assert_eq!(light["dark"], false, "{light}");
+    assert!(
+        brightness(&light["background"]) > 600,
+        "light background: {light}"
+    );
+    let narrow = v["narrow"].as_object().unwrap();
+    assert_eq!(narrow.len(), 6, "{narrow:?}");
+    let mut tables = 0;
+    for (tab, n) in narrow {
+        let vw = n["viewport"].as_f64().unwrap();
+        assert!(vw <= 400.0, "the window did not get narrow: {n}");
+        assert!(
+            n["page"].as_f64().unwrap() <= vw + 1.0,
+            "{tab} scrolls sideways at {vw} px: {n}"
+        );
+        for t in n["tables"].as_array().unwrap() {
+            tables += 1;
+            assert!(
+                t["card_scroll"].as_f64().unwrap() <= t["card"].as_f64().unwrap() + 1.0,
+                "{tab}: a table wider than its card at {vw} px: {t}"
+            );
+            assert_eq!(t["head_drawn"], false, "{tab}: {t}");
+            assert_eq!(
+                t["labelled"], t["cells"],
+                "{tab}: cells without their column's name: {t}"
+            );
+        }
+    }
+    assert!(tables >= 4, "too few tables seen at 360 px: {narrow:?}");
 }
 
 /// No figure on the page in a unit the CLI does not write (ethtool's

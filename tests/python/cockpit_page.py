@@ -119,18 +119,51 @@ class Page:
                 "rows": self.js("""return [...document.querySelectorAll('#workload-rows tbody tr')].map(r => ({layer: r.dataset.layer,
                                    verdict: r.dataset.verdict, cells: [...r.cells].map(c => c.textContent)}))""")}
 
-    def axe(self):
+    TABS = ["overview", "links", "doctor", "bench", "tune", "history"]
+
+    def theme(self, style):
+        """The shell's style as Cockpit sets it (localStorage shell:style and
+        its cockpit-style event): whether the page followed, and its colours."""
+        self.js("localStorage.setItem('shell:style', arguments[0]); window.dispatchEvent(new Event('cockpit-style'))", style)
+        time.sleep(0.3)
+        return self.js("""const c = getComputedStyle(document.body);
+            return {dark: document.documentElement.classList.contains('pf-theme-dark'), background: c.backgroundColor, color: c.color}""")
+
+    def narrow(self, width):
+        """Every tab at `width` CSS pixels: the page's own width, each table's
+        and its card's, and whether its header row is drawn."""
+        size = self.d.get_window_size()
+        self.d.set_window_size(width, 900)
+        time.sleep(0.5)
+        seen = {}
+        for tab in self.TABS:
+            self.tab(tab)
+            time.sleep(0.4)
+            self.shot(f"narrow-{tab}")
+            seen[tab] = self.js("""const sec = document.getElementById('tab-' + arguments[0]);
+                return {viewport: window.innerWidth, page: document.documentElement.scrollWidth,
+                        tables: [...sec.querySelectorAll('table.hl-table:not(.hl-sr-only)')].filter(t => t.offsetParent !== null).map(t => ({
+                            id: t.id || t.className, width: t.getBoundingClientRect().width,
+                            card: t.closest('.hl-card').clientWidth, card_scroll: t.closest('.hl-card').scrollWidth,
+                            head_drawn: t.tHead ? t.tHead.getBoundingClientRect().height > 2 : false,
+                            cells: t.tBodies[0] ? t.tBodies[0].querySelectorAll('td').length : 0,
+                            labelled: t.tBodies[0] ? t.tBodies[0].querySelectorAll('td[data-label]').length : 0}))}""", tab)
+        self.d.set_window_size(size["width"], size["height"])
+        time.sleep(0.3)
+        return seen
+
+    def axe(self, prefix=""):
         """axe-core (tests/axe, path in $HLCTL_AXE) on every tab as it is
         now: the violations of each, with their impact."""
         src = open(os.environ["HLCTL_AXE"]).read()
         self.d.set_script_timeout(120)
         found = {}
-        for tab in ["overview", "links", "doctor", "bench", "tune", "history"]:
+        for tab in self.TABS:
             self.tab(tab)
             time.sleep(0.3)
             if not self.js("return !!window.axe"):
                 self.js(src)
-            found[tab] = self.d.execute_async_script("""const done = arguments[arguments.length - 1];
+            found[prefix + tab] = self.d.execute_async_script("""const done = arguments[arguments.length - 1];
                 axe.run(document, {resultTypes: ['violations']})
                    .then(r => done(r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.length,
                                                           targets: v.nodes.slice(0, 3).map(n => n.target.join(' '))}))))
@@ -412,6 +445,16 @@ def main():
                 time.sleep(2)
             result["history"] = p.history()
             result["axe"] = p.axe()
+            if role == "viewer":
+                # Both of the shell's themes, and a phone's width.
+                result["theme_dark"] = p.theme("dark")
+                for tab in p.TABS:
+                    p.tab(tab)
+                    time.sleep(0.2)
+                    p.shot(f"dark-{tab}")
+                result["axe"].update(p.axe("dark:"))
+                result["theme_light"] = p.theme("light")
+                result["narrow"] = p.narrow(360)
             p.collect()
             result["errors"] = p.errors
         finally:

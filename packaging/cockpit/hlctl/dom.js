@@ -50,6 +50,29 @@ export function followTheme() {
     window.addEventListener("cockpit-style", apply);
 }
 
+// Each body cell of a table with its column's header as data-label, for
+// the narrow layout (hlctl.css) that stacks a row's cells, each under its
+// name, as Cockpit's own tables collapse on a phone.
+export function labelCells(root) {
+    for (const t of (root || document).querySelectorAll("table.hl-table")) {
+        const heads = [...t.querySelectorAll("thead th")].map(th => th.textContent.trim());
+        for (const tr of t.querySelectorAll("tbody tr"))
+            [...tr.cells].forEach((c, i) => { if (heads[i] && c.dataset.label !== heads[i]) c.dataset.label = heads[i] });
+    }
+}
+
+// labelCells whenever the page redraws a table.
+export function watchTables() {
+    let queued = false;
+    new MutationObserver(() => {
+        if (queued)
+            return;
+        queued = true;
+        requestAnimationFrame(() => { queued = false; labelCells() });
+    }).observe(document.body, { childList: true, subtree: true });
+    labelCells();
+}
+
 // The value of a variant ({t, v}) or the value itself.
 export function val(x) {
     return x && typeof x === "object" && "v" in x && "t" in x ? x.v : x;

@@ -1,6 +1,6 @@
 // hlctl's Cockpit page: talks only to org.hlctl.Daemon1 on the system bus.
 /* global cockpit */
-import { followTheme, showError } from "./dom.js";
+import { followTheme, showError, watchTables } from "./dom.js";
 import { access, watchAccess, gate } from "./access.js";
 import { startLinks } from "./links.js";
 import { startJobs } from "./jobs.js";
@@ -13,6 +13,7 @@ import { startOverview } from "./overview.js";
 import { startWorkload } from "./workload.js";
 
 followTheme();
+watchTables();
 
 const client = cockpit.dbus("org.hlctl.Daemon1", { bus: "system", superuser: "try" });
 client.addEventListener("close", (ev, options) => {
