@@ -421,9 +421,7 @@ fn overview_as_viewer(vm: &mut SystemVm, ns: &NetNs, shots: &Path) {
             "{name}: the Overview says {shown:?}, hlctl usage {want:?}"
         );
     }
-    let (rc, out) = vm.sh("hlctl compare good --json 2>/dev/null");
-    assert!(rc == 0 || rc == 1, "hlctl compare: {rc}\n{out}");
-    let c: Value = serde_json::from_str(&out).unwrap();
+    let c = compare_good(vm);
     let regressions = c["metrics"]
         .as_array()
         .unwrap()
@@ -586,21 +584,32 @@ fn plant_check(vm: &mut SystemVm) {
     assert!(rc == 0 || rc == 1, "hlctl check: {rc}\n{out}");
 }
 
+/// `hlctl compare good --json` in the guest (exit code 1 is a regression:
+/// a CPU figure in a busy VM may well be one).
+fn compare_good(vm: &mut SystemVm) -> Value {
+    let (rc, out) = vm.sh("hlctl compare good --json 2>/dev/null");
+    assert!(rc == 0 || rc == 1, "hlctl compare: {rc}\n{out}");
+    serde_json::from_str(&out).unwrap()
+}
+
+/// A metric's chart key as the page writes it: `name`, or
+/// `name → subject`.
+fn chart_key(name: &str, subject: &str) -> String {
+    match subject {
+        "" => name.to_string(),
+        s => format!("{name} → {s}"),
+    }
+}
+
 /// The History tab (as viewer, after plant_check): a dashed baseline line
 /// at each baselined metric's value, and the verdict rows `hlctl compare`
 /// gives in the guest.
 fn history_shown(vm: &mut SystemVm, v: &Value) {
     let h = &v["history"];
-    // Exit code 1: a regression (a CPU figure in a busy VM may well be one).
-    let (rc, out) = vm.sh("hlctl compare good --json 2>/dev/null");
-    assert!(rc == 0 || rc == 1, "hlctl compare: {rc}\n{out}");
-    let c: Value = serde_json::from_str(&out).unwrap();
+    let c = compare_good(vm);
     let metrics = c["metrics"].as_array().unwrap();
     assert!(!metrics.is_empty(), "{c}");
-    let key = |m: &Value| match m["subject"].as_str().unwrap() {
-        "" => m["name"].as_str().unwrap().to_string(),
-        s => format!("{} → {s}", m["name"].as_str().unwrap()),
-    };
+    let key = |m: &Value| chart_key(m["name"].as_str().unwrap(), m["subject"].as_str().unwrap());
     let lines = h["baseline_lines"].as_array().unwrap();
     for m in metrics {
         let b = m["baseline"].as_f64().unwrap();
@@ -703,10 +712,7 @@ fn cli_history(vm: &mut SystemVm) -> Vec<CliRow> {
                 .zip(printed)
                 .map(|(m, p)| {
                     let name = m["name"].as_str().unwrap();
-                    let key = match m["subject"].as_str().unwrap() {
-                        "" => name.to_string(),
-                        s => format!("{name} → {s}"),
-                    };
+                    let key = chart_key(name, m["subject"].as_str().unwrap());
                     let value = p
                         .strip_prefix(&format!("{name} "))
                         .unwrap_or_else(|| panic!("{p}"));

@@ -49,20 +49,6 @@ const SYSTEM_FILES_MUTEX: &str = "/tmp/hlctl-tests-system-files.mutex";
 /// last process to stop using them removes these, whichever put them there.
 const SYSTEM_FILES_CREATED: &str = "/tmp/hlctl-tests-system-files.created";
 
-fn flock_file(path: &str, arg: nix::fcntl::FlockArg) -> Option<nix::fcntl::Flock<std::fs::File>> {
-    let f = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
-        .unwrap_or_else(|e| panic!("open {path}: {e}"));
-    match nix::fcntl::Flock::lock(f, arg) {
-        Ok(l) => Some(l),
-        Err((_, nix::errno::Errno::EWOULDBLOCK)) => None,
-        Err((_, e)) => panic!("flock {path}: {e}"),
-    }
-}
-
 /// Take the system files lock, shared or exclusive (blocks until granted).
 pub fn system_files_lock(exclusive: bool) -> nix::fcntl::Flock<std::fs::File> {
     let arg = if exclusive {
@@ -70,11 +56,12 @@ pub fn system_files_lock(exclusive: bool) -> nix::fcntl::Flock<std::fs::File> {
     } else {
         nix::fcntl::FlockArg::LockShared
     };
-    flock_file(SYSTEM_FILES_LOCK, arg).expect("a blocking flock")
+    super::flock_file(SYSTEM_FILES_LOCK, arg).expect("a blocking flock")
 }
 
 fn system_files_mutex() -> nix::fcntl::Flock<std::fs::File> {
-    flock_file(SYSTEM_FILES_MUTEX, nix::fcntl::FlockArg::LockExclusive).expect("a blocking flock")
+    super::flock_file(SYSTEM_FILES_MUTEX, nix::fcntl::FlockArg::LockExclusive)
+        .expect("a blocking flock")
 }
 
 /// The paths [`SYSTEM_FILES_CREATED`] lists.
@@ -167,7 +154,7 @@ impl Drop for Install {
         }
         let _mutex = system_files_mutex();
         g.lock = None;
-        let Some(_alone) = flock_file(
+        let Some(_alone) = super::flock_file(
             SYSTEM_FILES_LOCK,
             nix::fcntl::FlockArg::LockExclusiveNonblock,
         ) else {

@@ -332,14 +332,7 @@ pub fn cached_tarball(recipe: &RootRecipe) -> PathBuf {
         recipe.version,
         recipe.include.replace(',', "+")
     ));
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(Path::new(cache_dir).join(".lock"))
-        .unwrap();
-    let _lock = nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusive)
-        .unwrap_or_else(|(_, e)| panic!("lock {cache_dir}/.lock: {e}"));
+    let _lock = super::cache_lock(Path::new(cache_dir).join(".lock"));
     if tarball.exists() {
         return tarball;
     }

@@ -11,6 +11,7 @@
 
 pub mod fs;
 
+use std::path::Path;
 use std::process::{Child, Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -75,7 +76,7 @@ fn remove_orphaned_namespaces() {
             let Some(pid) = owner_pid(&name) else {
                 continue;
             };
-            if std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            if Path::new(&format!("/proc/{pid}")).exists() {
                 continue;
             }
             let gone = Command::new("ip")
@@ -95,6 +96,32 @@ fn remove_orphaned_namespaces() {
 }
 
 /// True when the test runs as root (netns tests need it).
+/// `flock` on `path` (created if missing): `None` only when a non-blocking
+/// `arg` finds it taken.
+pub fn flock_file(
+    path: impl AsRef<Path>,
+    arg: nix::fcntl::FlockArg,
+) -> Option<nix::fcntl::Flock<std::fs::File>> {
+    let path = path.as_ref();
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
+    match nix::fcntl::Flock::lock(f, arg) {
+        Ok(l) => Some(l),
+        Err((_, nix::errno::Errno::EWOULDBLOCK)) => None,
+        Err((_, e)) => panic!("flock {}: {e}", path.display()),
+    }
+}
+
+/// The exclusive lock of a cache that test binaries fill at once (held
+/// until dropped; blocks until granted).
+pub fn cache_lock(path: impl AsRef<Path>) -> nix::fcntl::Flock<std::fs::File> {
+    flock_file(path, nix::fcntl::FlockArg::LockExclusive).expect("a blocking flock")
+}
+
 pub fn is_root() -> bool {
     nix::unistd::Uid::effective().is_root()
 }

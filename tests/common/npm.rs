@@ -21,14 +21,7 @@ pub fn installed(src: &Path, cache: &str, done: &str) -> PathBuf {
     let lock = read(&src.join("package-lock.json"));
     let dir = Path::new(cache).join(hash(&[&manifest, &lock]));
     std::fs::create_dir_all(cache).unwrap();
-    let lock_file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(Path::new(cache).join(".lock"))
-        .unwrap();
-    let _lock = nix::fcntl::Flock::lock(lock_file, nix::fcntl::FlockArg::LockExclusive)
-        .unwrap_or_else(|(_, e)| panic!("lock {cache}/.lock: {e}"));
+    let _lock = super::cache_lock(Path::new(cache).join(".lock"));
     if dir.join(done).exists() {
         return dir;
     }

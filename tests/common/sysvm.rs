@@ -178,14 +178,7 @@ pub fn guest_image() -> SystemImage {
         kernel,
         initrd: dir.join(format!("system-{key}.initrd.gz")),
     };
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(dir.join(".image.lock"))
-        .unwrap();
-    let _lock = nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusive)
-        .unwrap_or_else(|(_, e)| panic!("lock {}/.image.lock: {e}", dir.display()));
+    let _lock = super::cache_lock(dir.join(".image.lock"));
     if img.disk.exists() && img.initrd.exists() {
         return img;
     }

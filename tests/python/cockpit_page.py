@@ -96,8 +96,7 @@ class Page:
                     speed: Number(r.dataset.speed), below: r.dataset.below === '1', best: Number(r.dataset.best || 0),
                     speed_text: r.querySelector('[data-field=speed]').textContent,
                     usage: r.querySelector('[data-field=usage]').textContent, faster: r.querySelector('[data-field=usage]').dataset.faster}))"""),
-                "check": self.js("""const p = document.querySelector('#overview-check p');
-                    return {regressions: p.dataset.regressions ?? null, baseline: p.dataset.baseline ?? null, text: p.textContent}"""),
+                "check": self.check_line(),
                 "buttons": self.buttons()}
 
     def workload(self, name, count):
@@ -170,6 +169,11 @@ class Page:
                    .catch(e => done([{id: 'axe-error', impact: 'critical', help: String(e), nodes: 0, targets: []}]));""")
         return found
 
+    def check_line(self):
+        """The Overview's last-check line: its regressions, baseline, text."""
+        return self.js("""const p = document.querySelector('#overview-check p');
+            return {regressions: p.dataset.regressions ?? null, baseline: p.dataset.baseline ?? null, text: p.textContent}""")
+
     def run_check(self):
         """"Run check now" on the Overview: what its progress said while it
         ran (a spinner on each), then how it ended and the new check line."""
@@ -190,8 +194,7 @@ class Page:
         self.shot(f"overview-checked-{self.who}")
         return {"state": state, "progress": seen,
                 "text": self.js("return document.getElementById('overview-progress').textContent"),
-                "check": self.js("""const p = document.querySelector('#overview-check p');
-                    return {regressions: p.dataset.regressions ?? null, baseline: p.dataset.baseline ?? null, text: p.textContent}""")}
+                "check": self.check_line()}
 
     def links(self):
         self.tab("links")
