@@ -4,17 +4,20 @@
 //! `iperf3 -s` in the peer namespace, and a busy process (a shell spin loop
 //! this test starts and stops by pid) saturating CPU1.
 //!
-//! The receive work is steered onto CPU1 the way a single-queue NIC's
-//! interrupts would put it there: without RPS, veth's receive runs on the
-//! sender's CPU, so the iperf3 server (the sender of the download) is
-//! pinned to CPU1, hlctl (the receiving application, which sends the ACKs)
-//! too, and the peer's veth steers its own receive (the ACKs) to CPU1:
-//! every NET_RX softirq of the transfer runs there. The tune's
-//! doctor must name CPU1 and the RPS fix, and the tune must try RPS to
-//! CPU0, measure it, and keep it (persisted, undone by `rollback`) or
-//! revert it. The gain itself (kept under the busy process, reverted on the
-//! same rig without it) needs CPU0 free: an `#[ignore]`d test run by hand.
-//! A tune killed while trying RPS is rolled back to RPS off.
+//! The receive work of hlctl's side is put on CPU1 the way a single-queue
+//! NIC whose interrupt is pinned there puts it: `rps_cpus` of its veth's
+//! one queue is CPU1 (a veth without RPS would receive on the sender's
+//! CPU). The iperf3 server (the sender of the download) runs on CPU0,
+//! hlctl wherever the scheduler puts it. With the busy process on CPU1 the
+//! receive work shares that core with it, and moving it to CPU0 measured
+//! +23 % here (iperf3 alone, 3 × 4 s: 12.0 → 14.8 Gbit/s); without the
+//! busy process the same move costs the download 8 % (16.2 → 14.9
+//! Gbit/s). The tune's doctor must name
+//! CPU1 and the RPS fix, and the tune must try RPS to CPU0, measure it,
+//! and keep it (persisted, undone by `rollback`) or revert it to CPU1. The
+//! gain itself (kept under the busy process) needs CPU0 free of other
+//! tests: an `#[ignore]`d test run by hand. A tune killed while trying RPS
+//! is rolled back to RPS off.
 
 mod common;
 
@@ -56,25 +59,29 @@ fn busy_on(cpu: u32) -> ChildGuard {
     ChildGuard(child)
 }
 
-/// The rig: the lab, its server pinned to CPU1, the peer's receive on CPU1.
+/// RPS of `dev`'s one receive queue in `ns`, as a hex mask.
+fn set_rps(ns: &common::NetNs, dev: &str, mask: &str) {
+    ns.exec(&[
+        "sh",
+        "-c",
+        &format!("echo {mask} > /sys/class/net/{dev}/queues/rx-0/rps_cpus"),
+    ]);
+}
+
+/// The rig: the lab, its server pinned to CPU0, the receive work of
+/// hlctl's side on CPU1.
 fn rig() -> (Lab, Server) {
     let lab = Lab::single_queue();
     let srv = lab.iperf3_server();
-    pin(srv.child.pid(), 1);
-    lab.peer.exec(&[
-        "sh",
-        "-c",
-        &format!("echo 2 > /sys/class/net/{}/queues/rx-0/rps_cpus", lab.b),
-    ]);
-    assert_eq!(rps_cpus(&lab.peer, &lab.b), [1]);
+    pin(srv.child.pid(), 0);
+    set_rps(&lab.here, &lab.a, "2");
+    assert_eq!(rps_cpus(&lab.here, &lab.a), [1]);
     (lab, srv)
 }
 
-/// hlctl `args` inside `here`, pinned to CPU1 with the rest of the
-/// transfer (its ACKs' receive then runs there too), unchecked.
-fn hlctl_on_cpu1(lab: &Lab, args: &[&str]) -> Output {
-    let mut v = vec!["taskset".to_string(), "-c".into(), "1".into()];
-    v.extend(lab.argv(args));
+/// hlctl `args` inside `here`, unchecked.
+fn hlctl_in(lab: &Lab, args: &[&str]) -> Output {
+    let v = lab.argv(args);
     let r: Vec<&str> = v.iter().map(String::as_str).collect();
     lab.here.exec_raw(&r)
 }
@@ -86,7 +93,7 @@ fn tune(lab: &Lab, srv: &Server, extra: &[&str]) -> Value {
     ];
     args.extend_from_slice(extra);
     let args = with_json(&args);
-    json_of(&args, hlctl_on_cpu1(lab, &args))
+    json_of(&args, hlctl_in(lab, &args))
 }
 
 fn download(s: &Value) -> &Value {
@@ -102,7 +109,7 @@ fn download(s: &Value) -> &Value {
 fn cores_line(lab: &Lab, srv: &Server) -> String {
     let peer = lab.peer_arg(srv);
     let args = with_json(&["doctor", &lab.a, "--peer", &peer]);
-    let d = json_of(&args, hlctl_on_cpu1(lab, &args));
+    let d = json_of(&args, hlctl_in(lab, &args));
     let passed = d["passed"].as_array().cloned().unwrap_or_default();
     let lines: Vec<String> = passed
         .iter()
@@ -161,11 +168,7 @@ fn tune_busy(lab: &Lab, srv: &Server, want_kept: bool) -> Value {
             r["steps"],
             cores_line(lab, srv)
         );
-        assert_eq!(
-            rps_cpus(&lab.here, &lab.a),
-            Vec::<u32>::new(),
-            "not kept, not reverted"
-        );
+        assert_eq!(rps_cpus(&lab.here, &lab.a), [1], "not kept, not reverted");
     }
     drop(busy);
     r
@@ -244,7 +247,7 @@ fn a_busy_receive_core_is_named_and_rps_is_tried_measured_and_kept_or_reverted()
         kept_is_persisted_and_rolled_back(&lab, &r);
     } else {
         assert_eq!(s["status"], "reverted", "{s}");
-        assert_eq!(rps_cpus(&lab.here, &a), Vec::<u32>::new());
+        assert_eq!(rps_cpus(&lab.here, &a), [1]);
         assert!(!lab.state_dir().join("nic-settings.json").exists());
     }
 }
@@ -264,18 +267,25 @@ fn kept_is_persisted_and_rolled_back(lab: &Lab, r: &Value) {
     );
     let rb = lab.json(&["rollback", a]);
     assert_eq!(rb["undone"].as_array().unwrap().len(), 1, "{rb}");
-    assert_eq!(rps_cpus(&lab.here, a), Vec::<u32>::new());
+    assert_eq!(rps_cpus(&lab.here, a), [1]);
 }
 
-/// The gain itself: kept with a measured gain under the busy process, and
-/// reverted on the same rig without it. Whether RPS gains here depends on
-/// CPU0 being free for the work it is handed; on the shared 2-core build
-/// machine CPU0 is 100 % busy with other jobs (load 11 while this was
-/// written) and RPS measured −40 to +12 %, so it runs by hand:
+/// The gain itself: under the busy process RPS to CPU0 is kept with a
+/// measured download gain, persisted, and undone by `rollback`. Then the
+/// same tune without the busy process, tried with --try: its decision
+/// agrees with its own figures, printed, but is not required to be a
+/// revert. On this rig it is not one: RPS on CPU1 also sends the upload's
+/// ACKs there (each batch by an IPI from the sending core, which a NIC's
+/// own interrupt would not cost), and moving them off CPU1 doubled the
+/// upload with CPU1 idle (iperf3 alone, 3 × 3 s: 9.8 → 19.6 Gbit/s) while
+/// the download lost 8 %; the tune kept it (upload +98 %, download +21 %).
+/// Whether RPS gains depends on CPU0 being free for the work it is handed
+/// (on the shared 2-core build machine, CPU0 100 % busy with other jobs,
+/// RPS measured −40 to +12 %), so it runs by hand:
 /// `cargo test --test tune_rps_veth -- --ignored --nocapture`.
 #[test]
 #[ignore = "needs a quiet 2-core machine (CPU0 free); run by hand with --ignored"]
-fn rps_is_kept_with_a_gain_under_the_busy_core_and_reverted_without_it() {
+fn rps_is_kept_with_a_gain_under_the_busy_core() {
     let _serial = common::lab::serial();
     let (lab, srv) = rig();
     let r = tune_busy(&lab, &srv, true);
@@ -283,11 +293,12 @@ fn rps_is_kept_with_a_gain_under_the_busy_core_and_reverted_without_it() {
     say("busy CPU1", s);
     assert_eq!(s["status"], "kept", "{s}");
     let d = download(s);
-    assert!(num(&d["after_bps"]) > num(&d["before_bps"]), "{d}");
+    assert!(
+        num(&d["change_percent"]) > num(&d["threshold_percent"]),
+        "{d}"
+    );
     kept_is_persisted_and_rolled_back(&lab, &r);
 
-    // Without the busy process the doctor does not propose it; tried with
-    // --try, it gains nothing and is reverted.
     let r = tune(&lab, &srv, &["--try", "rps cpus 0"]);
     let tried: Vec<&Value> = r["steps"]
         .as_array()
@@ -298,9 +309,8 @@ fn rps_is_kept_with_a_gain_under_the_busy_core_and_reverted_without_it() {
     assert!(!tried.is_empty(), "{}", r["steps"]);
     for s in tried {
         say("idle", s);
-        assert_eq!(s["status"], "reverted", "{s}");
+        decision_matches_figures(s);
     }
-    assert_eq!(rps_cpus(&lab.here, &lab.a), Vec::<u32>::new());
 }
 
 /// A tune killed (SIGKILL) while RPS is being tried leaves a journal whose

@@ -20,7 +20,8 @@ pub(crate) const SATURATED: f64 = 85.0;
 const IDLE_OTHERS: f64 = 60.0;
 /// ... and it took this share of the direction's network softirqs.
 const MOST_OF_THE_WORK: f64 = 0.8;
-/// ... of at least this many of the direction's network softirqs a second:
+/// ... of at least this many of the direction's network softirqs (or, for a
+/// download, packets processed) a second:
 /// a transfer's receive raises thousands (a veth download on this 2-core
 /// machine ~58,000), while NET_TX runs only when a qdisc is rescheduled
 /// (drivers free sent packets in their NET_RX poll; a veth upload raised
@@ -40,6 +41,8 @@ struct HotCore<'a> {
     others_max: f64,
     /// The most another core spent in interrupts, softirqs and steal.
     others_taken: f64,
+    /// What the share counts.
+    counted: Measure,
 }
 
 /// What a core spent where the network work would compete: interrupts,
@@ -48,10 +51,45 @@ fn taken(c: &CoreUse) -> f64 {
     c.irq_percent + c.softirq_percent + c.steal_percent
 }
 
-fn net_softirqs(c: &CoreUse, dir: Direction) -> u64 {
-    match dir {
-        Direction::Download => c.net_rx,
-        Direction::Upload => c.net_tx,
+/// A direction's network work on one core, counted as `measure` counts it.
+#[derive(Clone, Copy)]
+enum Measure {
+    /// Packets the core took through the receive path
+    /// (`softnet_stat`'s processed): where the receive work was done,
+    /// whether a NIC's interrupt or RPS brought it there.
+    Processed,
+    /// NET_RX or NET_TX softirqs raised. A softirq counts alike whether it
+    /// received a thousand packets or only sent RPS's IPIs to another
+    /// core, so it is the measure only where `processed` is not sampled.
+    Softirqs,
+}
+
+impl Measure {
+    fn words(self, dir: Direction) -> &'static str {
+        match (self, dir) {
+            (Measure::Processed, _) => "packets each core processed (softnet_stat)",
+            (Measure::Softirqs, Direction::Download) => "NET_RX softirqs",
+            (Measure::Softirqs, Direction::Upload) => "NET_TX softirqs",
+        }
+    }
+}
+
+fn work_done(c: &CoreUse, dir: Direction, m: Measure) -> u64 {
+    match (dir, m) {
+        (Direction::Download, Measure::Processed) => c.processed,
+        (Direction::Download, Measure::Softirqs) => c.net_rx,
+        (Direction::Upload, _) => c.net_tx,
+    }
+}
+
+/// How a direction's work is counted in `r`: a download by the packets
+/// each core processed when the report has them.
+fn measure(r: &CoreReport, dir: Direction) -> Measure {
+    let processed: u64 = r.cpus.iter().map(|c| c.processed).sum();
+    if dir == Direction::Download && processed > 0 {
+        Measure::Processed
+    } else {
+        Measure::Softirqs
     }
 }
 
@@ -61,15 +99,16 @@ fn hot_core(r: &CoreReport, dir: Direction) -> Option<HotCore<'_>> {
     }
     // The core that did the most of the work (not the busiest: another
     // core may be busy with something else).
-    let core = r.cpus.iter().max_by_key(|c| net_softirqs(c, dir))?;
-    let total: u64 = r.cpus.iter().map(|c| net_softirqs(c, dir)).sum();
+    let m = measure(r, dir);
+    let core = r.cpus.iter().max_by_key(|c| work_done(c, dir, m))?;
+    let total: u64 = r.cpus.iter().map(|c| work_done(c, dir, m)).sum();
     if (total as f64) < MIN_SOFTIRQS_PER_SECOND * r.seconds {
         return None;
     }
     let share = if total == 0 {
         0.0
     } else {
-        net_softirqs(core, dir) as f64 / total as f64
+        work_done(core, dir, m) as f64 / total as f64
     };
     let others = || r.cpus.iter().filter(|c| c.cpu != core.cpu);
     let others_max = others().map(|c| c.busy_percent).fold(0.0, f64::max);
@@ -80,6 +119,7 @@ fn hot_core(r: &CoreReport, dir: Direction) -> Option<HotCore<'_>> {
             share,
             others_max,
             others_taken,
+            counted: m,
         })
 }
 
@@ -185,6 +225,7 @@ fn one_core_finding(
         title,
     )
     .evidence("direction", dir)
+    .evidence("work counted as", hot.counted.words(dir))
     .evidence(
         &format!("CPU{} busy", hot.core.cpu),
         format!("{:.0} %", hot.core.busy_percent),
