@@ -316,6 +316,7 @@ fn guest_links(nl: &mut Netlink, paths: &Paths) -> Vec<super::inputs::GuestLink>
             super::inputs::GuestLink {
                 mtu: mtu(&guest.ifname),
                 bridge,
+                tap_queues: crate::nic::rps::tx_queue_count(&guest.ifname),
                 guest,
             }
         })

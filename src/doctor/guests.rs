@@ -26,20 +26,56 @@ fn qm_set(g: &GuestLink, line: String) -> String {
     )
 }
 
+/// The queues the running VM opened on its tap (host side), when one runs.
+fn running_queues(g: &GuestLink) -> Option<u32> {
+    g.tap_queues.filter(|&n| n > 0)
+}
+
 fn queues(g: &GuestLink, vm: &VmInfo, net: &NetLine) -> Option<Finding> {
     let have = net.queues.unwrap_or(1).max(1);
     let want = vm.vcpus.min(MAX_QUEUES);
     (net.model.as_deref() == Some("virtio") && have < want).then(|| {
-        Finding::new(
+        let f = Finding::new(
             "vm-nic-queues",
             Severity::Warning,
             Some(&g.guest.ifname),
             format!("{}: its virtio NIC has {have} queue(s) for {} vCPUs", who(g, vm), vm.vcpus),
         )
         .evidence("netM line", &net.line)
-        .evidence("vCPUs", vm.vcpus)
+        .evidence("vCPUs", vm.vcpus);
+        match running_queues(g) {
+            Some(n) => f.evidence("queues the tap carries (host side)", n),
+            None => f,
+        }
         .why("one queue means one vCPU does all of the guest's receive work; with a queue per vCPU they share it (and the guest's RSS spreads the flows)")
         .fix(qm_set(g, net.with("queues", &want.to_string())))
+    })
+}
+
+/// The guest uses another number of queues than its config gives: qemu
+/// opens them all on the tap, but a queue the guest's driver has not
+/// enabled stays detached there, so the host's tap carries only the ones
+/// in use (or the VM runs with the config it was started with).
+fn queues_in_effect(g: &GuestLink, vm: &VmInfo, net: &NetLine) -> Option<Finding> {
+    let conf = net.queues.unwrap_or(1).max(1);
+    let running = running_queues(g)?;
+    (net.model.as_deref() == Some("virtio") && running != conf).then(|| {
+        Finding::new(
+            "vm-nic-queues-not-in-effect",
+            Severity::Info,
+            Some(&g.guest.ifname),
+            format!(
+                "{}: its config gives {conf} queue(s), the guest uses {running}",
+                who(g, vm)
+            ),
+        )
+        .evidence("netM line", &net.line)
+        .evidence("queues the tap carries (host side)", running)
+        .why("a queue the guest has not enabled does no work: a Linux guest enables up to its vCPUs at boot; a VM started before the config changed runs with the old count until it restarts")
+        .fix(format!(
+            "# in VM {}: ethtool -L <its NIC> combined {conf}; or, if net{} changed since it started: qm reboot {}",
+            g.guest.nic.vmid, g.guest.nic.net, g.guest.nic.vmid
+        ))
     })
 }
 
@@ -107,10 +143,15 @@ pub(crate) fn check(inp: &Inputs, out: &mut Outcome) {
             );
             continue;
         };
-        let found: Vec<Finding> = [queues(g, vm, net), mtu(g, vm, net), firewall(g, vm, net)]
-            .into_iter()
-            .flatten()
-            .collect();
+        let found: Vec<Finding> = [
+            queues(g, vm, net),
+            queues_in_effect(g, vm, net),
+            mtu(g, vm, net),
+            firewall(g, vm, net),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
         if found.is_empty() {
             out.pass(
                 "vm-nic",

@@ -113,6 +113,10 @@ pub(crate) struct GuestLink {
     pub(crate) mtu: Option<u32>,
     /// The bridge its config names, and that bridge's MTU.
     pub(crate) bridge: Option<(String, u32)>,
+    /// The queues the tap carries now, from the host's side (what the
+    /// running VM opened); `None` when not read.
+    #[serde(default)]
+    pub(crate) tap_queues: Option<u32>,
 }
 
 impl Inputs {

@@ -36,6 +36,14 @@ pub(super) fn queue_dirs(name: &str, prefix: &str) -> Vec<PathBuf> {
     v.into_iter().map(|(_, p)| p).collect()
 }
 
+/// How many transmit queues the device runs now (`tx-N` in sysfs): for a
+/// tap, the queues its VM opened (0 when nothing holds it); `None` when
+/// the device has no queue directory here.
+pub(crate) fn tx_queue_count(name: &str) -> Option<u32> {
+    let n = queue_dirs(name, "tx-").len();
+    (queues(name).is_dir()).then_some(n as u32)
+}
+
 pub(super) fn text(p: &Path) -> Option<String> {
     Some(std::fs::read_to_string(p).ok()?.trim().to_string())
 }
