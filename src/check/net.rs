@@ -87,7 +87,7 @@ fn attempt(
     });
     match r {
         Ok(mut r) => {
-            r.cores = cores;
+            r.set_cores(cores);
             Ok(r)
         }
         Err(NetError::ServerBusy) => Err(Attempt::Busy),

@@ -46,7 +46,7 @@ pub(crate) fn net(
         net::run_client_waiting(cfg, progress, cancel, &mut || {}).map(|(r, _busy_retries)| r)
     });
     let mut report = report?;
-    report.cores = cores;
+    report.set_cores(cores);
     let ifaces: Vec<String> = iface.iter().cloned().collect();
     let row = rows::bench_net(
         peer.label(),

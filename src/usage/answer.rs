@@ -17,6 +17,17 @@ pub(crate) struct LinkUsage {
     pub(crate) iface: String,
     pub(crate) span: Span,
     pub(crate) verdict: Verdict,
+    /// The highest rate of each hour, oldest first: what a chart draws.
+    #[serde(default)]
+    pub(crate) hourly_peaks: Vec<HourPeak>,
+}
+
+/// The highest received and sent rate (bit/s) of the hour at `start`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct HourPeak {
+    pub(crate) start: i64,
+    pub(crate) rx_bps: f64,
+    pub(crate) tx_bps: f64,
 }
 
 /// The answer for every link asked about.
@@ -112,10 +123,19 @@ fn link_usage(
         return Ok(None);
     };
     let path = store::path_figures(h, &iface, since)?;
+    let hourly_peaks = stats::hourly_peaks(buckets)
+        .into_iter()
+        .map(|(start, rx_bps, tx_bps)| HourPeak {
+            start,
+            rx_bps,
+            tx_bps,
+        })
+        .collect();
     Ok(Some(LinkUsage {
         verdict: verdict::judge(&span, &path),
         iface,
         span,
+        hourly_peaks,
     }))
 }
 
@@ -154,5 +174,25 @@ mod tests {
             assert_eq!(u.links.len(), 1);
         }
         assert_ne!(both[0].links[0].span, both[1].links[0].span);
+        // The chart's points: one per hour, oldest first, each the hour's
+        // highest rate; the month has every hour of the day's and more.
+        let (day, month) = (
+            &both[0].links[0].hourly_peaks,
+            &both[1].links[0].hourly_peaks,
+        );
+        for peaks in [day, month] {
+            assert!(peaks.windows(2).all(|w| w[0].start < w[1].start));
+            assert!(peaks.iter().all(|p| p.start % 3600 == 0));
+        }
+        let want: std::collections::BTreeSet<i64> = hours
+            .iter()
+            .chain(&minutes)
+            .map(|b| b.start.div_euclid(3600) * 3600)
+            .collect();
+        assert_eq!(month.len(), want.len());
+        assert!(month.iter().map(|p| p.start).eq(want.iter().copied()));
+        assert_eq!(month.last(), day.last());
+        // The newest hour's minutes are i = 1 to 60 at 3 Mbit/s × i.
+        assert_eq!(month.last().unwrap().rx_bps, 3e6 * 60.0);
     }
 }

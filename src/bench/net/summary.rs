@@ -93,6 +93,31 @@ pub struct NetReport {
     /// that sampled them (`ops::bench::net`); none on the server side.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) cores: Option<crate::cpu::report::CoreReport>,
+    /// `cores` in a line, as the text prints it ("download: CPU1 99 %
+    /// (softirq 91 %) …"): every front end shows these words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) cores_line: Option<String>,
+}
+
+impl NetReport {
+    /// What this side's test was, seen from it: "upload", "download",
+    /// "both ways".
+    pub(crate) fn direction_word(&self) -> &'static str {
+        use super::params::TestDirection as D;
+        match (self.direction, self.side == "client") {
+            (D::Bidir, _) => "both ways",
+            (D::Forward, true) | (D::Reverse, false) => "upload",
+            _ => "download",
+        }
+    }
+
+    /// This host's cores during the test, and their line.
+    pub(crate) fn set_cores(&mut self, cores: Option<crate::cpu::report::CoreReport>) {
+        self.cores_line = cores
+            .as_ref()
+            .map(|c| crate::cpu::text::line(self.direction_word(), c));
+        self.cores = cores;
+    }
 }
 
 /// What `build` needs.
@@ -286,6 +311,7 @@ pub(crate) fn build(input: BuildInput<'_>) -> Result<NetReport, NetError> {
         start: input.start,
         samples: input.samples,
         cores: None,
+        cores_line: None,
     })
 }
 

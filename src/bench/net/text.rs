@@ -272,20 +272,10 @@ pub(crate) fn summary(r: &NetReport) -> String {
             r.remote_congestion.as_deref().unwrap_or("?")
         );
     }
-    if let Some(cores) = &r.cores {
-        let _ = writeln!(out, "{}", crate::cpu::text::line(direction_word(r), cores));
+    if let Some(line) = &r.cores_line {
+        let _ = writeln!(out, "{line}");
     }
     out
-}
-
-/// What this side's test was, seen from it: "upload", "download", "both ways".
-fn direction_word(r: &NetReport) -> &'static str {
-    use super::params::TestDirection as D;
-    match (r.direction, r.side == "client") {
-        (D::Bidir, _) => "both ways",
-        (D::Forward, true) | (D::Reverse, false) => "upload",
-        _ => "download",
-    }
 }
 
 #[cfg(test)]
