@@ -97,7 +97,22 @@ class Page:
                     speed_text: r.querySelector('[data-field=speed]').textContent,
                     usage: r.querySelector('[data-field=usage]').textContent, faster: r.querySelector('[data-field=usage]').dataset.faster}))"""),
                 "check": self.check_line(),
-                "buttons": self.buttons()}
+                "buttons": self.buttons(),
+                "usage": [self.usage_charts(days) for days in (30, 7)]}
+
+    def usage_charts(self, days):
+        """The Overview's usage card over `days` (picked as a user picks
+        it): per link its verdict and each chart's points and speed line."""
+        self.js("""const s = document.getElementById('usage-days');
+                   if (s.value !== String(arguments[0])) { s.value = String(arguments[0]); s.dispatchEvent(new Event('change')); }""", days)
+        self.until(f"the usage charts over {days} days", lambda: self.js(
+            "const b = document.getElementById('usage-charts'); return b.dataset.loaded === '1' && b.dataset.days === String(arguments[0])", days))
+        return self.js("""const b = document.getElementById('usage-charts');
+            return {days: Number(b.dataset.days), links: [...b.querySelectorAll('.hl-usage-link')].map(l => ({name: l.dataset.link,
+                verdict: l.querySelector('[data-field=verdict]').textContent,
+                charts: [...l.querySelectorAll('figure[data-metric]')].map(f => ({metric: f.dataset.metric,
+                    speed: Number((f.querySelector('line.hl-chart-baseline') || {dataset: {}}).dataset.baseline || 0),
+                    points: [...f.querySelectorAll('circle.hl-chart-dot')].map(c => [Number(c.dataset.ts), Number(c.dataset.value)])}))}))}""")
 
     def workload(self, name, count):
         """Ask the Overview whether the host carries `name` x `count`."""
@@ -238,15 +253,46 @@ class Page:
             f"const s = document.querySelector('{sel}'); return s && ['confirmed','error'].includes(s.dataset.state)"), timeout=120)
         return self.js(f"return document.querySelector('{sel}').dataset.state + ': ' + document.querySelector('{sel}').textContent")
 
-    def set_mtu(self, link, mtu):
+    def answer_dialog(self, button):
+        """Wait for the confirmation dialog, press `button` (dialog-apply
+        or dialog-cancel); what it asked, where the focus was, and whether
+        it is gone."""
+        self.until("the confirmation dialog", lambda: self.js("return !!document.getElementById('hl-dialog')"))
+        asked = self.js("""const d = document.getElementById('hl-dialog');
+            return {title: d.querySelector('h2').textContent, text: d.querySelector('p').textContent,
+                    role: d.getAttribute('role'), modal: d.getAttribute('aria-modal'),
+                    focus: document.activeElement.id}""")
+        self.d.find_element(By.ID, button).click()
+        asked["gone"] = self.js("return !document.getElementById('hl-dialog')")
+        return asked
+
+    def set_mtu(self, link, mtu, answer="dialog-apply"):
         self.tab("links")
         self.js("""const s = document.getElementById('mtu-link');
                    s.value = [...s.options].find(o => o.textContent === arguments[0]).value;
                    document.getElementById('mtu-value').value = arguments[1];""", link, mtu)
         self.d.find_element(By.ID, "mtu-apply").click()
-        self.until("the MTU confirmed", lambda: self.js(
-            "const s = document.querySelector('#change-result [data-state]'); return s && ['confirmed','error'].includes(s.dataset.state)"), timeout=120)
-        return self.js("const s = document.querySelector('#change-result [data-state]'); return s.dataset.state + ': ' + s.textContent")
+        asked = self.answer_dialog(answer)
+        self.until("the MTU confirmed or cancelled", lambda: self.js(
+            "const s = document.querySelector('#change-result [data-state]'); return s && ['confirmed','error','cancelled'].includes(s.dataset.state)"), timeout=120)
+        asked["result"] = self.js("const s = document.querySelector('#change-result [data-state]'); return s.dataset.state + ': ' + s.textContent")
+        return asked
+
+    def dialog_axe(self):
+        """axe-core on the page with the MTU's confirmation dialog open (then
+        cancelled)."""
+        self.tab("links")
+        self.d.find_element(By.ID, "mtu-apply").click()
+        self.until("the confirmation dialog", lambda: self.js("return !!document.getElementById('hl-dialog')"))
+        if not self.js("return !!window.axe"):
+            self.js(open(os.environ["HLCTL_AXE"]).read())
+        found = self.d.execute_async_script("""const done = arguments[arguments.length - 1];
+            axe.run(document, {resultTypes: ['violations']})
+               .then(r => done(r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.length,
+                                                      targets: v.nodes.slice(0, 3).map(n => n.target.join(' '))}))))
+               .catch(e => done([{id: 'axe-error', impact: 'critical', help: String(e), nodes: 0, targets: []}]));""")
+        self.d.find_element(By.ID, "dialog-cancel").click()
+        return found
 
     def tune(self, peer):
         """Tune eth0 against `peer`; keep what it kept when asked."""
@@ -258,6 +304,7 @@ class Page:
                    document.getElementById('tune-runs').value = 3;
                    document.getElementById('tune-time').value = 1;""", peer)
         self.d.find_element(By.ID, "tune-run").click()
+        self.answer_dialog("dialog-apply")
         done = "document.getElementById('tune-result').dataset.loaded === '1' || !!document.querySelector('#tune-progress [data-state=error]')"
         self.until("the tune's question or its end", lambda: self.js(f"return !!document.getElementById('tune-keep') || {done}"), timeout=400)
         asked = self.js("return !!document.getElementById('tune-keep')")
@@ -298,7 +345,11 @@ class Page:
         return {"progress": seen,
                 "state": self.js("return (document.querySelector('#bench-result [data-state]') || {dataset: {}}).dataset.state || 'none'"),
                 "text": self.js("return document.getElementById('bench-progress').textContent + document.getElementById('bench-result').textContent"),
-                "figures": self.js("return Object.fromEntries([...document.querySelectorAll('#bench-figures [data-figure]')].map(d => [d.dataset.figure, d.textContent]))")}
+                "figures": self.js("return Object.fromEntries([...document.querySelectorAll('#bench-figures [data-figure]')].map(d => [d.dataset.figure, d.textContent]))"),
+                "cores": self.js("""const b = document.getElementById('bench-cores');
+                    return b ? {line: b.querySelector('[data-field=cores-line]').textContent,
+                                cpus: [...b.querySelectorAll('tbody tr')].map(r => ({cpu: Number(r.dataset.cpu),
+                                    ...Object.fromEntries([...r.querySelectorAll('[data-share]')].map(c => [c.dataset.share, Number(c.dataset.value)]))}))} : null""")}
 
     def stacks(self):
         self.tab("links")
@@ -356,6 +407,7 @@ class Page:
                    s.value = [...s.options].find(o => o.textContent === arguments[0]).value;
                    document.getElementById('mtu-value').value = arguments[1];""", link, mtu)
         self.d.find_element(By.ID, "mtu-apply").click()
+        self.answer_dialog("dialog-apply")
         state = None
         end = time.time() + 60
         while time.time() < end and state not in ("testing", "confirmed", "error"):
@@ -420,6 +472,11 @@ def main():
             result["buttons_doctor"] = p.buttons()
             if role == "admin":
                 result["fix"] = p.apply_fix("offload-off")
+                mtu_was = [r for r in p.links() if r["name"] == "eth0"][0]["mtu"]
+                result["mtu_cancelled"] = p.set_mtu("eth0", 1300, "dialog-cancel")
+                time.sleep(2)
+                result["mtu_cancelled"]["mtu_before"] = mtu_was
+                result["mtu_cancelled"]["mtu_after"] = [r for r in p.links() if r["name"] == "eth0"][0]["mtu"]
                 result["mtu"] = p.set_mtu("eth0", 1400)
                 p.shot("links-changed-admin")
                 result["bench"] = {
@@ -448,6 +505,8 @@ def main():
                 time.sleep(2)
             result["history"] = p.history()
             result["axe"] = p.axe()
+            if role == "admin":
+                result["axe"]["dialog"] = p.dialog_axe()
             if role == "viewer":
                 # Both of the shell's themes, and a phone's width.
                 result["theme_dark"] = p.theme("dark")

@@ -4,7 +4,7 @@
 // typed Result). hlctld stores the result in the history as `hlctl bench`
 // does. Starting one needs the run-benchmark authorization (admin only by
 // the policy), so in limited access the button is disabled with the reason.
-import { el, errorText, val } from "./dom.js";
+import { el, errorText, spinning, val } from "./dom.js";
 import { bps as rate, value } from "./units.js";
 import { gate } from "./access.js";
 import { jobDone } from "./jobs.js";
@@ -72,6 +72,29 @@ function showProgress(box, job) {
                            bar, " ", `${job.Message || job.State}${pct}`));
 }
 
+// The cores during a net run: the CLI's line (`cores_line`) and a row per
+// CPU with its busy share split as /proc/stat splits it.
+const SHARES = [["softirq_percent", "Softirq"], ["system_percent", "System"], ["user_percent", "User"],
+    ["irq_percent", "IRQ"], ["steal_percent", "Steal"]];
+
+function coresView(report) {
+    const c = report.cores;
+    if (!c || !c.cpus)
+        return null;
+    const pct = v => `${v.toFixed(1)} %`;
+    return el("div", { id: "bench-cores" },
+              el("h3", {}, "The cores during the run"),
+              el("p", { "data-field": "cores-line" }, report.cores_line || ""),
+              el("table", { class: "hl-table hl-compact", id: "bench-cores-table" },
+                 el("thead", {}, el("tr", {}, ["CPU", "Busy", ...SHARES.map(s => s[1]), "NET_RX"].map(h => el("th", { scope: "col" }, h)))),
+                 el("tbody", {}, c.cpus.map(u => el("tr", { "data-cpu": u.cpu },
+                     el("th", { scope: "row" }, `CPU${u.cpu}`),
+                     el("td", { "data-share": "busy_percent", "data-value": u.busy_percent },
+                        el("meter", { min: 0, max: 100, value: u.busy_percent, "aria-label": `CPU${u.cpu} busy` }), ` ${pct(u.busy_percent)}`),
+                     SHARES.map(([k]) => el("td", { "data-share": k, "data-value": u[k] }, pct(u[k]))),
+                     el("td", { "data-share": "net_rx", "data-value": u.net_rx }, String(u.net_rx)))))));
+}
+
 function showResult(box, kind, state, result, json) {
     const failure = val(result.error) || (state !== "succeeded" ? (JSON.parse(json || "{}").error || state) : "");
     if (failure) {
@@ -82,13 +105,14 @@ function showResult(box, kind, state, result, json) {
     box.replaceChildren(el("p", { class: "hl-status hl-success", "data-state": "succeeded", "data-kind": kind },
                            `${kind} benchmark done; stored in the history.`),
                         el("dl", { class: "hl-evidence", id: "bench-figures" },
-                           rows.map(([k, v]) => [el("dt", {}, k), el("dd", { "data-figure": k }, v)])));
+                           rows.map(([k, v]) => [el("dt", {}, k), el("dd", { "data-figure": k }, v)])),
+                        kind === "net" ? coresView(JSON.parse(json || "{}")) : null);
 }
 
 async function run(client, progress, result) {
     const kind = document.getElementById("bench-kind").value;
     result.replaceChildren();
-    progress.replaceChildren(el("p", { class: "hl-status" }, "Starting…"));
+    progress.replaceChildren(spinning("Starting…"));
     const [path] = await client.call("/org/hlctl/Daemon1", "org.hlctl.Daemon1.Manager", "StartBenchmark",
                                      [kind, params(kind), {}]);
     const [state, json, typed] = await jobDone(client, path, job => showProgress(progress, job));

@@ -5,6 +5,7 @@
 // checkpoints).
 /* global cockpit */
 import { el, errorText } from "./dom.js";
+import { askFirst } from "./dialog.js";
 
 const GROUPS = ["mtu", "txqueuelen", "gso-max-size", "feature", "ring", "pause", "link", "channels", "coalesce"];
 const SINGLE = ["mtu", "txqueuelen", "gso-max-size"];
@@ -62,8 +63,32 @@ function sleep(ms) {
     return new Promise(resolve => window.setTimeout(resolve, ms));
 }
 
-// Apply `settings` to the link at `path`, checkpointed; report into `out`.
-export async function applyWithCheckpoint(client, path, settings, out) {
+// Settings that may take the link down for a moment: a new MTU, link
+// modes, and rings and channels, which many drivers apply by resetting
+// the NIC.
+const CUTTING = ["mtu", "link.", "ring.", "channels."];
+
+export function mayCut(settings) {
+    return Object.keys(settings).filter(k => CUTTING.some(c => k === c || (c.endsWith(".") && k.startsWith(c))));
+}
+
+// The question before such a change of link `name`: cancelled changes nothing.
+export function askBeforeCut(name, keys) {
+    return askFirst(`Change ${keys.join(", ")} of ${name}?`,
+                    `This may take ${name} down for a moment (many drivers reset the NIC to apply it). ` +
+                    `If this browser reaches the host through ${name}, the page may lose its connection; ` +
+                    `hlctld then puts the old values back after ${ROLLBACK_S} s.`,
+                    "Apply");
+}
+
+// Apply `settings` to the link at `path` (named `name`), checkpointed,
+// after asking when it may cut the connection; report into `out`.
+export async function applyWithCheckpoint(client, path, name, settings, out) {
+    const risky = mayCut(settings);
+    if (risky.length && !(await askBeforeCut(name, risky))) {
+        out.replaceChildren(el("p", { class: "hl-status", "data-state": "cancelled" }, "Cancelled: nothing was changed."));
+        return false;
+    }
     out.replaceChildren(el("p", { class: "hl-status", "data-state": "applying" }, "Applying…"));
     let rows, summary;
     try {

@@ -1,7 +1,7 @@
 // The Doctor tab: run it as a job, show its progress, then its findings by
 // severity with evidence and the fix; a fix hlctl can apply is a button
 // that applies it through ApplyChanges with a checkpoint.
-import { el, errorText } from "./dom.js";
+import { el, errorText, spinning } from "./dom.js";
 import { gate } from "./access.js";
 import { applyWithCheckpoint, parseFix } from "./change.js";
 import { jobDone } from "./jobs.js";
@@ -24,7 +24,7 @@ function fixLine(client, links, line, i) {
             if (!path)
                 out.replaceChildren(el("p", { class: "hl-danger" }, `NoSuchInterface: ${fix.iface}`));
             else
-                applyWithCheckpoint(client, path, fix.settings, out).finally(() => gate(out.parentElement));
+                applyWithCheckpoint(client, path, fix.iface, fix.settings, out).finally(() => gate(out.parentElement));
         }
     }, "Apply fix");
     return el("li", {}, el("code", {}, line), " ", button, el("span", { class: "hl-reason" }), out);
@@ -66,12 +66,12 @@ export function startDoctor(client, links) {
         const peer = document.getElementById("doctor-peer").value.trim();
         const options = peer ? { peer: { t: "s", v: peer } } : {};
         document.getElementById("doctor-findings").replaceChildren();
-        progress.replaceChildren(el("p", { class: "hl-status" }, "Starting…"));
+        progress.replaceChildren(spinning("Starting…"));
         try {
             const [path] = await client.call("/org/hlctl/Daemon1", "org.hlctl.Daemon1.Manager", "Doctor", [options]);
             const [state, json] = await jobDone(client, path, job => {
                 const pct = job.ProgressValid ? ` ${Math.round(job.Progress * 100)} %` : "";
-                progress.replaceChildren(el("p", { class: "hl-status" }, `${job.Message || "Running"}${pct}`));
+                progress.replaceChildren(spinning(`${job.Message || "Running"}${pct}`));
             });
             const report = JSON.parse(json);
             if (state !== "succeeded" || report.error)

@@ -20,6 +20,16 @@ export function el(tag, attrs, ...children) {
     return e;
 }
 
+// Cockpit's spinner, for a job that runs.
+export function spinner() {
+    return el("span", { class: "hl-spinner", "aria-hidden": "true" });
+}
+
+// A status line with the spinner before `text`.
+export function spinning(text) {
+    return el("p", { class: "hl-status" }, spinner(), ` ${text}`);
+}
+
 // An error as the daemon phrased it: "Busy: eth0 is held by ...".
 export function errorText(err) {
     if (!err)

@@ -123,7 +123,8 @@ export function startLinks(client) {
         const out = document.getElementById("change-result");
         const button = document.getElementById("mtu-apply");
         button.disabled = true;
-        applyWithCheckpoint(client, select.value, { mtu: { t: "u", v: mtu } }, out)
+        const name = links[select.value] ? links[select.value].Name : select.value;
+        applyWithCheckpoint(client, select.value, name, { mtu: { t: "u", v: mtu } }, out)
                 .finally(() => gate(form));
     });
     return links;

@@ -1,13 +1,15 @@
 // The Overview tab, the owner's questions on one screen: per link its speed
 // against what it supports and `hlctl usage`'s upgrade verdict; the last
 // check against the newest baseline (`hlctl compare`); "Run check now"
-// (Manager.Check as a job, with its progress). Reads are open to everyone;
+// (Manager.Check as a job, with its progress); each link's usage chart
+// (usage.js). Reads are open to everyone;
 // the check needs run-benchmark (the button is gated as every change).
-import { el, errorText, val } from "./dom.js";
+import { el, errorText, spinning, val } from "./dom.js";
 import { gate } from "./access.js";
 import { bestMode } from "./links.js";
 import { jobDone } from "./jobs.js";
 import { speed, utc } from "./units.js";
+import { startUsage } from "./usage.js";
 
 const MANAGER = ["/org/hlctl/Daemon1", "org.hlctl.Daemon1.Manager"];
 // The usage window the verdicts speak of (`hlctl usage`'s default).
@@ -113,12 +115,12 @@ async function runCheck(client, links) {
     const button = document.getElementById("overview-run-check");
     const progress = document.getElementById("overview-progress");
     button.disabled = true;
-    progress.replaceChildren(el("p", { class: "hl-status" }, el("span", { class: "hl-spinner", "aria-hidden": "true" }), " Starting the check…"));
+    progress.replaceChildren(spinning("Starting the check…"));
     try {
         const [path] = await client.call(...MANAGER, "Check", [{}]);
         const [state, json] = await jobDone(client, path, job => {
             const pct = job.ProgressValid ? ` ${Math.round(job.Progress * 100)} %` : "";
-            progress.replaceChildren(el("p", { class: "hl-status" }, el("span", { class: "hl-spinner", "aria-hidden": "true" }), ` ${job.Message || "Running"}${pct}`));
+            progress.replaceChildren(spinning(`${job.Message || "Running"}${pct}`));
         });
         const out = JSON.parse(json);
         if (state !== "succeeded" || out.error)
@@ -135,6 +137,8 @@ async function runCheck(client, links) {
 
 export function startOverview(client, links) {
     document.getElementById("overview-run-check").addEventListener("click", () => runCheck(client, links));
-    links.wait().then(() => load(client, links));
-    return () => load(client, links);
+    const usage = startUsage(client);
+    const reload = () => { load(client, links); usage() };
+    links.wait().then(reload);
+    return reload;
 }

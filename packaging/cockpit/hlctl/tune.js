@@ -3,10 +3,11 @@
 // kept changes wait for "Keep"; without it (tab closed, "Roll back", the
 // deadline) hlctld rolls them back. Then the steps: before, tried, Δ,
 // KEPT or reverted.
-import { el, errorText } from "./dom.js";
+import { el, errorText, spinner } from "./dom.js";
 import { bps as rate } from "./units.js";
 import { gate } from "./access.js";
 import { jobDone } from "./jobs.js";
+import { askFirst } from "./dialog.js";
 
 const JOB = "org.hlctl.Daemon1.Job";
 
@@ -67,13 +68,24 @@ export function startTune(client, links) {
         };
         // The job's message, and apart from it (not redrawn with every
         // message) the question while kept changes await confirmation.
+        if (!options.dry_run.v && !(await askFirst(
+            `Tune ${select.value}?`,
+            `The tune tries changes on ${select.value} one at a time${options.no_mtu.v ? "" : " (the MTU among them)"}, ` +
+            "and some (rings, channels, the MTU) may take the link down for a moment. Each change that does not help is " +
+            "put back at once; the kept ones wait for your Keep and are rolled back without it.",
+            "Tune"))) {
+            progress.replaceChildren(el("p", { class: "hl-status", "data-state": "cancelled" }, "Cancelled: nothing was changed."));
+            gate(form);
+            return;
+        }
         const line = el("p", { class: "hl-status" });
+        const say = text => line.replaceChildren(spinner(), ` ${text}`);
         const ask = el("div");
         progress.replaceChildren(line, ask);
         try {
             const [path] = await client.call("/org/hlctl/Daemon1", "org.hlctl.Daemon1.Manager", "Tune", [options]);
             const [state, json] = await jobDone(client, path, job => {
-                line.textContent = job.Message || job.State;
+                say(job.Message || job.State);
                 line.dataset.state = job.State;
                 const waiting = job.State === "awaiting-confirmation";
                 if (waiting && !ask.firstChild) {

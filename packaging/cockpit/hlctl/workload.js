@@ -4,7 +4,7 @@
 // `workloads`: the verdict, the owner's sentence and a row per layer.
 // Open to everyone: a caller without run-benchmark gets the read-only
 // doctor, whose layers come from the history.
-import { el, errorText } from "./dom.js";
+import { el, errorText, spinning } from "./dom.js";
 import { jobDone } from "./jobs.js";
 import { layer as layerValue } from "./units.js";
 
@@ -42,13 +42,12 @@ async function ask(client) {
     const peer = document.getElementById("workload-peer").value.trim();
     if (peer)
         options.peer = { t: "s", v: peer };
-    const spin = text => el("p", { class: "hl-status" }, el("span", { class: "hl-spinner", "aria-hidden": "true" }), ` ${text}`);
-    progress.replaceChildren(spin("Starting…"));
+    progress.replaceChildren(spinning("Starting…"));
     try {
         const [path] = await client.call(...MANAGER, "Doctor", [options]);
         const [state, json] = await jobDone(client, path, job => {
             const pct = job.ProgressValid ? ` ${Math.round(job.Progress * 100)} %` : "";
-            progress.replaceChildren(spin(`${job.Message || "Running"}${pct}`));
+            progress.replaceChildren(spinning(`${job.Message || "Running"}${pct}`));
         });
         const report = JSON.parse(json);
         if (state !== "succeeded" || report.error)
