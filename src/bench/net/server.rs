@@ -344,12 +344,15 @@ fn run_session(
     on_test: &(dyn Fn(&TestOutcome) + Sync),
 ) {
     let (shared, progress) = (ctx.shared, ctx.progress);
-    let result = serve_test(conn, peer, &ctx);
+    let result = serve_test(&conn, peer, &ctx);
     *shared.streams.lock().unwrap_or_else(|p| p.into_inner()) = None;
     drop(gate);
     // Done with the client: the next one is served as soon as
-    // the lines and the callback below return.
+    // the lines and the callback below return. The control connection
+    // closes only now, so a client that saw it close (a refused test, a
+    // server error) and tries again at once is served, not told busy.
     shared.phase.store(DONE, Ordering::SeqCst);
+    drop(conn);
     match &result {
         Ok(r) => {
             shared.completed.fetch_add(1, Ordering::Relaxed);

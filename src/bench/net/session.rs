@@ -74,15 +74,15 @@ pub(super) struct Ctx<'a> {
 }
 
 pub(super) fn serve_test(
-    ctrl: TcpStream,
+    ctrl: &TcpStream,
     peer: SocketAddr,
     ctx: &Ctx<'_>,
 ) -> Result<NetReport, NetError> {
     let told = Cell::new(false);
-    let result = serve_steps(&ctrl, peer, ctx, &told);
+    let result = serve_steps(ctrl, peer, ctx, &told);
     match &result {
         Err(NetError::Cancelled) if !told.get() => {
-            let _ = control::write_state(&ctrl, State::ServerTerminate, Duration::from_secs(1));
+            let _ = control::write_state(ctrl, State::ServerTerminate, Duration::from_secs(1));
         }
         Err(
             err @ (NetError::BadParams { .. }
@@ -91,7 +91,7 @@ pub(super) fn serve_test(
             | NetError::ServerLimit { .. }
             | NetError::AuthRefused(_)),
         ) => {
-            let _ = control::write_server_error(&ctrl, err.i_errno(), 0, Duration::from_secs(1));
+            let _ = control::write_server_error(ctrl, err.i_errno(), 0, Duration::from_secs(1));
         }
         _ => {}
     }
