@@ -147,7 +147,7 @@ fn beside_the_transfer_raw_tcp_and_the_local_disk_run_and_a_verdict_is_said() {
         .spawn()
         .expect("iperf3 (scripts/setup.sh installs it)"),
     );
-    std::thread::sleep(Duration::from_millis(300));
+    common::net::wait_listening(port);
     let target = format!(
         "ssh://root@127.0.0.1:{}{}",
         sshd.port,

@@ -7,7 +7,6 @@
 
 mod common;
 
-use std::net::TcpStream;
 use std::process::Command;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -17,17 +16,10 @@ use common::net::*;
 use hlctl::bench::net::{NetError, run_client_waiting};
 use hlctl::bench::progress::{Cancel, ProgressEvent};
 
-/// A server that listens (≤ 5 s), kept as a guarded child.
+/// A server that listens (≤ 10 s), kept as a guarded child.
 fn listening(port: u16, cmd: &mut Command) -> Proc {
     let p = Proc::spawn(cmd);
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "{cmd:?} never listened");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    // The probe connection above is a client that went away: let the
-    // server settle before the real ones.
-    std::thread::sleep(Duration::from_millis(300));
+    wait_listening(port);
     p
 }
 

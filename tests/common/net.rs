@@ -31,6 +31,37 @@ pub fn free_port() -> u16 {
     panic!("no port free for both TCP and UDP");
 }
 
+/// Wait (at most 10 s) until a socket of this network namespace listens on
+/// TCP `port`, read from `/proc/net/tcp` and `tcp6`: no probe connection,
+/// which an iperf3 server would take for a client (and answer the next one
+/// busy for a moment).
+pub fn wait_listening(port: u16) {
+    let listening = || {
+        ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|f| {
+            std::fs::read_to_string(f).is_ok_and(|t| {
+                t.lines().skip(1).any(|l| {
+                    let cols: Vec<&str> = l.split_whitespace().collect();
+                    cols.len() > 3
+                        && cols[3] == "0A"
+                        && cols[1]
+                            .rsplit(':')
+                            .next()
+                            .and_then(|p| u16::from_str_radix(p, 16).ok())
+                            == Some(port)
+                })
+            })
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !listening() {
+        assert!(
+            Instant::now() < deadline,
+            "nothing listened on TCP port {port} within 10 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// A child process with captured output; killed by its pid and reaped on drop
 /// (by its [`ChildGuard`]).
 pub struct Proc {
