@@ -147,7 +147,7 @@ fn beside_the_transfer_raw_tcp_and_the_local_disk_run_and_a_verdict_is_said() {
         .spawn()
         .expect("iperf3 (scripts/setup.sh installs it)"),
     );
-    common::net::wait_listening(port);
+    common::net::wait_listening(port, Duration::from_secs(10));
     let target = format!(
         "ssh://root@127.0.0.1:{}{}",
         sshd.port,

@@ -336,15 +336,6 @@ fn confirm_is_refused_unless_the_job_awaits_it() {
     }
 }
 
-/// Until something accepts on 127.0.0.1:`port` (at most 5 s).
-fn wait_listening(port: u16) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "nothing listens on {port}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 #[test]
 fn an_unauthorized_doctor_measures_nothing_and_stores_nothing() {
     let lab = DaemonLab::new(&[]);
@@ -359,7 +350,7 @@ fn an_unauthorized_doctor_measures_nothing_and_stores_nothing() {
         "-p",
         &port.to_string(),
     ]));
-    wait_listening(port);
+    common::net::wait_listening(port, Duration::from_secs(5));
     let peer = format!("127.0.0.1:{port}");
     let t0 = Instant::now();
     let out = lab.rig.hlctl_as(

@@ -381,25 +381,6 @@ fn json_stream_lines_in_iperf3_321_layout() {
     );
 }
 
-/// Until something listens on 127.0.0.1:`port` (read from /proc/net/tcp:
-/// a connection would be a test to `iperf3 -s -1`), at most 5 s.
-fn wait_listening(port: u16) {
-    let local = format!("0100007F:{port:04X}");
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while Instant::now() < deadline {
-        let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
-        let listening = table.lines().any(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            f.get(1) == Some(&local.as_str()) && f.get(3) == Some(&"0A")
-        });
-        if listening {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    panic!("nothing listens on 127.0.0.1:{port} after 5 s");
-}
-
 /// `--json-stream` is live, as iperf3 3.17+'s: `hlctl --local bench net
 /// -t 3 -i 1 -J --json-stream` against the real `iperf3 -s`, its stdout read
 /// line by line as the lines arrive. The first interval comes at least a
@@ -413,7 +394,7 @@ fn json_stream_lines_come_as_the_test_runs() {
     let port = free_port();
     let srv_state = tempfile::tempdir().unwrap();
     let srv = server(Server::Iperf3, port, &srv_state);
-    wait_listening(port);
+    wait_listening(port, Duration::from_secs(5));
     let state = tempfile::tempdir().unwrap();
     let mut client = common::ChildGuard(
         Command::new(env!("CARGO_BIN_EXE_hlctl"))

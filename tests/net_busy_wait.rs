@@ -16,10 +16,10 @@ use common::net::*;
 use hlctl::bench::net::{NetError, run_client_waiting};
 use hlctl::bench::progress::{Cancel, ProgressEvent};
 
-/// A server that listens (≤ 10 s), kept as a guarded child.
+/// A server that listens (≤ 5 s), kept as a guarded child.
 fn listening(port: u16, cmd: &mut Command) -> Proc {
     let p = Proc::spawn(cmd);
-    wait_listening(port);
+    wait_listening(port, Duration::from_secs(5));
     p
 }
 

@@ -8,7 +8,7 @@ mod common;
 
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::net::*;
 use hlctl::bench::net::{
@@ -23,23 +23,6 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// Wait (≤ 10 s) until something listens on TCP `port` of 127.0.0.1,
-/// without connecting to it (a one-off server would take that as its test).
-fn wait_listening(port: u16) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < deadline {
-        let out = Command::new("ss")
-            .args(["-ltnH", &format!("sport = :{port}")])
-            .output()
-            .expect("run ss");
-        if !out.stdout.is_empty() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("nothing listens on port {port} after 10 s");
 }
 
 /// The number of `name` calls in an `strace -c -o FILE` summary.
@@ -106,7 +89,7 @@ fn zerocopy_sends_with_sendfile_to_iperf3_312() {
     let _one = serial();
     let port = free_port();
     let server = iperf3_server(port);
-    wait_listening(port);
+    wait_listening(port, Duration::from_secs(10));
     let dir = tempdir();
     let summary = dir.path().join("strace");
     let state = dir.path().join("state");
@@ -170,7 +153,7 @@ fn zerocopy_reverse_makes_hlctl_serve_send_with_sendfile() {
             &p,
         ],
     ));
-    wait_listening(port);
+    wait_listening(port, Duration::from_secs(10));
     let mut c = cfg(port);
     c.zerocopy = true;
     c.direction = TestDirection::Reverse;
@@ -200,7 +183,7 @@ fn gsro_datagrams_are_counted_by_iperf3_312_and_hlctl_serve() {
         let _one = serial();
         let port = free_port();
         let server = iperf3_server(port);
-        wait_listening(port);
+        wait_listening(port, Duration::from_secs(10));
         let report = run_client_retry(&gsro(port, direction)).expect("--gsro against iperf3 3.12");
         let (status, out, err) = server.finish(Duration::from_secs(15));
         let theirs = iperf3_json(status, &out, &err);
@@ -290,7 +273,7 @@ fn cntl_ka_puts_a_keepalive_timer_on_the_control_connection_only() {
         } else {
             let port = free_port();
             let p = iperf3_server(port);
-            wait_listening(port);
+            wait_listening(port, Duration::from_secs(10));
             (port, Some(p), None)
         };
         let mut c = cfg(port);

@@ -31,11 +31,11 @@ pub fn free_port() -> u16 {
     panic!("no port free for both TCP and UDP");
 }
 
-/// Wait (at most 10 s) until a socket of this network namespace listens on
-/// TCP `port`, read from `/proc/net/tcp` and `tcp6`: no probe connection,
-/// which an iperf3 server would take for a client (and answer the next one
-/// busy for a moment).
-pub fn wait_listening(port: u16) {
+/// Wait (at most `limit`) until a socket of this network namespace listens
+/// on TCP `port`, read from `/proc/net/tcp` and `tcp6`: no probe
+/// connection, which an iperf3 server would take for a client (a test to
+/// `iperf3 -s -1`, a busy answer to the next one for a moment).
+pub fn wait_listening(port: u16, limit: Duration) {
     let listening = || {
         ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|f| {
             std::fs::read_to_string(f).is_ok_and(|t| {
@@ -52,11 +52,11 @@ pub fn wait_listening(port: u16) {
             })
         })
     };
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + limit;
     while !listening() {
         assert!(
             Instant::now() < deadline,
-            "nothing listened on TCP port {port} within 10 s"
+            "nothing listened on TCP port {port} within {limit:?}"
         );
         std::thread::sleep(Duration::from_millis(20));
     }
