@@ -74,6 +74,11 @@ const MIGRATIONS: &[&str] = &[
         rx_p95 INTEGER NOT NULL, tx_p95 INTEGER NOT NULL,
         PRIMARY KEY (iface, t)
     ) WITHOUT ROWID;",
+    // 4: the single-thread CPU metric is "cpu 1 thread" (store::cpu_metric_name),
+    // in results and in the baselines' frozen copies alike, so a baseline
+    // saved before still compares with a run after.
+    "UPDATE metrics SET name = 'cpu 1 thread' WHERE name = 'cpu 1 threads';
+    UPDATE baseline_metrics SET name = 'cpu 1 thread' WHERE name = 'cpu 1 threads';",
 ];
 
 /// The schema version this build writes.
@@ -95,4 +100,43 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<(), HistoryError> {
         tx.commit()?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A database of schema 3 with the old single-thread CPU name in a
+    /// result and in a baseline: migration 4 renames both, and only that one.
+    #[test]
+    fn migration_4_names_the_single_thread_cpu_metric_once() {
+        let mut c = Connection::open_in_memory().unwrap();
+        for sql in &MIGRATIONS[..3] {
+            c.execute_batch(sql).unwrap();
+        }
+        c.pragma_update(None, "user_version", 3).unwrap();
+        c.execute_batch(
+            "INSERT INTO results (id, ts, kind, host, kernel, settings, result) VALUES (1, 10, 'cpu', 'h', 'k', '{}', '{}');
+             INSERT INTO metrics VALUES (1, 'cpu 1 threads', '', 470, 'events/s', 1), (1, 'cpu 2 threads', '', 900, 'events/s', 1);
+             INSERT INTO baselines VALUES ('good', 10, 'h');
+             INSERT INTO baseline_metrics VALUES ('good', 1, 10, 'cpu 1 threads', '', 470, 'events/s', 1, '{}');",
+        )
+        .unwrap();
+        migrate(&mut c).unwrap();
+        let names = |table: &str| -> Vec<String> {
+            let mut s = c
+                .prepare(&format!("SELECT name FROM {table} ORDER BY name"))
+                .unwrap();
+            s.query_map([], |r| r.get(0))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect()
+        };
+        assert_eq!(names("metrics"), ["cpu 1 thread", "cpu 2 threads"]);
+        assert_eq!(names("baseline_metrics"), ["cpu 1 thread"]);
+        let v: i64 = c
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, VERSION);
+    }
 }

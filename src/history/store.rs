@@ -46,6 +46,16 @@ pub(crate) fn format_value(v: f64, unit: &str) -> String {
     }
 }
 
+/// The CPU benchmark's metric for a run on `threads` threads: "cpu 1
+/// thread", "cpu 4 threads" (rows before schema 4 said "cpu 1 threads";
+/// migration 4 renamed them).
+pub(crate) fn cpu_metric_name(threads: usize) -> String {
+    match threads {
+        1 => "cpu 1 thread".to_string(),
+        n => format!("cpu {n} threads"),
+    }
+}
+
 /// The two throughput metrics of a path to `peer` (upload, download).
 pub(crate) fn net_metrics(peer: &str, upload_bps: f64, download_bps: f64) -> Vec<Metric> {
     vec![

@@ -192,14 +192,14 @@ pub(crate) fn bench_file(r: &crate::protocol::FileRun, settings: Snapshot) -> Ne
 /// `bench cpu`: events per second, multi- and single-threaded.
 pub(crate) fn bench_cpu(r: &crate::bench::cpu::CpuReport, settings: Snapshot) -> NewResult {
     let mut m = vec![Metric::new(
-        &format!("cpu {} threads", r.run.threads),
+        &crate::history::store::cpu_metric_name(r.run.threads),
         "",
         r.run.events_per_second,
         "events/s",
     )];
     if let Some(s) = &r.single_thread {
         m.push(Metric::new(
-            "cpu 1 threads",
+            &crate::history::store::cpu_metric_name(1),
             "",
             s.events_per_second,
             "events/s",

@@ -64,7 +64,7 @@ fn from_history(opts: &Options, paths: &Paths, m: &mut Measured) {
         return;
     };
     let peer = opts.peer.as_ref().map(|p| p.label());
-    let cpu_all = format!("cpu {} threads", crate::report::cpu_threads());
+    let cpu_all = crate::history::store::cpu_metric_name(crate::report::cpu_threads() as usize);
     let cpu_names = ["cpu multi events", cpu_all.as_str()];
     let now = crate::host::now_unix();
     for (layer, why) in needed {
