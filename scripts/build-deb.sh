@@ -41,6 +41,8 @@ install_cargo_deb
 cargo build --locked --profile "$profile" --bins
 # Man pages and completions into target/assets (the paths Cargo.toml packs).
 cargo run --locked --quiet --profile "$profile" --example gen-assets -- target/assets
+# PatternFly's CSS for the Cockpit page (target/cockpit/patternfly.css).
+scripts/bundle-patternfly.sh >/dev/null
 
 flags=(--locked --no-build --strip --output "$out")
 if [ "$profile" = dev ]; then

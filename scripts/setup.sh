@@ -21,7 +21,8 @@ PKGS=(iproute2 ethtool iperf3 fio sysbench strace procps iputils-ping
       docker.io  # tests/container.rs: docker load/run (its own dockerd in a test namespace)
       openssh-server  # tests/bench_file_ssh.rs: its own sshd on 127.0.0.1 (policy-rc.d keeps the system one stopped)
       libwrap0)  # libwrap0: rpc.mountd (nfs-kernel-server, unpacked for the NFS VM test) links it
-# Node.js and npm for tests/grafana_dashboard.rs (it type-checks the Grafana
+# Node.js and npm for scripts/bundle-patternfly.sh (PatternFly's CSS in the
+# .deb's Cockpit page, from the npm registry) and tests/grafana_dashboard.rs (it type-checks the Grafana
 # dashboard with tsc and @grafana/schema, which it installs itself with `npm
 # ci`), in the same transaction. Only when missing: a machine may carry its
 # own Node.js build.

@@ -153,6 +153,8 @@ pub fn expected_files() -> BTreeSet<String> {
         let name = e.unwrap().file_name().to_string_lossy().into_owned();
         files.insert(format!("usr/share/cockpit/hlctl/{name}"));
     }
+    // and PatternFly's CSS, bundled by scripts/bundle-patternfly.sh (issue 41).
+    files.insert("usr/share/cockpit/hlctl/patternfly.css".to_string());
     let mut cli =
         <hlctl::cli::args::Cli as clap::CommandFactory>::command().disable_help_subcommand(true);
     cli.build();

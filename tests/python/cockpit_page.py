@@ -140,8 +140,19 @@ class Page:
         its cockpit-style event): whether the page followed, and its colours."""
         self.js("localStorage.setItem('shell:style', arguments[0]); window.dispatchEvent(new Event('cockpit-style'))", style)
         time.sleep(0.3)
-        return self.js("""const c = getComputedStyle(document.body);
-            return {dark: document.documentElement.classList.contains('pf-theme-dark'), background: c.backgroundColor, color: c.color}""")
+        self.tab("doctor")
+        seen = self.d.execute_async_script("""const done = arguments[arguments.length - 1];
+            document.fonts.ready.then(() => {
+                const c = getComputedStyle(document.body), card = document.querySelector('#tab-doctor .pf-c-card');
+                const run = getComputedStyle(document.getElementById('doctor-run'));
+                done({dark: document.documentElement.classList.contains('pf-theme-dark'), background: c.backgroundColor, color: c.color,
+                      pf_sheets: [...document.styleSheets].filter(s => (s.href || '').endsWith('/patternfly.css')).length,
+                      pf_card: getComputedStyle(card).backgroundColor,
+                      primary_button: run.backgroundColor, font_family: c.fontFamily,
+                      fonts_loaded: [...document.fonts].filter(f => f.status === 'loaded').map(f => `${f.family.replace(/"/g, '')} ${f.weight}`)});
+            });""")
+        self.tab("overview")
+        return seen
 
     def narrow(self, width):
         """Every tab at `width` CSS pixels: the page's own width, each table's
@@ -225,7 +236,11 @@ class Page:
             })""")
 
     def tab(self, name):
-        self.d.find_element(By.CSS_SELECTOR, f'[data-tab="{name}"]').click()
+        # At a phone's width the tab may lie beyond the list's scrolled
+        # edge: brought into view first, as a user swipes before tapping.
+        t = self.d.find_element(By.CSS_SELECTOR, f'[data-tab="{name}"]')
+        self.js("arguments[0].scrollIntoView({block: 'nearest', inline: 'nearest', behavior: 'instant'})", t)
+        t.click()
 
     def buttons(self):
         """Every change button shown: its text, disabled, title."""
@@ -259,7 +274,7 @@ class Page:
         it is gone."""
         self.until("the confirmation dialog", lambda: self.js("return !!document.getElementById('hl-dialog')"))
         asked = self.js("""const d = document.getElementById('hl-dialog');
-            return {title: d.querySelector('h2').textContent, text: d.querySelector('p').textContent,
+            return {title: d.querySelector('#dialog-title').textContent, text: d.querySelector('#dialog-text').textContent,
                     role: d.getAttribute('role'), modal: d.getAttribute('aria-modal'),
                     focus: document.activeElement.id}""")
         self.d.find_element(By.ID, button).click()
@@ -379,6 +394,9 @@ class Page:
                     ticks: [...f.querySelectorAll('text.hl-chart-tick[data-ts]')].map(t => ({ts: Number(t.dataset.ts), text: t.firstChild.textContent})),
                     dots: [...f.querySelectorAll('circle.hl-chart-dot')].map(c => ({ts: Number(c.dataset.ts), title: c.textContent})),
                     rows: [...f.querySelectorAll('table.hl-chart-table tbody tr')].map(r => ({ts: Number(r.dataset.ts), cells: [...r.cells].map(c => c.textContent)}))}))"""),
+                "transfers": self.js("""return [...document.querySelectorAll('#transfers tbody tr')].map(r => ({subject: r.dataset.subject,
+                                        protocol: r.dataset.protocol, cells: Object.fromEntries([...r.querySelectorAll('td[data-dir]')].map(c =>
+                                            [c.dataset.dir, {ts: Number(c.dataset.ts || 0), text: c.textContent}]))}))"""),
                 "pointer": self.pointer(),
                 "page_text": self.js("return document.body.textContent")}
 

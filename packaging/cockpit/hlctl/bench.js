@@ -85,7 +85,7 @@ function coresView(report) {
     return el("div", { id: "bench-cores" },
               el("h3", {}, "The cores during the run"),
               el("p", { "data-field": "cores-line" }, report.cores_line || ""),
-              el("table", { class: "hl-table hl-compact", id: "bench-cores-table" },
+              el("table", { class: "pf-c-table pf-m-compact pf-m-grid-md hl-table", id: "bench-cores-table" },
                  el("thead", {}, el("tr", {}, ["CPU", "Busy", ...SHARES.map(s => s[1]), "NET_RX"].map(h => el("th", { scope: "col" }, h)))),
                  el("tbody", {}, c.cpus.map(u => el("tr", { "data-cpu": u.cpu },
                      el("th", { scope: "row" }, `CPU${u.cpu}`),

@@ -54,7 +54,7 @@ export function parseFix(line) {
 }
 
 function rowsTable(rows) {
-    return el("table", { class: "hl-table hl-compact change-rows" },
+    return el("table", { class: "pf-c-table pf-m-compact pf-m-grid-md hl-table change-rows" },
               el("thead", {}, el("tr", {}, ["Setting", "Before", "Requested", "After", "Status"].map(h => el("th", {}, h)), el("th", {}, el("span", { class: "hl-sr-only" }, "Note")))),
               el("tbody", {}, rows.map(r => el("tr", { "data-setting": r[0] }, r.map(c => el("td", {}, c))))));
 }

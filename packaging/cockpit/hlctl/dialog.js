@@ -8,13 +8,15 @@ import { el } from "./dom.js";
 export function askFirst(title, text, action) {
     return new Promise(resolve => {
         const back = document.activeElement;
-        const cancel = el("button", { type: "button", class: "hl-btn hl-btn-secondary", id: "dialog-cancel" }, "Cancel");
-        const go = el("button", { type: "button", class: "hl-btn hl-btn-danger", id: "dialog-apply" }, action);
-        const box = el("div", { class: "hl-modal", role: "dialog", "aria-modal": "true", "aria-labelledby": "dialog-title", "aria-describedby": "dialog-text", id: "hl-dialog" },
-                       el("h2", { id: "dialog-title" }, title),
-                       el("p", { id: "dialog-text" }, text),
-                       el("div", { class: "hl-modal-actions" }, go, cancel));
-        const backdrop = el("div", { class: "hl-backdrop" }, box);
+        const cancel = el("button", { type: "button", class: "pf-c-button pf-m-secondary", id: "dialog-cancel" }, "Cancel");
+        const go = el("button", { type: "button", class: "pf-c-button pf-m-danger", id: "dialog-apply" }, action);
+        // PatternFly's modal box, warning variant, centred over its backdrop.
+        const box = el("div", { class: "pf-c-modal-box pf-m-sm pf-m-warning", role: "dialog", "aria-modal": "true", "aria-labelledby": "dialog-title", "aria-describedby": "dialog-text", id: "hl-dialog" },
+                       el("header", { class: "pf-c-modal-box__header" },
+                          el("h1", { class: "pf-c-modal-box__title", id: "dialog-title" }, title)),
+                       el("div", { class: "pf-c-modal-box__body" }, el("p", { id: "dialog-text" }, text)),
+                       el("footer", { class: "pf-c-modal-box__footer" }, go, cancel));
+        const backdrop = el("div", { class: "pf-c-backdrop" }, el("div", { class: "pf-l-bullseye" }, box));
         const end = answer => {
             backdrop.remove();
             if (back && back.focus)

@@ -1,7 +1,7 @@
 // The Doctor tab: run it as a job, show its progress, then its findings by
 // severity with evidence and the fix; a fix hlctl can apply is a button
 // that applies it through ApplyChanges with a checkpoint.
-import { el, errorText, spinning } from "./dom.js";
+import { el, errorText, spinning, verdictLabel } from "./dom.js";
 import { gate } from "./access.js";
 import { applyWithCheckpoint, parseFix } from "./change.js";
 import { jobDone } from "./jobs.js";
@@ -16,7 +16,7 @@ function fixLine(client, links, line, i) {
     const out = el("div", { class: "fix-result" });
     const button = el("button", {
         type: "button",
-        class: "hl-btn hl-btn-primary hl-btn-small",
+        class: "pf-c-button pf-m-primary pf-m-small",
         "data-change": "1",
         "data-fix": i,
         onclick: () => {
@@ -33,7 +33,7 @@ function fixLine(client, links, line, i) {
 function finding(client, links, f, i) {
     return el("div", { class: `hl-finding hl-sev-${f.severity}`, "data-finding": f.id, "data-interface": f.interface || "" },
               el("div", { class: "hl-finding-head" },
-                 el("span", { class: `hl-label hl-label-${f.severity}` }, f.severity),
+                 verdictLabel(f.severity),
                  " ", el("strong", {}, f.title)),
               f.why ? el("p", { class: "hl-muted" }, f.why) : null,
               f.evidence.length

@@ -20,9 +20,39 @@ export function el(tag, attrs, ...children) {
     return e;
 }
 
-// Cockpit's spinner, for a job that runs.
+// PatternFly's spinner, for a job that runs (its status line says what runs).
 export function spinner() {
-    return el("span", { class: "hl-spinner", "aria-hidden": "true" });
+    return el("span", { class: "pf-c-spinner pf-m-sm hl-spinner", "aria-hidden": "true" },
+              el("span", { class: "pf-c-spinner__clipper" }),
+              el("span", { class: "pf-c-spinner__lead-ball" }),
+              el("span", { class: "pf-c-spinner__tail-ball" }));
+}
+
+// PatternFly's label: `color` one of its names (red, orange, green, blue)
+// or none for grey; `attrs` on the label itself.
+export function label(text, color, attrs) {
+    return el("span", { ...attrs, class: `pf-c-label pf-m-compact${color ? ` pf-m-${color}` : ""}` },
+              el("span", { class: "pf-c-label__content" }, text));
+}
+
+// The colour of each word hlctl judges with: compare's verdicts, doctor's
+// severities, a tune step's status, a workload's verdict.
+const COLORS = {
+    REGRESSION: "red", IMPROVED: "green", critical: "red", warning: "orange", info: "blue",
+    KEPT: "blue", carries: "green", "does not carry": "red",
+};
+
+export function verdictLabel(word, attrs) {
+    const key = Object.keys(COLORS).find(k => word === k || word.startsWith(`${k} `));
+    return label(word, key ? COLORS[key] : null, attrs);
+}
+
+// PatternFly's empty state, small: what is missing and what makes it appear.
+export function emptyState(title, body) {
+    return el("div", { class: "pf-c-empty-state pf-m-sm hl-empty" },
+              el("div", { class: "pf-c-empty-state__content" },
+                 el("h3", { class: "pf-c-title pf-m-md" }, title),
+                 body ? el("div", { class: "pf-c-empty-state__body" }, body) : null));
 }
 
 // A status line with the spinner before `text`.
@@ -40,9 +70,8 @@ export function errorText(err) {
 }
 
 export function showError(err) {
-    const a = document.getElementById("error-alert");
-    a.textContent = errorText(err);
-    a.hidden = !err;
+    document.getElementById("error-alert").textContent = errorText(err);
+    document.getElementById("error-box").hidden = !err;
 }
 
 // pf-theme-dark on <html>, from the shell's choice (localStorage shell:style)

@@ -3,8 +3,9 @@
 // here: no chart library) with the newest baseline as a dashed line, and a
 // table of the latest results. Everything is read from hlctld:
 // ListHistory, ListBaselines and Compare (all open to everyone).
-import { el, errorText, val } from "./dom.js";
+import { el, emptyState, errorText, val, verdictLabel } from "./dom.js";
 import { chart } from "./chart.js";
+import { transfers } from "./transfers.js";
 import { utc, value as figure } from "./units.js";
 
 const MANAGER = ["/org/hlctl/Daemon1", "org.hlctl.Daemon1.Manager"];
@@ -31,13 +32,13 @@ export function againstPrevious(prev, last) {
 function verdictTable(title, metrics) {
     const pct = p => Number.isFinite(p) ? `${p >= 0 ? "+" : ""}${p.toFixed(0)} %` : "–";
     return [el("p", { id: "verdicts-against" }, title),
-        el("table", { class: "hl-table hl-compact", id: "verdicts" },
+        el("table", { class: "pf-c-table pf-m-compact pf-m-grid-md hl-table", id: "verdicts" },
            el("thead", {}, el("tr", {}, ["Metric", "Subject", "Reference", "Now", "Change", "Verdict"].map(h => el("th", {}, h)))),
            el("tbody", {}, metrics.map(m => el("tr", { "data-metric": m.name, "data-subject": m.subject, "data-verdict": m.verdict },
                el("td", {}, m.name), el("td", {}, m.subject || "–"),
                el("td", {}, figure(m.baseline, m.unit)), el("td", {}, figure(m.now ?? NaN, m.unit)),
                el("td", {}, pct(m.change_percent)),
-               el("td", {}, el("span", { class: `hl-label hl-verdict-${m.verdict.replace(" ", "-").toLowerCase()}` }, m.verdict))))))];
+               el("td", {}, verdictLabel(m.verdict))))))];
 }
 
 // Compare's json with each metric's verdict as hlctl prints it.
@@ -51,7 +52,7 @@ function compared(c) {
 function lastCheck(checks, comparison) {
     const box = document.getElementById("history-verdicts");
     if (!checks.length) {
-        box.replaceChildren(el("p", { class: "hl-muted" }, "No check stored yet (hlctl check)."));
+        box.replaceChildren(emptyState("No check stored yet", ["Run ", el("code", {}, "hlctl check"), " or Run check now on the Overview."]));
     } else if (comparison) {
         const when = `${utc(val(checks[0].ts))} UTC`;
         box.replaceChildren(...verdictTable(`The check of ${when} and the results since against baseline '${comparison.baseline}' (±${comparison.threshold_percent} %).`, comparison.metrics));
@@ -106,6 +107,7 @@ export async function loadHistory(client) {
         const comparison = baselines.length ? compared(await call("Compare", ["", {}])) : null;
         lastCheck(checks, comparison);
         trends(rows, comparison);
+        transfers(rows);
         table(rows);
     } catch (err) {
         document.getElementById("history-charts").replaceChildren(el("p", { class: "hl-danger" }, errorText(err)));

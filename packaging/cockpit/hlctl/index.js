@@ -24,8 +24,10 @@ client.addEventListener("close", (ev, options) => {
 let reloadOverview = () => {};
 
 function showTab(name) {
-    for (const b of document.querySelectorAll("[data-tab]"))
+    for (const b of document.querySelectorAll("[data-tab]")) {
         b.setAttribute("aria-selected", String(b.dataset.tab === name));
+        b.parentElement.classList.toggle("pf-m-current", b.dataset.tab === name);
+    }
     for (const s of document.querySelectorAll(".hl-tab"))
         s.hidden = s.id !== `tab-${name}`;
     if (name === "history")

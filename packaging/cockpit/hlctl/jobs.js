@@ -15,7 +15,7 @@ export function startJobs(client) {
             const cancel = j.Cancelable
                 ? el("button", {
                     type: "button",
-                    class: "hl-btn hl-btn-secondary",
+                    class: "pf-c-button pf-m-secondary",
                     "data-change": "1",
                     onclick: () => client.call(k, "org.hlctl.Daemon1.Job", "Cancel", []).catch(e => showError(e))
                 }, "Cancel")

@@ -1,7 +1,7 @@
 // The Links tab: every link from the ObjectManager's Link proxies, kept up
 // to date by PropertiesChanged; live RX/TX rates from the Counters the
 // daemon announces at the rate asked with Manager.SetCountersRefresh.
-import { el, val } from "./dom.js";
+import { el, label, val } from "./dom.js";
 import { bps as rate, speed } from "./units.js";
 import { gate } from "./access.js";
 import { applyWithCheckpoint } from "./change.js";
@@ -34,8 +34,9 @@ function speedCell(p) {
     const below = best && p.Speed && (p.Speed < best.speed || (p.Duplex === "half" && best.duplex === "full"));
     return el("td", { "data-field": "speed", "data-speed": p.Speed || 0, "data-duplex": p.Duplex || "" },
               now,
-              best ? el("span", { class: below ? "hl-label hl-label-warning" : "hl-muted", "data-field": "best" },
-                        below ? ` below ${speed(best.speed)} ${best.duplex}` : ` (best ${speed(best.speed)})`) : null);
+              best ? " " : null,
+              best && below ? label(`below ${speed(best.speed)} ${best.duplex}`, "orange", { "data-field": "best" }) : null,
+              best && !below ? el("span", { class: "hl-muted", "data-field": "best" }, `(best ${speed(best.speed)})`) : null);
 }
 
 function ringsCell(r) {

@@ -4,7 +4,7 @@
 // (Manager.Check as a job, with its progress); each link's usage chart
 // (usage.js). Reads are open to everyone;
 // the check needs run-benchmark (the button is gated as every change).
-import { el, errorText, spinning, val } from "./dom.js";
+import { el, errorText, label, spinning, val, verdictLabel } from "./dom.js";
 import { gate } from "./access.js";
 import { bestMode } from "./links.js";
 import { jobDone } from "./jobs.js";
@@ -66,7 +66,7 @@ function linkRows(links, usage) {
         const u = usage.byLink.get(p.Name);
         return el("tr", { "data-link": p.Name, "data-speed": p.Speed || 0, "data-below": s.below ? "1" : "0", "data-best": s.best ? s.best.speed : "" },
                   el("th", { scope: "row" }, p.Name),
-                  el("td", { "data-field": "speed" }, s.below ? el("span", { class: "hl-label hl-label-warning" }, s.text) : s.text),
+                  el("td", { "data-field": "speed" }, s.below ? label(s.text, "orange") : s.text),
                   el("td", { "data-field": "usage", "data-faster": u ? (u.faster ? "1" : "0") : "" },
                      u ? u.text : el("span", { class: "hl-muted" }, usage.error || "no samples of this link yet (hlctld samples physical links every 10 s)")));
     });
@@ -94,7 +94,7 @@ async function checkLine(call) {
         ? `${bad.length} ${bad.length === 1 ? "regression" : "regressions"} against baseline '${c.baseline}' (±${c.threshold_percent} %): ${bad.map(m => m.subject ? `${m.name} → ${m.subject}` : m.name).join(", ")}.`
         : `No regression against baseline '${c.baseline}' (±${c.threshold_percent} %).`;
     box.replaceChildren(el("p", { "data-regressions": bad.length, "data-baseline": c.baseline },
-                           el("span", { class: `hl-label ${bad.length ? "hl-verdict-regression" : "hl-verdict-ok"}` }, bad.length ? "REGRESSION" : "OK"),
+                           verdictLabel(bad.length ? "REGRESSION" : "OK"),
                            ` Last check ${when}. ${text}`));
 }
 

@@ -3,7 +3,7 @@
 // `hlctl show`'s words. The Link objects carry no relations, so this reads
 // Manager.DescribeLinks (the JSON of `hlctl show`, its `stack`), again
 // whenever a link comes or goes.
-import { el, errorText } from "./dom.js";
+import { el, emptyState, errorText } from "./dom.js";
 
 // One member as `hlctl show` says it (nic/stack.rs StackMember::describe):
 // "br0: bridge, ports dum0 bond0", "bond0: active-backup, slaves dum1,
@@ -31,7 +31,7 @@ export function describe(m) {
 function stackCard(s) {
     const bonds = s.members.filter(m => m.kind === "bond");
     return el("div", { class: "hl-stack", "data-stack": s.top },
-              el("table", { class: "hl-table hl-compact" },
+              el("table", { class: "pf-c-table pf-m-compact pf-m-grid-md hl-table" },
                  el("thead", {}, el("tr", {}, ["Device", "Kind", "In the stack", "MTU"].map(h => el("th", {}, h)))),
                  el("tbody", {}, s.members.map(m => el("tr", { "data-member": m.name, "data-master": m.master || "" },
                      el("th", { scope: "row" }, m.name),
@@ -55,7 +55,7 @@ export function startStacks(client, links) {
                             stacks.set(i.stack.top, i.stack);
                     box.replaceChildren(...(stacks.size
                         ? [...stacks.values()].map(stackCard)
-                        : [el("p", { class: "hl-muted" }, "No bridge or bond on this host.")]));
+                        : [emptyState("No bridge or bond on this host")]));
                     box.dataset.loaded = "1";
                 })
                 .catch(err => {

@@ -3,7 +3,7 @@
 // kept changes wait for "Keep"; without it (tab closed, "Roll back", the
 // deadline) hlctld rolls them back. Then the steps: before, tried, Δ,
 // KEPT or reverted.
-import { el, errorText, spinner } from "./dom.js";
+import { el, errorText, spinner, verdictLabel } from "./dom.js";
 import { bps as rate } from "./units.js";
 import { gate } from "./access.js";
 import { jobDone } from "./jobs.js";
@@ -13,24 +13,24 @@ const JOB = "org.hlctl.Daemon1.Job";
 
 function stepsTable(report) {
     const delta = s => s.deltas.map(d => `${d.direction} ${rate(d.before_bps)} → ${rate(d.after_bps)} (${d.change_percent >= 0 ? "+" : ""}${d.change_percent.toFixed(1)} %)`).join("; ");
-    return el("table", { class: "hl-table hl-compact", id: "tune-steps" },
+    return el("table", { class: "pf-c-table pf-m-compact pf-m-grid-md hl-table", id: "tune-steps" },
               el("thead", {}, el("tr", {}, ["Step", "Before", "Tried", "Δ", "Result", "Why"].map(h => el("th", {}, h)))),
               el("tbody", {}, (report.steps || []).map(s => el("tr", { "data-step": s.candidate, "data-status": s.status },
                   el("td", {}, s.title || s.candidate),
                   el("td", {}, s.settings.map(r => `${r.setting} ${r.before}`).join(", ")),
                   el("td", {}, s.settings.map(r => `${r.setting} ${r.tried}`).join(", ")),
                   el("td", {}, delta(s) || "–"),
-                  el("td", {}, el("span", { class: s.status === "kept" ? "hl-label hl-label-info" : "hl-label" }, s.status === "kept" ? "KEPT" : s.status)),
+                  el("td", {}, verdictLabel(s.status === "kept" ? "KEPT" : s.status)),
                   el("td", { class: "hl-muted" }, s.reason)))));
 }
 
 function confirmBox(client, path, out) {
     const keep = el("button", {
-        type: "button", class: "hl-btn hl-btn-primary", "data-change": "1", id: "tune-keep",
+        type: "button", class: "pf-c-button pf-m-primary", "data-change": "1", id: "tune-keep",
         onclick: () => client.call(path, JOB, "Confirm", []).catch(e => out.append(el("p", { class: "hl-danger" }, errorText(e))))
     }, "Keep these settings");
     const back = el("button", {
-        type: "button", class: "hl-btn hl-btn-secondary", "data-change": "1", id: "tune-rollback",
+        type: "button", class: "pf-c-button pf-m-secondary", "data-change": "1", id: "tune-rollback",
         onclick: () => client.call(path, JOB, "Cancel", []).catch(e => out.append(el("p", { class: "hl-danger" }, errorText(e))))
     }, "Roll back");
     return el("div", { class: "hl-form", id: "tune-confirm" },

@@ -2,7 +2,7 @@
 // and sent rate of each hour over 1, 7 or 30 days (`hlctl usage --days N`,
 // Manager.Usage, open to everyone), the link's speed as the dashed line,
 // and usage's verdict in words.
-import { el, errorText, val } from "./dom.js";
+import { el, emptyState, errorText, val } from "./dom.js";
 import { chart } from "./chart.js";
 
 const MANAGER = ["/org/hlctl/Daemon1", "org.hlctl.Daemon1.Manager"];
@@ -28,7 +28,7 @@ async function draw(client, days, box) {
         const answer = JSON.parse(val(u.json));
         box.replaceChildren(...answer.links.map(linkCharts));
         if (!answer.links.length)
-            box.replaceChildren(el("p", { class: "hl-muted" }, "No usage sampled yet: hlctld samples every physical link every 10 s."));
+            box.replaceChildren(emptyState("No usage sampled yet", "hlctld samples every physical link every 10 s."));
     } catch (err) {
         box.replaceChildren(el("p", { class: "hl-muted" }, errorText(err)));
     }

@@ -4,7 +4,7 @@
 // `workloads`: the verdict, the owner's sentence and a row per layer.
 // Open to everyone: a caller without run-benchmark gets the read-only
 // doctor, whose layers come from the history.
-import { el, errorText, spinning } from "./dom.js";
+import { el, errorText, spinning, verdictLabel } from "./dom.js";
 import { jobDone } from "./jobs.js";
 import { layer as layerValue } from "./units.js";
 
@@ -20,10 +20,9 @@ function spec() {
 
 function answerView(a) {
     const pct = p => p === null || p === undefined ? "–" : `${p >= 0 ? "+" : ""}${p.toFixed(0)} %`;
-    const cls = a.verdict.startsWith("carries") ? "hl-verdict-ok" : a.verdict.startsWith("does not") ? "hl-verdict-regression" : "";
     return [
-        el("p", { id: "workload-verdict", "data-verdict": a.verdict }, el("span", { class: `hl-label ${cls}` }, a.verdict), " ", a.summary),
-        el("table", { class: "hl-table hl-compact", id: "workload-rows" },
+        el("p", { id: "workload-verdict", "data-verdict": a.verdict }, verdictLabel(a.verdict), " ", a.summary),
+        el("table", { class: "pf-c-table pf-m-compact pf-m-grid-md hl-table", id: "workload-rows" },
            el("thead", {}, el("tr", {}, ["Layer", "Needed", "Measured", "Headroom", "Verdict", "Source"].map(h => el("th", { scope: "col" }, h)))),
            el("tbody", {}, a.rows.map(r => el("tr", { "data-layer": r.layer, "data-verdict": r.verdict },
                el("td", {}, r.layer), el("td", {}, layerValue(r.needed, r.layer)),
