@@ -15,6 +15,10 @@ use super::{Bucket, Flow, THRESHOLDS};
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct DirStats {
     pub(crate) peak_bps: f64,
+    /// The link's speed when the peak was seen (bit/s; 0 with no traffic):
+    /// a link renegotiated down since is judged by the speed it ran at.
+    #[serde(default)]
+    pub(crate) peak_speed_bps: f64,
     pub(crate) p95_bps: f64,
     /// Seconds above each of [`THRESHOLDS`] of the link's speed.
     pub(crate) above_s: [f64; 3],
@@ -84,7 +88,10 @@ fn dir(buckets: &[Bucket], f: impl Fn(&Bucket) -> &Flow) -> DirStats {
     let mut values = Vec::with_capacity(buckets.len());
     for b in buckets {
         let x = f(b);
-        d.peak_bps = d.peak_bps.max(x.max_bps);
+        if x.max_bps > d.peak_bps {
+            d.peak_bps = x.max_bps;
+            d.peak_speed_bps = b.speed_bps;
+        }
         d.bytes += x.bytes;
         for i in 0..THRESHOLDS.len() {
             d.above_s[i] += x.above_ms[i] as f64 / 1000.0;

@@ -36,7 +36,6 @@ const LADDER: [u32; 12] = [
 /// The verdict on `s`, with the path figures of the history.
 pub(crate) fn judge(s: &Span, path: &[PathFigure]) -> Verdict {
     let speed_mbps = (s.speed_bps / 1e6).round() as u32;
-    let speed = units::speed(speed_mbps);
     let (_, d) = s.busier();
     let days = s.covered_s / 86_400.0;
     let mut evidence = evidence(s);
@@ -63,9 +62,8 @@ pub(crate) fn judge(s: &Span, path: &[PathFigure]) -> Verdict {
         full_text(s, speed_mbps, per_day, days)
     } else {
         format!(
-            "peak {} = {:.0} % of {speed}, above 80 % for {} in {}: a faster link would not change what you feel",
-            units::bps(d.peak_bps),
-            100.0 * d.peak_bps / s.speed_bps,
+            "peak {}, above 80 % for {} in {}: a faster link would not change what you feel",
+            peak_share(s, d),
             units::duration(d.above_s[1]),
             span_words(s.covered_s)
         )
@@ -83,6 +81,29 @@ pub(crate) fn judge(s: &Span, path: &[PathFigure]) -> Verdict {
         text,
         evidence,
     }
+}
+
+/// "941 Mbit/s = 94 % of 1 Gbit/s", of the speed the link ran at when the
+/// peak was seen, and that speed named when the link runs at another now
+/// (forced down to 100 Mbit/s after a 728 Mbit/s peak at 1 Gbit/s).
+fn peak_share(s: &Span, d: &super::stats::DirStats) -> String {
+    let at = if d.peak_speed_bps > 0.0 {
+        d.peak_speed_bps
+    } else {
+        s.speed_bps
+    };
+    let speed = |bps: f64| units::speed((bps / 1e6).round() as u32);
+    let then = if (at - s.speed_bps).abs() >= 1e6 {
+        format!(" (the speed then; {} now)", speed(s.speed_bps))
+    } else {
+        String::new()
+    };
+    format!(
+        "{} = {:.0} % of {}{then}",
+        units::bps(d.peak_bps),
+        100.0 * d.peak_bps / at,
+        speed(at)
+    )
 }
 
 fn full_text(s: &Span, speed_mbps: u32, per_day: f64, days: f64) -> String {
@@ -219,6 +240,27 @@ mod tests {
             "peak 280 Mbit/s = 28 % of 1 Gbit/s, above 80 % for 0 min in 30 days: a faster link would not change what you feel"
         );
         assert!(v.evidence[0].starts_with("receive: peak 280 Mbit/s, 95th percentile 280 Mbit/s"));
+    }
+
+    /// A peak seen at 1 Gbit/s on a link forced down to 100 Mbit/s since is
+    /// a share of the 1 Gbit/s it ran at, not "728 % of 100 Mbit/s".
+    #[test]
+    fn a_peak_is_judged_by_the_speed_the_link_ran_at() {
+        let mut b = Vec::new();
+        for (i, (speed, peak)) in [(1e9, 728e6), (1e9, 50e6), (100e6, 2e6)]
+            .into_iter()
+            .enumerate()
+        {
+            let mut m = Bucket::new("eth0", i as i64 * 60, 60, speed);
+            m.covered_ms = 60_000;
+            m.tx.max_bps = peak;
+            b.push(m);
+        }
+        let v = judge(&span(&b, 0).unwrap(), &[]);
+        assert_eq!(
+            v.text,
+            "peak 728 Mbit/s = 73 % of 1 Gbit/s (the speed then; 100 Mbit/s now), above 80 % for 0 min in the 3 min sampled: a faster link would not change what you feel"
+        );
     }
 
     #[test]
