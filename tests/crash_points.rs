@@ -12,6 +12,13 @@
 //! tune rolled back, `PRAGMA integrity_check` ok and every row acknowledged
 //! before the kill still there.
 //!
+//! The same cases again with hlctld killed instead (the CLI asks it over a
+//! private bus with the real polkitd, tests/common/bus.rs), and its own
+//! points besides (the usage sampler's minute rows, stored at the latest
+//! when hlctld stops): the restart is then hlctld's own start, up to the
+//! `READY=1` it sends systemd once journals are restored and persisted
+//! settings re-applied.
+//!
 //! Real veths in namespaces of the test's own (tests/common/lab.rs); the
 //! state, sysctl.d and the managers' files (ifupdown2's
 //! `/etc/network/interfaces`) under the test's temporary directory. Prints
@@ -19,14 +26,17 @@
 
 mod common;
 
+use std::ffi::OsStr;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, ExitStatus, Output, Stdio};
+use std::time::{Duration, Instant};
 
+use common::bus::{self, BUS_NAME, Daemon, HLCTLD};
 use common::lab::{Lab, hlctl_argv};
 use serde_json::Value;
 
-/// The points only hlctld passes (its usage sampler): not reached here.
+/// The points only hlctld passes (its usage sampler): not reached by hlctl.
 const DAEMON_ONLY: &[&str] = &[
     "sqlite:usage-minutes:before-commit",
     "sqlite:usage-minutes:after-commit",
@@ -51,6 +61,9 @@ enum Action {
     BenchCpu,
     /// `baseline save`.
     BaselineSave,
+    /// hlctld sampling the veth's usage, then stopped (SIGTERM: it stores
+    /// the minute still filling).
+    UsageStop,
 }
 
 /// One kill: the point, which pass, and the command.
@@ -103,6 +116,12 @@ const CASES: &[Case] = &[
     case("sqlite:baseline:after-commit", 1, Action::BaselineSave),
 ];
 
+/// hlctld's own points, on top of [`CASES`].
+const DAEMON_CASES: &[Case] = &[
+    case("sqlite:usage-minutes:before-commit", 1, Action::UsageStop),
+    case("sqlite:usage-minutes:after-commit", 1, Action::UsageStop),
+];
+
 /// One line of the table.
 struct Row {
     point: String,
@@ -113,24 +132,32 @@ struct Row {
     rows_lost: i64,
 }
 
-/// A lab with its managers' tree and the file of crash points passed.
-struct Rig {
+/// A lab with its managers' tree and the file of crash points passed;
+/// with `bus`, hlctld is what gets killed.
+struct Rig<'b> {
     lab: Lab,
     root: tempfile::TempDir,
     list: PathBuf,
+    bus: Option<&'b bus::Rig>,
 }
 
-impl Rig {
-    fn new(list: &Path) -> Rig {
+impl<'b> Rig<'b> {
+    fn new(list: &Path, bus: Option<&'b bus::Rig>) -> Rig<'b> {
         let lab = Lab::new();
         let root = tempfile::tempdir().unwrap();
         let rig = Rig {
             lab,
             root,
             list: list.to_path_buf(),
+            bus,
         };
         std::fs::create_dir_all(rig.root.path().join("usr/share/ifupdown2")).unwrap();
         write(&rig.interfaces(), &interfaces_text(&rig.lab.a));
+        // The veth has no physical speed: named, hlctld samples it too.
+        write(
+            &rig.root.path().join("etc/hlctl/hlctl.toml"),
+            &format!("[usage]\nlinks = [\"{}:1G\"]\n", rig.lab.a),
+        );
         rig
     }
 
@@ -157,23 +184,73 @@ impl Rig {
         within(&mut self.command(args))
     }
 
-    /// `args`, killed at `point#nth`.
+    /// `args`, killed at `point#nth`: hlctl itself, or with a bus hlctld
+    /// asked by hlctl (the status is then hlctld's).
     fn killed(&self, point: &str, nth: u32, args: &[&str]) -> Output {
-        within(
-            self.command(args)
-                .env("HLCTL_CRASH_AT", format!("{point}#{nth}")),
-        )
+        let at = format!("{point}#{nth}");
+        let Some(bus) = self.bus else {
+            return within(self.command(args).env("HLCTL_CRASH_AT", at));
+        };
+        let mut d = self.daemon(bus, &[("HLCTL_CRASH_AT", at.as_ref())]);
+        let out = within(
+            Command::new(common::HLCTL)
+                .arg("--bus")
+                .arg(&bus.address)
+                .args(args)
+                .env_remove("HLCTL_LOCAL")
+                .stdin(Stdio::null()),
+        );
+        Output {
+            status: ended(bus, &mut d, Duration::from_secs(5)),
+            ..out
+        }
     }
 
-    /// What a start runs without hlctld.
-    fn restart(&self) -> Value {
-        let out = self.hlctl(&["reapply", "--json"]);
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-            panic!(
-                "reapply: not JSON ({e}): {}",
-                String::from_utf8_lossy(&out.stderr)
-            )
-        })
+    /// hlctld in the lab's namespace with the rig's root and directories,
+    /// sampling usage every 100 ms, with `env` added.
+    fn daemon(&self, bus: &bus::Rig, env: &[(&str, &OsStr)]) -> Daemon {
+        let root = self.root.path().to_str().unwrap();
+        let mut e = vec![("HLCTL_CRASH_LIST", self.list.as_os_str())];
+        e.extend_from_slice(env);
+        let extra = ["--root", root, "--test-usage-interval-ms", "100"];
+        bus.daemon_env(HLCTLD, &self.lab.here, self.lab.dir.path(), &extra, &e)
+    }
+
+    /// What a start runs: `hlctl reapply` without hlctld; with it, hlctld's
+    /// start up to its READY=1 (journals restored, persisted settings
+    /// re-applied), then stopped.
+    fn restart(&self) {
+        let Some(bus) = self.bus else {
+            let out = self.hlctl(&["reapply", "--json"]);
+            if let Err(e) = serde_json::from_slice::<Value>(&out.stdout) {
+                panic!(
+                    "reapply: not JSON ({e}): {}",
+                    String::from_utf8_lossy(&out.stderr)
+                )
+            }
+            return;
+        };
+        let sock = self.lab.dir.path().join("notify");
+        let _ = std::fs::remove_file(&sock);
+        let ready = std::os::unix::net::UnixDatagram::bind(&sock).unwrap();
+        ready
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .unwrap();
+        let mut d = self.daemon(bus, &[("NOTIFY_SOCKET", sock.as_os_str())]);
+        let mut buf = [0u8; 512];
+        loop {
+            let n = ready
+                .recv(&mut buf)
+                .unwrap_or_else(|e| panic!("hlctld said no READY=1 ({e}):\n{}", d.log()));
+            if String::from_utf8_lossy(&buf[..n])
+                .lines()
+                .any(|l| l == "READY=1")
+            {
+                break;
+            }
+        }
+        d.terminate();
+        bus.wait_name_gone(BUS_NAME, Duration::from_secs(10));
     }
 
     /// (mtu, txqueuelen) of the veth, from `ip -j -d link`.
@@ -214,6 +291,23 @@ impl Rig {
     }
 }
 
+/// hlctld's exit status once it ended by itself (the crash point), or
+/// `grace` after it was asked to stop (SIGTERM) when it had not.
+fn ended(bus: &bus::Rig, d: &mut Daemon, grace: Duration) -> ExitStatus {
+    let deadline = Instant::now() + grace;
+    let status = loop {
+        if let Some(s) = d.proc.0.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() >= deadline {
+            break d.terminate();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    bus.wait_name_gone(BUS_NAME, Duration::from_secs(10));
+    status
+}
+
 /// The command's output; killed (and the test failed) after 60 s: a
 /// command that hangs (a lock taken twice) must not hang the suite.
 fn within(cmd: &mut Command) -> Output {
@@ -227,7 +321,7 @@ fn within(cmd: &mut Command) -> Output {
     std::thread::spawn(move || {
         let _ = tx.send(child.wait_with_output());
     });
-    match rx.recv_timeout(std::time::Duration::from_secs(60)) {
+    match rx.recv_timeout(Duration::from_secs(60)) {
         Ok(out) => out.unwrap(),
         Err(_) => {
             // SAFETY: kill(2) on the pid of a child this test started and has not reaped.
@@ -353,6 +447,17 @@ fn sysctl_state(v: &str, torn: &mut Vec<String>) -> &'static str {
     }
 }
 
+/// The usage minute rows stored for `iface`.
+fn usage_minutes(rig: &Rig, iface: &str) -> i64 {
+    let db = rusqlite::Connection::open(rig.state().join("history.db")).unwrap();
+    db.query_row(
+        "SELECT COUNT(*) FROM usage_minute WHERE iface = ?1",
+        [iface],
+        |r| r.get(0),
+    )
+    .unwrap()
+}
+
 /// Rows of the history database, after checking its integrity.
 fn db_counts(rig: &Rig, torn: &mut Vec<String>) -> (i64, Vec<String>) {
     let db = rusqlite::Connection::open(rig.state().join("history.db")).unwrap();
@@ -456,6 +561,28 @@ fn run_case(rig: &Rig, c: &Case, peer: &str) -> Row {
             }
             (out, state)
         }
+        Action::UsageStop => {
+            assert_ok(&rig.hlctl(&["bench", "cpu", "--time", "1"]));
+            let (rows, _) = db_counts(rig, &mut torn);
+            let bus = rig.bus.expect("hlctld's own point");
+            let at = format!("{}#{}", c.point, c.nth);
+            let mut d = rig.daemon(bus, &[("HLCTL_CRASH_AT", at.as_ref())]);
+            std::thread::sleep(Duration::from_millis(1500));
+            let status = ended(bus, &mut d, Duration::ZERO);
+            let (rows_after, _) = db_counts(rig, &mut torn);
+            rows_lost = (rows - rows_after).max(0);
+            let minutes = usage_minutes(rig, &rig.lab.a);
+            let state = if minutes > 0 { "after" } else { "before" };
+            if c.point.ends_with("after-commit") && minutes == 0 {
+                torn.push("a committed minute row is missing".into());
+            }
+            let out = Output {
+                status,
+                stdout: Vec::new(),
+                stderr: Vec::new(),
+            };
+            (out, state)
+        }
     };
     let reached = out.status.signal() == Some(libc::SIGKILL);
     Row {
@@ -496,30 +623,43 @@ fn declared() -> Vec<String> {
 #[test]
 fn every_crash_point_leaves_a_whole_state_and_loses_no_row() {
     let _serial = common::lab::serial();
+    let cases: Vec<&Case> = CASES.iter().collect();
+    every_point(&cases, None, DAEMON_ONLY);
+}
+
+#[test]
+fn hlctld_killed_at_every_crash_point_leaves_a_whole_state_and_loses_no_row() {
+    let _serial = common::lab::serial();
+    let bus = bus::Rig::start();
+    let cases: Vec<&Case> = CASES.iter().chain(DAEMON_CASES).collect();
+    every_point(&cases, Some(&bus), &[]);
+}
+
+/// Each case in a fresh lab (hlctl killed, or with `bus` hlctld), the table
+/// printed, then: every declared point but `not_here` passed and killed
+/// at, no torn state, no acknowledged row lost.
+fn every_point(cases: &[&Case], bus: Option<&bus::Rig>, not_here: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let list = dir.path().join("reached");
     let mut rows = Vec::new();
-    let mut peer_server = None;
-    for c in CASES {
-        let rig = Rig::new(&list);
-        let peer = if c.action == Action::Tune {
+    for c in cases {
+        let rig = Rig::new(&list, bus);
+        let mut peer_server = None;
+        if matches!(c.action, Action::Tune | Action::SysctlPersist) {
             rig.lab
                 .here
                 .exec(&["sysctl", "-qw", &format!("net.ipv4.tcp_wmem={BEFORE_WMEM}")]);
+        }
+        let peer = if c.action == Action::Tune {
             let srv = rig.lab.iperf3_server();
             let p = rig.lab.peer_arg(&srv);
             peer_server = Some(srv);
             p
         } else {
-            if c.action == Action::SysctlPersist {
-                rig.lab
-                    .here
-                    .exec(&["sysctl", "-qw", &format!("net.ipv4.tcp_wmem={BEFORE_WMEM}")]);
-            }
             String::new()
         };
         rows.push(run_case(&rig, c, &peer));
-        drop(peer_server.take());
+        drop(peer_server);
     }
     print_table(&rows);
 
@@ -531,19 +671,24 @@ fn every_crash_point_leaves_a_whole_state_and_loses_no_row() {
     let declared = declared();
     let missing: Vec<&String> = declared
         .iter()
-        .filter(|p| !passed.contains(p) && !DAEMON_ONLY.contains(&p.as_str()))
+        .filter(|p| !passed.contains(p) && !not_here.contains(&p.as_str()))
         .collect();
-    let killed_at: Vec<&str> = CASES.iter().map(|c| c.point).collect();
+    let killed_at: Vec<&str> = cases.iter().map(|c| c.point).collect();
     let never_killed: Vec<&String> = declared
         .iter()
-        .filter(|p| !killed_at.contains(&p.as_str()) && !DAEMON_ONLY.contains(&p.as_str()))
+        .filter(|p| !killed_at.contains(&p.as_str()) && !not_here.contains(&p.as_str()))
         .collect();
     eprintln!(
-        "points declared {}, passed {}, killed at {} (hlctld only, not here: {})",
+        "{}: points declared {}, passed {}, killed at {} (not here: {})",
+        if bus.is_some() { "hlctld" } else { "hlctl" },
         declared.len(),
         declared.iter().filter(|p| passed.contains(p)).count(),
         rows.iter().filter(|r| r.reached).count(),
-        DAEMON_ONLY.join(", ")
+        if not_here.is_empty() {
+            "none".to_string()
+        } else {
+            not_here.join(", ")
+        }
     );
     assert!(
         missing.is_empty(),

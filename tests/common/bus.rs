@@ -495,6 +495,19 @@ impl Rig {
 
     /// [`Rig::daemon`] with another hlctld executable (e.g. the installed one).
     pub fn daemon_exe(&self, exe: &str, ns: &NetNs, state: &Path, extra: &[&str]) -> Daemon {
+        self.daemon_env(exe, ns, state, extra, &[])
+    }
+
+    /// [`Rig::daemon_exe`] with variables added to hlctld's environment
+    /// (`ip netns exec` passes them on).
+    pub fn daemon_env(
+        &self,
+        exe: &str,
+        ns: &NetNs,
+        state: &Path,
+        extra: &[&str],
+        env: &[(&str, &std::ffi::OsStr)],
+    ) -> Daemon {
         std::fs::create_dir_all(state).unwrap();
         let log_path = state.join("hlctld.log");
         let log = std::fs::OpenOptions::new()
@@ -509,6 +522,7 @@ impl Rig {
             .arg("--sysctl-dir")
             .arg(state.join("sysctl.d"))
             .args(extra)
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
