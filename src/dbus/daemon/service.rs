@@ -196,6 +196,12 @@ fn start_tasks(conn: &Connection, d: &Arc<Daemon>) -> tokio::sync::oneshot::Rece
         for l in dd.all_links() {
             reapply::reapply(&c, &dd, &l, "hlctld started").await;
         }
+        // Start-up is over: the code it ran need not stay mapped.
+        let code = memory::unmap_code();
+        tracing::debug!(
+            "start-up done: {} KiB of code mappings dropped",
+            code / 1024
+        );
         // Type=notify: systemd counts hlctld as started (and lets
         // network-pre.target, hence the network configuration, go on) only
         // once the persisted settings are back.
