@@ -39,6 +39,8 @@ pub(crate) const DECLARED: &[&str] = &[
     NIC_STEP_AFTER,
     NIC_READBACK_BEFORE,
     NIC_READBACK_AFTER,
+    // A sysctl change set (sysctl::apply): after each key's write.
+    SYSCTL_WRITE_AFTER,
     // Crash-safe file writes (fsutil::Role::points), per file role: the temp file is
     // synced but not renamed; renamed but the directory not synced.
     "write:nic-settings:before-rename",
@@ -83,6 +85,7 @@ pub(crate) const NIC_STEP_BEFORE: &str = "nic:step:before";
 pub(crate) const NIC_STEP_AFTER: &str = "nic:step:after";
 pub(crate) const NIC_READBACK_BEFORE: &str = "nic:readback:before";
 pub(crate) const NIC_READBACK_AFTER: &str = "nic:readback:after";
+pub(crate) const SYSCTL_WRITE_AFTER: &str = "sysctl:write:after";
 
 /// True once [`init`] found either variable set.
 static ARMED: AtomicBool = AtomicBool::new(false);

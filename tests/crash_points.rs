@@ -44,6 +44,8 @@ const DAEMON_ONLY: &[&str] = &[
 
 const BEFORE_WMEM: &str = "4096 16384 65536";
 const AFTER_WMEM: &str = "4096 16384 131072";
+const BEFORE_RMEM: &str = "4096 131072 262144";
+const AFTER_RMEM: &str = "4096 131072 524288";
 
 /// What the killed command was.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -53,7 +55,8 @@ enum Action {
     SetPersist,
     /// `set A txqueuelen 2000 mtu 9000 --try 2`, never confirmed.
     SetTry,
-    /// `sysctl net.ipv4.tcp_wmem=... --persist` (the namespace's own).
+    /// `sysctl net.ipv4.tcp_wmem=... net.ipv4.tcp_rmem=... --persist` (the
+    /// namespace's own; two keys: one change set, journalled).
     SysctlPersist,
     /// `tune A --try tcp_wmem...` against iperf3 in the peer, not confirmed.
     Tune,
@@ -100,6 +103,8 @@ const CASES: &[Case] = &[
     case("write:journal:before-dir-sync", 2, Action::SetTry),
     case("nic:step:after", 1, Action::SetTry),
     case("write:journal:before-rename", 3, Action::SetTry),
+    // Between the two keys' writes (the change set's journal puts it back).
+    case("sysctl:write:after", 1, Action::SysctlPersist),
     case("write:sysctl-conf:before-rename", 1, Action::SysctlPersist),
     case(
         "write:sysctl-conf:before-dir-sync",
@@ -266,8 +271,12 @@ impl<'b> Rig<'b> {
         )
     }
 
-    fn wmem(&self) -> String {
-        let out = self.lab.here.exec(&["cat", "/proc/sys/net/ipv4/tcp_wmem"]);
+    /// `net.ipv4.KEY` in the lab's namespace, whitespace normalised.
+    fn sysctl(&self, key: &str) -> String {
+        let out = self
+            .lab
+            .here
+            .exec(&["cat", &format!("/proc/sys/net/ipv4/{key}")]);
         String::from_utf8_lossy(&out.stdout)
             .split_whitespace()
             .collect::<Vec<_>>()
@@ -413,23 +422,24 @@ fn check_no_journal(rig: &Rig, torn: &mut Vec<String>) {
     }
 }
 
-/// `90-hlctl.conf` is absent or holds the whole line, and agrees with the
-/// namespace's value.
+/// `90-hlctl.conf` is absent or holds both whole lines, and agrees with
+/// the namespace's values.
 fn check_sysctl_file(rig: &Rig, state: &str, torn: &mut Vec<String>) {
     let p = rig.lab.sysctl_dir().join("90-hlctl.conf");
     let Ok(t) = std::fs::read_to_string(&p) else {
         return;
     };
-    let line = t
-        .lines()
-        .find(|l| l.starts_with("net.ipv4.tcp_wmem"))
-        .map(|l| {
+    let line = |key: &str| {
+        t.lines().find(|l| l.starts_with(key)).map(|l| {
             l.split_once('=')
                 .map(|(_, v)| v.split_whitespace().collect::<Vec<_>>().join(" "))
-        });
-    match line {
-        Some(Some(v)) if v == AFTER_WMEM && state == "after" => {}
-        None => {}
+        })
+    };
+    let lines = (line("net.ipv4.tcp_wmem"), line("net.ipv4.tcp_rmem"));
+    match &lines {
+        (Some(Some(w)), Some(Some(r)))
+            if w == AFTER_WMEM && r == AFTER_RMEM && state == "after" => {}
+        (None, None) => {}
         other => torn.push(format!(
             "90-hlctl.conf: {other:?} with the namespace {state}"
         )),
@@ -503,11 +513,23 @@ fn run_case(rig: &Rig, c: &Case, peer: &str) -> Row {
             (out, state)
         }
         Action::SysctlPersist => {
-            let kv = format!("net.ipv4.tcp_wmem={AFTER_WMEM}");
-            let out = rig.killed(c.point, c.nth, &["sysctl", &kv, "--persist"]);
+            let w = format!("net.ipv4.tcp_wmem={AFTER_WMEM}");
+            let r = format!("net.ipv4.tcp_rmem={AFTER_RMEM}");
+            let out = rig.killed(c.point, c.nth, &["sysctl", &w, &r, "--persist"]);
             rig.restart();
-            let state = sysctl_state(&rig.wmem(), &mut torn);
+            let state = match (
+                rig.sysctl("tcp_wmem").as_str(),
+                rig.sysctl("tcp_rmem").as_str(),
+            ) {
+                (BEFORE_WMEM, BEFORE_RMEM) => "before",
+                (AFTER_WMEM, AFTER_RMEM) => "after",
+                other => {
+                    torn.push(format!("tcp_wmem, tcp_rmem {other:?}"));
+                    "torn"
+                }
+            };
             check_sysctl_file(rig, state, &mut torn);
+            check_no_journal(rig, &mut torn);
             (out, state)
         }
         Action::Tune => {
@@ -533,7 +555,7 @@ fn run_case(rig: &Rig, c: &Case, peer: &str) -> Row {
                 ],
             );
             rig.restart();
-            let state = sysctl_state(&rig.wmem(), &mut torn);
+            let state = sysctl_state(&rig.sysctl("tcp_wmem"), &mut torn);
             if state != "before" {
                 torn.push("an unconfirmed tune was not rolled back".into());
             }
@@ -646,9 +668,12 @@ fn every_point(cases: &[&Case], bus: Option<&bus::Rig>, not_here: &[&str]) {
         let rig = Rig::new(&list, bus);
         let mut peer_server = None;
         if matches!(c.action, Action::Tune | Action::SysctlPersist) {
-            rig.lab
-                .here
-                .exec(&["sysctl", "-qw", &format!("net.ipv4.tcp_wmem={BEFORE_WMEM}")]);
+            for kv in [
+                format!("net.ipv4.tcp_wmem={BEFORE_WMEM}"),
+                format!("net.ipv4.tcp_rmem={BEFORE_RMEM}"),
+            ] {
+                rig.lab.here.exec(&["sysctl", "-qw", &kv]);
+            }
         }
         let peer = if c.action == Action::Tune {
             let srv = rig.lab.iperf3_server();

@@ -175,7 +175,7 @@ pub(crate) fn begin_sysctl(
     };
     let mut cp = Checkpoint::begin_as(paths, SYSCTL_JOURNAL, None, timeout, ID_PREFIX)?;
     let reply = cp.change("sysctl --try", &undo, || {
-        crate::ops::sysctl::set(paths, assignments, false, false)
+        crate::ops::sysctl::set_in_try(paths, assignments)
     })?;
     let reply = match reply {
         Ok(r) if r.failed.is_none() => r,

@@ -217,6 +217,7 @@ pub(crate) fn apply(paths: &Paths, mut changes: Vec<Change>) -> Outcome {
             failed = Some(format!("{}: {e}{}", c.key, why_denied(&c.key, &e)));
             break;
         }
+        crate::crashpoint::hit(crate::crashpoint::SYSCTL_WRITE_AFTER);
         c.after = procfs::read(&paths.proc_sys, &c.key).ok().flatten();
         done += 1;
     }

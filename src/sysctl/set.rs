@@ -27,12 +27,14 @@ pub(crate) struct SysctlReply {
 }
 
 /// Validate every assignment (nothing changes on a problem), then apply
-/// unless `dry_run`, then persist when asked and everything applied.
+/// unless `dry_run` (`applied` runs once the writes and their restore on a
+/// failure are done), then persist when asked and everything applied.
 pub(crate) fn set(
     paths: &Paths,
     assignments: &[(String, String)],
     dry_run: bool,
     persist_it: bool,
+    applied: impl FnOnce(),
 ) -> Result<SysctlReply, SysctlError> {
     let plan = super::plan(paths, assignments)?;
     if dry_run {
@@ -43,6 +45,7 @@ pub(crate) fn set(
         });
     }
     let outcome = super::apply(paths, plan);
+    applied();
     let mut reply = SysctlReply {
         dry_run: false,
         changes: outcome.changes,
