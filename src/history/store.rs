@@ -56,6 +56,19 @@ pub(crate) fn cpu_metric_name(threads: usize) -> String {
     }
 }
 
+/// `bench file`'s metric of one protocol and direction: "file ssh read".
+pub(crate) fn file_metric_name(protocol: &str, direction: &str) -> String {
+    format!("file {protocol} {direction}")
+}
+
+/// The protocol and direction of a [`file_metric_name`], or `None` for any
+/// other metric.
+pub(crate) fn parse_file_metric(name: &str) -> Option<(&str, &str)> {
+    let rest = name.strip_prefix("file ")?;
+    let (protocol, direction) = rest.rsplit_once(' ')?;
+    (!protocol.is_empty() && matches!(direction, "read" | "write")).then_some((protocol, direction))
+}
+
 /// The two throughput metrics of a path to `peer` (upload, download).
 pub(crate) fn net_metrics(peer: &str, upload_bps: f64, download_bps: f64) -> Vec<Metric> {
     vec![

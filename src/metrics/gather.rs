@@ -16,6 +16,8 @@ pub(crate) struct Inputs {
     /// The last check, when it ran, and its comparison.
     pub(crate) check: Option<(CheckReport, i64, Option<Comparison>)>,
     pub(crate) tune: Option<StoredResult>,
+    /// `bench file` rows, newest first.
+    pub(crate) files: Vec<StoredResult>,
     /// Link usage per window label (`1d`, `30d`).
     pub(crate) usage: Vec<(&'static str, crate::usage::answer::UsageAnswer)>,
 }
@@ -43,6 +45,9 @@ pub(crate) fn gather(paths: &Paths, cfg: &Config) -> Inputs {
         .list(Some(Kind::Tune), None, 1)
         .ok()
         .and_then(|v| v.into_iter().next());
+    inp.files = h
+        .list(Some(Kind::File), None, super::transfers::ROWS)
+        .unwrap_or_default();
     let now = crate::host::now_unix();
     let days: Vec<u32> = super::verdicts::WINDOWS.iter().map(|w| w.0).collect();
     if let Ok(all) = crate::usage::answer::answers(&mut h, &days, now) {

@@ -15,12 +15,15 @@
 //!   physical speed of its link) is the peer's end, joined to a `peer` label through
 //!   `hlctl_net_peer_address{peer,address}` (the address the peer, a host name too, resolved to),
 //!   and `hlctl_net_local_link_speed_bps{peer}` is this host's end; a nominal speed gives no series;
+//! - [`transfers`]: `bench file`'s newest figure per place, protocol and
+//!   direction (this host's row of the host × host × protocol matrix);
 //! - [`verdicts`]: link usage (`hlctl usage`, the last day and 30 days) and
 //!   the last check's workload verdicts;
 //! - [`watch`]: hlctld rewriting the file after link changes (and its usage
 //!   sampler after every minute it stores).
 
 pub(crate) mod gather;
+pub(crate) mod transfers;
 pub(crate) mod verdicts;
 pub(crate) mod watch;
 
@@ -443,6 +446,7 @@ pub(crate) fn encode(inp: &Inputs) -> String {
     if let Some(t) = &inp.tune {
         tune(&mut f, t);
     }
+    transfers::files(&mut f, &inp.files);
     for (window, u) in &inp.usage {
         verdicts::usage(&mut f, u, window);
     }
@@ -614,6 +618,7 @@ mod tests {
             check: Some((check.clone(), 1000, None)),
             tune: Some(tune),
             usage: Vec::new(),
+            files: Vec::new(),
         });
         for line in [
             "hlctl_link_speed_bps{iface=\"eth0\"} 1000000000",

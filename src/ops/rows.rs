@@ -181,7 +181,7 @@ pub(crate) fn bench_file(r: &crate::protocol::FileRun, settings: Snapshot) -> Ne
         .transfers()
         .into_iter()
         .map(|t| {
-            let name = format!("file {} {}", f.protocol, t.direction.as_str());
+            let name = crate::history::store::file_metric_name(&f.protocol, t.direction.as_str());
             Metric::new(&name, &f.place, t.bytes_per_second, "B/s")
         })
         .collect();
