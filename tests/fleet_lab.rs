@@ -545,6 +545,20 @@ fn three_hosts_matrix_in_prometheus_dashboard_panels_and_a_planted_regression() 
         &nas.dir,
         &["--config", &config_arg, "--test-usage-interval-ms", "500"],
     );
+    // A file written and read back in nas's own directory (`bench file
+    // --dir`: protocol "local <fs>"), for the file-transfer panel: the
+    // check below writes it into hlctl.prom.
+    let files = nas.dir.join("bench-file");
+    std::fs::create_dir_all(&files).unwrap();
+    let o = nas.hlctl(&[
+        "bench",
+        "file",
+        "--dir",
+        files.to_str().unwrap(),
+        "--size",
+        "4M",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
     let o = nas.hlctl(&["check"]);
     assert!(o.status.success(), "{}", text(&o));
     let o = nas.hlctl(&["baseline", "save", "good"]);
