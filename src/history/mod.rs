@@ -7,13 +7,15 @@
 //!
 //! - [`schema`]: migrations; [`store`]: writing and reading results;
 //! - [`settings`]: the settings snapshot and its diff;
-//! - [`compare`]: baselines and verdicts.
+//! - [`compare`]: baselines and verdicts;
+//! - [`transfers`]: the newest transfer figure per peer, protocol and direction.
 
 pub(crate) mod compare;
 pub(crate) mod latest;
 pub(crate) mod schema;
 pub(crate) mod settings;
 pub mod store;
+pub(crate) mod transfers;
 
 use std::path::Path;
 

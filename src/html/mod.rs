@@ -5,9 +5,11 @@
 //!
 //! A link usage chart per sampled link closes it (the last 30 days).
 //!
-//! - [`svg`]: one trend chart, one usage chart.
+//! - [`svg`]: one trend chart, one usage chart;
+//! - [`transfers`]: the newest transfer per peer, protocol and direction.
 
 pub(crate) mod svg;
+pub(crate) mod transfers;
 
 use std::collections::BTreeMap;
 
@@ -49,6 +51,8 @@ pub(crate) struct Page {
     pub(crate) last_check: Option<(CheckReport, Option<Comparison>)>,
     /// Every sampled link's last 30 days: (link, speed, hourly peaks).
     pub(crate) usage: Vec<LinkChart>,
+    /// This host's row of the host × host × protocol matrix.
+    pub(crate) transfers: Vec<crate::history::transfers::Transfer>,
 }
 
 /// One link's usage chart: its name, its speed (bit/s) and the highest
@@ -133,6 +137,7 @@ pub(crate) fn gather(
         baseline_name,
         last_check,
         usage: usage_charts(h)?,
+        transfers: crate::history::transfers::newest(&rows),
     })
 }
 
@@ -209,6 +214,7 @@ pub(crate) fn render(p: &Page) -> String {
         }
         None => s += "<h2>Last check</h2><p>No check stored yet (hlctl check).</p>",
     }
+    s += &transfers::section(&p.transfers);
     s += "<h2>Trends</h2>";
     if p.series.is_empty() {
         s += "<p>No results stored yet.</p>";
@@ -265,6 +271,7 @@ mod tests {
             baseline_name: Some("good".into()),
             last_check: None,
             usage: vec![("eth0".into(), 1e9, vec![(0, 2e8, 1e7), (3600, 9.9e8, 2e7)])],
+            transfers: Vec::new(),
         });
         assert_eq!(html.matches("<circle class=\"pt\"").count(), 3);
         assert_eq!(html.matches("class=\"baseline\"").count(), 1);

@@ -7,66 +7,43 @@
 
 use super::Families;
 use crate::history::StoredResult;
-use crate::history::store::parse_file_metric;
+use crate::history::transfers::newest;
 
 /// How many `bench file` rows are read (newest first) for the gauges.
 pub(crate) const ROWS: u32 = 200;
 
 /// The newest figure of each (place, protocol, direction) in `rows`
-/// (newest first).
+/// (`bench file` rows, newest first).
 pub(super) fn files(f: &mut Families, rows: &[StoredResult]) {
-    let mut seen: Vec<(&str, &str, &str)> = Vec::new();
-    for r in rows {
-        for m in &r.metrics {
-            let Some((protocol, direction)) = parse_file_metric(&m.name) else {
-                continue;
-            };
-            let key = (m.subject.as_str(), protocol, direction);
-            if seen.contains(&key) {
-                continue;
-            }
-            seen.push(key);
-            let l = [
-                ("place", m.subject.as_str()),
-                ("protocol", protocol),
-                ("direction", direction),
-            ];
-            f.set(
-                "hlctl_file_transfer_bytes_per_second",
-                "Newest `hlctl bench file` figure: a file read or written over the protocol, bytes/s",
-                &l,
-                m.value,
-            );
-            f.set(
-                "hlctl_file_transfer_timestamp_seconds",
-                "When that figure was measured (Unix seconds)",
-                &l,
-                r.ts as f64,
-            );
-        }
+    for t in newest(rows).iter().filter(|t| t.protocol != "tcp") {
+        let l = [
+            ("place", t.subject.as_str()),
+            ("protocol", t.protocol.as_str()),
+            ("direction", t.direction),
+        ];
+        f.set(
+            "hlctl_file_transfer_bytes_per_second",
+            "Newest `hlctl bench file` figure: a file read or written over the protocol, bytes/s",
+            &l,
+            t.value,
+        );
+        f.set(
+            "hlctl_file_transfer_timestamp_seconds",
+            "When that figure was measured (Unix seconds)",
+            &l,
+            t.ts as f64,
+        );
     }
 }
 
 #[cfg(test)]
 mod tests {
     use crate::history::store::{Metric, file_metric_name};
-    use crate::history::{StoredResult, settings::Snapshot};
+    use crate::history::transfers::tests::row as file_row;
     use crate::metrics::{Inputs, encode};
 
-    fn row(ts: i64, metrics: Vec<Metric>) -> StoredResult {
-        StoredResult {
-            id: ts,
-            ts,
-            kind: "file".into(),
-            host: "h".into(),
-            kernel: "k".into(),
-            interface: None,
-            peer: None,
-            uid: None,
-            metrics,
-            settings: Snapshot::default(),
-            result: serde_json::Value::Null,
-        }
+    fn row(ts: i64, metrics: Vec<Metric>) -> crate::history::StoredResult {
+        file_row(ts, "file", metrics)
     }
 
     /// Each place, protocol and direction once, from the newest row that

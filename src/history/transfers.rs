@@ -1,0 +1,138 @@
+//! This host's row of the host × host × protocol matrix, from its history:
+//! per peer (or SSH place, or mount) and protocol, the newest figure of each
+//! direction. Raw TCP comes from `net upload`/`net download` (a check, a
+//! doctor, `bench net`), the file protocols from `bench file`'s
+//! `file PROTOCOL read|write`. "read" is toward this host (`net download`:
+//! the peer sends), "write" away from it.
+
+use super::StoredResult;
+use super::store::parse_file_metric;
+
+/// One cell of the row.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Transfer {
+    /// The peer, `user@host:port:/dir`, or a mount's directory.
+    pub(crate) subject: String,
+    /// `tcp`, `ssh`, `nfs`, `cifs`, or `local FS` for a local directory.
+    pub(crate) protocol: String,
+    /// `read` or `write`.
+    pub(crate) direction: &'static str,
+    pub(crate) value: f64,
+    /// `bit/s` (TCP) or `B/s` (files), as stored.
+    pub(crate) unit: String,
+    pub(crate) ts: i64,
+}
+
+/// The protocol and direction a metric stands for in the matrix.
+fn cell_of(name: &str) -> Option<(&str, &'static str)> {
+    match name {
+        "net download" => Some(("tcp", "read")),
+        "net upload" => Some(("tcp", "write")),
+        _ => parse_file_metric(name).map(|(p, d)| (p, if d == "read" { "read" } else { "write" })),
+    }
+}
+
+/// The newest figure of each (subject, protocol, direction) in `rows`
+/// (newest first, as `History::list` gives them), in that order.
+pub(crate) fn newest(rows: &[StoredResult]) -> Vec<Transfer> {
+    let mut out: Vec<Transfer> = Vec::new();
+    for r in rows {
+        for m in &r.metrics {
+            let Some((protocol, direction)) = cell_of(&m.name) else {
+                continue;
+            };
+            if m.subject.is_empty()
+                || out.iter().any(|t| {
+                    t.subject == m.subject && t.protocol == protocol && t.direction == direction
+                })
+            {
+                continue;
+            }
+            out.push(Transfer {
+                subject: m.subject.clone(),
+                protocol: protocol.to_string(),
+                direction,
+                value: m.value,
+                unit: m.unit.clone(),
+                ts: r.ts,
+            });
+        }
+    }
+    out.sort_by(|a, b| {
+        (&a.subject, &a.protocol, a.direction).cmp(&(&b.subject, &b.protocol, b.direction))
+    });
+    out
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::history::settings::Snapshot;
+    use crate::history::store::{Metric, file_metric_name};
+
+    pub(crate) fn row(ts: i64, kind: &str, metrics: Vec<Metric>) -> StoredResult {
+        StoredResult {
+            id: ts,
+            ts,
+            kind: kind.into(),
+            host: "h".into(),
+            kernel: "k".into(),
+            interface: None,
+            peer: None,
+            uid: None,
+            metrics,
+            settings: Snapshot::default(),
+            result: serde_json::Value::Null,
+        }
+    }
+
+    /// Rows as a history holds them, newest first: a check, an older
+    /// `bench net` to the same peer, a `bench file` over SSH.
+    pub(crate) fn rows() -> Vec<StoredResult> {
+        let ssh = "me@nas:22:/srv";
+        vec![
+            row(
+                300,
+                "file",
+                vec![
+                    Metric::new(&file_metric_name("ssh", "read"), ssh, 110e6, "B/s"),
+                    Metric::new(&file_metric_name("ssh", "write"), ssh, 60e6, "B/s"),
+                ],
+            ),
+            row(
+                200,
+                "check",
+                vec![
+                    Metric::new("net upload", "nas", 9.41e8, "bit/s"),
+                    Metric::new("cpu multi events", "", 900.0, "events/s"),
+                ],
+            ),
+            row(
+                100,
+                "net",
+                vec![
+                    Metric::new("net upload", "nas", 5e8, "bit/s"),
+                    Metric::new("net download", "nas", 9.38e8, "bit/s"),
+                ],
+            ),
+        ]
+    }
+
+    #[test]
+    fn the_newest_of_each_peer_protocol_and_direction() {
+        let got: Vec<(String, String, &str, f64, i64)> = newest(&rows())
+            .into_iter()
+            .map(|t| (t.subject, t.protocol, t.direction, t.value, t.ts))
+            .collect();
+        let s = |x: &str| x.to_string();
+        assert_eq!(
+            got,
+            [
+                (s("me@nas:22:/srv"), s("ssh"), "read", 110e6, 300),
+                (s("me@nas:22:/srv"), s("ssh"), "write", 60e6, 300),
+                (s("nas"), s("tcp"), "read", 9.38e8, 100),
+                (s("nas"), s("tcp"), "write", 9.41e8, 200),
+            ]
+        );
+    }
+}
