@@ -140,6 +140,87 @@ fn install_checks(vm: &mut SystemVm) {
     );
 }
 
+/// Issue 39 §2: what `set --persist` and `sysctl --persist` report as
+/// written survives a power cut right after the reply. The files live on
+/// ext4 on a loop device under dm-flakey: after the commands, the table is
+/// swapped for one with `drop_writes` (suspended without flushing, so
+/// nothing dirty reaches the disk on the way), so every write after the cut
+/// is lost, as unsynced data is when the power goes; the filesystem is then
+/// unmounted (its writeback goes nowhere) and the bare loop device mounted
+/// again (the journal replayed). A file written without fsync just before
+/// the cut must be gone, or the rig would prove nothing; hlctl's own state
+/// file, ifupdown2's stanza (a manager's file) and
+/// `90-hlctl.conf` must be there, whole. `commit=600` keeps ext4's own
+/// 5-second commit from syncing anything hlctl did not sync itself.
+fn power_cut(vm: &mut SystemVm) {
+    let old_wmem = vm.ok("cat /proc/sys/net/ipv4/tcp_wmem");
+    vm.ok(
+        "set -e; img=/var/tmp/power.img; rm -f $img; truncate -s 64M $img
+         dev=$(losetup -f --show $img); echo $dev > /run/power.dev
+         mkfs.ext4 -q $dev
+         dmsetup create hlpower --table \"0 $(blockdev --getsz $dev) flakey $dev 0 3600 0\"
+         mkdir -p /mnt/power; mount -o commit=600 /dev/mapper/hlpower /mnt/power
+         R=/mnt/power/root; mkdir -p $R/usr/share/ifupdown2 $R/etc/network
+         printf 'auto lo\\niface lo inet loopback\\n\\niface dum9 inet manual\\n' > $R/etc/network/interfaces
+         sync -f /mnt/power
+         ip link add dum9 type dummy",
+    );
+    let set = vm.ok("hlctl --local --root /mnt/power/root set dum9 mtu 1400 --persist --json");
+    let sysctl = vm.ok(
+        "hlctl --local --root /mnt/power/root sysctl 'net.ipv4.tcp_wmem=4096 16384 131072' --persist --json",
+    );
+    // The cut, right after the replies, and what the disk holds then.
+    vm.ok("set -e; echo unsynced > /mnt/power/control
+         dev=$(cat /run/power.dev); n=$(blockdev --getsz $dev)
+         dmsetup suspend --nolockfs --noflush hlpower
+         dmsetup load hlpower --table \"0 $n flakey $dev 0 0 3600 1 drop_writes\"
+         dmsetup resume hlpower
+         umount /mnt/power; dmsetup remove hlpower
+         mount $dev /mnt/power");
+    let files = vm.ok(
+        "cd /mnt/power; ls control 2>/dev/null || echo 'control: gone'
+         cat root/var/lib/hlctl/nic-settings.json; echo ===
+         cat root/etc/network/interfaces; echo ===
+         cat root/etc/sysctl.d/90-hlctl.conf; echo ===
+         ls root/etc/network/",
+    );
+    vm.ok(&format!(
+        "umount /mnt/power; losetup -d $(cat /run/power.dev); rm -f /var/tmp/power.img
+         ip link del dum9; sysctl -qw 'net.ipv4.tcp_wmem={}'",
+        old_wmem.trim()
+    ));
+    eprintln!("guest: after the power cut:\n{files}");
+    let reply: Value = serde_json::from_str(&set).unwrap();
+    assert!(
+        reply["persisted"].is_string() || reply["persisted"].is_array(),
+        "set: {set}"
+    );
+    let reply: Value = serde_json::from_str(&sysctl).unwrap();
+    assert!(reply["persisted"].is_string(), "sysctl: {sysctl}");
+    let parts: Vec<&str> = files.split("===\n").collect();
+    assert!(
+        parts[0].starts_with("control: gone"),
+        "the rig kept an unsynced write:\n{files}"
+    );
+    let state: Value = serde_json::from_str(parts[0].trim_start_matches("control: gone\n"))
+        .unwrap_or_else(|e| panic!("nic-settings.json after the cut ({e}):\n{files}"));
+    let dum9 = state["interfaces"]
+        .as_array()
+        .and_then(|l| l.iter().find(|e| e["name"] == "dum9"))
+        .unwrap_or_else(|| panic!("dum9 not in nic-settings.json:\n{files}"));
+    assert_eq!(dum9["settings"]["mtu"], 1400, "{files}");
+    assert!(
+        parts[1].contains("iface dum9 inet manual\n\tmtu 1400"),
+        "ifupdown2's stanza lost the MTU:\n{files}"
+    );
+    assert!(
+        parts[2]
+            .lines()
+            .any(|l| l.replace(' ', "") == "net.ipv4.tcp_wmem=409616384131072"),
+        "90-hlctl.conf lost the line:\n{files}"
+    );
+}
+
 /// Item 3: an ordinary user reads but may not change; in the `hlctl` group
 /// she may (polkit rule of the package, no password).
 fn polkit_group(vm: &mut SystemVm) -> String {
@@ -577,6 +658,9 @@ fn hlctld_on_a_booted_debian_with_systemd() {
 
     let t = Instant::now();
     install_checks(&mut vm);
+    let t1 = Instant::now();
+    power_cut(&mut vm);
+    deb::took("power cut", t1);
     let uid = polkit_group(&mut vm);
     journald_fields(&mut vm, &uid);
     let t1 = Instant::now();

@@ -36,14 +36,16 @@ use super::vm::{fetch_kernel, vm_dir};
 /// Proxmox VE 8, NetworkManager, netplan); Debian's Cockpit 287 (issue 27:
 /// the page of `packaging/cockpit/hlctl`) and sudo for its administrative
 /// access (dbus-user-session: dconf-service, which cockpit-ws pulls in,
-/// needs a session bus that debootstrap cannot pick from an alternative).
+/// needs a session bus that debootstrap cannot pick from an alternative);
+/// mkfs.ext4 and dmsetup for vm_systemd's power cut.
 /// One package set, one cached image: a bare machine debootstraps once.
 /// Services that would act on their own are off at boot and started by the
 /// test that needs them ([`GUEST_CUSTOMIZE`]).
 pub const GUEST_ROOT: RootRecipe = RootRecipe {
     include: "dbus,polkitd,systemd,systemd-sysv,udev,libpam-systemd,iproute2,ethtool,iperf3,adduser,kmod,procps,\
               ifupdown2,network-manager,netplan.io,\
-              sudo,dbus-user-session,cockpit-ws,cockpit-bridge,cockpit-system",
+              sudo,dbus-user-session,cockpit-ws,cockpit-bridge,cockpit-system,\
+              e2fsprogs,dmsetup",
     cache_dir: "/var/tmp/hlctl-sysvm-guest",
     version: 1,
     image_customize: GUEST_CUSTOMIZE,
@@ -74,7 +76,8 @@ adduser admin sudo
 /// Kernel modules the initramfs loads before `switch_root`.
 /// (ext4 asks the crypto API for crc32c at mount time: crc32c_generic.)
 /// (bridge, bonding, dummy, 8021q: the stacks of vm_netmgr and vm_cockpit;
-/// the root holds no modules of the test kernel.)
+/// loop, dm_mod, dm_flakey: vm_systemd's power cut; the root holds no
+/// modules of the test kernel.)
 const MODULES: &[&str] = &[
     "virtio_pci",
     "virtio_blk",
@@ -86,6 +89,9 @@ const MODULES: &[&str] = &[
     "bonding",
     "dummy",
     "8021q",
+    "loop",
+    "dm_mod",
+    "dm_flakey",
 ];
 /// Bump when the image recipe (below) changes in a way the hash misses.
 const IMAGE_VERSION: u32 = 1;
