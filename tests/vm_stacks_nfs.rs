@@ -129,6 +129,10 @@ grep ' /mnt/nas ' /proc/self/mountinfo > /tmp/mountinfo2.txt
 /opt/bin/tc qdisc add dev vc root tbf rate 20mbit burst 32kbit latency 50ms
 /opt/bin/hlctl --json doctor --dir /mnt/nas --dir /tmp/local --disk-size 4 --stress 0 --peer 10.0.0.1:5201 --time 2 > /tmp/nfs_net.json || exit 15
 /opt/bin/hlctl doctor --dir /mnt/nas --dir /tmp/local --disk-size 4 --stress 0 --peer 10.0.0.1:5201 --time 2 > /tmp/nfs_net.txt 2>&1 || exit 16
+# The mount's read as bench file measures it, then a workload judged
+# without measuring (--disk-size 0): its read layer from that figure.
+/opt/bin/hlctl --json bench file --dir /mnt/nas --size 4M > /tmp/nfs_file.json || exit 17
+/opt/bin/hlctl --json doctor --dir /mnt/nas --disk-size 0 --stress 0 --workload plex-1080p > /tmp/nfs_workload.json || exit 18
 umount /mnt/nas
 X
 section client1 ip netns exec cli sh /tmp/client1.sh
@@ -141,6 +145,8 @@ section nfs_opts cat /tmp/nfs_opts.json
 section nfs_opts_text cat /tmp/nfs_opts.txt
 section nfs_net cat /tmp/nfs_net.json
 section nfs_net_text cat /tmp/nfs_net.txt
+section nfs_file cat /tmp/nfs_file.json
+section nfs_workload cat /tmp/nfs_workload.json
 "#;
 
 fn boot() -> VmOutput {
@@ -326,6 +332,24 @@ fn check_nfs(out: &VmOutput) {
     let t = out.section("nfs_net_text").text;
     eprintln!("{t}");
     assert!(t.contains("/mnt/nas (nfs4): limited by the network"), "{t}");
+
+    // A workload on the mount is judged on the mount's read over NFS
+    // (`bench file --dir`'s "file nfs4 read"), the newest read of it.
+    let file = out.json("nfs_file");
+    let read = file["file"]["read"]["bytes_per_second"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no read figure: {file}"));
+    let r = out.json("nfs_workload");
+    let row = r["workloads"][0]["rows"]
+        .as_array()
+        .and_then(|rows| rows.iter().find(|x| x["layer"] == "disk-read"))
+        .unwrap_or_else(|| panic!("no disk-read row: {r}"));
+    let source = row["source"].as_str().unwrap();
+    assert!(
+        source.contains("file nfs4 read of /mnt/nas (file,"),
+        "the read layer is not the mount's: {row}"
+    );
+    assert_eq!(row["measured"].as_f64(), Some(read), "{row}");
 }
 
 #[test]

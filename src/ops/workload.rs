@@ -29,7 +29,7 @@ pub(crate) fn answers(
     let wants = |l: Layer| opts.workloads.iter().any(|w| w.needs(l));
     let mut m = Measured::default();
     net(report, &mut m);
-    disk_read(report, &mut m);
+    disk_read(opts, report, &mut m);
     if wants(Layer::Cpu) {
         say(progress, "CPU run for the workloads");
         cpu(opts, cancel, &mut m);
@@ -67,11 +67,17 @@ fn from_history(opts: &Options, paths: &Paths, m: &mut Measured) {
     let cpu_all = crate::history::store::cpu_metric_name(crate::report::cpu_threads() as usize);
     let cpu_names = ["cpu multi events", cpu_all.as_str()];
     let now = crate::host::now_unix();
+    let dir = opts.dirs.first().map(String::as_str);
+    // On a network mount `bench file --dir`'s read of it counts too.
+    let mount_read = dir.and_then(mount_read_metric);
+    let read_names: Vec<&str> = ["disk seq-read", "disk read"]
+        .into_iter()
+        .chain(mount_read.as_deref())
+        .collect();
     for (layer, why) in needed {
-        let dir = opts.dirs.first().map(String::as_str);
         let w = match layer {
             Layer::Net => wanted(&["net upload"], "bit/s", peer.as_deref()),
-            Layer::DiskRead => wanted(&["disk seq-read", "disk read"], "B/s", dir),
+            Layer::DiskRead => wanted(&read_names, "B/s", dir),
             Layer::DiskRandread => wanted(&["disk randread-4k", "disk randread iops"], "IOPS", dir),
             Layer::Cpu => wanted(&cpu_names, "events/s", None),
         };
@@ -89,6 +95,17 @@ fn from_history(opts: &Options, paths: &Paths, m: &mut Measured) {
         m.missing.retain(|(l, _)| *l != layer);
         m.values.push((layer, x.value, source));
     }
+}
+
+/// `bench file`'s read metric of the mount holding `dir` ("file nfs4
+/// read"), when it is an NFS or SMB mount: that figure is the media's read
+/// as Plex sees it, the protocol included.
+fn mount_read_metric(dir: &str) -> Option<String> {
+    use crate::bench::file::mount_facts::MountFacts;
+    let facts = MountFacts::of(&crate::mounted::lookup(dir).ok()?);
+    facts
+        .is_network()
+        .then(|| crate::history::store::file_metric_name(&facts.fs_type, "read"))
 }
 
 fn wanted<'a>(names: &'a [&'a str], unit: &'a str, subject: Option<&'a str>) -> Wanted<'a> {
@@ -129,10 +146,13 @@ fn net(report: &Report, m: &mut Measured) {
 }
 
 /// The first `--dir`'s sequential read (page cache dropped first).
-fn disk_read(report: &Report, m: &mut Measured) {
+fn disk_read(opts: &Options, report: &Report, m: &mut Measured) {
     let Some(d) = report.storage.first() else {
-        m.missing
-            .push((Layer::DiskRead, "no --dir (the media volume)".into()));
+        let why = match opts.dirs.first() {
+            Some(dir) => format!("{dir}: not measured in this run"),
+            None => "no --dir (the media volume)".into(),
+        };
+        m.missing.push((Layer::DiskRead, why));
         return;
     };
     match &d.measured {
