@@ -35,18 +35,23 @@ pub(crate) fn set(
     dry_run: bool,
     persist: bool,
 ) -> Result<sysctl::set::SysctlReply, SysctlError> {
-    let journal = if dry_run {
+    let mut journal = if dry_run {
         None
     } else {
         begin_journal(paths, assignments)?
     };
-    sysctl::set::set(paths, assignments, dry_run, persist, || {
-        if let Some(cp) = journal
+    // Ended once the writes are done (before persisting), or after an
+    // error that came before any write.
+    let mut end = || {
+        if let Some(cp) = journal.take()
             && let Err(e) = cp.finish()
         {
             warn!("the sysctl change set's journal: {e}");
         }
-    })
+    };
+    let r = sysctl::set::set(paths, assignments, dry_run, persist, &mut end);
+    end();
+    r
 }
 
 /// [`set`] inside a try's journal, which already holds the snapshot (and
