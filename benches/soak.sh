@@ -34,9 +34,14 @@ figure HOURS "$HOURS"
 release_bins
 daemon_work soak
 pids=()
+# Stops the load loops (by pid), then hlctld and the bus, and removes the
+# namespace and the directory. (A bare `wait` here would wait for hlctld.)
 soak_cleanup() {
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
+    if [ -n "$daemon_pid" ]; then   # hlctld stores its last minute on SIGTERM: let it end
+        kill "$daemon_pid" 2>/dev/null || true
+        for _ in $(seq 100); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
+    fi
     daemon_cleanup
 }
 trap soak_cleanup EXIT
