@@ -13,6 +13,7 @@ use tracing::warn;
 
 use crate::ops::nic::SET_PREFIX;
 use crate::paths::Paths;
+use crate::sysctl::set::{Guard, Unguarded};
 use crate::sysctl::{self, Entry, SysctlError};
 use crate::tune::change::Change;
 use crate::tune::checkpoint::{Checkpoint, Journal, Phase};
@@ -35,23 +36,8 @@ pub(crate) fn set(
     dry_run: bool,
     persist: bool,
 ) -> Result<sysctl::set::SysctlReply, SysctlError> {
-    let mut journal = if dry_run {
-        None
-    } else {
-        begin_journal(paths, assignments)?
-    };
-    // Ended once the writes are done (before persisting), or after an
-    // error that came before any write.
-    let mut end = || {
-        if let Some(cp) = journal.take()
-            && let Err(e) = cp.finish()
-        {
-            warn!("the sysctl change set's journal: {e}");
-        }
-    };
-    let r = sysctl::set::set(paths, assignments, dry_run, persist, &mut end);
-    end();
-    r
+    let mut journal = SetJournal { paths, open: None };
+    sysctl::set::set(paths, assignments, dry_run, persist, &mut journal)
 }
 
 /// [`set`] inside a try's journal, which already holds the snapshot (and
@@ -60,41 +46,50 @@ pub(crate) fn set_in_try(
     paths: &Paths,
     assignments: &[(String, String)],
 ) -> Result<sysctl::set::SysctlReply, SysctlError> {
-    sysctl::set::set(paths, assignments, false, false, || {})
+    sysctl::set::set(paths, assignments, false, false, &mut Unguarded)
 }
 
-/// The journal of the keys `assignments` change, when they are two or more.
-/// One that cannot be written (a full or read-only disk) does not stop the
-/// change: it runs as it did before there was one, and says so.
-fn begin_journal(
-    paths: &Paths,
-    assignments: &[(String, String)],
-) -> Result<Option<Checkpoint>, SysctlError> {
-    let changing: std::collections::BTreeMap<String, String> = sysctl::plan(paths, assignments)?
-        .into_iter()
-        .filter(|c| c.before != c.requested)
-        .map(|c| (c.key, c.before))
-        .collect();
-    if changing.len() < 2 {
-        return Ok(None);
-    }
-    let first = Journal {
-        phase: Phase::Trying {
-            candidate: "sysctl".into(),
-        },
-        original: Change {
-            sysctl: changing,
-            ..Default::default()
-        },
-        ..Checkpoint::fresh("sysctl", None, JOURNAL_TIMEOUT, SET_PREFIX)
-    };
-    match Checkpoint::begin_keyed(paths, JOURNAL_KEY, JOURNAL_TIMEOUT, first) {
-        Ok(cp) => Ok(Some(cp)),
-        Err(e) => {
-            warn!(
+/// The journal of a set's writes, when two or more keys change. One that
+/// cannot be written (a full or read-only disk) does not stop the change:
+/// it runs as it did before there was one, and says so.
+struct SetJournal<'a> {
+    paths: &'a Paths,
+    open: Option<Checkpoint>,
+}
+
+impl Guard for SetJournal<'_> {
+    fn begin(&mut self, plan: &[sysctl::Change]) {
+        let changing: std::collections::BTreeMap<String, String> = plan
+            .iter()
+            .filter(|c| c.before != c.requested)
+            .map(|c| (c.key.clone(), c.before.clone()))
+            .collect();
+        if changing.len() < 2 {
+            return;
+        }
+        let first = Journal {
+            phase: Phase::Trying {
+                candidate: "sysctl".into(),
+            },
+            original: Change {
+                sysctl: changing,
+                ..Default::default()
+            },
+            ..Checkpoint::fresh("sysctl", None, JOURNAL_TIMEOUT, SET_PREFIX)
+        };
+        match Checkpoint::begin_keyed(self.paths, JOURNAL_KEY, JOURNAL_TIMEOUT, first) {
+            Ok(cp) => self.open = Some(cp),
+            Err(e) => warn!(
                 "the sysctl change set is not journalled (a crash half-way would leave it half applied): {e}"
-            );
-            Ok(None)
+            ),
+        }
+    }
+
+    fn end(&mut self) {
+        if let Some(cp) = self.open.take()
+            && let Err(e) = cp.finish()
+        {
+            warn!("the sysctl change set's journal: {e}");
         }
     }
 }

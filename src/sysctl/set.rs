@@ -26,15 +26,33 @@ pub(crate) struct SysctlReply {
     pub(crate) persist_error: Option<String>,
 }
 
+/// Told when the writes of a set start and when they are over, as
+/// [`crate::nic::apply::Guard`] is for a link: `ops::sysctl` journals the
+/// values that several writes overwrite, for whoever starts next.
+pub(crate) trait Guard {
+    /// Before the first write: the validated plan (each key's value now).
+    fn begin(&mut self, plan: &[Change]);
+    /// After the writes (applied, or restored after a failure).
+    fn end(&mut self);
+}
+
+/// No journal (a try's writes are journalled by the try).
+pub(crate) struct Unguarded;
+
+impl Guard for Unguarded {
+    fn begin(&mut self, _: &[Change]) {}
+    fn end(&mut self) {}
+}
+
 /// Validate every assignment (nothing changes on a problem), then apply
-/// unless `dry_run` (`applied` runs once the writes and their restore on a
-/// failure are done), then persist when asked and everything applied.
+/// unless `dry_run` (inside `guard`), then persist when asked and
+/// everything applied.
 pub(crate) fn set(
     paths: &Paths,
     assignments: &[(String, String)],
     dry_run: bool,
     persist_it: bool,
-    applied: impl FnOnce(),
+    guard: &mut dyn Guard,
 ) -> Result<SysctlReply, SysctlError> {
     let plan = super::plan(paths, assignments)?;
     if dry_run {
@@ -44,8 +62,9 @@ pub(crate) fn set(
             ..Default::default()
         });
     }
+    guard.begin(&plan);
     let outcome = super::apply(paths, plan);
-    applied();
+    guard.end();
     let mut reply = SysctlReply {
         dry_run: false,
         changes: outcome.changes,
