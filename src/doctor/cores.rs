@@ -383,6 +383,7 @@ fn backlog(inp: &Inputs, r: &CoreReport, dir: Direction, out: &mut Outcome) {
                 format!("{} packets dropped from full per-CPU backlogs during the {dir}", r.backlog_dropped),
             )
             .evidence(key, inp.sysctl(key).unwrap_or("?"))
+            .evidence("direction", dir)
             .why("packets arrived faster than the core could take them off its backlog, and were lost")
             .fix(format!("hlctl sysctl {key}={}", doubled(inp, key, floor))),
         );
@@ -397,6 +398,7 @@ fn backlog(inp: &Inputs, r: &CoreReport, dir: Direction, out: &mut Outcome) {
                 format!("the receive budget ran out {} times with work left during the {dir}", r.time_squeeze),
             )
             .evidence(key, inp.sysctl(key).unwrap_or("?"))
+            .evidence("direction", dir)
             .why("each poll cycle stopped with packets still waiting; a larger budget lets one cycle take more")
             .fix(format!("hlctl sysctl {key}={}", doubled(inp, key, floor))),
         );
@@ -420,6 +422,7 @@ fn steal(r: &CoreReport, dir: Direction, out: &mut Outcome) -> bool {
             format!("the hypervisor took {:.0} % of CPU{} during the {dir}", c.steal_percent, c.cpu),
         )
         .evidence(&format!("CPU{} steal", c.cpu), format!("{:.0} %", c.steal_percent))
+        .evidence("direction", dir)
         .why("this VM's virtual CPUs waited for the host's real ones: the host is overcommitted, and no setting inside this VM helps")
         .fix("# give this VM dedicated cores, or move load off its host"),
     );
