@@ -40,6 +40,7 @@ pub mod fuzzing;
 pub mod history;
 pub mod host;
 pub(crate) mod html;
+pub(crate) mod matrix;
 pub(crate) mod measure;
 pub(crate) mod metrics;
 pub(crate) mod mounted;

@@ -646,5 +646,103 @@ fn three_hosts_matrix_in_prometheus_dashboard_panels_and_a_planted_regression() 
         println!("panel '{title}': {e} → {} series from {hosts:?}", r.len());
     }
 
+    whole_matrix_from_prometheus(&f, &speeds, &files);
     let _ = SERVE_PORT;
+}
+
+/// `hlctl matrix --prometheus`, run on pve2, prints every host's figures as
+/// Prometheus holds them now: each TCP series in its cell (rows and columns
+/// joined by address and by the name pve1 resolved), the share of the
+/// slower physical end where there is one, nas's `bench file` figures.
+fn whole_matrix_from_prometheus(
+    f: &Fleet,
+    speeds: &BTreeMap<&str, Option<f64>>,
+    files: &std::path::Path,
+) {
+    let url = format!("http://{}:9090", common::fleet::PROM_IP);
+    let pve2 = f.host("pve2");
+    let o = pve2.hlctl(&["matrix", "--prometheus", &url]);
+    println!("hlctl matrix --prometheus {url}:\n{}", text(&o));
+    assert!(o.status.success(), "{}", text(&o));
+    let o = pve2.hlctl(&["matrix", "--prometheus", &url, "--json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let m: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let hosts: Vec<&str> = m["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h.as_str().unwrap())
+        .collect();
+    assert_eq!(hosts, ["nas", "pve1", "pve2", "vm"], "{m}");
+    let cells = m["cells"].as_array().unwrap();
+    let cell = |from: &str, to: &str, protocol: &str| {
+        cells
+            .iter()
+            .find(|c| c["from"] == from && c["to"] == to && c["protocol"] == protocol)
+            .unwrap_or_else(|| panic!("no {from} → {to} {protocol} cell: {m:#}"))
+    };
+    let tcp = f.query("hlctl_net_throughput_bps");
+    assert!(tcp.len() >= 10, "{tcp:?}");
+    for s in &tcp {
+        let from = s["metric"]["host"].as_str().unwrap();
+        let to = host_of_peer(s["metric"]["peer"].as_str().unwrap());
+        let v: f64 = s["value"][1].as_str().unwrap().parse().unwrap();
+        let (key, share) = match s["metric"]["direction"].as_str().unwrap() {
+            "upload" => ("write", "write_share"),
+            _ => ("read", "read_share"),
+        };
+        let c = cell(from, to, "tcp");
+        assert_eq!(c[key].as_f64(), Some(v), "{from} → {to} {key}: {c}");
+        assert_eq!(c["to_is_host"], true, "{c}");
+        assert_eq!(c["unit"], "bit/s", "{c}");
+        let slower = [speeds[from], speeds[to]]
+            .into_iter()
+            .flatten()
+            .reduce(f64::min);
+        match (slower, c[share].as_f64()) {
+            (Some(sp), Some(got)) => {
+                assert!(
+                    (got - v / sp).abs() <= 1e-9 * got,
+                    "{from} → {to}: {got} vs {v}/{sp}"
+                )
+            }
+            (None, None) => {}
+            (want, got) => panic!("{from} → {to} {share}: {got:?}, slower end {want:?}"),
+        }
+    }
+    let file = f.query("hlctl_file_transfer_bytes_per_second{host=\"nas\"}");
+    assert_eq!(file.len(), 2, "read and write: {file:?}");
+    let place = file[0]["metric"]["place"].as_str().unwrap();
+    assert!(
+        place.ends_with(files.file_name().unwrap().to_str().unwrap()),
+        "{place}"
+    );
+    let protocol = file[0]["metric"]["protocol"].as_str().unwrap();
+    let c = cell("nas", place, protocol);
+    assert_eq!(
+        (&c["unit"], &c["to_is_host"]),
+        (&Value::from("B/s"), &Value::from(false)),
+        "{c}"
+    );
+    for s in &file {
+        let key = s["metric"]["direction"].as_str().unwrap();
+        let v: f64 = s["value"][1].as_str().unwrap().parse().unwrap();
+        assert_eq!(c[key].as_f64(), Some(v), "{key}: {c}");
+    }
+    // Nothing answers on port 9: an error naming Prometheus, exit 1.
+    let o = pve2.hlctl(&[
+        "matrix",
+        "--prometheus",
+        &format!("http://{}:9", common::fleet::PROM_IP),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("Prometheus at http://10.71.0.254:9"),
+        "{}",
+        text(&o)
+    );
+    // A URL hlctl cannot speak: invalid input, what is allowed named.
+    let o = pve2.hlctl(&["matrix", "--prometheus", "https://prometheus.lab"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("allowed: http://HOST"), "{}", text(&o));
 }

@@ -37,7 +37,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "workflows",
         &[
             "tune", "doctor", "history", "report", "check", "measure", "metrics", "html", "config",
-            "workload", "usage",
+            "workload", "usage", "matrix",
         ],
     ),
     (

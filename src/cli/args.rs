@@ -54,6 +54,7 @@ pub(crate) enum Command {
     Compare(super::compare::CompareArgs),
     Usage(super::usage::UsageArgs),
     Report(super::report::ReportArgs),
+    Matrix(super::matrix::MatrixArgs),
     Check(super::check::CheckArgs),
     Config(super::config::ConfigArgs),
     Completions(super::assets::CompletionsArgs),

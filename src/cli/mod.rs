@@ -25,6 +25,7 @@ pub(crate) mod global;
 pub(crate) mod history;
 pub(crate) mod interrupt;
 pub(crate) mod kept;
+pub(crate) mod matrix;
 pub(crate) mod net_auth;
 pub(crate) mod output;
 pub(crate) mod peer_check;
@@ -118,6 +119,7 @@ pub(crate) fn run(cli: args::Cli) -> i32 {
         args::Command::Compare(a) => compare::run(&global, a),
         args::Command::Usage(a) => usage::run(&global, a),
         args::Command::Report(a) => report::run(&global, a),
+        args::Command::Matrix(a) => matrix::run(&global, a),
         args::Command::Check(a) => check::run(&global, a),
         args::Command::Config(a) => config::run(&global, a),
         args::Command::Completions(a) => assets::completions(a, args::hlctl_command()),
