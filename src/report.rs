@@ -5,7 +5,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::bench::progress::{Cancel, Progress, ProgressEvent};
-use crate::history::store::{Metric, format_ts};
+use crate::history::store::{Metric, format_ts, format_value};
+use crate::history::transfers::{Transfer, lines};
 use crate::host::HostInfo;
 use crate::path::Peer;
 use crate::path::throughput::{self, Measure, format_bps};
@@ -81,6 +82,11 @@ pub(crate) struct Report {
     pub(crate) network: Vec<NetEntry>,
     pub(crate) disk: Vec<Entry>,
     pub(crate) cpu: Vec<Entry>,
+    /// This host's row of the host × host × protocol matrix after the run:
+    /// the history's newest figure per peer or place, protocol and
+    /// direction (`ops::report` fills it from the history it stored into).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) transfers: Vec<Transfer>,
 }
 
 /// Figures of one disk or CPU run, or why it could not run.
@@ -150,6 +156,7 @@ pub(crate) fn run(
         network,
         disk,
         cpu,
+        transfers: Vec::new(),
     }
 }
 
@@ -228,7 +235,7 @@ impl Report {
                         "| {} | {} | {} |\n",
                         e.subject,
                         f.name,
-                        crate::history::store::format_value(f.value, &f.unit)
+                        format_value(f.value, &f.unit)
                     );
                 }
             }
@@ -247,8 +254,38 @@ impl Report {
                 }
             }
         }
-        s
+        s + &transfers_markdown(&self.transfers)
     }
+}
+
+/// The transfers section: per peer or place and protocol, each direction's
+/// newest figure with its time; nothing when the history holds none.
+fn transfers_markdown(t: &[Transfer]) -> String {
+    if t.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "\n## Transfers by peer and protocol (newest in the history)\n\n| peer or place | protocol | read (to this host) | write (from this host) |\n|---|---|---|---|\n",
+    );
+    let cell = |x: Option<&Transfer>| {
+        x.map_or("–".to_string(), |x| {
+            format!(
+                "{} ({} UTC)",
+                format_value(x.value, &x.unit),
+                format_ts(x.ts)
+            )
+        })
+    };
+    for l in lines(t) {
+        s += &format!(
+            "| {} | {} | {} | {} |\n",
+            l.subject,
+            l.protocol.to_uppercase(),
+            cell(l.read),
+            cell(l.write)
+        );
+    }
+    s
 }
 
 #[cfg(test)]
@@ -275,6 +312,7 @@ mod tests {
             network: Vec::new(),
             disk: Vec::new(),
             cpu: vec![cpu],
+            transfers: Vec::new(),
         };
         let md = r.markdown();
         let cpu_part = md.split("## CPU").nth(1).unwrap();
@@ -284,5 +322,41 @@ mod tests {
         );
         let json = serde_json::to_value(&r).unwrap();
         assert_eq!(json["cpu"][0]["warnings"].as_array().unwrap().len(), 1);
+    }
+
+    /// The history's transfers end the report: one line per peer or place
+    /// and protocol, each direction in the CLI's units with its time; a
+    /// report without them has no such section, and its JSON no key.
+    #[test]
+    fn transfers_are_a_table_per_peer_and_protocol() {
+        use crate::history::transfers::{newest, tests::rows};
+        let mut r = Report {
+            host: HostInfo::current(),
+            timestamp: 0,
+            network: Vec::new(),
+            disk: Vec::new(),
+            cpu: Vec::new(),
+            transfers: Vec::new(),
+        };
+        assert!(!r.markdown().contains("Transfers"));
+        assert!(serde_json::to_value(&r).unwrap().get("transfers").is_none());
+        r.transfers = newest(&rows());
+        let md = r.markdown();
+        let part = md
+            .split("## Transfers by peer and protocol")
+            .nth(1)
+            .unwrap();
+        assert_eq!(part.matches("\n| ").count(), 3, "{md}");
+        assert!(
+            part.contains(&format!(
+                "| nas | TCP | 938 Mbit/s ({} UTC) | 941 Mbit/s ({} UTC) |",
+                format_ts(100),
+                format_ts(200)
+            )),
+            "{md}"
+        );
+        assert!(part.contains("| me@nas:22:/srv | SSH | "), "{md}");
+        let back: Report = serde_json::from_value(serde_json::to_value(&r).unwrap()).unwrap();
+        assert_eq!(back, r);
     }
 }

@@ -26,6 +26,17 @@ fn compare_flags_a_planted_regression_and_names_the_changed_setting() {
         ])
     };
 
+    // A file written and read in a local directory first (`bench file
+    // --dir`): the report's transfers show it beside the report's own TCP.
+    let files = tempfile::tempdir().unwrap();
+    let file = lab.json(&[
+        "bench",
+        "file",
+        "--dir",
+        files.path().to_str().unwrap(),
+        "--size",
+        "4M",
+    ]);
     let good = report(&lab);
     let up_good = good["report"]["network"][0]["upload_bps"].as_f64().unwrap();
     assert!(up_good > 500e6, "{good}");
@@ -35,6 +46,42 @@ fn compare_flags_a_planted_regression_and_names_the_changed_setting() {
     }
     let md = std::fs::read_to_string(good["markdown"].as_str().unwrap()).unwrap();
     assert!(md.contains("## Network") && md.contains(&peer), "{md}");
+    // This host's row of the matrix: the report's own TCP figures (upload =
+    // write) and the bench file's, newest of each, in the JSON and the
+    // Markdown.
+    let t = good["report"]["transfers"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{good}"));
+    let fig = |subject: &str, protocol: &str, dir: &str| {
+        t.iter()
+            .find(|x| x["subject"] == subject && x["protocol"] == protocol && x["direction"] == dir)
+            .and_then(|x| x["value"].as_f64())
+            .unwrap_or_else(|| panic!("no {subject} {protocol} {dir} in {t:?}"))
+    };
+    let net = &good["report"]["network"][0];
+    assert_eq!(
+        fig(&peer, "tcp", "write"),
+        net["upload_bps"].as_f64().unwrap()
+    );
+    assert_eq!(
+        fig(&peer, "tcp", "read"),
+        net["download_bps"].as_f64().unwrap()
+    );
+    let protocol = file["file"]["protocol"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{file}"));
+    let place = t
+        .iter()
+        .find(|x| x["protocol"] == protocol)
+        .and_then(|x| x["subject"].as_str())
+        .unwrap_or_else(|| panic!("no {protocol} in {t:?}"));
+    assert!(fig(place, protocol, "read") > 0.0 && fig(place, protocol, "write") > 0.0);
+    assert!(md.contains("## Transfers by peer and protocol"), "{md}");
+    assert!(md.contains(&format!("| {peer} | TCP | ")), "{md}");
+    assert!(
+        md.contains(&format!("| {place} | {} | ", protocol.to_uppercase())),
+        "{md}"
+    );
 
     let saved = lab.json(&["baseline", "save", "good"]);
     assert!(saved["metrics"].as_u64().unwrap() >= 2, "{saved}");

@@ -109,6 +109,7 @@ pub(crate) fn run(
             network,
             disk,
             cpu,
+            transfers: Vec::new(),
         },
         peers: details,
         cpu_threads: threads,

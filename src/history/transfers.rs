@@ -5,18 +5,20 @@
 //! `file PROTOCOL read|write`. "read" is toward this host (`net download`:
 //! the peer sends), "write" away from it.
 
+use serde::{Deserialize, Serialize};
+
 use super::StoredResult;
 use super::store::parse_file_metric;
 
 /// One cell of the row.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Transfer {
     /// The peer, `user@host:port:/dir`, or a mount's directory.
     pub(crate) subject: String,
     /// `tcp`, `ssh`, `nfs`, `cifs`, or `local FS` for a local directory.
     pub(crate) protocol: String,
     /// `read` or `write`.
-    pub(crate) direction: &'static str,
+    pub(crate) direction: String,
     pub(crate) value: f64,
     /// `bit/s` (TCP) or `B/s` (files), as stored.
     pub(crate) unit: String,
@@ -51,7 +53,7 @@ pub(crate) fn newest(rows: &[StoredResult]) -> Vec<Transfer> {
             out.push(Transfer {
                 subject: m.subject.clone(),
                 protocol: protocol.to_string(),
-                direction,
+                direction: direction.to_string(),
                 value: m.value,
                 unit: m.unit.clone(),
                 ts: r.ts,
@@ -59,8 +61,42 @@ pub(crate) fn newest(rows: &[StoredResult]) -> Vec<Transfer> {
         }
     }
     out.sort_by(|a, b| {
-        (&a.subject, &a.protocol, a.direction).cmp(&(&b.subject, &b.protocol, b.direction))
+        (&a.subject, &a.protocol, &a.direction).cmp(&(&b.subject, &b.protocol, &b.direction))
     });
+    out
+}
+
+/// One line of the row as a table shows it: a peer or place and a
+/// protocol, with the newest figure of each direction.
+pub(crate) struct Line<'a> {
+    pub(crate) subject: &'a str,
+    pub(crate) protocol: &'a str,
+    pub(crate) read: Option<&'a Transfer>,
+    pub(crate) write: Option<&'a Transfer>,
+}
+
+/// `t` (as [`newest`] orders it) as one line per peer or place and protocol.
+pub(crate) fn lines(t: &[Transfer]) -> Vec<Line<'_>> {
+    let mut out: Vec<Line> = Vec::new();
+    for x in t {
+        if !out
+            .last()
+            .is_some_and(|l| l.subject == x.subject && l.protocol == x.protocol)
+        {
+            out.push(Line {
+                subject: &x.subject,
+                protocol: &x.protocol,
+                read: None,
+                write: None,
+            });
+        }
+        let l = out.last_mut().expect("pushed above");
+        if x.direction == "read" {
+            l.read = Some(x);
+        } else {
+            l.write = Some(x);
+        }
+    }
     out
 }
 
@@ -120,7 +156,7 @@ pub(crate) mod tests {
 
     #[test]
     fn the_newest_of_each_peer_protocol_and_direction() {
-        let got: Vec<(String, String, &str, f64, i64)> = newest(&rows())
+        let got: Vec<(String, String, String, f64, i64)> = newest(&rows())
             .into_iter()
             .map(|t| (t.subject, t.protocol, t.direction, t.value, t.ts))
             .collect();
@@ -128,10 +164,10 @@ pub(crate) mod tests {
         assert_eq!(
             got,
             [
-                (s("me@nas:22:/srv"), s("ssh"), "read", 110e6, 300),
-                (s("me@nas:22:/srv"), s("ssh"), "write", 60e6, 300),
-                (s("nas"), s("tcp"), "read", 9.38e8, 100),
-                (s("nas"), s("tcp"), "write", 9.41e8, 200),
+                (s("me@nas:22:/srv"), s("ssh"), s("read"), 110e6, 300),
+                (s("me@nas:22:/srv"), s("ssh"), s("write"), 60e6, 300),
+                (s("nas"), s("tcp"), s("read"), 9.38e8, 100),
+                (s("nas"), s("tcp"), s("write"), 9.41e8, 200),
             ]
         );
     }

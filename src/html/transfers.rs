@@ -5,7 +5,7 @@
 
 use super::esc;
 use crate::history::store::{format_ts, format_value};
-use crate::history::transfers::Transfer;
+use crate::history::transfers::{Transfer, lines};
 
 /// The section, or nothing when no transfer is stored.
 pub(crate) fn section(t: &[Transfer]) -> String {
@@ -15,32 +15,25 @@ pub(crate) fn section(t: &[Transfer]) -> String {
     let mut s = String::from(
         "<h2>Transfers by peer and protocol (newest)</h2><table id=\"transfers\"><tr><th>peer or place</th><th>protocol</th><th>read (to this host)</th><th>write (from this host)</th></tr>",
     );
-    let mut rows: Vec<(&str, &str)> = t
-        .iter()
-        .map(|x| (x.subject.as_str(), x.protocol.as_str()))
-        .collect();
-    rows.dedup();
-    for (subject, protocol) in rows {
-        let cell = |dir: &str| {
-            t.iter()
-                .find(|x| x.subject == subject && x.protocol == protocol && x.direction == dir)
-                .map_or("<td>–</td>".to_string(), |x| {
-                    format!(
-                        "<td data-ts=\"{}\">{} ({} UTC)</td>",
-                        x.ts,
-                        esc(&format_value(x.value, &x.unit)),
-                        format_ts(x.ts)
-                    )
-                })
+    for l in lines(t) {
+        let cell = |x: Option<&Transfer>| {
+            x.map_or("<td>–</td>".to_string(), |x| {
+                format!(
+                    "<td data-ts=\"{}\">{} ({} UTC)</td>",
+                    x.ts,
+                    esc(&format_value(x.value, &x.unit)),
+                    format_ts(x.ts)
+                )
+            })
         };
         s += &format!(
             "<tr data-subject=\"{}\" data-protocol=\"{}\"><td>{}</td><td>{}</td>{}{}</tr>",
-            esc(subject),
-            esc(protocol),
-            esc(subject),
-            esc(&protocol.to_uppercase()),
-            cell("read"),
-            cell("write")
+            esc(l.subject),
+            esc(l.protocol),
+            esc(l.subject),
+            esc(&l.protocol.to_uppercase()),
+            cell(l.read),
+            cell(l.write)
         );
     }
     s + "</table>"

@@ -568,6 +568,7 @@ mod tests {
                     error: None,
                     warnings: Vec::new(),
                 }],
+                transfers: Vec::new(),
             },
             peers: vec![PeerResult {
                 peer: "nas \"lan\":5201".into(),

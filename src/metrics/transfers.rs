@@ -19,7 +19,7 @@ pub(super) fn files(f: &mut Families, rows: &[StoredResult]) {
         let l = [
             ("place", t.subject.as_str()),
             ("protocol", t.protocol.as_str()),
-            ("direction", t.direction),
+            ("direction", t.direction.as_str()),
         ];
         f.set(
             "hlctl_file_transfer_bytes_per_second",

@@ -7,6 +7,8 @@ use super::bench::Ran;
 use super::row_store::{Requester, store};
 use super::rows;
 use crate::bench::progress::{Cancel, Progress};
+use crate::history::History;
+use crate::history::transfers::{Transfer, newest};
 use crate::measure::{ReportSpan, run_report};
 use crate::path::Peer;
 use crate::paths::Paths;
@@ -61,7 +63,20 @@ pub(crate) fn run(
     progress: &dyn Progress,
     cancel: &Cancel,
 ) -> Ran<Report> {
-    let report = run_report(peers, &req.dirs, req.span(), progress, cancel);
+    let mut report = run_report(peers, &req.dirs, req.span(), progress, cancel);
     let stored = store(paths, who, rows::report(paths, &report));
+    report.transfers = transfers(paths);
     Ran { report, stored }
+}
+
+/// How many of the newest history rows the transfers are read from.
+const TRANSFER_ROWS: u32 = 500;
+
+/// This host's row of the matrix, from the history the report was stored
+/// in (none when there is no history to read).
+fn transfers(paths: &Paths) -> Vec<Transfer> {
+    History::open(&paths.state_dir)
+        .and_then(|mut h| h.list(None, None, TRANSFER_ROWS))
+        .map(|rows| newest(&rows))
+        .unwrap_or_default()
 }
