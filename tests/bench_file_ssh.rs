@@ -317,3 +317,151 @@ fn ctrl_c_mid_write_removes_the_remote_file() {
         "the remote file was left"
     );
 }
+
+/// `[check] files`: a check with an SSH place (through `ssh_config`) and a
+/// local directory, and nothing else to measure, writes and reads each,
+/// stores the figures in its row (compared like any other), publishes them
+/// in hlctl.prom, and leaves no file; a second check with a target whose
+/// server refuses the key says so and fails (exit 1), the other target
+/// still measured.
+#[test]
+fn a_check_measures_its_file_targets_stores_and_publishes_them() {
+    let _one = serial();
+    let sshd = Sshd::start();
+    let remote = disk_tempdir();
+    let local = disk_tempdir();
+    let state = tempfile::tempdir().unwrap();
+    let prom = tempfile::tempdir().unwrap();
+    let target = format!(
+        "ssh://root@127.0.0.1:{}{}",
+        sshd.port,
+        remote.path().display()
+    );
+    let write_config = |ssh_config: &Path| {
+        let conf = state.path().join("hlctl.toml");
+        std::fs::write(
+            &conf,
+            format!(
+                "[check]\nfiles = [\"{target}\", \"{}\"]\nfile_size_mib = 8\nssh_config = \"{}\"\ncpu = false\n\n[metrics]\ntextfile_dir = \"{}\"\n",
+                local.path().display(),
+                ssh_config.display(),
+                prom.path().display()
+            ),
+        )
+        .unwrap();
+        conf
+    };
+    let check = |conf: &Path| {
+        Command::new(HLCTL)
+            .env("HLCTL_STATE_DIR", state.path())
+            .args([
+                "--local",
+                "--json",
+                "--config",
+                conf.to_str().unwrap(),
+                "check",
+            ])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let o = check(&write_config(&sshd.config()));
+    let r = json(&o);
+    let files = r["check"]["files"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{r}"));
+    assert_eq!(files.len(), 2, "{r}");
+    let place = format!("root@127.0.0.1:{}:{}", sshd.port, remote.path().display());
+    assert_eq!(files[0]["target"], target.as_str());
+    assert_eq!(
+        (&files[0]["file"]["protocol"], &files[0]["file"]["place"]),
+        (&Value::from("ssh"), &Value::from(place.as_str()))
+    );
+    let local_protocol = files[1]["file"]["protocol"].as_str().unwrap().to_string();
+    for f in files {
+        for d in ["write", "read"] {
+            assert_eq!(f["file"][d]["bytes"].as_u64(), Some(8 << 20), "{f}");
+        }
+    }
+    assert_eq!(
+        names(remote.path()),
+        Vec::<String>::new(),
+        "a remote file was left"
+    );
+    assert_eq!(
+        names(local.path()),
+        Vec::<String>::new(),
+        "a local file was left"
+    );
+    // The check's row holds the four figures; hlctl.prom publishes them.
+    let h = Command::new(HLCTL)
+        .env("HLCTL_STATE_DIR", state.path())
+        .args(["--local", "--json", "history", "--kind", "check"])
+        .output()
+        .unwrap();
+    let rows: Value = serde_json::from_slice(&h.stdout).unwrap();
+    let metrics = rows["results"][0]["metrics"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{rows}"));
+    for (name, subject) in [
+        ("file ssh write", place.as_str()),
+        ("file ssh read", place.as_str()),
+        (
+            &format!("file {local_protocol} read"),
+            local.path().to_str().unwrap(),
+        ),
+    ] {
+        assert!(
+            metrics
+                .iter()
+                .any(|m| m["name"] == name && m["subject"] == subject),
+            "{name} {subject} not in {metrics:?}"
+        );
+    }
+    let text = std::fs::read_to_string(prom.path().join("hlctl.prom")).unwrap();
+    let ssh_read = format!(
+        "hlctl_file_transfer_bytes_per_second{{place=\"{place}\",protocol=\"ssh\",direction=\"read\"}} "
+    );
+    let published: f64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix(&ssh_read))
+        .unwrap_or_else(|| panic!("no {ssh_read}in\n{text}"))
+        .parse()
+        .unwrap();
+    assert_eq!(
+        Some(published),
+        files[0]["file"]["read"]["bytes_per_second"].as_f64()
+    );
+
+    // A key the server refuses: that target fails with the reason, the
+    // directory is still measured, the check fails.
+    let stranger = sshd.stranger_config();
+    let o = check(&write_config(&stranger));
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let files = r["check"]["files"].as_array().unwrap();
+    assert!(
+        files[0]["file"].is_null() && files[0]["error"].is_string(),
+        "{r}"
+    );
+    assert!(
+        files[1]["file"]["read"]["bytes_per_second"]
+            .as_f64()
+            .unwrap()
+            > 0.0,
+        "{r}"
+    );
+    let failures = r["failures"].as_array().unwrap();
+    assert!(
+        failures.iter().any(|f| f
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("file over {target}: "))),
+        "{failures:?}"
+    );
+}

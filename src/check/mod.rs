@@ -6,6 +6,7 @@
 //! - [`net`]: one peer, never on top of another measurement;
 //! - [`journal`]: regressions to the journal with our MESSAGE_ID.
 
+pub(crate) mod files;
 pub(crate) mod journal;
 pub(crate) mod net;
 
@@ -20,6 +21,7 @@ use crate::path::throughput::Direction;
 use crate::report::{Entry, Figures, NetEntry, Report};
 
 pub(crate) use crate::bench::net::busy::Backoff;
+pub(crate) use files::FileEntry;
 pub(crate) use net::PeerResult;
 
 /// The reference's name when a check is compared with the one before it.
@@ -33,6 +35,9 @@ pub(crate) struct CheckReport {
     pub(crate) report: Report,
     /// Per peer: retransmits, round-trip time, busy retries.
     pub(crate) peers: Vec<PeerResult>,
+    /// `[check] files`: each target's transfer both ways.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) files: Vec<FileEntry>,
     /// Threads of the multi-threaded CPU run.
     pub(crate) cpu_threads: u32,
     /// `[workload]`: the configured workloads judged on this check's figures.
@@ -62,7 +67,7 @@ pub(crate) fn run(
         })
     };
     let cpu_runs = if cfg.cpu { 2 } else { 0 };
-    let total = (peers.len() + cfg.dirs.len() + cpu_runs).max(1) as f64;
+    let total = (peers.len() + cfg.dirs.len() + cfg.files.len() + cpu_runs).max(1) as f64;
     let mut k = 0.0;
     let backoff = Backoff::for_window(cfg.busy_window_s);
     let mut details = Vec::new();
@@ -93,6 +98,18 @@ pub(crate) fn run(
         k += 1.0;
         disk.push(Entry::new(d, (b.disk)(d, cancel)));
     }
+    let mut files = Vec::new();
+    for t in &cfg.files {
+        say(k / total, format!("file over {t}"));
+        k += 1.0;
+        files.push(files::measure(
+            t,
+            cfg.file_size_mib,
+            cfg.ssh_config.as_deref(),
+            lock,
+            cancel,
+        ));
+    }
     let threads = crate::report::cpu_threads();
     let mut cpu = Vec::new();
     if cfg.cpu {
@@ -112,6 +129,7 @@ pub(crate) fn run(
             transfers: Vec::new(),
         },
         peers: details,
+        files,
         cpu_threads: threads,
         workloads: Vec::new(),
     }

@@ -183,6 +183,7 @@ fn print_outcome(o: &CheckOutcome) {
 
 fn print_text(r: &CheckReport, c: Option<&Comparison>) {
     print!("{}", r.report.markdown());
+    print_files(&r.files);
     for p in &r.peers {
         for d in &p.directions {
             if let Some(c) = &d.cores {
@@ -242,5 +243,29 @@ fn print_text(r: &CheckReport, c: Option<&Comparison>) {
         .filter(|m| m.verdict == Verdict::Regression)
     {
         println!("{}", m.text);
+    }
+}
+
+/// `[check] files`: per target its protocol and both directions, in MB/s.
+fn print_files(files: &[crate::check::FileEntry]) {
+    if files.is_empty() {
+        return;
+    }
+    println!("\n## Files\n\n| target | protocol | write | read |\n|---|---|---|---|");
+    for e in files {
+        match (&e.file, &e.error) {
+            (Some(f), _) => println!(
+                "| {} | {} | {:.1} MB/s | {:.1} MB/s |",
+                e.target,
+                f.protocol,
+                f.write.bytes_per_second / 1e6,
+                f.read.bytes_per_second / 1e6
+            ),
+            (None, err) => println!(
+                "| {} | - | not run: {} | |",
+                e.target,
+                err.as_deref().unwrap_or("?")
+            ),
+        }
     }
 }

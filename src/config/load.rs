@@ -108,7 +108,7 @@ struct Parser<'a> {
 }
 
 const SECTIONS: &str = "[check], [metrics], [serve], [workload], [usage]";
-const CHECK_KEYS: &str = "peers, dirs, cpu, schedule, randomized_delay_s, after_kernel_change, baseline, threshold_percent, time_s, disk_size_mib, bench_time_s, busy_window_s";
+const CHECK_KEYS: &str = "peers, dirs, cpu, files, file_size_mib, ssh_config, schedule, randomized_delay_s, after_kernel_change, baseline, threshold_percent, time_s, disk_size_mib, bench_time_s, busy_window_s";
 const METRICS_KEYS: &str = "textfile_dir, debounce_s";
 const SERVE_KEYS: &str = "enable, port, rsa_private_key_path, authorized_users_path, time_skew_threshold, use_pkcs1_padding";
 const USAGE_KEYS: &str = "enable, minute_days, retention_days, links (e.g. [\"vmbr0:1G\"])";
@@ -206,6 +206,30 @@ impl Parser<'_> {
                     return Err(format!("'{d}': use absolute directories"));
                 }
                 c.dirs = list;
+            }
+            "files" => {
+                let list: Vec<String> = value(v)?;
+                let bad: Vec<String> = list
+                    .iter()
+                    .filter_map(|f| crate::bench::file::Target::parse(f).err())
+                    .map(|e| e.to_string())
+                    .collect();
+                // Keep the good ones, as peers does.
+                c.files = list
+                    .into_iter()
+                    .filter(|f| crate::bench::file::Target::parse(f).is_ok())
+                    .collect();
+                if !bad.is_empty() {
+                    return Err(bad.join("; "));
+                }
+            }
+            "file_size_mib" => c.file_size_mib = ranged(v, 1, 1 << 20)?,
+            "ssh_config" => {
+                let s: String = value(v)?;
+                if !s.starts_with('/') {
+                    return Err(format!("'{s}': use an absolute path"));
+                }
+                c.ssh_config = Some(PathBuf::from(s));
             }
             "cpu" => c.cpu = value(v)?,
             "schedule" => {
@@ -394,6 +418,36 @@ enable = false
             Some(Path::new("/var/lib/prometheus/node-exporter"))
         );
         assert!(!c.serve.enable);
+    }
+
+    /// `[check] files`: SSH places and directories kept, anything else a
+    /// problem naming what is allowed (the good ones still measured).
+    #[test]
+    fn file_targets_are_ssh_places_or_directories() {
+        let (c, probs) = p(r#"[check]
+files = ["ssh://backup@nas.lan:2222/srv/bench", "/mnt/media", "nas:/srv"]
+file_size_mib = 64
+ssh_config = "/etc/hlctl/ssh_config"
+"#);
+        assert_eq!(
+            c.check.files,
+            ["ssh://backup@nas.lan:2222/srv/bench", "/mnt/media"]
+        );
+        assert_eq!(c.check.file_size_mib, 64);
+        assert_eq!(
+            c.check.ssh_config.as_deref(),
+            Some(Path::new("/etc/hlctl/ssh_config"))
+        );
+        assert_eq!(probs.len(), 1, "{probs:?}");
+        assert!(
+            probs[0].starts_with("/etc/hlctl/hlctl.toml:2: check.files: ")
+                && probs[0].contains(
+                    "\"nas:/srv\": allowed ssh://[USER@]HOST[:PORT][/DIR] or an absolute directory"
+                ),
+            "{probs:?}"
+        );
+        let (_, probs) = p("[check]\nfile_size_mib = 0\n");
+        assert!(probs[0].contains("0: allowed 1 to 1048576"), "{probs:?}");
     }
 
     #[test]

@@ -21,6 +21,13 @@ pub(crate) struct CheckConfig {
     pub(crate) peers: Vec<String>,
     /// Directories whose disk is measured.
     pub(crate) dirs: Vec<String>,
+    /// `bench file` targets measured both ways: `ssh://[USER@]HOST[:PORT][/DIR]`
+    /// or a directory (a network mount's, or a local one).
+    pub(crate) files: Vec<String>,
+    /// MiB written and read back per file target.
+    pub(crate) file_size_mib: u64,
+    /// `ssh -F FILE` for the SSH targets (else root's own ~/.ssh/config).
+    pub(crate) ssh_config: Option<PathBuf>,
     /// Measure the CPU (single- and multi-threaded).
     pub(crate) cpu: bool,
     /// systemd calendar expression of the timer (`weekly`, `Sun *-*-* 03:00`).
@@ -48,6 +55,9 @@ impl Default for CheckConfig {
         CheckConfig {
             peers: Vec::new(),
             dirs: Vec::new(),
+            files: Vec::new(),
+            file_size_mib: 256,
+            ssh_config: None,
             cpu: true,
             schedule: "weekly".into(),
             randomized_delay_s: 3600,
@@ -189,6 +199,9 @@ impl Config {
 
     /// True when `hlctl check` has something to measure.
     pub(crate) fn check_has_work(&self) -> bool {
-        !self.check.peers.is_empty() || !self.check.dirs.is_empty() || self.check.cpu
+        !self.check.peers.is_empty()
+            || !self.check.dirs.is_empty()
+            || !self.check.files.is_empty()
+            || self.check.cpu
     }
 }

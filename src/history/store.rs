@@ -61,6 +61,19 @@ pub(crate) fn file_metric_name(protocol: &str, direction: &str) -> String {
     format!("file {protocol} {direction}")
 }
 
+/// A `bench file` transfer pair's metrics: each direction's bytes per
+/// second, named by protocol and direction, at the place measured
+/// (`user@host:port:/dir` or the directory).
+pub(crate) fn file_metrics(f: &crate::bench::file::FileReport) -> Vec<Metric> {
+    f.transfers()
+        .into_iter()
+        .map(|t| {
+            let name = file_metric_name(&f.protocol, t.direction.as_str());
+            Metric::new(&name, &f.place, t.bytes_per_second, "B/s")
+        })
+        .collect()
+}
+
 /// The protocol and direction of a [`file_metric_name`], or `None` for any
 /// other metric.
 pub(crate) fn parse_file_metric(name: &str) -> Option<(&str, &str)> {

@@ -45,9 +45,7 @@ pub(crate) fn gather(paths: &Paths, cfg: &Config) -> Inputs {
         .list(Some(Kind::Tune), None, 1)
         .ok()
         .and_then(|v| v.into_iter().next());
-    inp.files = h
-        .list(Some(Kind::File), None, super::transfers::ROWS)
-        .unwrap_or_default();
+    inp.files = file_rows(&mut h);
     let now = crate::host::now_unix();
     let days: Vec<u32> = super::verdicts::WINDOWS.iter().map(|w| w.0).collect();
     if let Ok(all) = crate::usage::answer::answers(&mut h, &days, now) {
@@ -55,4 +53,18 @@ pub(crate) fn gather(paths: &Paths, cfg: &Config) -> Inputs {
         inp.usage.extend(labels.zip(all));
     }
     inp
+}
+
+/// The rows that hold `bench file` figures, newest first: `bench file`'s
+/// own and the checks' (`[check] files`).
+fn file_rows(h: &mut History) -> Vec<StoredResult> {
+    let mut rows: Vec<StoredResult> = [Kind::File, Kind::Check]
+        .into_iter()
+        .flat_map(|k| {
+            h.list(Some(k), None, super::transfers::ROWS)
+                .unwrap_or_default()
+        })
+        .collect();
+    rows.sort_by_key(|r| std::cmp::Reverse((r.ts, r.id)));
+    rows
 }

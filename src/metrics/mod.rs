@@ -577,6 +577,7 @@ mod tests {
                 rtt_seconds: Some(0.0004),
                 directions: vec![dir(Direction::Upload, 9e8), dir(Direction::Download, 8e8)],
             }],
+            files: Vec::new(),
             cpu_threads: 4,
             workloads: Vec::new(),
         };

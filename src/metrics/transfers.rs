@@ -13,7 +13,7 @@ use crate::history::transfers::newest;
 pub(crate) const ROWS: u32 = 200;
 
 /// The newest figure of each (place, protocol, direction) in `rows`
-/// (`bench file` rows, newest first).
+/// (`bench file` and check rows, newest first).
 pub(super) fn files(f: &mut Families, rows: &[StoredResult]) {
     for t in newest(rows).iter().filter(|t| t.protocol != "tcp") {
         let l = [
@@ -23,7 +23,7 @@ pub(super) fn files(f: &mut Families, rows: &[StoredResult]) {
         ];
         f.set(
             "hlctl_file_transfer_bytes_per_second",
-            "Newest `hlctl bench file` figure: a file read or written over the protocol, bytes/s",
+            "Newest file figure (`hlctl bench file`, or a check's `[check] files`): a file read or written over the protocol, bytes/s",
             &l,
             t.value,
         );

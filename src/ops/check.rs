@@ -138,7 +138,7 @@ fn effective(
     c.check.busy_window_s = o.busy_window_s.unwrap_or(c.check.busy_window_s);
     if !c.check_has_work() {
         return Err(CheckError::Invalid(format!(
-            "nothing to check: set [check] peers, dirs or cpu in {} (or --peer/--dir)",
+            "nothing to check: set [check] peers, dirs, files or cpu in {} (or --peer/--dir)",
             paths.config_file.display()
         )));
     }
@@ -304,5 +304,10 @@ fn failures(r: &CheckReport) -> Vec<String> {
                 .chain(&r.report.cpu)
                 .filter_map(|e| e.error.as_ref().map(|x| format!("{}: {x}", e.subject))),
         )
+        .chain(r.files.iter().filter_map(|e| {
+            e.error
+                .as_ref()
+                .map(|x| format!("file over {}: {x}", e.target))
+        }))
         .collect()
 }

@@ -80,7 +80,17 @@ pub(crate) fn check(paths: &Paths, r: &crate::check::CheckReport) -> NewResult {
         peer: r.report.network.first().map(|n| n.peer.clone()),
         settings: crate::measure::settings_snapshot(paths, &unique),
         result: serde_json::to_value(r).unwrap_or_default(),
-        metrics: r.report.metrics(),
+        metrics: r
+            .report
+            .metrics()
+            .into_iter()
+            .chain(
+                r.files
+                    .iter()
+                    .filter_map(|e| e.file.as_ref())
+                    .flat_map(crate::history::store::file_metrics),
+            )
+            .collect(),
         ts: Some(r.report.timestamp),
         uid: None,
     }
@@ -176,17 +186,9 @@ pub(crate) fn bench_disk(
 /// directory); the run's JSON holds the mount's options, the SSH cipher
 /// and the verdicts.
 pub(crate) fn bench_file(r: &crate::protocol::FileRun, settings: Snapshot) -> NewResult {
-    let f = &r.file;
-    let m = f
-        .transfers()
-        .into_iter()
-        .map(|t| {
-            let name = crate::history::store::file_metric_name(&f.protocol, t.direction.as_str());
-            Metric::new(&name, &f.place, t.bytes_per_second, "B/s")
-        })
-        .collect();
+    let m = crate::history::store::file_metrics(&r.file);
     let v = serde_json::to_value(r).unwrap_or_default();
-    row(Kind::File, None, Some(f.place.clone()), settings, v, m)
+    row(Kind::File, None, Some(r.file.place.clone()), settings, v, m)
 }
 
 /// `bench cpu`: events per second, multi- and single-threaded.

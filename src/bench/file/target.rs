@@ -14,6 +14,25 @@ pub enum Target {
     Dir(PathBuf),
 }
 
+impl Target {
+    /// One word as `[check] files` takes it: `ssh://[USER@]HOST[:PORT][/DIR]`
+    /// or an absolute directory.
+    pub(crate) fn parse(word: &str) -> Result<Target, FileError> {
+        if word.starts_with("ssh://") {
+            return SshTarget::parse(word).map(Target::Ssh);
+        }
+        if word.starts_with('/') && !word.chars().any(char::is_control) {
+            return Ok(Target::Dir(PathBuf::from(word)));
+        }
+        Err(FileError::InvalidConfig {
+            field: "target",
+            reason: format!(
+                "{word:?}: allowed ssh://[USER@]HOST[:PORT][/DIR] or an absolute directory (a mount's, or a local one)"
+            ),
+        })
+    }
+}
+
 /// An SSH target and how to reach it with the user's OpenSSH client.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SshTarget {
