@@ -106,7 +106,7 @@ fn write_atomic_then(
     before_dir_sync: impl FnOnce(),
 ) -> io::Result<()> {
     let dir = parent(path);
-    fs::create_dir_all(dir)?;
+    create_dirs_synced(dir)?;
     let (tmp, mut f) = create_temp(path, mode)?;
     let result = (|| {
         f.write_all(contents)?;
@@ -120,6 +120,30 @@ fn write_atomic_then(
         let _ = fs::remove_file(&tmp);
     }
     result
+}
+
+/// `mkdir -p dir`, each directory it creates made durable: its parent is
+/// fsynced after it (a new drop-in directory such as
+/// `10-eth0.network.d` must survive a power cut with the file in it).
+fn create_dirs_synced(dir: &Path) -> io::Result<()> {
+    let mut missing = Vec::new();
+    let mut d = dir;
+    while !d.as_os_str().is_empty() && !d.is_dir() {
+        missing.push(d);
+        d = match d.parent() {
+            Some(p) => p,
+            None => break,
+        };
+    }
+    for m in missing.into_iter().rev() {
+        match fs::create_dir(m) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && m.is_dir() => continue,
+            Err(e) => return Err(e),
+        }
+        File::open(parent(m))?.sync_all()?;
+    }
+    Ok(())
 }
 
 fn parent(path: &Path) -> &Path {
@@ -220,6 +244,23 @@ mod tests {
         write_atomic(&p, b"two\n", 0o644).unwrap();
         assert_eq!(fs::read_to_string(&p).unwrap(), "two\n");
         assert_eq!(names(dir.path()), ["a.conf"]);
+    }
+
+    /// Missing directories on the way are made (their durability is the
+    /// power cut's to show: tests/vm_systemd.rs); a file where a directory
+    /// should be is an error, and nothing is written.
+    #[test]
+    fn missing_directories_are_made_and_a_file_in_the_way_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir
+            .path()
+            .join("etc/systemd/network/10-a.network.d/90-hlctl.conf");
+        write_atomic(&p, b"[Link]\n", 0o644).unwrap();
+        assert_eq!(fs::read_to_string(&p).unwrap(), "[Link]\n");
+        fs::write(dir.path().join("blocked"), b"").unwrap();
+        let q = dir.path().join("blocked/x.d/y.conf");
+        assert!(write_atomic(&q, b"x", 0o644).is_err());
+        assert!(!dir.path().join("blocked/x.d").exists());
     }
 
     /// Threads of one process writing the same file at once each use their

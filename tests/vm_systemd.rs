@@ -149,8 +149,11 @@ fn install_checks(vm: &mut SystemVm) {
 /// unmounted (its writeback goes nowhere) and the bare loop device mounted
 /// again (the journal replayed). A file written without fsync just before
 /// the cut must be gone, or the rig would prove nothing; hlctl's own state
-/// file, ifupdown2's stanza (a manager's file) and
-/// `90-hlctl.conf` must be there, whole. `commit=600` keeps ext4's own
+/// file, ifupdown2's stanza, a systemd-networkd drop-in (in a directory
+/// hlctl made for it), hlctl's netplan file (the managers' files) and
+/// `90-hlctl.conf` must be there, whole. (NetworkManager's profiles are
+/// written by NetworkManager itself, through its D-Bus API: their
+/// durability is its own.) `commit=600` keeps ext4's own
 /// 5-second commit from syncing anything hlctl did not sync itself.
 fn power_cut(vm: &mut SystemVm) {
     let old_wmem = vm.ok("cat /proc/sys/net/ipv4/tcp_wmem");
@@ -162,10 +165,31 @@ fn power_cut(vm: &mut SystemVm) {
          mkdir -p /mnt/power; mount -o commit=600 /dev/mapper/hlpower /mnt/power
          R=/mnt/power/root; mkdir -p $R/usr/share/ifupdown2 $R/etc/network
          printf 'auto lo\\niface lo inet loopback\\n\\niface dum9 inet manual\\n' > $R/etc/network/interfaces
-         sync -f /mnt/power
-         ip link add dum9 type dummy",
+         ip link add dum9 type dummy
+         # dum8: systemd-networkd's, from a .network file of the user's;
+         # dum7: networkd's too, from the file netplan rendered of 01-lab.yaml.
+         ip link add dum8 type dummy; ip link add dum7 type dummy
+         mkdir -p $R/run/systemd/netif/links $R/etc/systemd/network $R/run/systemd/network $R/etc/netplan
+         for n in 8 7; do
+             i=$(cat /sys/class/net/dum$n/ifindex)
+             f=/etc/systemd/network/10-dum$n.network
+             [ $n = 7 ] && f=/run/systemd/network/10-netplan-dum$n.network
+             printf 'ADMIN_STATE=configured\nOPER_STATE=routable\nNETWORK_FILE=%s\n' $f > $R/run/systemd/netif/links/$i
+             printf '[Match]\nName=dum%s\n\n[Link]\nMTUBytes=1500\n' $n > $R$f
+         done
+         printf 'network:\n  version: 2\n  ethernets:\n    dum7:\n      mtu: 1500\n' > $R/etc/netplan/01-lab.yaml
+         chmod 600 $R/etc/netplan/01-lab.yaml
+         sync -f /mnt/power",
     );
     let set = vm.ok("hlctl --local --root /mnt/power/root set dum9 mtu 1400 --persist --json");
+    let managed: Vec<String> = ["dum8", "dum7"]
+        .iter()
+        .map(|d| {
+            vm.ok(&format!(
+                "hlctl --local --root /mnt/power/root set {d} mtu 1400 --persist --json"
+            ))
+        })
+        .collect();
     let sysctl = vm.ok(
         "hlctl --local --root /mnt/power/root sysctl 'net.ipv4.tcp_wmem=4096 16384 131072' --persist --json",
     );
@@ -182,11 +206,13 @@ fn power_cut(vm: &mut SystemVm) {
          cat root/var/lib/hlctl/nic-settings.json; echo ===
          cat root/etc/network/interfaces; echo ===
          cat root/etc/sysctl.d/90-hlctl.conf; echo ===
-         ls root/etc/network/",
+         ls root/etc/network/; echo ===
+         cat root/etc/systemd/network/10-dum8.network.d/90-hlctl.conf; echo ===
+         cat root/etc/netplan/90-hlctl.yaml",
     );
     vm.ok(&format!(
         "umount /mnt/power; losetup -d $(cat /run/power.dev); rm -f /var/tmp/power.img
-         ip link del dum9; sysctl -qw 'net.ipv4.tcp_wmem={}'",
+         ip link del dum9; ip link del dum8; ip link del dum7; sysctl -qw 'net.ipv4.tcp_wmem={}'",
         old_wmem.trim()
     ));
     eprintln!("guest: after the power cut:\n{files}");
@@ -218,6 +244,25 @@ fn power_cut(vm: &mut SystemVm) {
             .lines()
             .any(|l| l.replace(' ', "") == "net.ipv4.tcp_wmem=409616384131072"),
         "90-hlctl.conf lost the line:\n{files}"
+    );
+    // The managers' files: written through networkd (a drop-in in a
+    // directory made for it) and netplan (hlctl's own YAML), whole.
+    for (d, reply) in ["dum8", "dum7"].iter().zip(&managed) {
+        let r: Value = serde_json::from_str(reply).unwrap();
+        assert!(
+            r["persisted_through"]
+                .as_array()
+                .is_some_and(|a| !a.is_empty()),
+            "{d}: not persisted through its manager: {reply}"
+        );
+    }
+    assert!(
+        parts[4].ends_with("[Link]\nMTUBytes=1400\n"),
+        "networkd's drop-in lost the MTU:\n{files}"
+    );
+    assert!(
+        parts[5].ends_with("network:\n  version: 2\n  ethernets:\n    dum7:\n      mtu: 1400\n"),
+        "netplan's file lost the MTU:\n{files}"
     );
 }
 
