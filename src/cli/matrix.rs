@@ -95,6 +95,10 @@ fn print_text(m: &Matrix) {
     print!("{}", table(&rows));
 }
 
+/// A share this far above the link's speed is no measuring error: the NIC
+/// reports a speed it does not keep to (an emulated one).
+const BEYOND_LINK: f64 = 1.05;
+
 /// `198 Mbit/s (20 %)`, `110.0 MB/s`, or `-`.
 fn figure(c: &Cell, v: Option<f64>, share: Option<f64>) -> String {
     let Some(v) = v else {
@@ -106,7 +110,46 @@ fn figure(c: &Cell, v: Option<f64>, share: Option<f64>) -> String {
         crate::units::bps(v)
     };
     match share {
+        // An emulated NIC's nominal speed, beaten: said, not hidden.
+        Some(s) if s > BEYOND_LINK => {
+            format!(
+                "{fig} ({:.0} %: beyond the link's speed, emulated?)",
+                s * 100.0
+            )
+        }
         Some(s) => format!("{fig} ({:.0} %)", s * 100.0),
         None => fig,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(unit: &'static str) -> Cell {
+        Cell {
+            from: "pve1".into(),
+            to: "vm".into(),
+            to_is_host: true,
+            protocol: "tcp".into(),
+            subject: "vm:5201".into(),
+            read: None,
+            write: None,
+            unit,
+            read_share: None,
+            write_share: None,
+        }
+    }
+
+    #[test]
+    fn figures_in_the_clis_units_with_the_share_said() {
+        let tcp = cell("bit/s");
+        assert_eq!(figure(&tcp, Some(968e6), Some(0.968)), "968 Mbit/s (97 %)");
+        assert_eq!(
+            figure(&tcp, Some(2.14e9), Some(2.14)),
+            "2.14 Gbit/s (214 %: beyond the link's speed, emulated?)"
+        );
+        assert_eq!(figure(&tcp, None, None), "-");
+        assert_eq!(figure(&cell("B/s"), Some(110.04e6), None), "110.0 MB/s");
     }
 }
