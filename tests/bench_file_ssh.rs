@@ -58,6 +58,16 @@ fn names(dir: &Path) -> Vec<String> {
         .collect()
 }
 
+/// No test file on either side.
+fn nothing_left(remote: &Path, local: &Path) {
+    assert_eq!(
+        names(remote),
+        Vec::<String>::new(),
+        "a remote file was left"
+    );
+    assert_eq!(names(local), Vec::<String>::new(), "a local file was left");
+}
+
 #[test]
 fn the_forced_cipher_is_named_the_figures_add_up_and_nothing_is_left() {
     let _one = serial();
@@ -189,16 +199,7 @@ fn beside_the_transfer_raw_tcp_and_the_local_disk_run_and_a_verdict_is_said() {
         assert!(s.starts_with(&format!("SSH {dir} ")), "{s}");
         assert!(v["limit"].is_string(), "{v}");
     }
-    assert_eq!(
-        names(remote.path()),
-        Vec::<String>::new(),
-        "a remote file was left"
-    );
-    assert_eq!(
-        names(local.path()),
-        Vec::<String>::new(),
-        "a local file was left"
-    );
+    nothing_left(remote.path(), local.path());
     // The text table names both directions and the layers beside.
     let text = Command::new(HLCTL)
         .env("HLCTL_STATE_DIR", state.path())
@@ -383,16 +384,7 @@ fn a_check_measures_its_file_targets_stores_and_publishes_them() {
             assert_eq!(f["file"][d]["bytes"].as_u64(), Some(8 << 20), "{f}");
         }
     }
-    assert_eq!(
-        names(remote.path()),
-        Vec::<String>::new(),
-        "a remote file was left"
-    );
-    assert_eq!(
-        names(local.path()),
-        Vec::<String>::new(),
-        "a local file was left"
-    );
+    nothing_left(remote.path(), local.path());
     // The check's row holds the four figures; hlctl.prom publishes them.
     let h = Command::new(HLCTL)
         .env("HLCTL_STATE_DIR", state.path())

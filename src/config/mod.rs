@@ -26,7 +26,8 @@ pub(crate) struct CheckConfig {
     pub(crate) files: Vec<String>,
     /// MiB written and read back per file target.
     pub(crate) file_size_mib: u64,
-    /// `ssh -F FILE` for the SSH targets (else root's own ~/.ssh/config).
+    /// `ssh -F FILE` for the SSH targets (hlctld, where checks run, does not
+    /// see root's home: the file names the key and known hosts to use).
     pub(crate) ssh_config: Option<PathBuf>,
     /// Measure the CPU (single- and multi-threaded).
     pub(crate) cpu: bool,
