@@ -457,3 +457,76 @@ fn a_check_measures_its_file_targets_stores_and_publishes_them() {
         "{failures:?}"
     );
 }
+
+/// A `tc`-shaped path (60 Mbit/s each way on the lab's veth pair; a real
+/// sshd and a real `iperf3 -s` in the peer namespace): raw TCP to the same
+/// host and the SSH transfer both follow the shaping, and the verdict names
+/// the network in both directions, with raw TCP's figure as its evidence.
+#[test]
+fn a_shaped_path_makes_the_network_the_named_limit() {
+    use common::lab::{Lab, PEER_IP};
+    let _one = serial();
+    let lab = Lab::new();
+    let sshd = Sshd::start_on(Some(&lab.peer), PEER_IP, &[22]);
+    let srv = lab.iperf3_server();
+    lab.shape_both("60mbit");
+    let remote = disk_tempdir();
+    let target = format!("ssh://root@{PEER_IP}:22{}", remote.path().display());
+    let cfg = sshd.config();
+    let peer = lab.peer_arg(&srv);
+    let run = || {
+        lab.json(&[
+            "bench",
+            "file",
+            &target,
+            "--ssh-config",
+            cfg.to_str().unwrap(),
+            "--size",
+            "8M",
+            "--net-peer",
+            &peer,
+            "--net-time",
+            "2",
+            "--no-disk",
+            "--no-crypto",
+        ])
+    };
+    let mut r = run();
+    // Once in a dozen runs here the raw TCP step met a refused connection
+    // (the iperf3 server answered the probe before and after): said, and
+    // run again once.
+    if let Some(why) = r["network"]["skipped"]["why"].as_str() {
+        eprintln!("raw TCP skipped ({why}); once more");
+        r = run();
+    }
+    let net = &r["network"]["measured"];
+    for k in ["upload_bps", "download_bps"] {
+        let bps = net[k].as_f64().unwrap_or_else(|| panic!("{k}: {r}"));
+        assert!(
+            (20e6..=63e6).contains(&bps),
+            "raw TCP {k} {bps} at 60 Mbit/s: {r}"
+        );
+    }
+    for d in ["write", "read"] {
+        let bits = r["file"][d]["bytes_per_second"].as_f64().unwrap() * 8.0;
+        assert!(bits <= 63e6, "SSH {d} {bits} bit/s above the shaping: {r}");
+    }
+    let verdicts = r["verdicts"].as_array().unwrap();
+    assert_eq!(verdicts.len(), 2, "{r}");
+    for v in verdicts {
+        eprintln!("{}", v["sentence"]);
+        assert_eq!(v["limit"], "network", "{v}");
+        assert!(
+            v["sentence"]
+                .as_str()
+                .unwrap()
+                .contains("the network holds it (raw TCP to the same host carries"),
+            "{v}"
+        );
+    }
+    assert_eq!(
+        names(remote.path()),
+        Vec::<String>::new(),
+        "a remote file was left"
+    );
+}
