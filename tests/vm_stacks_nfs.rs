@@ -288,8 +288,8 @@ fn check_bond(out: &VmOutput) {
 }
 
 /// bench file's figures on the mount against dd's on the same export in the
-/// same boot, alternating: each direction's median of 3 within 35 % of
-/// dd's own (both O_DIRECT, 1 MiB blocks, 32 MiB, each timing only its
+/// same boot, alternating: each direction's median of 3 within a factor of
+/// 1.67 of dd's own (both O_DIRECT, 1 MiB blocks, 32 MiB, each timing only its
 /// transfer: dd's figure is the one it prints, not its process's run,
 /// whose start alone is a large share under TCG; a TCG guest on a shared
 /// machine moves single runs by more than the 10 %, so the ratios
@@ -354,7 +354,7 @@ fn check_side_by_side(out: &VmOutput) {
     );
     for (what, ratio) in [("write", hw / dw), ("read", hr / dr)] {
         assert!(
-            (0.65..=1.35).contains(&ratio),
+            (0.6..=1.67).contains(&ratio),
             "{what}: bench file {ratio:.3}x dd's figure"
         );
     }
@@ -399,7 +399,16 @@ fn check_nfs(out: &VmOutput) {
         assert!(finding(&r, id).is_some(), "no {id} in {r}");
     }
     let f = finding(&r, "storage-layer").unwrap_or_else(|| panic!("{r}"));
-    assert_eq!(evidence(f, "limit"), "mount-options", "{f}");
+    assert_eq!(evidence(f, "limit"), "settings", "{f}");
+    // bench file's own sentence for the same mount, its rules and words
+    // (on the slower direction: 64 KiB blocks either way, sync on writes).
+    let v = evidence(f, "verdict");
+    assert!(
+        v.starts_with("NFS4 ")
+            && v.contains("the protocol's settings hold it (")
+            && v.contains("=65536, below 1 MiB"),
+        "{v}"
+    );
     let t = out.section("nfs_opts_text").text;
     eprintln!("{t}");
     assert!(

@@ -86,6 +86,10 @@ pub(crate) fn measure(aead: Aead, time: Duration, cancel: &Cancel) -> CryptoFigu
     }
 }
 
+/// How long each AEAD is measured beside a transfer (`bench file`, and
+/// doctor on a sealed SMB mount).
+pub(crate) const PER_AEAD: Duration = Duration::from_millis(300);
+
 /// Every AEAD of [`Aead::ALL`], one after the other, each for `time`.
 pub(crate) fn measure_all(time: Duration, cancel: &Cancel) -> Vec<CryptoFigure> {
     Aead::ALL

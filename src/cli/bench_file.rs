@@ -158,7 +158,7 @@ fn through_dir(global: &Global, args: &FileArgs, bar: &ProgressBar) -> Result<Fi
 /// `--crypto-only`: the four AEADs, one core each, in this process.
 fn crypto_only(global: &Global) -> i32 {
     let cancel = super::interrupt::cancel_on_interrupt();
-    let figures = crate::bench::crypto::measure_all(crate::ops::bench_file::CRYPTO_TIME, &cancel);
+    let figures = crate::bench::crypto::measure_all(crate::bench::crypto::PER_AEAD, &cancel);
     if global.json {
         print_json(&figures);
     } else {

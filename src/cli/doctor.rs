@@ -42,12 +42,15 @@ use crate::ops::doctor::DoctorRequest;
 /// The NFS playbook (--dir NETWORK_FS --dir LOCAL [--peer NAS]): each
 /// directory gets a sequential write with fdatasync (like `dd bs=1M
 /// conv=fdatasync`) and a read back with the cache dropped (--disk-size MiB,
-/// a file created and removed there); a network filesystem is compared with
-/// the local one and the report names the layer that limits it: the network
-/// (the peer measures about what the mount delivers), the mount options, the
-/// local disk, or the server. JSON: "storage" per directory, and the finding
-/// `storage-layer` with evidence "limit" = network | mount-options |
-/// local-disk | server.
+/// a file created and removed there); a network filesystem is judged by
+/// `hlctl bench file`'s rules on its slower direction, and the report names
+/// the layer that limits it: the network (raw TCP to the peer carries at
+/// most ~15 % more), the local disk (the fastest local --dir), encryption,
+/// the mount's settings (sync, blocks below 1 MiB, no nconnect where the
+/// network has room, cache=none), or elsewhere (the server). JSON: "storage"
+/// per directory, and the finding `storage-layer` with evidence "limit" =
+/// network | local-disk | encryption | client-cpu | settings | elsewhere and
+/// "verdict", bench file's sentence.
 ///
 /// Exit codes: 0 report printed (with or without findings); 1 failed; 2 invalid input.
 #[derive(Debug, Args)]

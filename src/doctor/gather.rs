@@ -256,6 +256,14 @@ pub(crate) fn gather(
     inp.cpu = Some(cpu_under_stress(opts, progress, cancel));
     inp.mounts = opts.dirs.iter().map(|d| mounts::lookup(d)).collect();
     inp.storage = storage::measure_dirs(&opts.dirs, opts.disk_size, progress, cancel);
+    if storage::any_sealed(&inp) {
+        step(
+            progress,
+            0.1,
+            "this CPU's encryption per core (a sealed SMB mount)",
+        );
+        inp.crypto = crate::bench::crypto::measure_all(crate::bench::crypto::PER_AEAD, cancel);
+    }
 
     // Second snapshot at least one interval after the first.
     let wait = opts.sample_interval.saturating_sub(t0.elapsed());

@@ -87,6 +87,10 @@ pub(crate) struct Inputs {
     /// Per `--dir`: sequential write and read measured there.
     #[serde(default)]
     pub(crate) storage: Vec<DirResult>,
+    /// This CPU's AEADs per core, measured when a `--dir` is on a sealed
+    /// SMB mount (the encryption layer's evidence).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) crypto: Vec<crate::bench::crypto::CryptoFigure>,
     /// The persisted (set --persist or tuned) settings of each interface.
     #[serde(default)]
     pub(crate) persisted: BTreeMap<String, crate::nic::model::ChangeSet>,

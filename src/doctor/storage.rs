@@ -3,48 +3,28 @@
 //!
 //! Each `--dir` gets the dd test (`dd bs=1M conv=fdatasync`, then the read
 //! back with the cache dropped: [`crate::bench::disk::seqdd`]). A network
-//! filesystem (NFS, SMB) is compared with the local directories, and the
-//! check says which layer limits it:
-//! - `network`: the peer's measured throughput is about what the network
-//!   filesystem delivers (it follows from the network);
-//! - `mount-options`: rsize/wsize below 1 MiB, `sync`, an old protocol
-//!   version, SMB encryption or `cache=none` (see [`super::mounts`]);
-//! - `local-disk`: the local disk is no faster than the network filesystem;
-//! - `server`: none of those: the server's disks or export (`sync` export).
+//! filesystem (NFS, SMB) is judged by the same rules as `bench file`'s
+//! transfers ([`crate::protocol::verdict`]), on its slower direction: the
+//! network (raw TCP to the peer carries at most ~15 % more), the local disk
+//! (the fastest local `--dir`: a copy stops there), the encryption, the
+//! mount's settings (NFS `sync`, blocks below 1 MiB, no `nconnect` where the
+//! network has room, CIFS `cache=none`), else elsewhere (the server's disks,
+//! its export, its CPU). The finding's `limit` is the verdict's.
 
 use std::path::Path;
-
-use serde::{Deserialize, Serialize};
 
 use super::finding::{Finding, Outcome, Severity};
 use super::inputs::{DdFigures, DirResult, Inputs, MountData};
 use super::mounts;
+use crate::bench::crypto::CryptoFigure;
 use crate::bench::disk::{SeqDdConfig, run_seq_dd};
+use crate::bench::file::{Direction, MountFacts};
 use crate::bench::progress::{Cancel, Progress, ProgressEvent};
+use crate::protocol::verdict::{Inputs as VerdictInputs, Limit, Verdict, decide};
+use crate::protocol::{cipher, settings};
 
 /// Bytes written and read per `--dir` by default.
 pub(crate) const DEFAULT_SIZE: u64 = 256 << 20;
-
-/// Which layer limits a network filesystem.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub(crate) enum Layer {
-    Network,
-    MountOptions,
-    LocalDisk,
-    Server,
-}
-
-impl Layer {
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Layer::Network => "network",
-            Layer::MountOptions => "mount-options",
-            Layer::LocalDisk => "local-disk",
-            Layer::Server => "server",
-        }
-    }
-}
 
 /// Run the dd test in every directory (`size` bytes each; 0: none).
 pub(crate) fn measure_dirs(
@@ -102,44 +82,21 @@ fn mount_of<'a>(inp: &'a Inputs, dir: &str) -> Option<&'a MountData> {
         .find(|m| m.dir == dir || Path::new(&m.dir) == Path::new(dir))
 }
 
-/// The peer's measured throughput in MB/s (the slower direction's median).
-fn network_mb_s(inp: &Inputs) -> Option<f64> {
-    let t = inp.peer.as_ref()?.throughput.as_ref().ok()?;
-    let up = t.upload.median();
-    let down = t.download.median();
-    let bps = match (up > 0.0, down > 0.0) {
-        (true, true) => up.min(down),
-        (true, false) => up,
-        (false, true) => down,
-        _ => return None,
-    };
-    Some(bps / 8.0 / 1e6)
+/// Whether a measured `--dir` is on an SMB mount that seals (encrypts):
+/// then this CPU's AEADs are measured for the verdict.
+pub(crate) fn any_sealed(inp: &Inputs) -> bool {
+    inp.storage
+        .iter()
+        .filter(|r| r.measured.is_ok())
+        .filter_map(|r| mount_of(inp, &r.dir))
+        .any(|m| cipher::of_mount(&MountFacts::of(m)).is_some())
 }
 
-/// Decide the limiting layer of a network filesystem measured at `net`
-/// (the slower of write and read, MB/s): the network when the filesystem
-/// reaches 70% of what the peer measured (RPC headers, commits and the
-/// closing fdatasync cost the rest); between 50% and 70% the network still,
-/// unless the mount options are at fault; then the options, the local disk
-/// when it is no faster, else the server.
-pub(crate) fn limiting_layer(
-    net: f64,
-    network: Option<f64>,
-    option_problems: &[String],
-    local: Option<f64>,
-) -> Layer {
-    let share = network.filter(|n| *n > 0.0).map(|n| net / n);
-    if share.is_some_and(|r| r >= 0.7) {
-        Layer::Network
-    } else if !option_problems.is_empty() {
-        Layer::MountOptions
-    } else if share.is_some_and(|r| r >= 0.5) {
-        Layer::Network
-    } else if local.is_some_and(|l| l <= net * 1.1) {
-        Layer::LocalDisk
-    } else {
-        Layer::Server
-    }
+/// The peer's measured throughput, bit/s: (upload, download) medians.
+fn network_bps(inp: &Inputs) -> Option<(f64, f64)> {
+    let t = inp.peer.as_ref()?.throughput.as_ref().ok()?;
+    let (up, down) = (t.upload.median(), t.download.median());
+    (up > 0.0 || down > 0.0).then_some((up, down))
 }
 
 fn fmt_mb(v: f64) -> String {
@@ -165,12 +122,12 @@ pub(crate) fn check(inp: &Inputs, out: &mut Outcome) {
         );
     }
     let local = reference(&figures);
-    let network = network_mb_s(inp);
+    let network = network_bps(inp);
     for (dir, f, m) in figures
         .iter()
         .filter(|(_, f, m)| is_network_fs(&fs_of(*m, f)))
     {
-        out.find(layer_finding((dir, f, *m), local, network));
+        out.find(layer_finding((dir, f, *m), local, network, &inp.crypto));
     }
 }
 
@@ -217,35 +174,88 @@ fn reference<'f, 'a>(figures: &'f [Measured<'a>]) -> Option<&'f Measured<'a>> {
         .copied()
 }
 
+/// The verdict on a network filesystem's slower direction: the same
+/// inputs a `bench file` transfer gives, from the dd figures, the fastest
+/// local directory, the peer's raw TCP and the mount's options.
+fn verdict(
+    (dir, f, m): Measured<'_>,
+    local: Option<&Measured<'_>>,
+    network: Option<(f64, f64)>,
+    crypto: &[CryptoFigure],
+) -> Verdict {
+    let facts = m.map(MountFacts::of);
+    let direction = if f.write_mb_s <= f.read_mb_s {
+        Direction::Write
+    } else {
+        Direction::Read
+    };
+    let bytes_per_second = speed(f) * 1e6;
+    let network_bps = network.map(|(up, down)| match direction {
+        Direction::Write => up,
+        Direction::Read => down,
+    });
+    let room = network_bps.is_some_and(|n| n > 2.0 * bytes_per_second * 8.0);
+    decide(&VerdictInputs {
+        protocol: fs_of(m, f).to_uppercase(),
+        direction: Some(direction),
+        bytes_per_second,
+        network_bps,
+        // A write copies from the local disk (its read), a read to it.
+        disk: local.map(|(ldir, l, _)| {
+            let mb = match direction {
+                Direction::Write => l.read_mb_s,
+                Direction::Read => l.write_mb_s,
+            };
+            (mb * 1e6, ldir.to_string())
+        }),
+        client: None,
+        encryption: facts.as_ref().and_then(cipher::of_mount),
+        crypto: crypto.to_vec(),
+        settings: facts
+            .as_ref()
+            .map(|m| settings::costly(m, direction, room))
+            .unwrap_or_default(),
+        server: facts.as_ref().and_then(|m| m.server.clone()),
+        place: dir.to_string(),
+        local: false,
+    })
+}
+
 /// Which layer limits a network filesystem, with the figures that say so.
 fn layer_finding(
     (dir, f, m): Measured<'_>,
     local: Option<&Measured<'_>>,
-    network: Option<f64>,
+    network: Option<(f64, f64)>,
+    crypto: &[CryptoFigure],
 ) -> Finding {
     let fs = fs_of(m, f);
     let problems = m.map(mounts::option_problems).unwrap_or_default();
-    let net = f.write_mb_s.min(f.read_mb_s);
+    let v = verdict((dir, f, m), local, network, crypto);
     let local_v = local.map(|(_, l, _)| speed(l));
-    let layer = limiting_layer(net, network, &problems, local_v);
     let mut fnd = Finding::new(
         "storage-layer",
-        if local_v.is_some_and(|l| net < 0.5 * l) {
+        if local_v.is_some_and(|l| speed(f) < 0.5 * l) {
             Severity::Warning
         } else {
             Severity::Info
         },
         None,
-        format!("{dir} ({fs}): limited by {}", layer_words(layer)),
+        format!("{dir} ({fs}): limited by {}", layer_words(v.limit)),
     )
-    .evidence("limit", layer.name())
+    .evidence("limit", limit_name(v.limit))
+    .evidence("verdict", &v.sentence)
     .evidence(&format!("{dir} write"), fmt_mb(f.write_mb_s))
     .evidence(&format!("{dir} read"), fmt_mb(f.read_mb_s));
     if let Some((ldir, l, _)) = local {
         fnd = local_evidence(fnd, f, ldir, l);
     }
     match network {
-        Some(n) => fnd = fnd.evidence("network to the peer (slower direction)", fmt_mb(n)),
+        Some((up, down)) => {
+            fnd = fnd.evidence(
+                "network to the peer (slower direction)",
+                fmt_mb(up.min(down) / 8.0 / 1e6),
+            )
+        }
         None => {
             fnd = fnd.evidence(
                 "network to the peer",
@@ -256,12 +266,21 @@ fn layer_finding(
     for p in &problems {
         fnd = fnd.evidence("mount option", p);
     }
-    let (why, fix) = advice(layer, dir, m.map(|m| m.mount_point.as_str()));
+    let (why, fix) = advice(v.limit, dir, m.map(|m| m.mount_point.as_str()));
     fnd = fnd.why(&why);
     for l in fix {
         fnd = fnd.fix(l);
     }
     fnd
+}
+
+/// The limit as the verdict's JSON names it (`network`, `local-disk`,
+/// `encryption`, `client-cpu`, `settings`, `elsewhere`).
+fn limit_name(l: Limit) -> String {
+    serde_json::to_value(l)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
 }
 
 /// The local reference `ldir` (figures `l`) beside the network filesystem's `f`.
@@ -283,36 +302,42 @@ fn local_evidence(fnd: Finding, f: &DdFigures, ldir: &str, l: &DdFigures) -> Fin
         )
 }
 
-fn layer_words(l: Layer) -> &'static str {
+fn layer_words(l: Limit) -> &'static str {
     match l {
-        Layer::Network => "the network",
-        Layer::MountOptions => "its mount options",
-        Layer::LocalDisk => "the local disk",
-        Layer::Server => {
-            "the server (its disks or export), not the network, the options or the local disk"
+        Limit::Network => "the network",
+        Limit::Settings => "its mount options",
+        Limit::LocalDisk => "the local disk",
+        Limit::Encryption => "its encryption",
+        Limit::ClientCpu => "this host's CPU",
+        Limit::Elsewhere => {
+            "the server (its disks, export or CPU), not the network, the options or the local disk"
         }
     }
 }
 
-fn advice(l: Layer, dir: &str, mount_point: Option<&str>) -> (String, Vec<String>) {
+fn advice(l: Limit, dir: &str, mount_point: Option<&str>) -> (String, Vec<String>) {
     let mp = mount_point.unwrap_or(dir);
     match l {
-        Layer::Network => (
+        Limit::Network => (
             "the network filesystem delivers about what the network to the peer carries: its figure follows from the network, so fix the network first".into(),
             vec![
                 "# see the link, MTU and TCP findings for the interface towards the peer".into(),
                 "hlctl tune IFACE --peer PEER".into(),
             ],
         ),
-        Layer::MountOptions => (
+        Limit::Settings => (
             "the network is faster than what the mount delivers, and its options cap it".into(),
             vec![format!("# see the mount option findings for {mp}")],
         ),
-        Layer::LocalDisk => (
+        Limit::LocalDisk => (
             "the local disk is no faster than the network filesystem: copies between them are bound by the local disk".into(),
             vec![format!("hlctl bench disk --dir {dir}  # the full disk benchmark")],
         ),
-        Layer::Server => (
+        Limit::Encryption | Limit::ClientCpu => (
+            "this host's CPU, sealing or moving the data, is what the transfer waits for".into(),
+            vec![format!("hlctl bench file --dir {dir}  # the per-core encryption figures beside the transfer")],
+        ),
+        Limit::Elsewhere => (
             "the network (or, unmeasured, not excluded) and the mount options are not the limit: the server's disks, its export options (`sync` export) or its CPU are".into(),
             vec![
                 "# measure on the server itself: hlctl doctor --dir EXPORTED_PATH".into(),
@@ -403,39 +428,97 @@ mod tests {
 
     const GOOD: &str = "rw,vers=4.2,rsize=1048576,wsize=1048576,proto=tcp";
 
+    /// The write-ups' cases, judged by `bench file`'s rules.
     #[test]
-    fn the_seed_case_network_then_options_then_server() {
-        // 100 Mb/s link: NFS at 11 MB/s follows the network.
+    fn the_seed_case_network_then_options_then_elsewhere() {
+        // 100 Mb/s link: NFS at 11 MB/s (88 Mbit/s of 94) follows the network.
         let inp = with_network(inputs(GOOD, (11.0, 11.5), (400.0, 500.0)), 94.0);
         let (l, sev, title) = layer(&inp);
         assert_eq!((l.as_str(), sev), ("network", Severity::Warning), "{title}");
-        // Gigabit network, 1 MiB blocks, async: the server is left.
+        // Gigabit network, 1 MiB blocks, async, one connection where the
+        // network has room for more: the settings (no nconnect).
         let inp = with_network(inputs(GOOD, (40.0, 60.0), (400.0, 500.0)), 940.0);
-        assert_eq!(layer(&inp).0, "server");
-        // The same with sync and 128 KiB blocks: the options.
+        assert_eq!(layer(&inp).0, "settings");
+        // With nconnect too: nothing here holds it, so the server.
+        let nconnect = format!("{GOOD},nconnect=4");
+        let inp = with_network(inputs(&nconnect, (40.0, 60.0), (400.0, 500.0)), 940.0);
+        let (l, _, title) = layer(&inp);
+        assert_eq!(l, "elsewhere");
+        assert!(title.ends_with("limited by the server (its disks, export or CPU), not the network, the options or the local disk"), "{title}");
+        // sync and 128 KiB blocks: the options.
         let inp = with_network(
             inputs(
-                "rw,sync,vers=4.2,rsize=131072,wsize=131072",
+                "rw,sync,vers=4.2,rsize=131072,wsize=131072,nconnect=4",
                 (40.0, 60.0),
                 (400.0, 500.0),
             ),
             940.0,
         );
-        assert_eq!(layer(&inp).0, "mount-options");
-        // 60% of a slow network: the network, unless the options are at fault.
-        assert_eq!(
-            limiting_layer(6.0, Some(10.0), &[], Some(400.0)),
-            Layer::Network
+        assert_eq!(layer(&inp).0, "settings");
+        // 60 % of a slow network is not the network's figure any more.
+        let inp = with_network(inputs(&nconnect, (6.0, 7.0), (400.0, 500.0)), 80.0);
+        assert_eq!(layer(&inp).0, "elsewhere");
+    }
+
+    /// The finding carries the verdict's own sentence, as `bench file`
+    /// says it.
+    #[test]
+    fn the_finding_says_the_verdicts_sentence() {
+        let inp = with_network(inputs(GOOD, (11.0, 11.5), (400.0, 500.0)), 94.0);
+        let mut out = Outcome::default();
+        check(&inp, &mut out);
+        let f = out
+            .findings
+            .iter()
+            .find(|f| f.id == "storage-layer")
+            .unwrap();
+        let v = f.evidence.iter().find(|e| e.name == "verdict").unwrap();
+        assert!(
+            v.value.starts_with(
+                "NFS4 write 11 MB/s: the network holds it (raw TCP to the same host carries"
+            ),
+            "{}",
+            v.value
         );
-        let bad = ["sync".to_string()];
-        assert_eq!(
-            limiting_layer(6.0, Some(10.0), &bad, Some(400.0)),
-            Layer::MountOptions
-        );
-        assert_eq!(
-            limiting_layer(4.0, Some(10.0), &[], Some(400.0)),
-            Layer::Server
-        );
+    }
+
+    /// A sealed SMB3.0 mount at more than half of what this CPU seals with
+    /// AES-128-CCM on one core: its encryption, as bench file says it; the
+    /// mount is found sealed (so doctor measures the AEADs first).
+    #[test]
+    fn a_sealed_smb_mount_near_the_cpus_ccm_figure_is_held_by_encryption() {
+        let info = "22 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n\
+                    41 22 0:46 / /mnt/smb rw,relatime - cifs //nas/media rw,vers=3.0,seal,rsize=4194304,wsize=4194304\n";
+        let all = crate::mounted::parse(info);
+        let mut inp = Inputs::default();
+        for d in ["/mnt/smb", "/srv/local"] {
+            inp.mounts
+                .push(Ok(crate::mounted::find(&all, Path::new(d)).unwrap()));
+        }
+        inp.storage = vec![
+            DirResult {
+                dir: "/mnt/smb".into(),
+                measured: Ok(figures(150.0, 176.0)),
+            },
+            DirResult {
+                dir: "/srv/local".into(),
+                measured: Ok(figures(400.0, 500.0)),
+            },
+        ];
+        assert!(any_sealed(&inp));
+        inp = with_network(inp, 9300.0);
+        inp.crypto = vec![CryptoFigure {
+            aead: crate::bench::crypto::Aead::Aes128Ccm,
+            bytes: 1 << 30,
+            seconds: 1.0,
+            gbit_per_s: 1.4,
+        }];
+        let (l, _, title) = layer(&inp);
+        assert_eq!(l, "encryption", "{title}");
+        assert!(title.ends_with("limited by its encryption"), "{title}");
+        let mut plain = inputs(GOOD, (40.0, 60.0), (400.0, 500.0));
+        plain.crypto = Vec::new();
+        assert!(!any_sealed(&plain));
     }
 
     #[test]

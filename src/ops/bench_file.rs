@@ -14,8 +14,6 @@ use crate::bench::progress::{Cancel, NoProgress, Progress, ProgressEvent};
 use crate::path::Peer;
 use crate::protocol::{Beside, DiskFigures, FileRun, NetFigures};
 
-/// Seconds each AEAD is measured.
-pub(crate) const CRYPTO_TIME: Duration = Duration::from_millis(300);
 /// How long a busy iperf3 server is tried again.
 const NET_BUSY_WINDOW: Duration = Duration::from_secs(10);
 /// The local disk's test file is at most this big.
@@ -55,7 +53,7 @@ pub(crate) fn run(
     let disk = local_disk(req, &report, cancel);
     say(1.0, "this CPU's encryption per core");
     let crypto = if req.crypto {
-        crypto::measure_all(CRYPTO_TIME, cancel)
+        crypto::measure_all(crypto::PER_AEAD, cancel)
     } else {
         Vec::<CryptoFigure>::new()
     };

@@ -6,7 +6,7 @@
 //! mount options.
 
 use crate::bench::crypto::Aead;
-use crate::bench::file::{Direction, FileReport};
+use crate::bench::file::{Direction, FileReport, MountFacts};
 
 /// The encryption a transfer paid for.
 #[derive(Clone, Debug, PartialEq)]
@@ -51,7 +51,12 @@ pub(crate) fn of(f: &FileReport, direction: Direction) -> Option<Encryption> {
             aead: of_ssh(named),
         });
     }
-    let m = f.mount.as_ref()?;
+    of_mount(f.mount.as_ref()?)
+}
+
+/// The encryption a mount's options ask for: SMB3's `seal`, with the AEAD
+/// its dialect can use.
+pub(crate) fn of_mount(m: &MountFacts) -> Option<Encryption> {
     if !crate::bench::file::mount_facts::is_smb(&m.fs_type) || m.option("seal").is_none() {
         return None;
     }
