@@ -76,20 +76,7 @@ pub(crate) fn run(
         say(k / total, format!("network to {}", p.label()));
         k += 1.0;
         let r = net::peer(p, cfg.time_s, lock, &backoff, cancel);
-        let mut errors: Vec<String> = Vec::new();
-        for e in r.directions.iter().filter_map(|d| d.error.clone()) {
-            // The same reason both ways is said once.
-            if !errors.contains(&e) {
-                errors.push(e);
-            }
-        }
-        network.push(NetEntry {
-            peer: r.peer.clone(),
-            interface: r.interface.clone(),
-            upload_bps: r.bps(Direction::Upload),
-            download_bps: r.bps(Direction::Download),
-            error: (!errors.is_empty()).then(|| errors.join("; ")),
-        });
+        network.push(net_entry(&r));
         details.push(r);
     }
     let mut disk = Vec::new();
@@ -132,6 +119,24 @@ pub(crate) fn run(
         files,
         cpu_threads: threads,
         workloads: Vec::new(),
+    }
+}
+
+/// One peer's figures as the report shows them; the same reason both ways
+/// is said once.
+fn net_entry(r: &PeerResult) -> NetEntry {
+    let mut errors: Vec<String> = Vec::new();
+    for e in r.directions.iter().filter_map(|d| d.error.clone()) {
+        if !errors.contains(&e) {
+            errors.push(e);
+        }
+    }
+    NetEntry {
+        peer: r.peer.clone(),
+        interface: r.interface.clone(),
+        upload_bps: r.bps(Direction::Upload),
+        download_bps: r.bps(Direction::Download),
+        error: (!errors.is_empty()).then(|| errors.join("; ")),
     }
 }
 
