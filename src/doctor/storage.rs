@@ -190,10 +190,13 @@ fn verdict(
         Direction::Read
     };
     let bytes_per_second = speed(f) * 1e6;
-    let network_bps = network.map(|(up, down)| match direction {
-        Direction::Write => up,
-        Direction::Read => down,
-    });
+    // A direction that was not measured (0) is no figure.
+    let network_bps = network
+        .map(|(up, down)| match direction {
+            Direction::Write => up,
+            Direction::Read => down,
+        })
+        .filter(|n| *n > 0.0);
     let room = network_bps.is_some_and(|n| n > 2.0 * bytes_per_second * 8.0);
     decide(&VerdictInputs {
         protocol: fs_of(m, f).to_uppercase(),
@@ -251,9 +254,11 @@ fn layer_finding(
     }
     match network {
         Some((up, down)) => {
+            let measured = [up, down].into_iter().filter(|v| *v > 0.0);
+            let slower = measured.reduce(f64::min).unwrap_or(0.0);
             fnd = fnd.evidence(
                 "network to the peer (slower direction)",
-                fmt_mb(up.min(down) / 8.0 / 1e6),
+                fmt_mb(slower / 8.0 / 1e6),
             )
         }
         None => {
@@ -457,6 +462,20 @@ mod tests {
         assert_eq!(layer(&inp).0, "settings");
         // 60 % of a slow network is not the network's figure any more.
         let inp = with_network(inputs(&nconnect, (6.0, 7.0), (400.0, 500.0)), 80.0);
+        assert_eq!(layer(&inp).0, "elsewhere");
+    }
+
+    /// A direction the peer could not measure (0) names nothing: with the
+    /// upload failed, a write is not "held by the network".
+    #[test]
+    fn an_unmeasured_direction_is_no_network_figure() {
+        let nconnect = format!("{GOOD},nconnect=4");
+        let mut inp = with_network(inputs(&nconnect, (40.0, 60.0), (400.0, 500.0)), 940.0);
+        if let Some(p) = inp.peer.as_mut()
+            && let Ok(t) = p.throughput.as_mut()
+        {
+            t.upload = Series::default();
+        }
         assert_eq!(layer(&inp).0, "elsewhere");
     }
 
