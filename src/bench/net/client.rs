@@ -210,6 +210,14 @@ impl ClientConfig {
     }
 }
 
+/// How long a refused connection is tried again. iperf3's server closes
+/// its listening socket when a test ends (and, with `-N`, `-M` or `-w`,
+/// while one starts) and opens it again for the next: a client that comes
+/// right after another test (bench file's, doctor's and tune's runs follow
+/// each other) can meet that gap, a few milliseconds, longer on a busy
+/// host. A server that is not there stays refused, said within this.
+pub(crate) const REFUSED_GRACE: Duration = Duration::from_secs(1);
+
 pub(crate) fn connect_control(cfg: &ClientConfig) -> Result<TcpStream, NetError> {
     let peer = cfg.peer_label();
     let addrs: Vec<SocketAddr> =
@@ -217,13 +225,23 @@ pub(crate) fn connect_control(cfg: &ClientConfig) -> Result<TcpStream, NetError>
             host: cfg.host.clone(),
             source: e,
         })?;
-    let mut last = None;
-    for a in &addrs {
-        match TcpStream::connect_timeout(a, cfg.connect_timeout) {
-            Ok(s) => return Ok(s),
-            Err(e) => last = Some(e),
+    let start = Instant::now();
+    let last = loop {
+        let mut last = None;
+        for a in &addrs {
+            match TcpStream::connect_timeout(a, cfg.connect_timeout) {
+                Ok(s) => return Ok(s),
+                Err(e) => last = Some(e),
+            }
         }
-    }
+        let refused = last
+            .as_ref()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::ConnectionRefused);
+        if !refused || start.elapsed() >= REFUSED_GRACE {
+            break last;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    };
     Err(match last {
         Some(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
             NetError::ConnectionRefused { peer }
@@ -565,8 +583,29 @@ mod tests {
         };
         let mut c = ClientConfig::new("127.0.0.1", port);
         c.time_s = 1;
+        let t = Instant::now();
         let e = run_client(&c, &crate::bench::progress::NoProgress, &Cancel::new()).unwrap_err();
         assert!(matches!(e, NetError::ConnectionRefused { .. }), "{e}");
         assert!(e.to_string().contains("hlctl serve"));
+        // Said within the grace, not at once and not after the timeout.
+        let took = t.elapsed();
+        assert!(took >= REFUSED_GRACE && took < REFUSED_GRACE * 2, "{took:?}");
+    }
+
+    /// A listener that comes back within the grace (iperf3 re-opening its
+    /// listening socket between tests) is connected to.
+    #[test]
+    fn a_listener_back_within_the_grace_is_connected() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        drop(l);
+        let back = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            let l = std::net::TcpListener::bind(addr).unwrap();
+            l.accept().map(|_| ())
+        });
+        let c = ClientConfig::new("127.0.0.1", addr.port());
+        assert!(connect_control(&c).is_ok());
+        back.join().unwrap().unwrap();
     }
 }
