@@ -589,7 +589,10 @@ mod tests {
         assert!(e.to_string().contains("hlctl serve"));
         // Said within the grace, not at once and not after the timeout.
         let took = t.elapsed();
-        assert!(took >= REFUSED_GRACE && took < REFUSED_GRACE * 2, "{took:?}");
+        assert!(
+            took >= REFUSED_GRACE && took < REFUSED_GRACE * 2,
+            "{took:?}"
+        );
     }
 
     /// A listener that comes back within the grace (iperf3 re-opening its
