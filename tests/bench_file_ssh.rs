@@ -458,7 +458,7 @@ fn a_check_measures_its_file_targets_stores_and_publishes_them() {
     );
 }
 
-/// A `tc`-shaped path (60 Mbit/s each way on the lab's veth pair; a real
+/// A `tc`-shaped path (20 Mbit/s each way on the lab's veth pair; a real
 /// sshd and a real `iperf3 -s` in the peer namespace): raw TCP to the same
 /// host and the SSH transfer both follow the shaping, and the verdict names
 /// the network in both directions, with raw TCP's figure as its evidence.
@@ -469,7 +469,10 @@ fn a_shaped_path_makes_the_network_the_named_limit() {
     let lab = Lab::new();
     let sshd = Sshd::start_on(Some(&lab.peer), PEER_IP, &[22]);
     let srv = lab.iperf3_server();
-    lab.shape_both("60mbit");
+    // 20 Mbit/s: 8 MiB take over 3 s each way, so SSH's start (its TCP's
+    // slow start, the session's first window) is a small share of its
+    // figure; at 60 Mbit/s a loaded machine had the read at 80 % of raw TCP.
+    lab.shape_both("20mbit");
     let remote = disk_tempdir();
     let target = format!("ssh://root@{PEER_IP}:22{}", remote.path().display());
     let cfg = sshd.config();
@@ -493,13 +496,16 @@ fn a_shaped_path_makes_the_network_the_named_limit() {
     for k in ["upload_bps", "download_bps"] {
         let bps = net[k].as_f64().unwrap_or_else(|| panic!("{k}: {r}"));
         assert!(
-            (20e6..=63e6).contains(&bps),
-            "raw TCP {k} {bps} at 60 Mbit/s: {r}"
+            (5e6..=21.5e6).contains(&bps),
+            "raw TCP {k} {bps} at 20 Mbit/s: {r}"
         );
     }
     for d in ["write", "read"] {
         let bits = r["file"][d]["bytes_per_second"].as_f64().unwrap() * 8.0;
-        assert!(bits <= 63e6, "SSH {d} {bits} bit/s above the shaping: {r}");
+        assert!(
+            bits <= 21.5e6,
+            "SSH {d} {bits} bit/s above the shaping: {r}"
+        );
     }
     let verdicts = r["verdicts"].as_array().unwrap();
     assert_eq!(verdicts.len(), 2, "{r}");

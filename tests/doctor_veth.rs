@@ -280,9 +280,22 @@ fn doctor_reports_exactly_the_planted_problems() {
     ]);
     let out = run(&["doctor", &a, "--peer", &peer_arg, "--json"]);
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(
-        r["findings"].as_array().unwrap().len(),
-        0,
+    // Clean but for what the host's load says during the transfers (a busy
+    // 2-core machine: evidenced, as above, never a planted problem).
+    let left: Vec<&Value> = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| {
+            let load = HOST_LOAD.iter().any(|id| f["id"] == *id);
+            if load {
+                host_load_is_evidenced(f).unwrap();
+            }
+            !load
+        })
+        .collect();
+    assert!(
+        left.is_empty(),
         "{}",
         serde_json::to_string_pretty(&r["findings"]).unwrap()
     );
