@@ -127,8 +127,8 @@ cat > /tmp/client2.sh <<'X'
 /opt/bin/mount.nfs4 10.0.0.1:/ /mnt/nas -o vers=4.2,rsize=1048576,wsize=1048576 || exit 14
 grep ' /mnt/nas ' /proc/self/mountinfo > /tmp/mountinfo2.txt
 /opt/bin/tc qdisc add dev vc root tbf rate 20mbit burst 32kbit latency 50ms
-/opt/bin/hlctl --json doctor --dir /mnt/nas --dir /tmp/local --disk-size 4 --stress 0 --peer 10.0.0.1:5201 --time 2 > /tmp/nfs_net.json || exit 15
-/opt/bin/hlctl doctor --dir /mnt/nas --dir /tmp/local --disk-size 4 --stress 0 --peer 10.0.0.1:5201 --time 2 > /tmp/nfs_net.txt 2>&1 || exit 16
+/opt/bin/hlctl --json doctor --dir /mnt/nas --dir /tmp/local --disk-size 8 --stress 0 --peer 10.0.0.1:5201 --time 3 > /tmp/nfs_net.json || exit 15
+/opt/bin/hlctl doctor --dir /mnt/nas --dir /tmp/local --disk-size 8 --stress 0 --peer 10.0.0.1:5201 --time 3 > /tmp/nfs_net.txt 2>&1 || exit 16
 # The mount's read as bench file measures it, then a workload judged
 # without measuring (--disk-size 0): its read layer from that figure.
 /opt/bin/hlctl --json bench file --dir /mnt/nas --size 4M > /tmp/nfs_file.json || exit 17

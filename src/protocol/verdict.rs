@@ -121,8 +121,14 @@ fn inputs(run: &FileRun, t: &Transfer) -> Inputs {
     }
 }
 
+/// `9.3 Gbit/s` (one decimal, as the owner reads it), or in the CLI's
+/// smaller units below a gigabit (`19 Mbit/s`, never `0.0 Gbit/s`).
 fn gbit(bps: f64) -> String {
-    format!("{:.1} Gbit/s", bps / 1e9)
+    if bps >= 1e9 {
+        format!("{:.1} Gbit/s", bps / 1e9)
+    } else {
+        crate::units::bps(bps)
+    }
 }
 
 fn per_core(crypto: &[CryptoFigure], a: Aead) -> Option<f64> {
