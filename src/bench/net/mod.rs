@@ -37,6 +37,7 @@ pub(crate) mod tcp_info;
 pub(crate) mod text;
 pub(crate) mod udp;
 pub(crate) mod udp_stats;
+pub(crate) mod wake;
 mod zerocopy;
 
 pub use auth::{AuthError, ClientAuth, DEFAULT_TIME_SKEW_S, Padding, ServerAuth};

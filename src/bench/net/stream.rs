@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::cpu::CpuAccount;
+use super::wake::LowWater;
 use crate::bench::buffer::AlignedBuf;
 
 /// What this side does on a stream.
@@ -112,8 +113,8 @@ pub(crate) struct WorkerCtx {
     pub(crate) len: usize,
     /// Target rate of this stream in bit/s; 0 = as fast as possible.
     pub(crate) rate_bps: u64,
-    /// TCP receivers: queued bytes that wake a read (`tcp::recv_low_water`).
-    pub(crate) recv_lowat: usize,
+    /// TCP receivers: the queued bytes that wake a read ([`super::wake`]).
+    pub(crate) recv_lowat: LowWater,
     pub(crate) udp_counters_64bit: bool,
     /// TCP receivers: discard what arrives without copying it (MSG_TRUNC,
     /// iperf3 3.19's `--skip-rx-copy`).

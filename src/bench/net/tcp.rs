@@ -2,7 +2,7 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::os::fd::{AsFd, AsRawFd};
+use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -10,11 +10,11 @@ use socket2::{Domain, SockRef, Socket, Type};
 
 use super::control::{Cookie, is_reset, is_timeout};
 use super::error::NetError;
-use super::params::{Protocol, TestParams};
+use super::params::TestParams;
 use super::stream::{Pacer, RecvStop, WorkerCtx, WorkerEnd, send_buffer};
+use super::wake::Waker;
 use super::zerocopy::FileBlock;
 use crate::bench::buffer::AlignedBuf;
-use crate::sockopt;
 
 /// How long a blocked data-socket call waits before looking at the stop flags.
 pub(crate) const WORKER_POLL: Duration = Duration::from_millis(200);
@@ -89,28 +89,6 @@ pub(crate) fn congestion(s: &TcpStream) -> Option<String> {
     let name = SockRef::from(s).tcp_congestion().ok()?;
     let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
     Some(String::from_utf8_lossy(&name[..end]).into_owned())
-}
-
-/// How many queued bytes wake a TCP receiver (SO_RCVLOWAT); 0: the kernel's
-/// default, every arriving segment.
-///
-/// An unpaced test wakes its receiver once per block it reads (`len`, capped
-/// at half a fixed window so that a full window always wakes it), where
-/// iperf3 wakes on every segment. Each wake-up costs the sending CPU: on
-/// loopback, where the sender's CPU also runs the receiving TCP stack, that
-/// was 6–7 % of single-stream throughput. On a real link the wire is the
-/// limit and the figure is the same. A paced test (`-b`) keeps the default,
-/// so a slow stream is counted as it arrives. Reads never wait for the
-/// block: a read that has waited `WORKER_POLL` returns what it has.
-pub(crate) fn recv_low_water(params: &TestParams) -> usize {
-    if params.protocol != Protocol::Tcp || params.bandwidth_bps > 0 {
-        return 0;
-    }
-    let block = params.len as usize;
-    match params.window {
-        Some(w) => block.min(w as usize / 2),
-        None => block,
-    }
 }
 
 /// Write blocks until told to stop; counts bytes while counting is on.
@@ -189,19 +167,15 @@ pub(crate) fn recv_loop(s: &TcpStream, ctx: &WorkerCtx) -> WorkerEnd {
     if let Err(e) = s.set_read_timeout(Some(WORKER_POLL)) {
         return WorkerEnd::Failed(e);
     }
-    if ctx.recv_lowat > 0
-        && let Err(e) = sockopt::set_int(
-            s.as_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_RCVLOWAT,
-            i32::try_from(ctx.recv_lowat).unwrap_or(i32::MAX),
-        )
-    {
-        return WorkerEnd::Failed(e);
-    }
-    // Reads of one block, as iperf3's receiver does (`len`, 128 KiB by
-    // default), into a page-aligned buffer like iperf3's.
-    let mut buf = match AlignedBuf::new(ctx.len) {
+    let mut waker = match Waker::start(s, ctx.recv_lowat) {
+        Ok(w) => w,
+        Err(e) => return WorkerEnd::Failed(e),
+    };
+    // Reads as large as the highest low-water mark (one block, as iperf3's
+    // receiver reads, when the mark stays there), into a page-aligned
+    // buffer like iperf3's; a large one is its own mapping, returned when
+    // the stream ends.
+    let mut buf = match AlignedBuf::for_block_io(ctx.recv_lowat.read_size(ctx.len)) {
         Ok(b) => b,
         Err(e) => return WorkerEnd::Failed(e),
     };
@@ -224,6 +198,9 @@ pub(crate) fn recv_loop(s: &TcpStream, ctx: &WorkerCtx) -> WorkerEnd {
                 if flags.counting_recv.load(Ordering::Relaxed) {
                     counted += n as u64;
                     ctx.counters.bytes.store(counted, Ordering::Relaxed);
+                }
+                if let Err(e) = waker.read(s, n) {
+                    return WorkerEnd::Failed(e);
                 }
             }
             Err(e) if stop.draining() && e.kind() == std::io::ErrorKind::WouldBlock => {
@@ -277,34 +254,5 @@ mod tests {
             }
         }
         assert_eq!(got, 5000);
-    }
-
-    fn params(json: &str) -> TestParams {
-        TestParams::from_json(&serde_json::from_str(json).unwrap()).unwrap()
-    }
-
-    #[test]
-    fn an_unpaced_tcp_receiver_wakes_once_per_block_read() {
-        assert_eq!(
-            recv_low_water(&params(r#"{"tcp":true,"time":1,"len":131072}"#)),
-            131072
-        );
-        assert_eq!(
-            recv_low_water(&params(r#"{"tcp":true,"time":1,"len":8192}"#)),
-            8192
-        );
-    }
-
-    #[test]
-    fn a_fixed_window_caps_the_low_water_mark_at_half_of_it() {
-        let p = params(r#"{"tcp":true,"time":1,"len":131072,"window":65536}"#);
-        assert_eq!(recv_low_water(&p), 32768);
-    }
-
-    #[test]
-    fn paced_tcp_and_udp_keep_the_kernel_default() {
-        let paced = params(r#"{"tcp":true,"time":1,"len":131072,"bandwidth":1000000}"#);
-        assert_eq!(recv_low_water(&paced), 0);
-        assert_eq!(recv_low_water(&params(r#"{"udp":true,"time":1}"#)), 0);
     }
 }

@@ -22,6 +22,7 @@ use super::figures::{
 };
 use super::params::{Protocol, TestParams};
 use super::stream::{Role, RunFlags, StreamCounters, WorkerCtx, WorkerEnd};
+use super::wake::LowWater;
 use super::{tcp, udp};
 
 pub(crate) use drive::DriveSpec;
@@ -126,7 +127,7 @@ impl Engine {
                 cpu: cpu.clone(),
                 len: params.len as usize,
                 rate_bps: params.bandwidth_bps,
-                recv_lowat: tcp::recv_low_water(params),
+                recv_lowat: LowWater::of(params),
                 udp_counters_64bit: params.udp_counters_64bit,
                 skip_rx_copy: params.skip_rx_copy,
                 zerocopy: params.zerocopy,
