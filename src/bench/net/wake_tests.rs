@@ -39,13 +39,13 @@ fn a_fixed_window_caps_both_marks_at_half_of_it() {
 }
 
 #[test]
-fn many_streams_share_16_mib_and_never_go_below_a_block() {
+fn many_streams_share_2_mib_and_never_go_below_a_block() {
     let p4 = params(r#"{"tcp":true,"time":1,"len":131072,"parallel":4}"#);
-    assert_eq!(LowWater::of(&p4).most, 2 << 20);
+    assert_eq!(LowWater::of(&p4).most, 512 << 10);
+    let p2 = params(r#"{"tcp":true,"time":1,"len":131072,"parallel":2}"#);
+    assert_eq!(LowWater::of(&p2).most, 1 << 20);
     let p32 = params(r#"{"tcp":true,"time":1,"len":131072,"parallel":32}"#);
-    assert_eq!(LowWater::of(&p32).most, 512 << 10);
-    let p128 = params(r#"{"tcp":true,"time":1,"len":131072,"parallel":128}"#);
-    assert_eq!(LowWater::of(&p128).most, 131072);
+    assert_eq!(LowWater::of(&p32).most, 131072);
 }
 
 #[test]
