@@ -81,9 +81,14 @@ fi
 # every module any VM test loads (tests/vm/modules.txt), so that no test
 # downloads it again; and the NFS tools for tests/vm_stacks_nfs.rs, unpacked
 # from Debian's packages (never installed on the host).
+# That kernel's headers build tests/vm/failnic (a NIC that refuses setting
+# requests on demand; Debian's kernel has no netdevsim) for the refusal tests.
 if [ -x "$here/tests/vm/fetch-kernel.sh" ]; then
-    "$here/tests/vm/fetch-kernel.sh" >/dev/null
+    kver=$("$here/tests/vm/fetch-kernel.sh" | sed -n 's/^KVER=//p')
     "$here/tests/vm/fetch-debs.sh" nfs-kernel-server nfs-common >/dev/null
+    if [ ! -f "/usr/src/linux-headers-$kver/Makefile" ]; then
+        apt-get install -y -qq --no-install-recommends "linux-headers-$kver" make >/dev/null
+    fi
 fi
 if ! wait "$deb_pid"; then
     cat "$deb_log" >&2

@@ -269,6 +269,7 @@ section overmax-e ethtool -g eth0
         .iproute2()
         .binary(env!("CARGO_BIN_EXE_hlctl"))
         .binary("/usr/bin/iperf3")
+        .file(common::vm::failnic(), "/lib/failnic.ko")
         .nic_e1000e()
         .module("virtio_pci")
         .module("virtio_net")

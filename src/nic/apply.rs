@@ -293,10 +293,13 @@ fn run_plan(
         // A driver may half-apply a request it then fails: undo that too.
         let now = read::interface(nl, name)?;
         let prefix = failed.name();
-        let touched = settings.iter().any(|r| {
-            r.setting.split(' ').next() == Some(prefix)
-                && diff::current(&now, &r.setting) != r.before
-        });
+        // A refused feature request stays requested in the kernel (only its
+        // state is kept): put the request back too.
+        let touched = failed.group.word == registry::FEATURE
+            || settings.iter().any(|r| {
+                r.setting.split(' ').next() == Some(prefix)
+                    && diff::current(&now, &r.setting) != r.before
+            });
         if touched && let Err(e) = undo(failed, before).run(nl, before) {
             out.restore_errors.push(format!("{}: {e}", failed.name()));
         }

@@ -16,6 +16,7 @@ pub(crate) mod change;
 pub(crate) mod diff;
 pub(crate) mod error;
 pub(crate) mod export;
+pub(crate) mod features_kept;
 pub mod ioctl;
 pub(crate) mod irq_affinity;
 pub(crate) mod managers;

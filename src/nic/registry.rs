@@ -157,15 +157,20 @@ pub(crate) static GROUPS: &[Group] = &[
         word: "mtu",
         apply_rank: 6,
         supported: |_| true,
-        send: |nl, i, cs| cs.mtu.map_or(Ok(()), |v| nl.set_mtu(i.ifindex, v)),
+        send: |nl, i, cs| {
+            cs.mtu.map_or(Ok(()), |v| {
+                nl.set_mtu(i.ifindex, v).map_err(|e| e.on(&i.name))
+            })
+        },
     },
     Group {
         word: "txqueuelen",
         apply_rank: 0,
         supported: |_| true,
         send: |nl, i, cs| {
-            cs.txqueuelen
-                .map_or(Ok(()), |v| nl.set_txqueuelen(i.ifindex, v))
+            cs.txqueuelen.map_or(Ok(()), |v| {
+                nl.set_txqueuelen(i.ifindex, v).map_err(|e| e.on(&i.name))
+            })
         },
     },
     Group {
@@ -173,8 +178,9 @@ pub(crate) static GROUPS: &[Group] = &[
         apply_rank: 1,
         supported: |i| i.gso_max_size.is_some(),
         send: |nl, i, cs| {
-            cs.gso_max_size
-                .map_or(Ok(()), |v| nl.set_gso_max_size(i.ifindex, v))
+            cs.gso_max_size.map_or(Ok(()), |v| {
+                nl.set_gso_max_size(i.ifindex, v).map_err(|e| e.on(&i.name))
+            })
         },
     },
     Group {
@@ -201,7 +207,11 @@ pub(crate) static GROUPS: &[Group] = &[
         word: FEATURE,
         apply_rank: 1,
         supported: |i| i.features.is_some(),
-        send: |nl, i, cs| nl.set_features(&i.name, &cs.features),
+        send: |nl, i, cs| {
+            nl.set_features(&i.name, &cs.features)?;
+            let now = nl.features(&i.name)?.unwrap_or_default();
+            crate::nic::features_kept::check(&i.name, &cs.features, &now)
+        },
     },
     Group {
         word: "channels",

@@ -340,6 +340,27 @@ pub fn fetch_kernel(modules: &[String]) -> (PathBuf, PathBuf) {
     (field("KERNEL="), field("MODULES="))
 }
 
+/// `failnic.ko` (tests/vm/failnic: a NIC that refuses setting requests on
+/// demand) built for the kernel the VMs boot, with that kernel's headers
+/// (scripts/setup.sh installs them).
+pub fn failnic() -> PathBuf {
+    let out = checked(
+        Command::new(vm_dir().join("fetch-kernel.sh")),
+        "fetch-kernel.sh",
+    );
+    let kver = out
+        .lines()
+        .find_map(|l| l.strip_prefix("KVER="))
+        .unwrap_or_else(|| panic!("fetch-kernel.sh printed no KVER=: {out}"));
+    let mut cmd = Command::new(vm_dir().join("failnic/build.sh"));
+    cmd.arg(kver);
+    let out = checked(cmd, "failnic/build.sh");
+    out.lines()
+        .find_map(|l| l.strip_prefix("FAILNIC="))
+        .map(PathBuf::from)
+        .unwrap_or_else(|| panic!("failnic/build.sh printed no FAILNIC=: {out}"))
+}
+
 fn checked(mut cmd: Command, what: &str) -> String {
     let out = cmd
         .output()

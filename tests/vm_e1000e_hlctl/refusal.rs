@@ -14,19 +14,32 @@
 //! - virtio_net refuses to change tx-frames (its NAPI weight) while the link
 //!   is up (EBUSY), any rx-frames but 1 (EINVAL) and rx-usecs without
 //!   VIRTIO_NET_F_NOTF_COAL, which qemu does not offer (EOPNOTSUPP).
+//!
+//! The drivers refuse only those groups. Every other group, at every
+//! position, with EBUSY, EOPNOTSUPP, EINVAL and ERANGE, is refused by
+//! `failnic` (tests/vm/failnic: a NIC built for the guest's kernel that
+//! makes its N-th setting request fail with a chosen errno). A refused
+//! feature request is answered with success by the kernel, which keeps the
+//! features as they were: hlctl reads it back and fails that step (errno 0,
+//! "the driver kept …").
 
 use crate::common::vm::VmOutput;
 use serde_json::Value;
 
 /// One refused change set: `prefix` groups succeed, then `failing` is refused.
 pub(crate) struct Case {
-    pub(crate) name: &'static str,
-    /// "E" for the e1000e NIC, "V" for the virtio_net one (shell variables).
+    pub(crate) name: String,
+    /// "E" for the e1000e NIC, "V" for the virtio_net one, "F" for failnic
+    /// (shell variables).
     pub(crate) nic: &'static str,
-    pub(crate) prefix: &'static [&'static str],
+    pub(crate) prefix: Vec<&'static str>,
     pub(crate) failing: &'static str,
     pub(crate) group: &'static str,
+    /// The errno the failure carries (0: read back, the kernel said success).
     pub(crate) errno: i32,
+    /// failnic: the errno it is told to refuse with; its request count is
+    /// armed at the failing position.
+    pub(crate) armed: Option<i32>,
 }
 
 const E_PREFIX: [&str; 6] = [
@@ -43,153 +56,197 @@ const FORCED_1000: &str = "link speed 1000 duplex half autoneg off";
 macro_rules! at {
     ($name:literal, $nic:literal, $p:expr, $n:literal, $f:expr, $g:literal, $e:expr) => {
         Case {
-            name: $name,
+            name: $name.to_string(),
             nic: $nic,
-            prefix: $p.split_at($n).0,
+            prefix: $p.split_at($n).0.to_vec(),
             failing: $f,
             group: $g,
             errno: $e,
+            armed: None,
         }
     };
 }
 
-pub(crate) const CASES: [Case; 15] = [
-    at!(
-        "rf-link-1",
-        "E",
-        E_PREFIX,
-        0,
-        FORCED_1000,
-        "link",
-        libc::EINVAL
-    ),
-    at!(
-        "rf-link-2",
-        "E",
-        E_PREFIX,
-        1,
-        FORCED_1000,
-        "link",
-        libc::EINVAL
-    ),
-    at!(
-        "rf-link-3",
-        "E",
-        E_PREFIX,
-        2,
-        FORCED_1000,
-        "link",
-        libc::EINVAL
-    ),
-    at!(
-        "rf-link-4",
-        "E",
-        E_PREFIX,
-        3,
-        FORCED_1000,
-        "link",
-        libc::EINVAL
-    ),
-    at!(
-        "rf-link-5",
-        "E",
-        E_PREFIX,
-        4,
-        FORCED_1000,
-        "link",
-        libc::EINVAL
-    ),
-    at!(
-        "rf-link-6",
-        "E",
-        E_PREFIX,
-        5,
-        FORCED_1000,
-        "link",
-        libc::EINVAL
-    ),
-    at!(
-        "rf-link-7",
-        "E",
-        E_PREFIX,
-        6,
-        FORCED_1000,
-        "link",
-        libc::EINVAL
-    ),
-    at!(
-        "rf-coal-1",
-        "E",
-        E_PREFIX,
-        0,
-        "coalesce rx-usecs 5",
-        "coalesce",
-        libc::EINVAL
-    ),
-    at!(
-        "rf-coal-2",
-        "E",
-        E_PREFIX,
-        1,
-        "coalesce rx-usecs 5",
-        "coalesce",
-        libc::EINVAL
-    ),
-    at!(
-        "rf-coal-3",
-        "E",
-        E_PREFIX,
-        2,
-        "coalesce rx-usecs 5",
-        "coalesce",
-        libc::EINVAL
-    ),
-    at!(
-        "rf-vbusy-1",
-        "V",
-        V_PREFIX,
-        0,
-        "coalesce tx-frames 0",
-        "coalesce",
-        libc::EBUSY
-    ),
-    at!(
-        "rf-vbusy-2",
-        "V",
-        V_PREFIX,
-        1,
-        "coalesce tx-frames 0",
-        "coalesce",
-        libc::EBUSY
-    ),
-    at!(
-        "rf-vbusy-3",
-        "V",
-        V_PREFIX,
-        2,
-        "coalesce tx-frames 0",
-        "coalesce",
-        libc::EBUSY
-    ),
-    at!(
-        "rf-vinval-3",
-        "V",
-        V_PREFIX,
-        2,
-        "coalesce rx-frames 2",
-        "coalesce",
-        libc::EINVAL
-    ),
-    at!(
-        "rf-vnosup-3",
-        "V",
-        V_PREFIX,
-        2,
-        "coalesce rx-usecs 10",
-        "coalesce",
-        libc::EOPNOTSUPP
-    ),
+/// The drivers' own refusals.
+fn driver_cases() -> Vec<Case> {
+    vec![
+        at!(
+            "rf-link-1",
+            "E",
+            E_PREFIX,
+            0,
+            FORCED_1000,
+            "link",
+            libc::EINVAL
+        ),
+        at!(
+            "rf-link-2",
+            "E",
+            E_PREFIX,
+            1,
+            FORCED_1000,
+            "link",
+            libc::EINVAL
+        ),
+        at!(
+            "rf-link-3",
+            "E",
+            E_PREFIX,
+            2,
+            FORCED_1000,
+            "link",
+            libc::EINVAL
+        ),
+        at!(
+            "rf-link-4",
+            "E",
+            E_PREFIX,
+            3,
+            FORCED_1000,
+            "link",
+            libc::EINVAL
+        ),
+        at!(
+            "rf-link-5",
+            "E",
+            E_PREFIX,
+            4,
+            FORCED_1000,
+            "link",
+            libc::EINVAL
+        ),
+        at!(
+            "rf-link-6",
+            "E",
+            E_PREFIX,
+            5,
+            FORCED_1000,
+            "link",
+            libc::EINVAL
+        ),
+        at!(
+            "rf-link-7",
+            "E",
+            E_PREFIX,
+            6,
+            FORCED_1000,
+            "link",
+            libc::EINVAL
+        ),
+        at!(
+            "rf-coal-1",
+            "E",
+            E_PREFIX,
+            0,
+            "coalesce rx-usecs 5",
+            "coalesce",
+            libc::EINVAL
+        ),
+        at!(
+            "rf-coal-2",
+            "E",
+            E_PREFIX,
+            1,
+            "coalesce rx-usecs 5",
+            "coalesce",
+            libc::EINVAL
+        ),
+        at!(
+            "rf-coal-3",
+            "E",
+            E_PREFIX,
+            2,
+            "coalesce rx-usecs 5",
+            "coalesce",
+            libc::EINVAL
+        ),
+        at!(
+            "rf-vbusy-1",
+            "V",
+            V_PREFIX,
+            0,
+            "coalesce tx-frames 0",
+            "coalesce",
+            libc::EBUSY
+        ),
+        at!(
+            "rf-vbusy-2",
+            "V",
+            V_PREFIX,
+            1,
+            "coalesce tx-frames 0",
+            "coalesce",
+            libc::EBUSY
+        ),
+        at!(
+            "rf-vbusy-3",
+            "V",
+            V_PREFIX,
+            2,
+            "coalesce tx-frames 0",
+            "coalesce",
+            libc::EBUSY
+        ),
+        at!(
+            "rf-vinval-3",
+            "V",
+            V_PREFIX,
+            2,
+            "coalesce rx-frames 2",
+            "coalesce",
+            libc::EINVAL
+        ),
+        at!(
+            "rf-vnosup-3",
+            "V",
+            V_PREFIX,
+            2,
+            "coalesce rx-usecs 10",
+            "coalesce",
+            libc::EOPNOTSUPP
+        ),
+    ]
+}
+
+/// failnic's groups in hlctl's safe order, each with a change from its
+/// defaults (tests/vm/failnic/failnic.c).
+const F_ORDER: [(&str, &str); 7] = [
+    ("feature", "feature gro off"),
+    ("coalesce", "coalesce rx-usecs 30"),
+    ("pause", "pause rx off tx off"),
+    ("channels", "channels combined 3"),
+    ("ring", "ring rx 512 tx 512"),
+    ("mtu", "mtu 1400"),
+    ("link", "link speed 1000 duplex full autoneg off"),
 ];
+const F_ERRNOS: [i32; 4] = [libc::EBUSY, libc::EOPNOTSUPP, libc::EINVAL, libc::ERANGE];
+
+/// Every failnic group at every position it can take (after 0 to all of the
+/// groups before it), the errnos taking turns: 28 rows.
+fn failnic_cases() -> Vec<Case> {
+    let mut cases = Vec::new();
+    for (i, &(group, failing)) in F_ORDER.iter().enumerate() {
+        for before in 0..=i {
+            let errno = F_ERRNOS[cases.len() % F_ERRNOS.len()];
+            cases.push(Case {
+                name: format!("rf-f-{group}-{}", before + 1),
+                nic: "F",
+                prefix: F_ORDER[..before].iter().map(|&(_, w)| w).collect(),
+                failing,
+                group,
+                errno: if group == "feature" { 0 } else { errno },
+                armed: Some(errno),
+            });
+        }
+    }
+    cases
+}
+
+fn cases() -> Vec<Case> {
+    let mut all = driver_cases();
+    all.extend(failnic_cases());
+    all
+}
 
 /// The guest script: the helpers, then each case between two snapshots.
 pub(crate) fn script() -> String {
@@ -198,6 +255,10 @@ pub(crate) fn script() -> String {
 E=eth0
 V=$(for d in /sys/class/net/*; do [ "$(basename "$(readlink "$d/device/driver")")" = virtio_net ] && basename "$d"; done)
 ip link set "$V" up
+section rf-insmod insmod /lib/failnic.ko
+F=fail0
+ip link set "$F" up
+FP=/sys/module/failnic/parameters
 settings_of() {
     ethtool -g "$1"; ethtool -c "$1"; ethtool -a "$1"; ethtool -l "$1"; ethtool -k "$1"
     # The link as configured (autonegotiation, advertised modes), not as
@@ -216,17 +277,28 @@ refuse() {
     section "$_n-show1" hlctl show "$_i" --json
     section "$_n-eth1" settings_of "$_i"
 }
+# failnic: the N-th setting request from now fails with errno E.
+arm() { echo "$2" > $FP/fail_errno; echo "$1" > $FP/fail_in; }
+# The count left (0: the armed request was made), then disarmed.
+disarm() { section "$1-left" cat $FP/fail_in; echo 0 > $FP/fail_in; }
 "#,
     );
-    for c in &CASES {
+    for c in &cases() {
         let words: Vec<&str> = c.prefix.iter().copied().chain([c.failing]).collect();
+        if let Some(errno) = c.armed {
+            s.push_str(&format!("arm {} {errno}\n", c.prefix.len() + 1));
+        }
         s.push_str(&format!(
             "refuse {} \"${}\" {}\n",
             c.name,
             c.nic,
             words.join(" ")
         ));
+        if c.armed.is_some() {
+            s.push_str(&format!("disarm {}\n", c.name));
+        }
     }
+    s.push_str("ip link set \"$F\" down\nsection rf-rmmod rmmod failnic\n");
     s.push_str(&format!(
         "section rf-text hlctl set \"$E\" txqueuelen 500 {FORCED_1000}\nwait_carrier \"$E\" 20\n"
     ));
@@ -248,46 +320,48 @@ fn settings(out: &VmOutput, section: &str) -> Value {
 
 /// One row of the matrix, checked: restored, and the failure named.
 fn check(out: &VmOutput, c: &Case) -> String {
-    let r = out.section(c.name);
-    assert_eq!(r.rc, 1, "{}: exit code (class failed)\n{}", c.name, r.text);
-    let j = out.json(c.name);
+    let name = c.name.as_str();
+    let r = out.section(name);
+    assert_eq!(r.rc, 1, "{name}: exit code (class failed)\n{}", r.text);
+    let j = out.json(name);
     let f = &j["failure"];
-    assert_eq!(f["step"], c.group, "{}: {j}", c.name);
-    assert_eq!(f["errno"], c.errno, "{}: {j}", c.name);
+    assert_eq!(f["step"], c.group, "{name}: {j}");
+    assert_eq!(f["errno"], c.errno, "{name}: {j}");
     let iface = j["interface"].as_str().expect("interface");
     let error = f["error"].as_str().expect("error text");
-    assert!(
-        error.contains(&format!(" on {iface}: ")),
-        "{}: {error}",
-        c.name
-    );
-    assert!(
-        error.contains(&format!("(errno {})", c.errno)),
-        "{}: {error}",
-        c.name
-    );
-    // ethtool's core adds its own extended ack when a driver refuses link
-    // modes (net/ethtool/linkmodes.c); the drivers here send none.
-    let ack = (c.group == "link").then_some("link settings update failed");
-    assert_eq!(f["extack"].as_str(), ack, "{}: {j}", c.name);
-    if let Some(ack) = ack {
-        assert!(error.ends_with(&format!(": {ack}")), "{}: {error}", c.name);
+    assert!(error.contains(&format!(" on {iface}: ")), "{name}: {error}");
+    if c.errno != 0 {
+        assert!(
+            error.contains(&format!("(errno {})", c.errno)),
+            "{name}: {error}"
+        );
     }
-    assert!(j["restore_errors"].is_null(), "{}: {j}", c.name);
+    assert_eq!(f["extack"].as_str(), expected_ack(c), "{name}: {j}");
+    if let Some(ack) = expected_ack(c) {
+        assert!(
+            error.ends_with(&format!(": {ack}")) || c.errno == 0,
+            "{name}: {error}"
+        );
+        assert!(error.contains(ack), "{name}: {error}");
+    }
+    if c.armed.is_some() {
+        // The armed request was the one refused: none were left to count.
+        let left = out.section(&format!("{name}-left")).text;
+        assert_eq!(left.trim(), "0", "{name}: requests left to count");
+    }
+    assert!(j["restore_errors"].is_null(), "{name}: {j}");
     let before = statuses(c, &j);
-    let (s0, s1) = (format!("{}-show0", c.name), format!("{}-show1", c.name));
+    let (s0, s1) = (format!("{name}-show0"), format!("{name}-show1"));
     assert_eq!(
         settings(out, &s1),
         settings(out, &s0),
-        "{}: show after vs before",
-        c.name
+        "{name}: show after vs before"
     );
-    let (e0, e1) = (format!("{}-eth0", c.name), format!("{}-eth1", c.name));
+    let (e0, e1) = (format!("{name}-eth0"), format!("{name}-eth1"));
     assert_eq!(
         out.section(&e1).text,
         out.section(&e0).text,
-        "{}: ethtool",
-        c.name
+        "{name}: ethtool"
     );
     format!(
         "| {iface} | {} | {} | {before} | {} | restored | {error} |",
@@ -295,6 +369,21 @@ fn check(out: &VmOutput, c: &Case) -> String {
         c.prefix.len() + 1,
         errno_name(c.errno),
     )
+}
+
+/// The extended ack a refusal carries: ethtool's core adds its own when a
+/// driver refuses link modes (net/ethtool/linkmodes.c); failnic sends one
+/// where the kernel gives a driver the means (rings, coalescing); a refused
+/// feature is hlctl's reading back; e1000e and virtio_net send none.
+fn expected_ack(c: &Case) -> Option<&'static str> {
+    match (c.group, c.armed.is_some()) {
+        ("link", _) => Some("link settings update failed"),
+        ("ring" | "coalesce", true) => Some("failnic: refused on purpose"),
+        ("feature", true) => Some(
+            "the driver kept rx-gro on (the kernel answers success and logs the driver's error: see dmesg)",
+        ),
+        _ => None,
+    }
 }
 
 /// Each changing setting's status: the failing group's "not_applied", every
@@ -330,6 +419,7 @@ fn statuses(c: &Case, j: &Value) -> String {
 
 fn errno_name(e: i32) -> &'static str {
     match e {
+        0 => "none (read back)",
         libc::EINVAL => "EINVAL",
         libc::EBUSY => "EBUSY",
         libc::EOPNOTSUPP => "EOPNOTSUPP",
@@ -341,7 +431,16 @@ fn errno_name(e: i32) -> &'static str {
 /// Every case restored and named; the text form says where it failed. The
 /// matrix is printed for the record.
 pub(crate) fn assert_all(out: &VmOutput) {
-    let rows: Vec<String> = CASES.iter().map(|c| check(out, c)).collect();
+    assert_eq!(out.section("rf-insmod").rc, 0, "failnic loads");
+    assert_eq!(out.section("rf-rmmod").rc, 0, "failnic unloads");
+    let all = cases();
+    let rows: Vec<String> = all.iter().map(|c| check(out, c)).collect();
+    let refused: std::collections::BTreeSet<(&str, usize)> = all
+        .iter()
+        .filter(|c| c.armed.is_some())
+        .map(|c| (c.group, c.prefix.len() + 1))
+        .collect();
+    assert_eq!(refused.len(), 28, "every failnic group at every position");
     eprintln!(
         "| interface | refused group | position | applied before, restored | errno | show/ethtool after | message |"
     );

@@ -45,10 +45,9 @@ use socket::{NETLINK_ROUTE, Nack, Socket};
 /// A reply we could not decode has errno `EPROTO` and our description of
 /// what was wrong in `extack`.
 #[derive(Debug, thiserror::Error)]
-#[error("{op}{}: {} (errno {errno}){}",
+#[error("{op}{}: {}",
     ifname.as_deref().map(|n| format!(" on {n}")).unwrap_or_default(),
-    errno_text(*errno),
-    extack.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
+    describe(*errno, extack.as_deref()))]
 pub struct NetlinkError {
     pub op: &'static str,
     pub ifname: Option<String>,
@@ -64,6 +63,14 @@ impl NetlinkError {
     /// The interface does not exist (ENODEV).
     pub fn is_no_device(&self) -> bool {
         self.errno == libc::ENODEV
+    }
+    /// The same error naming the interface `ifname` (rtnetlink requests
+    /// address a link by index).
+    pub(crate) fn on(self, ifname: &str) -> Self {
+        NetlinkError {
+            ifname: Some(ifname.to_string()),
+            ..self
+        }
     }
     pub(crate) fn from_nack(op: &'static str, ifname: Option<&str>, n: Nack) -> Self {
         NetlinkError {
@@ -90,6 +97,16 @@ impl From<ioctl::IoctlError> for NetlinkError {
 }
 
 pub(crate) type Result<T> = std::result::Result<T, NetlinkError>;
+
+/// "Operation not supported (errno 95): the ack", or the ack alone when the
+/// kernel answered success and the refusal was read back (errno 0).
+fn describe(errno: i32, extack: Option<&str>) -> String {
+    let ack = extack.map(|m| format!(": {m}")).unwrap_or_default();
+    if errno == 0 {
+        return extack.unwrap_or("refused").to_string();
+    }
+    format!("{} (errno {errno}){ack}", errno_text(errno))
+}
 
 /// The C library's text for `errno` ("Operation not supported").
 pub(crate) fn errno_text(errno: i32) -> String {
