@@ -25,7 +25,6 @@ pub(crate) fn set_int(fd: BorrowedFd<'_>, level: i32, name: i32, value: i32) -> 
 }
 
 /// `getsockopt(fd, level, name)` of an integer option.
-#[cfg(test)]
 pub(crate) fn get_int(fd: BorrowedFd<'_>, level: i32, name: i32) -> io::Result<i32> {
     let mut value: i32 = 0;
     let mut len = size_of::<i32>() as libc::socklen_t;

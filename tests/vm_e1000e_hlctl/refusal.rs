@@ -53,159 +53,47 @@ const E_PREFIX: [&str; 6] = [
 const V_PREFIX: [&str; 2] = ["txqueuelen 500", "feature gro off"];
 const FORCED_1000: &str = "link speed 1000 duplex half autoneg off";
 
-macro_rules! at {
-    ($name:literal, $nic:literal, $p:expr, $n:literal, $f:expr, $g:literal, $e:expr) => {
-        Case {
-            name: $name.to_string(),
-            nic: $nic,
-            prefix: $p.split_at($n).0.to_vec(),
-            failing: $f,
-            group: $g,
-            errno: $e,
-            armed: None,
-        }
-    };
+/// A driver's refusal of `failing` after the first `before` groups of `prefix`.
+fn at(
+    name: String,
+    nic: &'static str,
+    prefix: &[&'static str],
+    before: usize,
+    (failing, group, errno): (&'static str, &'static str, i32),
+) -> Case {
+    Case {
+        name,
+        nic,
+        prefix: prefix[..before].to_vec(),
+        failing,
+        group,
+        errno,
+        armed: None,
+    }
 }
 
-/// The drivers' own refusals.
+/// The drivers' own refusals: e1000e's forced link at positions 1-7 and
+/// its rx-usecs at 1-3; virtio_net's tx-frames at 1-3, and its other two
+/// refusals at 3.
 fn driver_cases() -> Vec<Case> {
-    vec![
-        at!(
-            "rf-link-1",
-            "E",
-            E_PREFIX,
-            0,
-            FORCED_1000,
-            "link",
-            libc::EINVAL
-        ),
-        at!(
-            "rf-link-2",
-            "E",
-            E_PREFIX,
-            1,
-            FORCED_1000,
-            "link",
-            libc::EINVAL
-        ),
-        at!(
-            "rf-link-3",
-            "E",
-            E_PREFIX,
-            2,
-            FORCED_1000,
-            "link",
-            libc::EINVAL
-        ),
-        at!(
-            "rf-link-4",
-            "E",
-            E_PREFIX,
-            3,
-            FORCED_1000,
-            "link",
-            libc::EINVAL
-        ),
-        at!(
-            "rf-link-5",
-            "E",
-            E_PREFIX,
-            4,
-            FORCED_1000,
-            "link",
-            libc::EINVAL
-        ),
-        at!(
-            "rf-link-6",
-            "E",
-            E_PREFIX,
-            5,
-            FORCED_1000,
-            "link",
-            libc::EINVAL
-        ),
-        at!(
-            "rf-link-7",
-            "E",
-            E_PREFIX,
-            6,
-            FORCED_1000,
-            "link",
-            libc::EINVAL
-        ),
-        at!(
-            "rf-coal-1",
-            "E",
-            E_PREFIX,
-            0,
-            "coalesce rx-usecs 5",
-            "coalesce",
-            libc::EINVAL
-        ),
-        at!(
-            "rf-coal-2",
-            "E",
-            E_PREFIX,
-            1,
-            "coalesce rx-usecs 5",
-            "coalesce",
-            libc::EINVAL
-        ),
-        at!(
-            "rf-coal-3",
-            "E",
-            E_PREFIX,
-            2,
-            "coalesce rx-usecs 5",
-            "coalesce",
-            libc::EINVAL
-        ),
-        at!(
-            "rf-vbusy-1",
-            "V",
-            V_PREFIX,
-            0,
-            "coalesce tx-frames 0",
-            "coalesce",
-            libc::EBUSY
-        ),
-        at!(
-            "rf-vbusy-2",
-            "V",
-            V_PREFIX,
-            1,
-            "coalesce tx-frames 0",
-            "coalesce",
-            libc::EBUSY
-        ),
-        at!(
-            "rf-vbusy-3",
-            "V",
-            V_PREFIX,
-            2,
-            "coalesce tx-frames 0",
-            "coalesce",
-            libc::EBUSY
-        ),
-        at!(
-            "rf-vinval-3",
-            "V",
-            V_PREFIX,
-            2,
-            "coalesce rx-frames 2",
-            "coalesce",
-            libc::EINVAL
-        ),
-        at!(
-            "rf-vnosup-3",
-            "V",
-            V_PREFIX,
-            2,
-            "coalesce rx-usecs 10",
-            "coalesce",
-            libc::EOPNOTSUPP
-        ),
-    ]
+    let link = (FORCED_1000, "link", libc::EINVAL);
+    let e_coal = ("coalesce rx-usecs 5", "coalesce", libc::EINVAL);
+    let v_busy = ("coalesce tx-frames 0", "coalesce", libc::EBUSY);
+    let mut cases = Vec::new();
+    for n in 0..=6 {
+        cases.push(at(format!("rf-link-{}", n + 1), "E", &E_PREFIX, n, link));
+    }
+    for n in 0..=2 {
+        cases.push(at(format!("rf-coal-{}", n + 1), "E", &E_PREFIX, n, e_coal));
+    }
+    for n in 0..=2 {
+        cases.push(at(format!("rf-vbusy-{}", n + 1), "V", &V_PREFIX, n, v_busy));
+    }
+    let v_inval = ("coalesce rx-frames 2", "coalesce", libc::EINVAL);
+    let v_nosup = ("coalesce rx-usecs 10", "coalesce", libc::EOPNOTSUPP);
+    cases.push(at("rf-vinval-3".into(), "V", &V_PREFIX, 2, v_inval));
+    cases.push(at("rf-vnosup-3".into(), "V", &V_PREFIX, 2, v_nosup));
+    cases
 }
 
 /// failnic's groups in hlctl's safe order, each with a change from its

@@ -3,7 +3,7 @@
 //! where given; the kernel's defaults for the rest).
 
 use std::net::TcpStream;
-use std::os::fd::{AsFd, AsRawFd};
+use std::os::fd::AsFd;
 
 use super::error::NetError;
 use crate::sockopt;
@@ -94,23 +94,7 @@ impl KeepAlive {
 }
 
 fn get_int(s: &TcpStream, level: i32, name: i32) -> std::io::Result<u32> {
-    let mut v: libc::c_int = 0;
-    let mut len = size_of::<libc::c_int>() as libc::socklen_t;
-    // SAFETY: a live c_int and its exact size as the out-buffer.
-    let r = unsafe {
-        libc::getsockopt(
-            s.as_raw_fd(),
-            level,
-            name,
-            (&mut v as *mut i32).cast(),
-            &mut len,
-        )
-    };
-    if r == 0 {
-        Ok(v.max(0) as u32)
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
+    sockopt::get_int(s.as_fd(), level, name).map(|v| v.max(0) as u32)
 }
 
 #[cfg(test)]
