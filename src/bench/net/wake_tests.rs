@@ -89,8 +89,10 @@ fn a_fast_loopback_stream_raises_the_kernels_mark_and_a_trickle_lowers_it() {
     };
     let mut w = Waker::start(&rx, lw).unwrap();
     assert_eq!(mark(&rx), 131072, "starts at the block");
-    // Fast: a writer as fast as loopback goes, for 300 ms.
+    // Fast: a writer as fast as loopback goes, for 300 ms, read for as long
+    // as it writes (a reader that stops first would leave it blocked).
     let writer = std::thread::spawn(move || {
+        tx.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
         let block = vec![7u8; 131072];
         let end = Instant::now() + Duration::from_millis(300);
         while Instant::now() < end {
@@ -102,8 +104,7 @@ fn a_fast_loopback_stream_raises_the_kernels_mark_and_a_trickle_lowers_it() {
     let mut r = &rx;
     rx.set_read_timeout(Some(Duration::from_millis(50)))
         .unwrap();
-    let fast_until = Instant::now() + Duration::from_millis(250);
-    while Instant::now() < fast_until {
+    while !writer.is_finished() {
         if let Ok(n) = r.read(&mut buf) {
             w.read(&rx, n).unwrap();
         }
