@@ -331,34 +331,29 @@ pub fn fetch_kernel(modules: &[String]) -> (PathBuf, PathBuf) {
     let mut cmd = Command::new(vm_dir().join("fetch-kernel.sh"));
     cmd.args(modules);
     let out = checked(cmd, "fetch-kernel.sh");
-    let field = |key: &str| {
-        out.lines()
-            .find_map(|l| l.strip_prefix(key))
-            .map(PathBuf::from)
-            .unwrap_or_else(|| panic!("fetch-kernel.sh printed no {key}: {out}"))
-    };
+    let field = |key| PathBuf::from(printed(&out, key, "fetch-kernel.sh"));
     (field("KERNEL="), field("MODULES="))
+}
+
+/// The value of the `KEY=value` line a script printed (`key` with its `=`).
+fn printed<'a>(out: &'a str, key: &str, script: &str) -> &'a str {
+    out.lines()
+        .find_map(|l| l.strip_prefix(key))
+        .unwrap_or_else(|| panic!("{script} printed no {key}: {out}"))
 }
 
 /// `failnic.ko` (tests/vm/failnic: a NIC that refuses setting requests on
 /// demand) built for the kernel the VMs boot, with that kernel's headers
 /// (scripts/setup.sh installs them).
 pub fn failnic() -> PathBuf {
-    let out = checked(
+    let kernel = checked(
         Command::new(vm_dir().join("fetch-kernel.sh")),
         "fetch-kernel.sh",
     );
-    let kver = out
-        .lines()
-        .find_map(|l| l.strip_prefix("KVER="))
-        .unwrap_or_else(|| panic!("fetch-kernel.sh printed no KVER=: {out}"));
     let mut cmd = Command::new(vm_dir().join("failnic/build.sh"));
-    cmd.arg(kver);
-    let out = checked(cmd, "failnic/build.sh");
-    out.lines()
-        .find_map(|l| l.strip_prefix("FAILNIC="))
-        .map(PathBuf::from)
-        .unwrap_or_else(|| panic!("failnic/build.sh printed no FAILNIC=: {out}"))
+    cmd.arg(printed(&kernel, "KVER=", "fetch-kernel.sh"));
+    let built = checked(cmd, "failnic/build.sh");
+    PathBuf::from(printed(&built, "FAILNIC=", "failnic/build.sh"))
 }
 
 fn checked(mut cmd: Command, what: &str) -> String {

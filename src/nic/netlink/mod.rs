@@ -101,10 +101,10 @@ pub(crate) type Result<T> = std::result::Result<T, NetlinkError>;
 /// "Operation not supported (errno 95): the ack", or the ack alone when the
 /// kernel answered success and the refusal was read back (errno 0).
 fn describe(errno: i32, extack: Option<&str>) -> String {
-    let ack = extack.map(|m| format!(": {m}")).unwrap_or_default();
     if errno == 0 {
         return extack.unwrap_or("refused").to_string();
     }
+    let ack = extack.map(|m| format!(": {m}")).unwrap_or_default();
     format!("{} (errno {errno}){ack}", errno_text(errno))
 }
 
