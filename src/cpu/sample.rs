@@ -70,17 +70,26 @@ mod tests {
         // SAFETY: sysconf has no preconditions.
         let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
         let ticks = |percent: f64| percent / 100.0 * r.seconds * hz;
+        // Shares are printed to 0.1 %: on a loaded machine, where the 20
+        // ticks take many seconds, that rounding is worth several ticks.
+        let at_least_20 = |percent: f64| ticks(percent + 0.05) >= 19.9;
         let own = r.own.as_ref().expect("this process's stat");
-        assert!(ticks(own.percent) >= 19.0, "{own:?} over {} s", r.seconds);
+        assert!(at_least_20(own.percent), "{own:?} over {} s", r.seconds);
         let me = tasks::parse(&read("/proc/thread-self/stat")).unwrap().id;
-        let mine = own
-            .threads
-            .iter()
-            .find(|t| t.tid == me)
-            .expect("this thread");
-        assert!(ticks(mine.percent) >= 19.0, "{mine:?}");
+        match own.threads.iter().find(|t| t.tid == me) {
+            Some(mine) => assert!(at_least_20(mine.percent), "{mine:?}"),
+            // Left out only when the list holds its 8 busiest threads, each
+            // busier than this one (other tests run beside this one), or
+            // when this thread's share is under the 1 % the list starts at.
+            None => {
+                let share = 20.0 / (r.seconds * hz) * 100.0;
+                let full = own.threads.len() == 8
+                    && own.threads.iter().all(|t| t.percent + 0.05 >= share);
+                assert!(full || share < 1.05, "{share} % missing from {own:?}");
+            }
+        }
         // The CPUs were busy at least that long in all.
-        let busy: f64 = r.cpus.iter().map(|c| ticks(c.busy_percent)).sum();
+        let busy: f64 = r.cpus.iter().map(|c| ticks(c.busy_percent + 0.05)).sum();
         assert!(busy >= 17.0, "{:?}", r.cpus);
         assert!(r.device.is_none(), "loopback has no queues");
     }
