@@ -4,13 +4,14 @@
 #   hlctl bench net --local -c … → iperf3 -s -1   (our client, its server)
 # for every flag case: -P 1, -P 4, -R, --bidir -P 4, -u -b 1G, -u --gsro (when
 # the build has GSO/GRO), --skip-rx-copy (both directions), --cntl-ka,
-# --fq-rate 2G, -Z, --json-stream, -t/-O, and authentication (when the build
+# --fq-rate 2G, -Z, --json-stream, -t/-O, -u -O, and authentication (when the build
 # has it; OAEP and --use-pkcs1-padding, as the build's version allows). Each
 # case prints PASS or FAIL with the error (SKIP where the build cannot do it). A case passes when the client exits 0 without an error, the
 # server served it, and the figures the two ends report agree within 10 %:
 # the sender's own count of bytes (.end.sum_sent) against the receiver's own
 # count (.end.sum_received, sent over by the other end; for UDP plus the
-# datagrams it declared lost), both directions for --bidir. A case that ran but lacks a figure stops the script with an error
+# datagrams it declared lost; and its datagrams after the omit period make
+# its bytes), both directions for --bidir. A case that ran but lacks a figure stops the script with an error
 # naming it (benches/lib.sh's `figure`).
 # Needs: root (bench net --local), iperf3 (or IPERF3=PATH), jq, ss, openssl and
 # sha256sum for the authentication cases; cargo unless HLCTL=PATH is given.
@@ -111,6 +112,20 @@ agree() {
     figure "$name: lost bytes" "$lost" zero
     awk -v s="$sb" -v r="$rb" -v l="$lost" 'BEGIN { r += l; d = (s > r ? s - r : r - s) / (s > r ? s : r); exit !(d <= 0.10) }' ||
         { echo "the ends disagree: $3 $sb bytes, $4 $rb bytes (+ $lost declared lost)"; return 1; }
+    # UDP: the datagrams the receiver counted after the omit period, less
+    # those it declared lost, make its bytes (counts exchanged from the
+    # wrong origin are off by the omit period's datagrams).
+    if [ "$(jq -r '.start.test_start.protocol' "$doc")" = UDP ]; then
+        local pk gone blk
+        pk=$(jq ".end.$4.packets" "$doc")
+        gone=$(jq ".end.$4.lost_packets" "$doc")
+        blk=$(jq '.start.test_start.blksize' "$doc")
+        figure "$name: .end.$4.packets" "$pk"
+        figure "$name: .end.$4.lost_packets" "$gone" zero
+        figure "$name: .start.test_start.blksize" "$blk"
+        awk -v p="$pk" -v g="$gone" -v b="$blk" -v r="$rb" 'BEGIN { if (g < 0) g = 0; d = (p - g) * b - r; if (d < 0) d = -d; exit !(d <= 0.02 * r) }' ||
+            { echo "the receiver's datagrams do not make its bytes: ($pk - $gone lost) × $blk against $rb bytes"; return 1; }
+    fi
     printf '%s %.3f/%.3f Gbit/s' "$3/$4" "$(awk -v v="$s" 'BEGIN{print v/1e9}')" "$(awk -v v="$r" 'BEGIN{print v/1e9}')"
     [ "$lost" = 0 ] || printf ' (%s bytes declared lost)' "$lost"
 }
@@ -221,6 +236,7 @@ CASES=(
     "-Z|12|-t $T -Z"
     "--json-stream|17|-t $T --json-stream"
     "-t/-O|12|-t $T -O 1"
+    "-u -O|12|-t $T -u -b 100M -O 1"
 )
 has "GSO/GRO" && CASES+=("-u --gsro -b 1G|21|-t $T -u --gsro -b 1G")
 if [ ${#AUTH_SERVER[@]} -gt 0 ]; then

@@ -726,6 +726,40 @@ mod seeds {
         s.extend_from_slice(block.as_bytes());
         s.push(4);
         write("iperf_server", "hlctl-udp", &s);
+
+        // 3.21's UDP exchange with an omit period: its captured parameter
+        // block (omit set), and results in its layout with `omitted_errors`
+        // and `omitted_packets`, to both targets.
+        let path = format!(
+            "{}/tests/fixtures/iperf3-3.21/params-udp.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let mut p: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        p["omit"] = json!(1);
+        let results = |errors: i64, omitted_errors: i64| {
+            json!({"cpu_util_total": 1.5, "cpu_util_user": 0.5, "cpu_util_system": 1.0,
+                "sender_has_retransmits": 0, "streams": [{"id": 1, "bytes": 252000,
+                "retransmits": -1, "jitter": 0.0012, "errors": errors,
+                "omitted_errors": omitted_errors, "packets": 300, "omitted_packets": 100,
+                "start_time": 0, "end_time": 1.0}]})
+            .to_string()
+        };
+        let framed = |v: &str| {
+            let mut b = (v.len() as u32).to_be_bytes().to_vec();
+            b.extend_from_slice(v.as_bytes());
+            b
+        };
+        let mut s = b"hlctlseedcookie000000000000000000000\0".to_vec();
+        s.extend(framed(&p.to_string()));
+        s.push(4);
+        s.extend(framed(&results(0, 0)));
+        s.push(16);
+        write("iperf_server", "iperf3-321-udp-omit", &s);
+        let mut s = vec![9, 10, 1, 2, 13];
+        s.extend(framed(&results(30, 10)));
+        s.push(14);
+        write("iperf_client", "iperf3-321-udp-omit", &s);
     }
 
     fn row() -> crate::history::store::StoredResult {

@@ -27,6 +27,8 @@ struct Case {
     parallel: u32,
     direction: TestDirection,
     rate: Option<u64>,
+    /// `-O`: seconds at the start that do not count.
+    omit: u32,
 }
 
 const TCP: Case = Case {
@@ -34,6 +36,7 @@ const TCP: Case = Case {
     parallel: 1,
     direction: TestDirection::Forward,
     rate: None,
+    omit: 0,
 };
 
 /// Multi-stream and `--bidir` cases run with a 1 MiB window on both ends:
@@ -57,6 +60,10 @@ impl Case {
         }
         a.push("-P".into());
         a.push(self.parallel.to_string());
+        if self.omit > 0 {
+            a.push("-O".into());
+            a.push(self.omit.to_string());
+        }
         match self.direction {
             TestDirection::Forward => {}
             TestDirection::Reverse => a.push("-R".into()),
@@ -84,6 +91,7 @@ impl Case {
         c.direction = self.direction;
         c.bandwidth_bps = self.rate;
         c.window = self.window();
+        c.omit_s = self.omit;
         c
     }
 }
@@ -294,6 +302,76 @@ fn iperf3_to_hlctl_udp_reverse() {
         direction: TestDirection::Reverse,
         ..TCP
     });
+}
+
+/// UDP with an omit period: the datagrams each side reports are those after
+/// it, as many as the bytes counted make (`packets × block = bytes`).
+/// iperf3's counts run from the start of the test, and each side takes its
+/// own omit count off the peer's (3.21 sends the peer's beside them): counts
+/// exchanged from the wrong origin make a 3.12 client print half its
+/// datagrams, or more than it sent.
+const UDP_OMIT: Case = Case {
+    udp: true,
+    rate: Some(100_000_000),
+    omit: 1,
+    ..TCP
+};
+
+fn datagrams_of(bytes: u64, len: u32) -> u64 {
+    bytes / u64::from(len)
+}
+
+#[test]
+fn iperf3_to_hlctl_udp_omit_counts_datagrams_after_it_on_both_sides() {
+    let _one_at_a_time = serial();
+    let server = HlServer::start(ServerConfig::new(0));
+    let args = UDP_OMIT.iperf3_args();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (status, out, err) = iperf3_client(server.port(), SECS, &args);
+    let v = iperf3_json(status, &out, &err);
+    let report = match server.wait_outcomes(1, Duration::from_secs(10)).first() {
+        Some(Ok(r)) => r.clone(),
+        other => panic!("server outcome: {other:?}"),
+    };
+    let ours = report.main.packets.expect("datagrams");
+    assert_eq!(
+        ours,
+        datagrams_of(report.main.received_bytes, report.block_len)
+    );
+    // iperf3's view of hlctl's count, through the results exchange.
+    let theirs = &v["end"]["sum_received"];
+    let (packets, bytes) = (theirs["packets"].as_u64(), theirs["bytes"].as_u64());
+    assert_eq!(packets, Some(ours), "iperf3 3.12 read {theirs}");
+    assert_eq!(packets, bytes.map(|b| datagrams_of(b, report.block_len)));
+    server.stop();
+}
+
+#[test]
+fn hlctl_to_iperf3_udp_omit_counts_datagrams_after_it_on_both_sides() {
+    let _one_at_a_time = serial();
+    let port = free_port();
+    let server = iperf3_server(port);
+    let report = run_client_retry(&UDP_OMIT.client_cfg(port)).expect("hlctl client");
+    let (status, out, err) = server.finish(Duration::from_secs(15));
+    let v = iperf3_json(status, &out, &err);
+    // The server's datagrams, from its results, less this side's own count
+    // at the end of the omit period (3.12 sends no `omitted_packets`).
+    let m = &report.main;
+    let sent = datagrams_of(m.sent_bytes, report.block_len);
+    let packets = m.packets.expect("datagrams");
+    assert!(
+        packets.abs_diff(sent) <= 1,
+        "{packets} datagrams reported, {sent} sent: {m:?}"
+    );
+    let received = v["end"]["sum"]["packets"]
+        .as_u64()
+        .expect("iperf3's packets");
+    assert_eq!(received, packets, "iperf3 3.12 counted {received}");
+    // A loss is claimed only when it cannot have been in the omit period.
+    match m.lost_packets {
+        Some(lost) => assert!(lost <= packets),
+        None => assert!(v["end"]["sum"]["lost_packets"].as_u64() > Some(0)),
+    }
 }
 
 /// hlctl ↔ hlctl: both reports carry identical counts for every direction.

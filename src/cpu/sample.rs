@@ -83,8 +83,8 @@ mod tests {
             // when this thread's share is under the 1 % the list starts at.
             None => {
                 let share = 20.0 / (r.seconds * hz) * 100.0;
-                let full = own.threads.len() == 8
-                    && own.threads.iter().all(|t| t.percent + 0.05 >= share);
+                let full =
+                    own.threads.len() == 8 && own.threads.iter().all(|t| t.percent + 0.05 >= share);
                 assert!(full || share < 1.05, "{share} % missing from {own:?}");
             }
         }

@@ -42,7 +42,7 @@ pub struct ClientConfig {
     /// `-w`: socket buffer size on both ends.
     pub window: Option<u32>,
     /// `-O`: seconds at the start not counted.
-    pub(crate) omit_s: u32,
+    pub omit_s: u32,
     /// `-i`: interval between progress reports; `None` = no interval reports.
     pub interval: Option<Duration>,
     /// How long to wait for the control connection and each data stream.

@@ -49,9 +49,14 @@ pub(crate) struct LocalStream {
     pub(crate) retransmits: Option<u64>,
     pub(crate) rtt: Option<RttMs>,
     pub(crate) max_snd_cwnd: Option<u64>,
-    /// UDP: datagrams sent, or the highest sequence number received.
+    /// UDP: datagrams sent, or the highest sequence number received, after
+    /// the omit period.
     pub(crate) packets: Option<u64>,
     pub(crate) lost: Option<i64>,
+    /// UDP: the same two counts within the omit period (what iperf3 3.21
+    /// sends as `omitted_packets` and `omitted_errors`).
+    pub(crate) omitted_packets: Option<u64>,
+    pub(crate) omitted_lost: Option<i64>,
     pub(crate) out_of_order: Option<u64>,
     pub(crate) jitter_s: Option<f64>,
 }

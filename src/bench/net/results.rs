@@ -16,12 +16,54 @@ pub(crate) struct StreamResult {
     pub(crate) retransmits: i64,
     /// UDP receiver jitter in seconds.
     pub(crate) jitter_s: f64,
-    /// UDP receiver lost datagrams.
+    /// UDP receiver lost datagrams, the omit period's included.
     pub(crate) errors: i64,
-    /// UDP: receiver's highest sequence number, or the sender's count.
+    /// UDP: receiver's highest sequence number, or the sender's count, the
+    /// omit period's included.
     pub(crate) packets: i64,
+    /// The two counts at the end of the omit period (iperf3 3.21's
+    /// `omitted_errors` and `omitted_packets`); `None` from a peer that does
+    /// not send them (iperf3 before 3.21).
+    pub(crate) omitted: Option<Omitted>,
     pub(crate) start_time: f64,
     pub(crate) end_time: f64,
+}
+
+/// `errors` and `packets` as they stood when the omit period ended.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct Omitted {
+    pub(crate) errors: i64,
+    pub(crate) packets: i64,
+}
+
+/// A UDP stream's counts after the omit period, as the receiver reported
+/// them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Counted {
+    pub(crate) packets: u64,
+    /// `None` when the peer did not say how many of its losses fell in the
+    /// omit period (before 3.21) and some may have: as 3.21 reports it.
+    pub(crate) lost: Option<u64>,
+}
+
+impl StreamResult {
+    /// The counts after the omit period. `own_omitted_packets`: this side's
+    /// own count at the omit period's end, used (as iperf3 does) when the
+    /// peer did not send its own.
+    pub(crate) fn counted(&self, own_omitted_packets: u64) -> Counted {
+        let (omitted_packets, omitted_errors) = match self.omitted {
+            Some(o) => (o.packets, Some(o.errors)),
+            None if own_omitted_packets == 0 || self.errors <= 0 => {
+                (own_omitted_packets as i64, Some(0))
+            }
+            None => (own_omitted_packets as i64, None),
+        };
+        let after = |total: i64, before: i64| total.saturating_sub(before).max(0) as u64;
+        Counted {
+            packets: after(self.packets, omitted_packets),
+            lost: omitted_errors.map(|o| after(self.errors, o)),
+        }
+    }
 }
 
 /// A whole results block.
@@ -53,7 +95,7 @@ impl PeerResults {
             .streams
             .iter()
             .map(|s| {
-                json!({
+                let mut j = json!({
                     "id": s.id,
                     "bytes": s.bytes,
                     "retransmits": s.retransmits,
@@ -62,7 +104,12 @@ impl PeerResults {
                     "packets": s.packets,
                     "start_time": s.start_time,
                     "end_time": s.end_time,
-                })
+                });
+                if let Some(o) = s.omitted {
+                    j["omitted_errors"] = json!(o.errors);
+                    j["omitted_packets"] = json!(o.packets);
+                }
+                j
             })
             .collect();
         m.insert("streams".into(), Value::Array(streams));
@@ -111,6 +158,7 @@ impl PeerResults {
                     .ok_or_else(|| missing("streams[].jitter"))?,
                 errors: i("errors")?,
                 packets: i("packets")?,
+                omitted: omitted(s).map_err(|k| missing(&format!("streams[].{k}")))?,
                 start_time: s.get("start_time").and_then(json_f64).unwrap_or(0.0),
                 end_time: s.get("end_time").and_then(json_f64).unwrap_or(0.0),
             });
@@ -128,6 +176,18 @@ impl PeerResults {
     /// The stream with this id, if the peer reported it.
     pub(crate) fn stream(&self, id: u32) -> Option<&StreamResult> {
         self.streams.iter().find(|s| s.id == id)
+    }
+}
+
+/// A stream's `omitted_errors` and `omitted_packets`: both or neither, as
+/// 3.21 requires (one without the other is the key that is missing).
+fn omitted(s: &Value) -> Result<Option<Omitted>, &'static str> {
+    let get = |k| s.get(k).map(|v| json_i64(v).ok_or(k)).transpose();
+    match (get("omitted_errors")?, get("omitted_packets")?) {
+        (Some(errors), Some(packets)) => Ok(Some(Omitted { errors, packets })),
+        (None, None) => Ok(None),
+        (Some(_), None) => Err("omitted_packets"),
+        (None, Some(_)) => Err("omitted_errors"),
     }
 }
 
@@ -154,5 +214,75 @@ mod tests {
         assert!(PeerResults::from_json(&serde_json::from_str(text).unwrap()).is_err());
         let text = r#"{"cpu_util_total":1,"cpu_util_user":1,"cpu_util_system":1,"sender_has_retransmits":1,"streams":[{"id":1}]}"#;
         assert!(PeerResults::from_json(&serde_json::from_str(text).unwrap()).is_err());
+    }
+
+    #[test]
+    fn iperf3_321_omitted_counts_go_both_ways_and_come_as_a_pair() {
+        let text = r#"{"cpu_util_total":1,"cpu_util_user":0.5,"cpu_util_system":0.5,"sender_has_retransmits":-1,"streams":[{"id":1,"bytes":1000,"retransmits":-1,"jitter":0.001,"errors":11,"omitted_errors":4,"packets":1398,"omitted_packets":399,"start_time":0,"end_time":2}]}"#;
+        let r = PeerResults::from_json(&serde_json::from_str(text).unwrap()).unwrap();
+        let o = r.streams[0].omitted.expect("the pair");
+        assert_eq!((o.errors, o.packets), (4, 399));
+        assert_eq!(PeerResults::from_json(&r.to_json()).unwrap(), r);
+        for (drop, named) in [
+            ("\"omitted_errors\":4,", "omitted_errors"),
+            ("\"omitted_packets\":399,", "omitted_packets"),
+        ] {
+            let v = serde_json::from_str(&text.replace(drop, "")).unwrap();
+            let e = PeerResults::from_json(&v).unwrap_err().to_string();
+            assert!(e.contains(named), "{e}");
+        }
+    }
+
+    #[test]
+    fn counts_after_the_omit_period() {
+        let mut s = StreamResult {
+            id: 1,
+            bytes: 0,
+            retransmits: -1,
+            jitter_s: 0.0,
+            errors: 11,
+            packets: 1398,
+            omitted: Some(Omitted {
+                errors: 4,
+                packets: 399,
+            }),
+            start_time: 0.0,
+            end_time: 2.0,
+        };
+        let c = |s: &StreamResult, own| s.counted(own);
+        assert_eq!(
+            c(&s, 123),
+            Counted {
+                packets: 999,
+                lost: Some(7)
+            }
+        );
+        s.omitted = None;
+        // Before 3.21: this side's own omit count; the losses are all after
+        // the omit period when there was none, and unknown when there was.
+        assert_eq!(
+            c(&s, 0),
+            Counted {
+                packets: 1398,
+                lost: Some(11)
+            }
+        );
+        assert_eq!(
+            c(&s, 400),
+            Counted {
+                packets: 998,
+                lost: None
+            }
+        );
+        s.errors = 0;
+        assert_eq!(
+            c(&s, 400),
+            Counted {
+                packets: 998,
+                lost: Some(0)
+            }
+        );
+        // A count that went back is never a negative figure.
+        assert_eq!(c(&s, 5000).packets, 0);
     }
 }

@@ -39,7 +39,7 @@ pub struct DirectionSummary {
     pub lost_packets: Option<u64>,
     pub lost_percent: Option<f64>,
     /// UDP: datagrams the receiver accounted (highest sequence number).
-    pub(crate) packets: Option<u64>,
+    pub packets: Option<u64>,
     /// UDP: out-of-order datagrams (only when this side receives).
     pub(crate) out_of_order: Option<u64>,
     pub(crate) max_snd_cwnd_bytes: Option<u64>,
@@ -167,9 +167,10 @@ fn stream_totals(
             t.rtt_ms = l.rtt;
             t.max_snd_cwnd_bytes = l.max_snd_cwnd;
             if udp {
+                let counted = r.counted(l.omitted_packets.unwrap_or(0));
                 t.jitter_ms = Some(r.jitter_s * 1000.0);
-                t.lost_packets = Some(r.errors.max(0) as u64);
-                t.packets = Some(r.packets.max(0) as u64);
+                t.lost_packets = counted.lost;
+                t.packets = Some(counted.packets);
             }
         }
         Role::Recv => {
@@ -322,7 +323,7 @@ pub(crate) fn local_results(
     cpu: CpuUtil,
     congestion: Option<String>,
 ) -> PeerResults {
-    use super::results::StreamResult;
+    use super::results::{Omitted, StreamResult};
     let sends = local.iter().any(|l| l.role == Role::Send);
     PeerResults {
         cpu_util_total: cpu.total,
@@ -336,15 +337,24 @@ pub(crate) fn local_results(
         congestion_used: congestion,
         streams: local
             .iter()
-            .map(|l| StreamResult {
-                id: l.id,
-                bytes: l.bytes,
-                retransmits: l.retransmits.map(|r| r as i64).unwrap_or(-1),
-                jitter_s: l.jitter_s.unwrap_or(0.0),
-                errors: l.lost.unwrap_or(0),
-                packets: l.packets.unwrap_or(0) as i64,
-                start_time: 0.0,
-                end_time: l.duration_s,
+            .map(|l| {
+                // iperf3's counts run from the start, omit period included,
+                // and 3.21 sends where the omit period left them beside.
+                let omitted = Omitted {
+                    errors: l.omitted_lost.unwrap_or(0),
+                    packets: l.omitted_packets.unwrap_or(0) as i64,
+                };
+                StreamResult {
+                    id: l.id,
+                    bytes: l.bytes,
+                    retransmits: l.retransmits.map(|r| r as i64).unwrap_or(-1),
+                    jitter_s: l.jitter_s.unwrap_or(0.0),
+                    errors: l.lost.unwrap_or(0) + omitted.errors,
+                    packets: l.packets.unwrap_or(0) as i64 + omitted.packets,
+                    omitted: Some(omitted),
+                    start_time: 0.0,
+                    end_time: l.duration_s,
+                }
             })
             .collect(),
     }
@@ -353,7 +363,7 @@ pub(crate) fn local_results(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::net::results::StreamResult;
+    use crate::bench::net::results::{Omitted, StreamResult};
 
     fn local(id: u32, role: Role, bytes: u64) -> LocalStream {
         LocalStream {
@@ -370,6 +380,8 @@ mod tests {
             max_snd_cwnd: None,
             packets: None,
             lost: None,
+            omitted_packets: None,
+            omitted_lost: None,
             out_of_order: None,
             jitter_s: None,
         }
@@ -394,6 +406,7 @@ mod tests {
             jitter_s: 0.0,
             errors: 0,
             packets: 0,
+            omitted: None,
             start_time: 0.0,
             end_time: 2.5,
         }
@@ -512,5 +525,93 @@ mod tests {
         let r = local_results(&l, Protocol::Tcp, CpuUtil::default(), None);
         assert_eq!(r.sender_has_retransmits, 1);
         assert_eq!(r.streams[0].retransmits, 3);
+    }
+
+    fn udp_params() -> TestParams {
+        TestParams::from_json(&serde_json::json!({"udp": true, "time": 2, "omit": 1})).unwrap()
+    }
+
+    /// A UDP stream of 1000 datagrams after a 1 s omit period of 400, with
+    /// 5 lost in the omit period and 7 after it.
+    fn udp_local(role: Role) -> LocalStream {
+        let recv = role == Role::Recv;
+        LocalStream {
+            packets: Some(1000),
+            omitted_packets: Some(400),
+            lost: recv.then_some(7),
+            omitted_lost: recv.then_some(5),
+            jitter_s: recv.then_some(0.001),
+            ..local(1, role, 1_000_000)
+        }
+    }
+
+    #[test]
+    fn results_sent_count_from_the_start_and_say_where_the_omit_period_left_them() {
+        let r = local_results(
+            &[udp_local(Role::Recv)],
+            Protocol::Udp,
+            CpuUtil::default(),
+            None,
+        );
+        let s = &r.streams[0];
+        assert_eq!((s.packets, s.errors), (1400, 12));
+        let o = s.omitted.expect("omitted counts");
+        assert_eq!((o.packets, o.errors), (400, 5));
+        let v = r.to_json();
+        assert_eq!(v["streams"][0]["omitted_packets"], 400);
+        assert_eq!(v["streams"][0]["omitted_errors"], 5);
+        let r = local_results(
+            &[udp_local(Role::Send)],
+            Protocol::Udp,
+            CpuUtil::default(),
+            None,
+        );
+        assert_eq!((r.streams[0].packets, r.streams[0].errors), (1400, 0));
+    }
+
+    fn udp_sender_summary(remote_stream: StreamResult) -> DirectionSummary {
+        let p = udp_params();
+        let l = [udp_local(Role::Send)];
+        let r = remote(vec![remote_stream], -1);
+        build(BuildInput {
+            side: Side::Client,
+            params: &p,
+            peer: "x".into(),
+            local: &l,
+            remote: &r,
+            cpu: CpuUtil::default(),
+            intervals: vec![],
+            duration_s: 2.0,
+            congestion: None,
+            start: StartInfo::default(),
+            samples: vec![],
+        })
+        .unwrap()
+        .main
+    }
+
+    #[test]
+    fn a_sender_counts_what_the_receiver_counted_after_the_omit_period() {
+        // 3.21's receiver: 1398 datagrams in all, 399 of them in the omit
+        // period; 11 lost, 4 of them in the omit period.
+        let mut from_321 = sr(1, 999_000, -1);
+        (from_321.packets, from_321.errors) = (1398, 11);
+        from_321.omitted = Some(Omitted {
+            errors: 4,
+            packets: 399,
+        });
+        let m = udp_sender_summary(from_321);
+        assert_eq!((m.packets, m.lost_packets), (Some(999), Some(7)));
+        // 3.12's receiver sends the totals alone: the packets are counted
+        // from this side's own omit count, as iperf3 does; its losses cannot
+        // be split, so none are claimed (3.21 prints none either).
+        let mut from_312 = sr(1, 999_000, -1);
+        (from_312.packets, from_312.errors) = (1398, 11);
+        let m = udp_sender_summary(from_312.clone());
+        assert_eq!((m.packets, m.lost_packets), (Some(998), None));
+        // Without losses there is nothing to split.
+        from_312.errors = 0;
+        let m = udp_sender_summary(from_312);
+        assert_eq!((m.lost_packets, m.lost_percent), (Some(0), Some(0.0)));
     }
 }

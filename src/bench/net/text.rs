@@ -203,13 +203,17 @@ fn summary_block(out: &mut String, r: &NetReport, d: &DirectionSummary, label: &
     if udp {
         let packets = d.packets.unwrap_or(0);
         let _ = write!(sender, "  {:5.3} ms  0/{packets} (0%)  sender", 0.0);
-        let _ = write!(
-            receiver,
-            "  {:5.3} ms  {}/{packets} ({}%)  receiver",
-            d.jitter_ms.unwrap_or(0.0),
-            d.lost_packets.unwrap_or(0),
-            pct2g(d.lost_percent.unwrap_or(0.0))
-        );
+        let jitter = d.jitter_ms.unwrap_or(0.0);
+        // Losses a peer before 3.21 could not split from the omit period's
+        // are "Unknown", as 3.21 prints them.
+        let _ = match d.lost_packets {
+            Some(lost) => write!(
+                receiver,
+                "  {jitter:5.3} ms  {lost}/{packets} ({}%)  receiver",
+                pct2g(d.lost_percent.unwrap_or(0.0))
+            ),
+            None => write!(receiver, "  {jitter:5.3} ms  Unknown/{packets}  receiver"),
+        };
     } else {
         match d.retransmits {
             Some(rt) => {

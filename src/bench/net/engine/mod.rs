@@ -472,6 +472,8 @@ impl Engine {
                         }
                     }),
                     lost: (udp && recv).then_some(end.lost - b.lost),
+                    omitted_packets: udp.then_some(if recv { b.highest } else { b.packets_sent }),
+                    omitted_lost: (udp && recv).then_some(b.lost),
                     out_of_order: (udp && recv).then_some(end.ooo.saturating_sub(b.ooo)),
                     jitter_s: (udp && recv).then(|| t.counters.jitter_s()),
                 }

@@ -19,9 +19,15 @@ fn span(secs: f64, bytes: u64, bps: f64) -> Map<String, Value> {
     m
 }
 
-fn loss(t: &DirectionSummary) -> (u64, u64, f64) {
-    let (lost, packets) = (t.lost_packets.unwrap_or(0), t.packets.unwrap_or(0));
-    (lost, packets, lost_percent(lost as i64, packets))
+/// Lost datagrams, datagrams and the loss in percent. A loss that cannot be
+/// told apart from the omit period's (a peer before 3.21, with `-O`) is −1
+/// and −1 %: never a 0 that claims nothing was lost.
+fn loss(t: &DirectionSummary) -> (i64, u64, f64) {
+    let packets = t.packets.unwrap_or(0);
+    match t.lost_packets {
+        Some(lost) => (lost as i64, packets, lost_percent(lost as i64, packets)),
+        None => (-1, packets, -1.0),
+    }
 }
 
 /// What TCP_INFO said of a stream in its intervals (none when it was not
