@@ -28,6 +28,9 @@ pub(crate) fn print(r: &FileRun) {
             m.mount_point,
             m.options_text()
         );
+        if let Some(smb) = &m.smb {
+            println!("  smb: {}", smb_line(smb));
+        }
     }
     if let Some(io) = &f.io {
         println!("  I/O: {}", io.said);
@@ -109,4 +112,16 @@ fn limit(l: Limit) -> &'static str {
         Limit::Settings => "protocol settings",
         Limit::Elsewhere => "the server (not measured here)",
     }
+}
+
+/// `\\nas\media 3.1.1, encrypted (the server requires it)`, as the kernel's
+/// client has the share.
+fn smb_line(s: &crate::bench::file::smb_debug::SmbShare) -> String {
+    let dialect = s.dialect.as_deref().unwrap_or("(dialect unknown)");
+    let how = match (s.encrypted, s.server_encrypts) {
+        (_, true) => "encrypted (the server requires it)",
+        (true, false) => "encrypted",
+        (false, false) => "not encrypted",
+    };
+    format!("{} {dialect}, {how}", s.unc)
 }

@@ -1,9 +1,11 @@
 //! Which AEAD a transfer's encryption runs, from what the protocol said:
-//! SSH's negotiated cipher (`ssh -v`), SMB3's `seal` with the dialect of
-//! the mount's `vers` (3.0 and 3.0.2 can only use AES-128-CCM; 3.1.1
-//! negotiates AES-128-GCM first, as Linux's cifs and Samba order them).
-//! `/proc/fs/cifs/DebugData` is not read yet: the dialect comes from the
-//! mount options.
+//! SSH's negotiated cipher (`ssh -v`); SMB3's encryption, asked by the
+//! mount (`seal`) or required by the server for the share (seen in
+//! `/proc/fs/cifs/DebugData`, which also gives the dialect the connection
+//! negotiated; the mount's `vers` when it cannot be read). 3.0 and 3.0.2
+//! can only use AES-128-CCM; 3.1.1 negotiates AES-128-GCM first, as Linux's
+//! cifs and Samba order them, or AES-256-GCM when cifs' `require_gcm_256`
+//! is set. The kernel does not print the cipher itself.
 
 use crate::bench::crypto::Aead;
 use crate::bench::file::{Direction, FileReport, MountFacts};
@@ -54,18 +56,34 @@ pub(crate) fn of(f: &FileReport, direction: Direction) -> Option<Encryption> {
     of_mount(f.mount.as_ref()?)
 }
 
-/// The encryption a mount's options ask for: SMB3's `seal`, with the AEAD
-/// its dialect can use.
+/// The encryption of a mount's traffic: SMB3's, asked by `seal` or
+/// required by the server, with the AEAD its dialect can use.
 pub(crate) fn of_mount(m: &MountFacts) -> Option<Encryption> {
-    if !crate::bench::file::mount_facts::is_smb(&m.fs_type) || m.option("seal").is_none() {
+    if !crate::bench::file::mount_facts::is_smb(&m.fs_type) {
         return None;
     }
-    let aead = match m.option("vers").unwrap_or("") {
+    let seal = m.option("seal").is_some();
+    let smb = m.smb.as_ref();
+    let server = smb.is_some_and(|s| s.server_encrypts);
+    if !seal && !server && !smb.is_some_and(|s| s.encrypted) {
+        return None;
+    }
+    let dialect = smb.and_then(|s| s.dialect.as_deref());
+    let gcm_256_only = smb.is_some_and(|s| s.gcm_256_only);
+    let aead = match dialect.or(m.option("vers")).unwrap_or("") {
         "3" | "3.0" | "3.02" | "3.0.2" => Aead::Aes128Ccm,
+        _ if gcm_256_only => Aead::Aes256Gcm,
         _ => Aead::Aes128Gcm,
     };
+    let how = if seal {
+        "via seal"
+    } else if server {
+        "required by the server for this share"
+    } else {
+        "(the client encrypts this share)"
+    };
     Some(Encryption {
-        named: format!("{} via seal", aead.name().to_uppercase()),
+        named: format!("{} {how}", aead.name().to_uppercase()),
         aead: Some(aead),
     })
 }

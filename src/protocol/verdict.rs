@@ -51,6 +51,10 @@ pub struct Verdict {
     pub limit: Limit,
     /// The owner's sentence: figure, limit, evidence, what to do.
     pub sentence: String,
+    /// The encryption the transfer paid for, whatever limited it
+    /// (`AES-128-GCM via seal`, `chacha20-poly1305@openssh.com`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encryption: Option<String>,
 }
 
 /// Everything one direction's verdict reads, in plain figures.
@@ -215,6 +219,7 @@ pub(crate) fn decide(i: &Inputs) -> Verdict {
         mb_per_s: i.bytes_per_second / 1e6,
         limit,
         sentence: format!("{head}: {why}"),
+        encryption: i.encryption.as_ref().map(|e| e.named.clone()),
     }
 }
 
@@ -250,28 +255,26 @@ fn faster(i: &Inputs, now: Aead, now_bps: f64) -> Option<String> {
     } else {
         &[Aead::Aes128Gcm]
     };
-    let (best, bps) = candidates
+    let best = candidates
         .iter()
         .filter(|&&a| a != now)
         .filter_map(|&a| per_core(&i.crypto, a).map(|b| (a, b)))
-        .max_by(|x, y| x.1.total_cmp(&y.1))?;
-    if bps < 1.2 * now_bps {
-        if ssh {
-            return None;
+        .max_by(|x, y| x.1.total_cmp(&y.1))
+        .filter(|&(_, bps)| bps >= 1.2 * now_bps);
+    match best {
+        Some((best, bps)) if ssh => {
+            let name = cipher::ssh_name(best)?;
+            Some(format!(
+                "`-c {name}` is faster on this CPU ({} per core)",
+                gbit(bps)
+            ))
         }
-        return Some("turn encryption off for this share if it need not be sealed".into());
-    }
-    if ssh {
-        let name = cipher::ssh_name(best)?;
-        Some(format!(
-            "`-c {name}` is faster on this CPU ({} per core)",
-            gbit(bps)
-        ))
-    } else {
-        Some(format!(
+        Some((_, bps)) => Some(format!(
             "mount with vers=3.1.1 for AES-GCM ({} per core here), or turn encryption off for this share",
             gbit(bps)
-        ))
+        )),
+        None if ssh => None,
+        None => Some("turn encryption off for this share if it need not be sealed".into()),
     }
 }
 

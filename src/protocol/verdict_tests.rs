@@ -127,13 +127,59 @@ fn a_sealed_smb3_share_names_ccm_and_the_gcm_way_out() {
     assert_ne!(decide(&i).limit, Limit::Encryption);
 }
 
+#[test]
+fn a_share_the_server_encrypts_is_encrypted_without_seal() {
+    // Samba's `smb encrypt = required`: the mount has no `seal`, the
+    // kernel's DebugData shows the share flag and the dialect 3.1.1.
+    let mut m = cifs("vers=3.1.1,rsize=4194304,wsize=4194304");
+    assert_eq!(
+        cipher::of_mount(&m),
+        None,
+        "no seal, nothing known of the server"
+    );
+    m.smb = Some(crate::bench::file::smb_debug::SmbShare {
+        unc: r"\\nas\media".into(),
+        dialect: Some("3.1.1".into()),
+        encrypted: true,
+        server_encrypts: true,
+        gcm_256_only: false,
+    });
+    let e = cipher::of_mount(&m).expect("encrypted by the server");
+    assert_eq!(e.named, "AES-128-GCM required by the server for this share");
+    assert_eq!(e.aead, Some(Aead::Aes128Gcm));
+    let i = Inputs {
+        protocol: "CIFS".into(),
+        direction: Some(Direction::Write),
+        bytes_per_second: 90e6,
+        network_bps: Some(9.3e9),
+        encryption: Some(e),
+        crypto: crypto(&[(Aead::Aes128Ccm, 0.6), (Aead::Aes128Gcm, 1.0)]),
+        ..Inputs::default()
+    };
+    let v = decide(&i);
+    assert_eq!(v.limit, Limit::Encryption, "{}", v.sentence);
+    assert!(
+        v.sentence
+            .ends_with("turn encryption off for this share if it need not be sealed"),
+        "{}",
+        v.sentence
+    );
+    // cifs told to take AES-256-GCM only; a 3.0.2 connection takes CCM
+    // whatever the mount's vers says.
+    let s = m.smb.as_mut().unwrap();
+    s.gcm_256_only = true;
+    assert_eq!(cipher::of_mount(&m).unwrap().aead, Some(Aead::Aes256Gcm));
+    m.smb.as_mut().unwrap().dialect = Some("3.0.2".into());
+    assert_eq!(cipher::of_mount(&m).unwrap().aead, Some(Aead::Aes128Ccm));
+}
+
 fn cifs(opts: &str) -> MountFacts {
     mount("cifs", "//nas/media", opts)
 }
 
 fn mount(fs: &str, source: &str, opts: &str) -> MountFacts {
     let line = format!("36 25 0:44 / /mnt/media rw,relatime - {fs} {source} {opts}");
-    MountFacts::of(&crate::mounted::parse(&line).remove(0))
+    MountFacts::of_options(&crate::mounted::parse(&line).remove(0))
 }
 
 #[test]

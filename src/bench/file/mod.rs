@@ -9,6 +9,7 @@ pub(crate) mod dir;
 pub(crate) mod error;
 pub(crate) mod kex;
 pub(crate) mod mount_facts;
+pub(crate) mod smb_debug;
 pub(crate) mod ssh;
 pub(crate) mod target;
 

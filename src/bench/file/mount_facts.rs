@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::smb_debug::{self, SmbShare};
 use crate::mounted::MountData;
 
 /// The mount a `--dir` run went through.
@@ -21,6 +22,10 @@ pub struct MountFacts {
     pub server: Option<String>,
     /// The options that matter for the protocol's speed, as mounted.
     pub options: BTreeMap<String, String>,
+    /// SMB: the share as the kernel's client has it (dialect, encryption),
+    /// from `/proc/fs/cifs/DebugData`; none when that cannot be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smb: Option<SmbShare>,
 }
 
 /// The options kept for each protocol.
@@ -40,7 +45,18 @@ const CIFS_KEYS: &[&str] = &[
 ];
 
 impl MountFacts {
+    /// The facts of a live mount: its options, and for SMB its share as
+    /// the kernel's client has it now.
     pub(crate) fn of(m: &MountData) -> MountFacts {
+        let mut f = MountFacts::of_options(m);
+        if is_smb(&f.fs_type) {
+            f.smb = smb_debug::live(&f.source);
+        }
+        f
+    }
+
+    /// The facts the mount's line alone gives.
+    pub(crate) fn of_options(m: &MountData) -> MountFacts {
         let keys: &[&str] = if is_nfs(&m.fs_type) {
             NFS_KEYS
         } else if is_smb(&m.fs_type) {
@@ -60,6 +76,7 @@ impl MountFacts {
             source: m.source.clone(),
             server: server_of(&m.fs_type, &m.source),
             options,
+            smb: None,
         }
     }
 
