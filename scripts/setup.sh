@@ -21,11 +21,11 @@ PKGS=(iproute2 ethtool iperf3 fio sysbench strace procps iputils-ping
       docker.io  # tests/container.rs: docker load/run (its own dockerd in a test namespace)
       openssh-server  # tests/bench_file_ssh.rs: its own sshd on 127.0.0.1 (policy-rc.d keeps the system one stopped)
       libwrap0  # libwrap0: rpc.mountd (nfs-kernel-server, unpacked for the NFS VM test) links it
-      # The host's libraries that Samba's smbd and mount.cifs (unpacked for
+      # The host's libraries that Samba's smbd, smbclient and mount.cifs (unpacked for
       # the SMB part of tests/vm_stacks_nfs.rs, never installed) link:
       libacl1 libavahi-client3 libavahi-common3 libbsd0 libcap-ng0 libgnutls30
       libicu72 libjansson4 libldap-2.5-0 libgssapi-krb5-2 libkrb5-3 libsystemd0
-      libtasn1-6 libzstd1 liblz4-1)
+      libtasn1-6 libzstd1 liblz4-1 libarchive13)
 # Node.js and npm for scripts/bundle-patternfly.sh (PatternFly's CSS in the
 # .deb's Cockpit page, from the npm registry) and tests/grafana_dashboard.rs (it type-checks the Grafana
 # dashboard with tsc and @grafana/schema, which it installs itself with `npm
@@ -92,7 +92,7 @@ if [ -x "$here/tests/vm/fetch-kernel.sh" ]; then
     kver=$("$here/tests/vm/fetch-kernel.sh" | sed -n 's/^KVER=//p')
     "$here/tests/vm/fetch-debs.sh" nfs-kernel-server nfs-common >/dev/null
     "$here/tests/vm/fetch-debs.sh" samba samba-libs libldb2 liblmdb0 libpopt0 libtalloc2 \
-        libtdb1 libtevent0 libwbclient0 >/dev/null
+        libtdb1 libtevent0 libwbclient0 smbclient libsmbclient >/dev/null
     "$here/tests/vm/fetch-debs.sh" cifs-utils >/dev/null
     if [ ! -f "/usr/src/linux-headers-$kver/Makefile" ]; then
         apt-get install -y -qq --no-install-recommends "linux-headers-$kver" make >/dev/null

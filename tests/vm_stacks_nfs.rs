@@ -24,7 +24,10 @@
 //!   kernel's `/proc/fs/cifs/DebugData`, names the encryption of the two
 //!   encrypted shares and none of the plain one, with the cipher the server
 //!   itself reports (`smbstatus`), and the two encrypted shares are the
-//!   slower ones.
+//!   slower ones; with the file's local side on an ext4 whose loop device a
+//!   cgroup's `io.max` caps at 4 MB/s, the local disk is the named limit;
+//!   and on the plain share bench file is measured beside `dd` on the mount
+//!   and Samba's own `smbclient`, alternating.
 
 mod common;
 
@@ -57,7 +60,7 @@ fn unpacked(packages: &[&str]) -> String {
         .expect("fetch-debs.sh printed no ROOT=")
 }
 
-/// (source, guest path) of smbd, pdbedit and smbstatus and every library
+/// (source, guest path) of smbd, pdbedit, smbstatus and smbclient and every library
 /// they load (tests/vm/samba-files.sh).
 fn samba_files() -> Vec<(String, String)> {
     let root = unpacked(&[
@@ -70,10 +73,17 @@ fn samba_files() -> Vec<(String, String)> {
         "libtdb1",
         "libtevent0",
         "libwbclient0",
+        "smbclient",
+        "libsmbclient",
     ]);
     let out = Command::new(vm_dir().join("samba-files.sh"))
         .arg(&root)
-        .args(["usr/sbin/smbd", "usr/bin/pdbedit", "usr/bin/smbstatus"])
+        .args([
+            "usr/sbin/smbd",
+            "usr/bin/pdbedit",
+            "usr/bin/smbstatus",
+            "usr/bin/smbclient",
+        ])
         .output()
         .expect("run samba-files.sh");
     assert!(
@@ -256,6 +266,18 @@ printf 'secret\nsecret\n' | section pdbedit /usr/bin/pdbedit -a -t -u lab
 section smbd /usr/sbin/smbd -D
 # smbd listens on 445 (0x01BD) within 10 s.
 i=0; while ! grep -q ':01BD 00000000:0000 0A' /proc/net/tcp && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+# A local disk throttled to 4 MB/s each way: ext4 on a loop device whose
+# reads and writes a cgroup's io.max caps (memory too, so that writeback
+# is charged to the cgroup).
+dd if=/dev/zero of=/tmp/slow.img bs=1M count=112 2>/dev/null
+losetup /dev/loop0 /tmp/slow.img
+section mkfs /opt/bin/mkfs.ext4 -q /dev/loop0
+mkdir -p /slow /sys/fs/cgroup
+mount -t ext4 /dev/loop0 /slow
+mount -t cgroup2 none /sys/fs/cgroup
+echo '+io +memory' > /sys/fs/cgroup/cgroup.subtree_control
+mkdir /sys/fs/cgroup/slow
+section iomax sh -c 'echo "7:0 rbps=4000000 wbps=4000000" > /sys/fs/cgroup/slow/io.max'
 cat > /tmp/smb.sh <<'X'
 o=username=lab,password=secret,vers=3.1.1
 for s in plain sealed required; do mkdir -p /mnt/$s; done
@@ -268,17 +290,44 @@ for s in plain sealed required; do
     /opt/bin/hlctl --json bench file --dir /mnt/$s --size 8M --no-disk > /tmp/smb_$s.json || exit 33
 done
 /opt/bin/hlctl bench file --dir /mnt/required --size 1M --no-disk --no-net > /tmp/smb_required.txt 2>&1 || exit 34
+# Side by side on the plain share, alternating, 3 rounds of 16 MiB: bench
+# file, dd on the mount (its write synced, its read after dropping the
+# caches) and Samba's own client, smbclient (put, then get).
+/opt/bin/dd if=/dev/zero of=/tmp/src16 bs=1M count=16 2>/dev/null
+for i in 1 2 3; do
+    /opt/bin/hlctl --json bench file --dir /mnt/plain --size 16M --no-net --no-disk --no-crypto > /tmp/smb_side_hlctl$i.json || exit 36
+    /opt/bin/dd if=/tmp/src16 of=/mnt/plain/dd.bin bs=1M conv=fsync 2>> /tmp/smb_side_dd.txt || exit 37
+    echo 3 > /proc/sys/vm/drop_caches
+    /opt/bin/dd if=/mnt/plain/dd.bin of=/dev/null bs=1M 2>> /tmp/smb_side_dd.txt || exit 38
+    rm -f /mnt/plain/dd.bin
+    /usr/bin/smbclient //10.0.0.1/plain -U lab%secret -m SMB3 \
+        -c 'put /tmp/src16 sc.bin; get sc.bin /dev/null; rm sc.bin' >> /tmp/smb_side_smbclient.txt 2>&1 || exit 39
+done
 ls -A /mnt/plain /mnt/sealed /mnt/required > /tmp/smb_left.txt
 # The server's own word on each session's cipher, while they are up.
 /usr/bin/smbstatus -b > /tmp/smbstatus.txt 2>&1
 umount /mnt/plain /mnt/sealed /mnt/required
 X
 section smb ip netns exec cli sh /tmp/smb.sh
+# The plain share, with the file's local side on the throttled disk: the
+# client joins the cgroup before `ip netns exec`, whose own /sys has no
+# cgroup mount.
+cat > /tmp/smb_slow.sh <<'X'
+mkdir -p /mnt/plain
+/opt/bin/mount.cifs //10.0.0.1/plain /mnt/plain -o username=lab,password=secret,vers=3.1.1 || exit 40
+/opt/bin/hlctl --json bench file --dir /mnt/plain --size 8M --no-net --local-dir /slow > /tmp/smb_slowdisk.json || exit 41
+umount /mnt/plain
+X
+section smb_slow sh -c 'echo $$ > /sys/fs/cgroup/slow/cgroup.procs && exec /opt/bin/ip netns exec cli sh /tmp/smb_slow.sh'
 section smbstatus cat /tmp/smbstatus.txt
 section smb_mountinfo cat /tmp/smb_mountinfo.txt
 section smb_debugdata cat /tmp/smb_debugdata.txt
 for s in plain sealed required; do section smb_$s cat /tmp/smb_$s.json; done
 section smb_required_text cat /tmp/smb_required.txt
+section smb_slowdisk cat /tmp/smb_slowdisk.json
+section smb_side_dd cat /tmp/smb_side_dd.txt
+section smb_side_smbclient cat /tmp/smb_side_smbclient.txt
+for i in 1 2 3; do section smb_side_hlctl$i cat /tmp/smb_side_hlctl$i.json; done
 section smb_left cat /tmp/smb_left.txt
 "#;
 
@@ -291,6 +340,9 @@ fn boot() -> VmOutput {
         vm = vm.file(src, &dest);
     }
     for m in [
+        "loop",
+        "crc32c_generic",
+        "ext4",
         "cifs",
         "cmac",
         "ccm",
@@ -302,6 +354,7 @@ fn boot() -> VmOutput {
         vm = vm.module(m);
     }
     vm.binary(format!("{cifs}/sbin/mount.cifs"))
+        .binary("/usr/sbin/mkfs.ext4")
         .iproute2()
         .binary("/usr/sbin/ethtool")
         .binary("/usr/bin/iperf3")
@@ -418,6 +471,30 @@ fn check_bond(out: &VmOutput) {
     assert_eq!(mtus, ["1500", "1500", "1500"]);
 }
 
+/// dd's own figures (its stderr, "33554432 bytes (34 MB, 32 MiB) copied,
+/// 0.27 s, 124 MB/s"), in bytes/s, each of `bytes`.
+fn dd_rates(text: &str, bytes: u64) -> Vec<f64> {
+    text.lines()
+        .filter(|l| l.contains(" copied, "))
+        .map(|l| {
+            let n: u64 = l.split(' ').next().unwrap().parse().unwrap();
+            assert_eq!(n, bytes, "{l}");
+            let secs: f64 = l
+                .split(" copied, ")
+                .nth(1)
+                .and_then(|r| r.split(' ').next())
+                .and_then(|t| t.parse().ok())
+                .unwrap_or_else(|| panic!("no seconds in {l}"));
+            n as f64 / secs
+        })
+        .collect()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
 /// bench file's figures on the mount against dd's on the same export in the
 /// same boot, alternating: each direction's median of 3 within a factor of
 /// 1.67 of dd's own (both O_DIRECT, 1 MiB blocks, 32 MiB, each timing only its
@@ -433,32 +510,7 @@ fn check_side_by_side(out: &VmOutput) {
         "client3: {:?}",
         out.try_section("client3.stderr").map(|s| s.text)
     );
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    // "33554432 bytes (34 MB, 32 MiB) copied, 0.27 s, 124 MB/s": write,
-    // then read, each round.
-    let rates: Vec<f64> = out
-        .section("side_dd")
-        .text
-        .lines()
-        .filter(|l| l.contains(" copied, "))
-        .map(|l| {
-            let bytes: f64 = l.split(' ').next().unwrap().parse().unwrap();
-            assert_eq!(bytes, f64::from(32u32 << 20), "{l}");
-            let secs: f64 = l
-                .split(" copied, ")
-                .nth(1)
-                .unwrap()
-                .split(' ')
-                .next()
-                .unwrap()
-                .parse()
-                .unwrap();
-            bytes / secs
-        })
-        .collect();
+    let rates = dd_rates(&out.section("side_dd").text, 32 << 20);
     let dd: Vec<(f64, f64)> = rates.chunks(2).map(|c| (c[0], c[1])).collect();
     assert_eq!(dd.len(), 3, "{dd:?}");
     let mut hl = (Vec::new(), Vec::new());
@@ -678,6 +730,90 @@ fn check_smb(out: &VmOutput) {
     );
 }
 
+/// smbclient's own figures: (put, get) in bytes/s per round, from
+/// "putting file … (4096.0 kb/s) (average …)" and "getting file … (…
+/// KiloBytes/sec) …", both KiB/s.
+fn smbclient_rates(text: &str) -> Vec<(f64, f64)> {
+    let rate = |l: &str| -> f64 {
+        let inner = l.split('(').nth(1).and_then(|r| r.split(' ').next());
+        inner
+            .and_then(|n| n.parse::<f64>().ok())
+            .unwrap_or_else(|| panic!("no rate in {l}"))
+            * 1024.0
+    };
+    let puts = text.lines().filter(|l| l.starts_with("putting file"));
+    let gets = text.lines().filter(|l| l.starts_with("getting file"));
+    puts.zip(gets).map(|(p, g)| (rate(p), rate(g))).collect()
+}
+
+/// The SMB share's throttled local disk, and bench file beside dd and
+/// smbclient on the plain share.
+fn check_smb_disk_and_side_by_side(out: &VmOutput) {
+    // The file's local side on a disk capped at 4 MB/s: the disk is named,
+    // with the directory it was measured in.
+    assert_eq!(
+        out.section("smb_slow").rc,
+        0,
+        "{:?}",
+        out.try_section("smb_slow.stderr").map(|s| s.text)
+    );
+    let r = out.json("smb_slowdisk");
+    let disk = &r["disk"]["measured"];
+    eprintln!("throttled disk: {disk}");
+    for k in ["write_bytes_per_second", "read_bytes_per_second"] {
+        let bps = disk[k].as_f64().unwrap_or_else(|| panic!("{k}: {r}"));
+        assert!(bps < 6e6, "{k} {bps} above the 4 MB/s cap");
+    }
+    for v in r["verdicts"].as_array().unwrap() {
+        eprintln!("throttled disk: {}", v["sentence"]);
+        assert_eq!(v["limit"], "local-disk", "{v}");
+        assert!(v["sentence"].as_str().unwrap().contains("/slow"), "{v}");
+    }
+    // Side by side, medians of 3 alternating rounds.
+    let dd = dd_rates(&out.section("smb_side_dd").text, 16 << 20);
+    assert_eq!(dd.len(), 6, "{dd:?}");
+    let sc = smbclient_rates(&out.section("smb_side_smbclient").text);
+    assert_eq!(sc.len(), 3, "{}", out.section("smb_side_smbclient").text);
+    let (mut hw, mut hr) = (Vec::new(), Vec::new());
+    for i in 1..=3 {
+        let f = out.json(&format!("smb_side_hlctl{i}"));
+        assert_eq!(f["file"]["protocol"], "cifs", "{f}");
+        hw.push(f["file"]["write"]["bytes_per_second"].as_f64().unwrap());
+        hr.push(f["file"]["read"]["bytes_per_second"].as_f64().unwrap());
+    }
+    let (hw, hr) = (median(hw), median(hr));
+    let dw = median(dd.iter().step_by(2).copied().collect());
+    let dr = median(dd.iter().skip(1).step_by(2).copied().collect());
+    let sw = median(sc.iter().map(|x| x.0).collect());
+    let sr = median(sc.iter().map(|x| x.1).collect());
+    eprintln!(
+        "SMB 3.1.1 plain share side by side, medians of 3 (MB/s): \
+         write hlctl {:.1} dd {:.1} ({:.3}x) smbclient {:.1} ({:.3}x); \
+         read hlctl {:.1} dd {:.1} ({:.3}x) smbclient {:.1} ({:.3}x)",
+        hw / 1e6,
+        dw / 1e6,
+        hw / dw,
+        sw / 1e6,
+        hw / sw,
+        hr / 1e6,
+        dr / 1e6,
+        hr / dr,
+        sr / 1e6,
+        hr / sr
+    );
+    // The same kernel client as dd: the NFS bounds (see check_side_by_side).
+    // smbclient is Samba's own client in user space, another code path: a
+    // factor of 3 either way catches a figure of the wrong size or time.
+    for (what, ratio, lo, hi) in [
+        ("write vs dd", hw / dw, 0.6, 1.67),
+        ("read vs dd", hr / dr, 0.6, 1.67),
+        ("write vs smbclient", hw / sw, 0.33, 3.0),
+        ("read vs smbclient", hr / sr, 0.33, 3.0),
+    ] {
+        assert!((lo..=hi).contains(&ratio), "{what}: bench file {ratio:.3}x");
+    }
+}
+
 #[test]
 fn bond_stack_and_nfs_and_smb_playbooks_in_one_boot() {
     let out = boot();
@@ -686,4 +822,5 @@ fn bond_stack_and_nfs_and_smb_playbooks_in_one_boot() {
     check_nfs(&out);
     check_side_by_side(&out);
     check_smb(&out);
+    check_smb_disk_and_side_by_side(&out);
 }
