@@ -756,10 +756,17 @@ mod seeds {
         s.extend(framed(&results(0, 0)));
         s.push(16);
         write("iperf_server", "iperf3-321-udp-omit", &s);
-        let mut s = vec![9, 10, 1, 2, 13];
-        s.extend(framed(&results(30, 10)));
-        s.push(14);
-        write("iperf_client", "iperf3-321-udp-omit", &s);
+        // iperf_client's 3.21 seed is the capture itself
+        // (tests/fixtures/iperf3-3.21/server-udp-omit.bin).
+        let captured = format!(
+            "{}/tests/fixtures/iperf3-3.21/server-udp-omit.bin",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        write(
+            "iperf_client",
+            "iperf3-321-udp-omit",
+            &std::fs::read(captured).unwrap(),
+        );
     }
 
     fn row() -> crate::history::store::StoredResult {

@@ -285,4 +285,34 @@ mod tests {
         // A count that went back is never a negative figure.
         assert_eq!(c(&s, 5000).packets, 0);
     }
+
+    #[test]
+    fn the_captured_321_server_results_count_after_the_omit_period() {
+        // What iperf3 3.21's server said to `hlctl bench net -u -b 10M -O 1
+        // -t 2`: state bytes, then the results block, length first.
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/iperf3-3.21/server-udp-omit.bin"
+        );
+        let bytes = std::fs::read(path).unwrap();
+        assert_eq!(bytes[..5], [9, 10, 1, 2, 13], "up to EXCHANGE_RESULTS");
+        let len = u32::from_be_bytes(bytes[5..9].try_into().unwrap()) as usize;
+        assert_eq!(bytes.len(), 9 + len + 1, "the block, then DISPLAY_RESULTS");
+        assert_eq!(bytes[9 + len], 14);
+        let v = serde_json::from_slice(&bytes[9..9 + len]).unwrap();
+        let r = PeerResults::from_json(&v).unwrap();
+        let s = &r.streams[0];
+        let o = s.omitted.expect("3.21 sends the omitted pair");
+        assert_eq!((s.packets, o.packets, s.errors, o.errors), (115, 39, 0, 0));
+        // 76 datagrams of 32 KiB after the omit period: the bytes it counted.
+        let c = s.counted(0);
+        assert_eq!(
+            c,
+            Counted {
+                packets: 76,
+                lost: Some(0)
+            }
+        );
+        assert_eq!(s.bytes, 76 * 32768);
+    }
 }
