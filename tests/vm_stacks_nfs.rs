@@ -234,8 +234,8 @@ echo 'lab:x:1000:1000:lab:/srv:/bin/false' >> /etc/passwd
 echo 'lab:x:1000:' >> /etc/group
 mkdir -p /etc/samba /var/lib/samba/private /var/cache/samba /var/log/samba /run/samba /srv
 mount -t tmpfs -o size=96m tmpfs /srv
-mkdir -p /srv/plain /srv/sealed /srv/required
-chown lab:lab /srv/plain /srv/sealed /srv/required
+mkdir -p /srv/plain /srv/sealed /srv/required /srv/signing
+chown lab:lab /srv/plain /srv/sealed /srv/required /srv/signing
 cat > /etc/samba/smb.conf <<'X'
 [global]
 	netbios name = HLGUEST
@@ -261,6 +261,9 @@ cat > /etc/samba/smb.conf <<'X'
 	path = /srv/required
 	read only = no
 	smb encrypt = required
+[signing]
+	path = /srv/signing
+	read only = no
 X
 printf 'secret\nsecret\n' | section pdbedit /usr/bin/pdbedit -a -t -u lab
 section smbd /usr/sbin/smbd -D
@@ -280,13 +283,14 @@ mkdir /sys/fs/cgroup/slow
 section iomax sh -c 'echo "7:0 rbps=4000000 wbps=4000000" > /sys/fs/cgroup/slow/io.max'
 cat > /tmp/smb.sh <<'X'
 o=username=lab,password=secret,vers=3.1.1
-for s in plain sealed required; do mkdir -p /mnt/$s; done
+for s in plain sealed required signed; do mkdir -p /mnt/$s; done
 /opt/bin/mount.cifs //10.0.0.1/plain /mnt/plain -o $o || exit 30
 /opt/bin/mount.cifs //10.0.0.1/sealed /mnt/sealed -o $o,seal || exit 31
 /opt/bin/mount.cifs //10.0.0.1/required /mnt/required -o $o || exit 32
+/opt/bin/mount.cifs //10.0.0.1/signing /mnt/signed -o $o,sign || exit 29
 grep ' - cifs ' /proc/self/mountinfo > /tmp/smb_mountinfo.txt
 cat /proc/fs/cifs/DebugData > /tmp/smb_debugdata.txt
-for s in plain sealed required; do
+for s in plain sealed required signed; do
     /opt/bin/hlctl --json bench file --dir /mnt/$s --size 8M --no-disk > /tmp/smb_$s.json || exit 33
 done
 /opt/bin/hlctl bench file --dir /mnt/required --size 1M --no-disk --no-net > /tmp/smb_required.txt 2>&1 || exit 34
@@ -303,10 +307,10 @@ for i in 1 2 3; do
     /usr/bin/smbclient //10.0.0.1/plain -U lab%secret -m SMB3 \
         -c 'put /tmp/src16 sc.bin; get sc.bin /dev/null; rm sc.bin' >> /tmp/smb_side_smbclient.txt 2>&1 || exit 39
 done
-ls -A /mnt/plain /mnt/sealed /mnt/required > /tmp/smb_left.txt
+ls -A /mnt/plain /mnt/sealed /mnt/required /mnt/signed > /tmp/smb_left.txt
 # The server's own word on each session's cipher, while they are up.
 /usr/bin/smbstatus -b > /tmp/smbstatus.txt 2>&1
-umount /mnt/plain /mnt/sealed /mnt/required
+umount /mnt/plain /mnt/sealed /mnt/required /mnt/signed
 X
 section smb ip netns exec cli sh /tmp/smb.sh
 # The plain share, with the file's local side on the throttled disk: the
@@ -322,7 +326,7 @@ section smb_slow sh -c 'echo $$ > /sys/fs/cgroup/slow/cgroup.procs && exec /opt/
 section smbstatus cat /tmp/smbstatus.txt
 section smb_mountinfo cat /tmp/smb_mountinfo.txt
 section smb_debugdata cat /tmp/smb_debugdata.txt
-for s in plain sealed required; do section smb_$s cat /tmp/smb_$s.json; done
+for s in plain sealed required signed; do section smb_$s cat /tmp/smb_$s.json; done
 section smb_required_text cat /tmp/smb_required.txt
 section smb_slowdisk cat /tmp/smb_slowdisk.json
 section smb_side_dd cat /tmp/smb_side_dd.txt
@@ -670,8 +674,11 @@ fn check_smb(out: &VmOutput) {
     eprintln!("smbstatus -b:\n{status}");
     let ran = |share: &str| out.json(&format!("smb_{share}"));
     let (plain, sealed, required) = (ran("plain"), ran("sealed"), ran("required"));
+    let signed = ran("signed");
     // DebugData says `Encrypted` of both encrypted shares, and the share
-    // flag of the one whose server requires it.
+    // flag of the one whose server requires it; a share mounted with
+    // `sign` (which its options do not show) is named for its signing, from
+    // the connection DebugData calls `signed`.
     for (share, r, encrypted, server, named) in [
         ("plain", &plain, false, false, None),
         ("sealed", &sealed, true, false, Some("AES-128-GCM via seal")),
@@ -682,12 +689,20 @@ fn check_smb(out: &VmOutput) {
             true,
             Some("AES-128-GCM required by the server for this share"),
         ),
+        (
+            "signing",
+            &signed,
+            false,
+            false,
+            Some("AES-128-CMAC signing (the connection signs)"),
+        ),
     ] {
         let s = &r["file"]["mount"]["smb"];
         assert_eq!(s["unc"], format!(r"\\10.0.0.1\{share}"), "{r}");
         assert_eq!(s["dialect"], "3.1.1", "{s}");
         assert_eq!(s["encrypted"], encrypted, "{share}: {s}");
         assert_eq!(s["server_encrypts"], server, "{share}: {s}");
+        assert_eq!(s["signed"], share == "signing", "{share}: {s}");
         for v in r["verdicts"].as_array().expect("verdicts") {
             eprintln!("{share}: {}", v["sentence"]);
             assert_eq!(v["encryption"].as_str(), named, "{share}: {v}");

@@ -123,5 +123,6 @@ fn smb_line(s: &crate::bench::file::smb_debug::SmbShare) -> String {
         (true, false) => "encrypted",
         (false, false) => "not encrypted",
     };
-    format!("{} {dialect}, {how}", s.unc)
+    let signed = if s.signed { ", signed" } else { "" };
+    format!("{} {dialect}, {how}{signed}", s.unc)
 }

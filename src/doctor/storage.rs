@@ -89,7 +89,7 @@ pub(crate) fn any_sealed(inp: &Inputs) -> bool {
         .iter()
         .filter(|r| r.measured.is_ok())
         .filter_map(|r| mount_of(inp, &r.dir))
-        .any(|m| cipher::of_mount(&MountFacts::of(m)).is_some())
+        .any(|m| cipher::of_mount(&MountFacts::of(m)).is_some_and(|e| e.aead.is_some()))
 }
 
 /// The peer's measured throughput, bit/s: (upload, download) medians.

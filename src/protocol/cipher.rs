@@ -57,7 +57,8 @@ pub(crate) fn of(f: &FileReport, direction: Direction) -> Option<Encryption> {
 }
 
 /// The encryption of a mount's traffic: SMB3's, asked by `seal` or
-/// required by the server, with the AEAD its dialect can use.
+/// required by the server, with the AEAD its dialect can use; else its
+/// signing, when the mount asks for it (`sign`, or its connection signs).
 pub(crate) fn of_mount(m: &MountFacts) -> Option<Encryption> {
     if !crate::bench::file::mount_facts::is_smb(&m.fs_type) {
         return None;
@@ -65,10 +66,17 @@ pub(crate) fn of_mount(m: &MountFacts) -> Option<Encryption> {
     let seal = m.option("seal").is_some();
     let smb = m.smb.as_ref();
     let server = smb.is_some_and(|s| s.server_encrypts);
-    if !seal && !server && !smb.is_some_and(|s| s.encrypted) {
-        return None;
-    }
     let dialect = smb.and_then(|s| s.dialect.as_deref());
+    if !seal && !server && !smb.is_some_and(|s| s.encrypted) {
+        let how = if m.option("sign").is_some() {
+            "via sign"
+        } else if smb.is_some_and(|s| s.signed) {
+            "(the connection signs)"
+        } else {
+            return None;
+        };
+        return Some(signing(dialect.or(m.option("vers")), how));
+    }
     let gcm_256_only = smb.is_some_and(|s| s.gcm_256_only);
     let aead = match dialect.or(m.option("vers")).unwrap_or("") {
         "3" | "3.0" | "3.02" | "3.0.2" => Aead::Aes128Ccm,
@@ -86,4 +94,19 @@ pub(crate) fn of_mount(m: &MountFacts) -> Option<Encryption> {
         named: format!("{} {how}", aead.name().to_uppercase()),
         aead: Some(aead),
     })
+}
+
+/// A mount that signs but does not encrypt (`sign`, or its connection
+/// `signed` in DebugData): AES-128-CMAC from SMB
+/// 3.0 on, HMAC-SHA256 before. Its cost per core is not measured (no AEAD).
+fn signing(dialect: Option<&str>, how: &str) -> Encryption {
+    let mac = if dialect.is_some_and(|d| d.starts_with('2') || d == "1.0") {
+        "HMAC-SHA256"
+    } else {
+        "AES-128-CMAC"
+    };
+    Encryption {
+        named: format!("{mac} signing {how}"),
+        aead: None,
+    }
 }

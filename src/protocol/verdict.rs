@@ -290,6 +290,9 @@ fn elsewhere(i: &Inputs, net_said: Option<&str>) -> String {
     if let Some((d, dir)) = &i.disk {
         evidence.push(format!("{dir} moves {:.0} MB/s", d / 1e6));
     }
+    if let Some(e) = i.encryption.as_ref().filter(|e| e.aead.is_none()) {
+        evidence.push(format!("{}, whose cost is not measured here", e.named));
+    }
     let server = i.server.as_deref().unwrap_or("the server");
     let dir = i.place.rsplit(':').next().unwrap_or("DIR");
     let not = if i.network_bps.is_none() {

@@ -142,6 +142,7 @@ fn a_share_the_server_encrypts_is_encrypted_without_seal() {
         dialect: Some("3.1.1".into()),
         encrypted: true,
         server_encrypts: true,
+        signed: false,
         gcm_256_only: false,
     });
     let e = cipher::of_mount(&m).expect("encrypted by the server");
@@ -171,6 +172,55 @@ fn a_share_the_server_encrypts_is_encrypted_without_seal() {
     assert_eq!(cipher::of_mount(&m).unwrap().aead, Some(Aead::Aes256Gcm));
     m.smb.as_mut().unwrap().dialect = Some("3.0.2".into());
     assert_eq!(cipher::of_mount(&m).unwrap().aead, Some(Aead::Aes128Ccm));
+}
+
+#[test]
+fn a_signing_mount_is_named_with_its_cost_left_unmeasured() {
+    let m = cifs("vers=3.1.1,sign,rsize=4194304");
+    let e = cipher::of_mount(&m).expect("signing");
+    assert_eq!(
+        (e.named.as_str(), e.aead),
+        ("AES-128-CMAC signing via sign", None)
+    );
+    let old = cifs("vers=2.1,sign");
+    assert_eq!(
+        cipher::of_mount(&old).unwrap().named,
+        "HMAC-SHA256 signing via sign"
+    );
+    let mut plain = cifs("vers=3.1.1");
+    assert_eq!(cipher::of_mount(&plain), None);
+    // DebugData's `signed` connection: the mount's options never say `sign`.
+    plain.smb = Some(crate::bench::file::smb_debug::SmbShare {
+        signed: true,
+        dialect: Some("3.1.1".into()),
+        ..Default::default()
+    });
+    assert_eq!(
+        cipher::of_mount(&plain).unwrap().named,
+        "AES-128-CMAC signing (the connection signs)"
+    );
+    let v = decide(&Inputs {
+        protocol: "CIFS".into(),
+        direction: Some(Direction::Read),
+        bytes_per_second: 90e6,
+        network_bps: Some(9.3e9),
+        encryption: Some(e),
+        crypto: crypto(&[(Aead::Aes128Gcm, 1.0)]),
+        server: Some("nas".into()),
+        place: "/mnt/media".into(),
+        ..Inputs::default()
+    });
+    assert_eq!(v.limit, Limit::Elsewhere, "{}", v.sentence);
+    assert!(
+        v.sentence
+            .contains("AES-128-CMAC signing via sign, whose cost is not measured here"),
+        "{}",
+        v.sentence
+    );
+    assert_eq!(
+        v.encryption.as_deref(),
+        Some("AES-128-CMAC signing via sign")
+    );
 }
 
 fn cifs(opts: &str) -> MountFacts {

@@ -23,6 +23,9 @@ pub struct SmbShare {
     pub(crate) encrypted: bool,
     /// The server requires encryption of this share (share flag 0x8000).
     pub(crate) server_encrypts: bool,
+    /// The connection signs its messages.
+    #[serde(default)]
+    pub(crate) signed: bool,
     /// The client takes AES-256-GCM only (cifs' `require_gcm_256`).
     #[serde(default)]
     pub(crate) gcm_256_only: bool,
@@ -61,20 +64,25 @@ fn dialect(hex: &str) -> Option<String> {
 pub(crate) fn parse(text: &str) -> Vec<SmbShare> {
     let mut out: Vec<SmbShare> = Vec::new();
     let mut conn_dialect: Option<String> = None;
+    let mut conn_signed = false;
     let mut current: Option<SmbShare> = None;
     for line in text.lines().map(str::trim) {
         if line.contains("ConnectionId:") {
             out.extend(current.take());
             conn_dialect = None;
+            conn_signed = false;
         }
         if let Some(rest) = line.split_once("Dialect ").map(|(_, r)| r) {
-            conn_dialect = rest.split_whitespace().next().and_then(dialect);
+            let mut words = rest.split_whitespace();
+            conn_dialect = words.next().and_then(dialect);
+            conn_signed = words.any(|w| w == "signed");
         }
         if let Some(unc) = share_line(line) {
             out.extend(current.take());
             current = Some(SmbShare {
                 unc: unc.to_string(),
                 dialect: conn_dialect.clone(),
+                signed: conn_signed,
                 ..SmbShare::default()
             });
             continue;
@@ -108,9 +116,17 @@ fn share_line(line: &str) -> Option<&str> {
 /// client has it (none when `/proc/fs/cifs/DebugData` cannot be read).
 pub(crate) fn live(source: &str) -> Option<SmbShare> {
     let text = std::fs::read_to_string("/proc/fs/cifs/DebugData").ok()?;
-    let mut share = parse(&text).into_iter().find(|s| s.serves(source))?;
+    let mut share = the_one(parse(&text), source)?;
     share.gcm_256_only = requires_gcm_256();
     Some(share)
+}
+
+/// The share `source` goes through, when every connection that reaches it
+/// says the same of it.
+fn the_one(shares: Vec<SmbShare>, source: &str) -> Option<SmbShare> {
+    let mut found = shares.into_iter().filter(|s| s.serves(source));
+    let first = found.next()?;
+    found.all(|s| s == first).then_some(first)
 }
 
 /// Whether the client was told to use AES-256-GCM only
@@ -169,6 +185,27 @@ mod tests {
         assert_eq!(dialect("0x300").as_deref(), Some("3.0"));
         assert_eq!(dialect("0x210").as_deref(), Some("2.1"));
         assert_eq!(dialect("311"), None);
+    }
+
+    #[test]
+    fn a_share_reached_over_a_signed_and_a_plain_connection_is_none_of_them() {
+        let conn = |id: u32, signed: &str, serial: &str| {
+            format!(
+                "{id}) ConnectionId: 0x{id} Hostname: nas \nNumber of credits: 8 Dialect 0x311{signed}\n\
+                 \tShares: \n\t1) \\\\nas\\media Mounts: 1 DevInfo: 0x20\n\
+                 \tPathComponentMax: 255 Status: 1 type: DISK Serial Number: {serial}\n\
+                 \tShare Capabilities: None\tShare Flags: 0x0\n"
+            )
+        };
+        let one = parse(&conn(1, " signed", "0x1"));
+        assert!(one[0].signed, "{one:?}");
+        assert_eq!(the_one(one.clone(), "//nas/media"), Some(one[0].clone()));
+        let two = parse(&(conn(1, " signed", "0x1") + &conn(2, "", "0x1")));
+        assert_eq!(two.len(), 2);
+        assert!(!two[1].signed);
+        assert_eq!(the_one(two, "//nas/media"), None);
+        let same = parse(&(conn(1, "", "0x1") + &conn(2, "", "0x1")));
+        assert!(the_one(same, "//nas/media").is_some());
     }
 
     #[test]
