@@ -189,19 +189,24 @@ fn ours_to_iperf3(case: Case) {
     check_against_iperf3(&report, &v, &case, false);
 }
 
-/// `iperf3 -c` → hlctl server.
-fn iperf3_to_ours(case: Case) {
-    let _one_at_a_time = serial();
+/// `iperf3 -c` → hlctl server: iperf3's JSON, and the server's report.
+fn iperf3_against_ours(case: &Case) -> (serde_json::Value, NetReport, HlServer) {
     let server = HlServer::start(ServerConfig::new(0));
     let args = case.iperf3_args();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (status, out, err) = iperf3_client(server.port(), SECS, &args);
     let v = iperf3_json(status, &out, &err);
-    let outcomes = server.wait_outcomes(1, Duration::from_secs(10));
-    let report = match outcomes.first() {
+    let report = match server.wait_outcomes(1, Duration::from_secs(10)).first() {
         Some(Ok(r)) => r.clone(),
         other => panic!("server outcome: {other:?}"),
     };
+    (v, report, server)
+}
+
+/// `iperf3 -c` → hlctl server.
+fn iperf3_to_ours(case: Case) {
+    let _one_at_a_time = serial();
+    let (v, report, server) = iperf3_against_ours(&case);
     assert_eq!(report.side, "server");
     check_report_shape(&report, &case);
     check_against_iperf3(&report, &v, &case, true);
@@ -324,15 +329,7 @@ fn datagrams_of(bytes: u64, len: u32) -> u64 {
 #[test]
 fn iperf3_to_hlctl_udp_omit_counts_datagrams_after_it_on_both_sides() {
     let _one_at_a_time = serial();
-    let server = HlServer::start(ServerConfig::new(0));
-    let args = UDP_OMIT.iperf3_args();
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (status, out, err) = iperf3_client(server.port(), SECS, &args);
-    let v = iperf3_json(status, &out, &err);
-    let report = match server.wait_outcomes(1, Duration::from_secs(10)).first() {
-        Some(Ok(r)) => r.clone(),
-        other => panic!("server outcome: {other:?}"),
-    };
+    let (v, report, server) = iperf3_against_ours(&UDP_OMIT);
     let ours = report.main.packets.expect("datagrams");
     assert_eq!(
         ours,

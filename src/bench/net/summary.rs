@@ -412,6 +412,28 @@ mod tests {
         }
     }
 
+    /// The report of a 2 s test with these figures on both sides.
+    fn two_seconds(
+        side: Side,
+        params: &TestParams,
+        local: &[LocalStream],
+        remote: &PeerResults,
+    ) -> Result<NetReport, NetError> {
+        build(BuildInput {
+            side,
+            params,
+            peer: "x".into(),
+            local,
+            remote,
+            cpu: CpuUtil::default(),
+            intervals: vec![],
+            duration_s: 2.0,
+            congestion: None,
+            start: StartInfo::default(),
+            samples: vec![],
+        })
+    }
+
     fn params(direction: TestDirection) -> TestParams {
         let mut p =
             TestParams::from_json(&serde_json::json!({"tcp": true, "time": 2, "parallel": 2}))
@@ -425,20 +447,7 @@ mod tests {
         let p = params(TestDirection::Forward);
         let l = [local(1, Role::Send, 1000), local(3, Role::Send, 3000)];
         let r = remote(vec![sr(1, 990, -1), sr(3, 2990, -1)], -1);
-        let rep = build(BuildInput {
-            side: Side::Client,
-            params: &p,
-            peer: "x".into(),
-            local: &l,
-            remote: &r,
-            cpu: CpuUtil::default(),
-            intervals: vec![],
-            duration_s: 2.0,
-            congestion: None,
-            start: StartInfo::default(),
-            samples: vec![],
-        })
-        .unwrap();
+        let rep = two_seconds(Side::Client, &p, &l, &r).unwrap();
         assert_eq!(rep.main.sent_bytes, 4000);
         assert_eq!(rep.main.received_bytes, 3980);
         assert_eq!(rep.main.retransmits, Some(6));
@@ -475,20 +484,7 @@ mod tests {
         let p = params(TestDirection::Reverse);
         let l = [local(1, Role::Send, 500)];
         let r = remote(vec![sr(1, 480, -1)], -1);
-        let rep = build(BuildInput {
-            side: Side::Server,
-            params: &p,
-            peer: "x".into(),
-            local: &l,
-            remote: &r,
-            cpu: CpuUtil::default(),
-            intervals: vec![],
-            duration_s: 2.0,
-            congestion: None,
-            start: StartInfo::default(),
-            samples: vec![],
-        })
-        .unwrap();
+        let rep = two_seconds(Side::Server, &p, &l, &r).unwrap();
         assert_eq!(rep.per_stream[0].direction, "server_to_client");
         assert_eq!(rep.main.sent_bytes, 500);
         assert_eq!(rep.main.received_bytes, 480);
@@ -499,19 +495,7 @@ mod tests {
         let p = params(TestDirection::Forward);
         let l = [local(1, Role::Send, 1)];
         let r = remote(vec![sr(7, 1, -1)], -1);
-        let e = build(BuildInput {
-            side: Side::Client,
-            params: &p,
-            peer: "x".into(),
-            local: &l,
-            remote: &r,
-            cpu: CpuUtil::default(),
-            intervals: vec![],
-            duration_s: 2.0,
-            congestion: None,
-            start: StartInfo::default(),
-            samples: vec![],
-        });
+        let e = two_seconds(Side::Client, &p, &l, &r);
         assert!(matches!(e, Err(NetError::Protocol { .. })));
     }
 
@@ -573,21 +557,7 @@ mod tests {
         let p = udp_params();
         let l = [udp_local(Role::Send)];
         let r = remote(vec![remote_stream], -1);
-        build(BuildInput {
-            side: Side::Client,
-            params: &p,
-            peer: "x".into(),
-            local: &l,
-            remote: &r,
-            cpu: CpuUtil::default(),
-            intervals: vec![],
-            duration_s: 2.0,
-            congestion: None,
-            start: StartInfo::default(),
-            samples: vec![],
-        })
-        .unwrap()
-        .main
+        two_seconds(Side::Client, &p, &l, &r).unwrap().main
     }
 
     #[test]
