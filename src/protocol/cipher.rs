@@ -5,7 +5,8 @@
 //! negotiated; the mount's `vers` when it cannot be read). 3.0 and 3.0.2
 //! can only use AES-128-CCM; 3.1.1 negotiates AES-128-GCM first, as Linux's
 //! cifs and Samba order them, or AES-256-GCM when cifs' `require_gcm_256`
-//! is set. The kernel does not print the cipher itself.
+//! is set. The kernel does not print the cipher itself. A mount that only
+//! signs is named with its MAC, which has no per-core figure here.
 
 use crate::bench::crypto::Aead;
 use crate::bench::file::{Direction, FileReport, MountFacts};
@@ -97,8 +98,8 @@ pub(crate) fn of_mount(m: &MountFacts) -> Option<Encryption> {
 }
 
 /// A mount that signs but does not encrypt (`sign`, or its connection
-/// `signed` in DebugData): AES-128-CMAC from SMB
-/// 3.0 on, HMAC-SHA256 before. Its cost per core is not measured (no AEAD).
+/// `signed` in DebugData): AES-128-CMAC from SMB 3.0 on, HMAC-SHA256
+/// before. Its cost per core is not measured (no AEAD).
 fn signing(dialect: Option<&str>, how: &str) -> Encryption {
     let mac = if dialect.is_some_and(|d| d.starts_with('2') || d == "1.0") {
         "HMAC-SHA256"

@@ -1,10 +1,16 @@
 //! What the kernel's SMB client says of its connections
 //! (`/proc/fs/cifs/DebugData`): per share, the dialect its connection
-//! negotiated and whether its traffic is encrypted. Encryption shows there
-//! two ways: `Encrypted` after the share's serial number (the client's
-//! `seal`), and the share flag SMB2_SHAREFLAG_ENCRYPT_DATA (0x8000, the
-//! server's `smb encrypt = required`), which a mount without `seal` obeys
-//! too and its options never show.
+//! negotiated; whether its traffic is encrypted (`Encrypted` after the
+//! share's serial number, printed both for a mount with `seal` and for one
+//! without it on a share whose server requires encryption); the server's
+//! requirement itself (share flag SMB2_SHAREFLAG_ENCRYPT_DATA, 0x8000:
+//! Samba's `smb encrypt = required`), which the mount's options never show;
+//! and whether the connection signs (`signed` after its dialect: a mount
+//! with `sign`, which its options do not show either). Seen on Debian 12's
+//! 6.1 with Samba 4.17 (tests/vm_stacks_nfs.rs). DebugData does not say
+//! which mount uses which connection: when one share is reached over
+//! connections that differ (a second mount of it with `sign`), none is
+//! chosen.
 
 use serde::{Deserialize, Serialize};
 
