@@ -186,7 +186,7 @@ fn beside_the_transfer_raw_tcp_and_the_local_disk_run_and_a_verdict_is_said() {
     assert!(net["download_bps"].as_f64().unwrap() > 1e8, "{r}");
     let disk = &r["disk"]["measured"];
     assert!(disk["read_bytes_per_second"].as_f64().unwrap() > 0.0, "{r}");
-    assert_eq!(r["crypto"].as_array().map(Vec::len), Some(4), "{r}");
+    assert_eq!(r["crypto"].as_array().map(Vec::len), Some(5), "{r}");
     // The default cipher of Debian's OpenSSH 9.2 both ways.
     assert_eq!(
         r["file"]["ssh"]["cipher_client_to_server"],

@@ -706,9 +706,16 @@ fn check_smb(out: &VmOutput) {
         for v in r["verdicts"].as_array().expect("verdicts") {
             eprintln!("{share}: {}", v["sentence"]);
             assert_eq!(v["encryption"].as_str(), named, "{share}: {v}");
+            let sentence = v["sentence"].as_str().unwrap();
             if v["limit"] == "encryption" {
-                let sentence = v["sentence"].as_str().unwrap();
                 assert!(sentence.contains(named.unwrap()), "{sentence}");
+            }
+            // Signing's cost is measured (AES-128-CMAC per core) and said,
+            // as the limit or as evidence when nothing here holds it.
+            if share == "signing"
+                && ["encryption", "elsewhere"].contains(&v["limit"].as_str().unwrap())
+            {
+                assert!(sentence.contains("this CPU signs"), "{sentence}");
             }
         }
         if let Some(named) = named {
@@ -719,6 +726,17 @@ fn check_smb(out: &VmOutput) {
             );
         }
     }
+    // The kernel's SMB client receives in cifsd: counted for the plain
+    // share's read (0.25 of a core seen under TCG), named in the JSON.
+    let kernel = plain["file"]["read"]["kernel_threads"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no kernel threads: {plain}"));
+    assert!(
+        kernel
+            .iter()
+            .any(|k| k["name"] == "cifsd" && k["cores"].as_f64().unwrap() > 0.01),
+        "{kernel:?}"
+    );
     // Encryption costs: each encrypted share reads slower than the plain
     // one (5-10x under TCG, where neither side has AES-NI's speed).
     let read = |r: &Value| r["file"]["read"]["bytes_per_second"].as_f64().unwrap();
@@ -817,13 +835,15 @@ fn check_smb_disk_and_side_by_side(out: &VmOutput) {
         hr / sr
     );
     // The same kernel client as dd: the NFS bounds (see check_side_by_side).
-    // smbclient is Samba's own client in user space, another code path: a
-    // factor of 3 either way catches a figure of the wrong size or time.
+    // smbclient is Samba's own client in user space, another code path that
+    // writes 2-3.3x faster than the kernel's under TCG (0.30x seen): a
+    // factor of 5 either way still catches a figure in bits for bytes or of
+    // the wrong time.
     for (what, ratio, lo, hi) in [
         ("write vs dd", hw / dw, 0.6, 1.67),
         ("read vs dd", hr / dr, 0.6, 1.67),
-        ("write vs smbclient", hw / sw, 0.33, 3.0),
-        ("read vs smbclient", hr / sr, 0.33, 3.0),
+        ("write vs smbclient", hw / sw, 0.2, 5.0),
+        ("read vs smbclient", hr / sr, 0.2, 5.0),
     ] {
         assert!((lo..=hi).contains(&ratio), "{what}: bench file {ratio:.3}x");
     }

@@ -30,8 +30,9 @@ use crate::protocol::FileRun;
 /// (an iperf3 server there: `hlctl serve` or `iperf3 -s`), a short dd-style
 /// run on the local disk the file comes from, and what this CPU encrypts
 /// per core with AES-128-GCM, AES-128-CCM, AES-256-GCM and
-/// ChaCha20-Poly1305. Each direction's verdict names the limiting layer:
-/// the network, the local disk, encryption, the client CPU, the protocol's
+/// ChaCha20-Poly1305 and signs with AES-128-CMAC (SMB3's signing). Each
+/// direction's verdict names the limiting layer: the network, the local
+/// disk, encryption or signing, the client CPU, the protocol's
 /// settings, or the server. The test file (`.hlctl-bench-...`) is removed
 /// at the end, also on errors and Ctrl-C.
 #[derive(Debug, Args)]
@@ -155,7 +156,8 @@ fn through_dir(global: &Global, args: &FileArgs, bar: &ProgressBar) -> Result<Fi
     })
 }
 
-/// `--crypto-only`: the four AEADs, one core each, in this process.
+/// `--crypto-only`: the four AEADs and the signing MAC, one core each, in
+/// this process.
 fn crypto_only(global: &Global) -> i32 {
     let cancel = super::interrupt::cancel_on_interrupt();
     let figures = crate::bench::crypto::measure_all(crate::bench::crypto::PER_AEAD, &cancel);

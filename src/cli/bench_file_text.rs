@@ -48,10 +48,11 @@ pub(crate) fn print(r: &FileRun) {
             t.bytes_per_second / 1e6,
             t.bytes_per_second * 8.0 / 1e9,
             t.seconds,
-            limit(v.limit)
+            limit(v)
         );
     }
     print_beside(r);
+    print_cpu(f);
     if !r.crypto.is_empty() {
         println!();
         print_crypto(&r.crypto);
@@ -59,6 +60,32 @@ pub(crate) fn print(r: &FileRun) {
     println!();
     for v in &r.verdicts {
         println!("{}", v.sentence);
+    }
+}
+
+/// Each direction's CPU in cores: the transfer's process, then the
+/// kernel's threads busy meanwhile (`cifsd 0.41`).
+fn print_cpu(f: &crate::bench::file::FileReport) {
+    let who = if f.ssh.is_some() { "ssh" } else { "hlctl" };
+    for t in f.transfers() {
+        let mut used: Vec<String> = t
+            .client_cores
+            .map(|c| format!("{who} {c:.2}"))
+            .into_iter()
+            .collect();
+        used.extend(
+            t.kernel_threads
+                .iter()
+                .map(|k| format!("{} {:.2}", k.name, k.cores)),
+        );
+        if !used.is_empty() {
+            println!(
+                "  {:<10} {:<9} {} (of a core)",
+                "client CPU",
+                t.direction.as_str(),
+                used.join(", ")
+            );
+        }
     }
 }
 
@@ -97,16 +124,24 @@ fn print_beside(r: &FileRun) {
 }
 
 pub(crate) fn print_crypto(figures: &[CryptoFigure]) {
-    println!("encryption per core (this CPU):");
+    println!("encryption and signing per core (this CPU):");
     for c in figures {
         println!("  {:<18} {:>6.2} Gbit/s", c.aead.name(), c.gbit_per_s);
     }
 }
 
-fn limit(l: Limit) -> &'static str {
-    match l {
+/// The limit column: "signing" where the encryption layer is a MAC.
+fn limit(v: &crate::protocol::Verdict) -> &'static str {
+    match v.limit {
         Limit::Network => "network",
         Limit::LocalDisk => "local disk",
+        Limit::Encryption
+            if v.encryption
+                .as_deref()
+                .is_some_and(|e| e.contains(" signing ")) =>
+        {
+            "signing"
+        }
         Limit::Encryption => "encryption",
         Limit::ClientCpu => "client CPU",
         Limit::Settings => "protocol settings",

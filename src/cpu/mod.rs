@@ -8,6 +8,7 @@ pub(crate) mod cpulist;
 pub(crate) mod device;
 pub(crate) mod error;
 pub(crate) mod interrupts;
+pub(crate) mod kthreads;
 pub(crate) mod layout;
 pub(crate) mod report;
 pub(crate) mod sample;

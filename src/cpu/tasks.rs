@@ -1,5 +1,6 @@
 //! `/proc/PID/stat` and `/proc/PID/task/TID/stat`: a process's CPU time
-//! (its exited threads included) or a thread's, and the CPU it last ran on.
+//! (its exited threads included) or a thread's, the CPU it last ran on, and
+//! whether it is one of the kernel's own threads.
 
 use super::ProcError;
 
@@ -16,6 +17,19 @@ pub(crate) struct TaskStat {
     pub(crate) stime: u64,
     /// The CPU it last ran on (field 39).
     pub(crate) processor: Option<u32>,
+    /// A kernel thread (`PF_KTHREAD` in field 9's flags): cifsd, a
+    /// kworker, rpciod's.
+    pub(crate) kernel: bool,
+}
+
+/// `PF_KTHREAD` of include/linux/sched.h.
+const PF_KTHREAD: u64 = 0x0020_0000;
+
+/// Clock ticks per second (`utime` and `stime` are in these).
+pub(crate) fn ticks_per_second() -> f64 {
+    // SAFETY: sysconf reads a constant of the C library.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if hz > 0 { hz as f64 } else { 100.0 }
 }
 
 /// One `stat` line: `PID (comm) S ppid ...`.
@@ -44,6 +58,7 @@ pub(crate) fn parse(text: &str) -> Result<TaskStat, ProcError> {
         utime: num(14)?,
         stime: num(15)?,
         processor: num(39).ok().and_then(|p| u32::try_from(p).ok()),
+        kernel: num(9).is_ok_and(|f| f & PF_KTHREAD != 0),
     })
 }
 
@@ -61,6 +76,9 @@ mod tests {
         assert_eq!(s.utime, w[13].parse::<u64>().unwrap());
         assert_eq!(s.stime, w[14].parse::<u64>().unwrap());
         assert_eq!(s.processor, Some(w[38].parse().unwrap()));
+        assert!(!s.kernel, "cat is not a kernel thread");
+        let k = parse("2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 3 5 0 0 20 0 1 0 5 0 0").unwrap();
+        assert!(k.kernel && (k.utime, k.stime) == (3, 5));
         let s = parse("7 (a b) c)) R 1 1 1 0 -1 0 0 0 0 0 10 20 0 0 20 0 1 0 5 0 0").unwrap();
         assert_eq!(
             (s.name.as_str(), s.utime, s.stime, s.processor),

@@ -260,7 +260,7 @@ pub(crate) fn gather(
         step(
             progress,
             0.1,
-            "this CPU's encryption per core (a sealed SMB mount)",
+            "this CPU's encryption and signing per core (a sealed or signed SMB mount)",
         );
         inp.crypto = crate::bench::crypto::measure_all(crate::bench::crypto::PER_AEAD, cancel);
     }

@@ -212,6 +212,7 @@ fn verdict(
             (mb * 1e6, ldir.to_string())
         }),
         client: None,
+        kernel: Vec::new(),
         encryption: facts.as_ref().and_then(cipher::of_mount),
         crypto: crypto.to_vec(),
         settings: facts

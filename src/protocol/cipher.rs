@@ -6,7 +6,8 @@
 //! can only use AES-128-CCM; 3.1.1 negotiates AES-128-GCM first, as Linux's
 //! cifs and Samba order them, or AES-256-GCM when cifs' `require_gcm_256`
 //! is set. The kernel does not print the cipher itself. A mount that only
-//! signs is named with its MAC, which has no per-core figure here.
+//! signs is named with its MAC: AES-128-CMAC, measured per core like the
+//! AEADs, from SMB 3.0 on; HMAC-SHA256 (not measured) before.
 
 use crate::bench::crypto::Aead;
 use crate::bench::file::{Direction, FileReport, MountFacts};
@@ -17,8 +18,8 @@ pub(crate) struct Encryption {
     /// As the protocol names it (`chacha20-poly1305@openssh.com`,
     /// `AES-128-CCM via seal`).
     pub(crate) named: String,
-    /// The AEAD this CPU measured for it; None for a cipher hlctl does not
-    /// measure (CTR with a separate MAC).
+    /// The AEAD (or signing MAC) this CPU measured for it; None for one
+    /// hlctl does not measure (CTR with a separate MAC, HMAC-SHA256).
     pub(crate) aead: Option<Aead>,
 }
 
@@ -38,7 +39,7 @@ pub(crate) fn ssh_name(a: Aead) -> Option<&'static str> {
         Aead::ChaCha20Poly1305 => Some("chacha20-poly1305@openssh.com"),
         Aead::Aes128Gcm => Some("aes128-gcm@openssh.com"),
         Aead::Aes256Gcm => Some("aes256-gcm@openssh.com"),
-        Aead::Aes128Ccm => None,
+        Aead::Aes128Ccm | Aead::Aes128Cmac => None,
     }
 }
 
@@ -98,16 +99,17 @@ pub(crate) fn of_mount(m: &MountFacts) -> Option<Encryption> {
 }
 
 /// A mount that signs but does not encrypt (`sign`, or its connection
-/// `signed` in DebugData): AES-128-CMAC from SMB 3.0 on, HMAC-SHA256
-/// before. Its cost per core is not measured (no AEAD).
+/// `signed` in DebugData): AES-128-CMAC from SMB 3.0 on (Linux's cifs
+/// does not offer 3.1.1's AES-GMAC signing unless told to), measured per
+/// core; HMAC-SHA256 before, not measured.
 fn signing(dialect: Option<&str>, how: &str) -> Encryption {
-    let mac = if dialect.is_some_and(|d| d.starts_with('2') || d == "1.0") {
-        "HMAC-SHA256"
+    let (mac, aead) = if dialect.is_some_and(|d| d.starts_with('2') || d == "1.0") {
+        ("HMAC-SHA256", None)
     } else {
-        "AES-128-CMAC"
+        ("AES-128-CMAC", Some(Aead::Aes128Cmac))
     };
     Encryption {
         named: format!("{mac} signing {how}"),
-        aead: None,
+        aead,
     }
 }

@@ -20,6 +20,7 @@ use crate::bench::buffer::AlignedBuf;
 use crate::bench::disk::DiskError;
 use crate::bench::disk::layout::{BenchFile, drop_cache};
 use crate::bench::progress::{Cancel, Progress};
+use crate::cpu::kthreads::KernelThreads;
 
 /// Write then read `size` bytes in `dir`.
 pub(crate) fn run(
@@ -90,8 +91,7 @@ fn write(
     cancel: &Cancel,
 ) -> Result<Transfer, FileError> {
     let mut f = file.file();
-    let cpu0 = thread_cpu();
-    let start = Instant::now();
+    let watch = Stopwatch::start();
     let mut done = 0u64;
     while done < size {
         if cancel.is_cancelled() {
@@ -105,7 +105,7 @@ fn write(
     if !direct {
         nix::unistd::fdatasync(file.file()).map_err(|e| io(file.path(), e.into()))?;
     }
-    Ok(timed(Direction::Write, done, start, cpu0))
+    Ok(watch.stop(Direction::Write, done))
 }
 
 fn read(
@@ -125,8 +125,7 @@ fn read(
             .open(file.path())
             .map_err(|source| io(file.path(), source))?
     };
-    let cpu0 = thread_cpu();
-    let start = Instant::now();
+    let watch = Stopwatch::start();
     let mut done = 0u64;
     while done < size {
         if cancel.is_cancelled() {
@@ -142,16 +141,38 @@ fn read(
             tick(progress, Direction::Read, done, size);
         }
     }
-    Ok(timed(Direction::Read, done, start, cpu0))
+    Ok(watch.stop(Direction::Read, done))
 }
 
-fn timed(direction: Direction, bytes: u64, start: Instant, cpu0: f64) -> Transfer {
-    let seconds = start.elapsed().as_secs_f64();
-    let mut t = Transfer::new(direction, bytes, seconds);
-    if seconds > 0.0 {
-        t.client_cores = Some((thread_cpu() - cpu0).max(0.0) / seconds);
+/// A direction's time, this thread's CPU and the kernel's threads', from
+/// its start.
+struct Stopwatch {
+    start: Instant,
+    cpu0: f64,
+    kernel0: KernelThreads,
+}
+
+impl Stopwatch {
+    fn start() -> Stopwatch {
+        let kernel0 = KernelThreads::take();
+        Stopwatch {
+            cpu0: thread_cpu(),
+            start: Instant::now(),
+            kernel0,
+        }
     }
-    t
+
+    fn stop(&self, direction: Direction, bytes: u64) -> Transfer {
+        let seconds = self.start.elapsed().as_secs_f64();
+        let cpu = thread_cpu();
+        let kernel = KernelThreads::take();
+        let mut t = Transfer::new(direction, bytes, seconds);
+        if seconds > 0.0 {
+            t.client_cores = Some((cpu - self.cpu0).max(0.0) / seconds);
+            t.kernel_threads = kernel.busy_since(&self.kernel0, seconds);
+        }
+        t
+    }
 }
 
 /// This thread's CPU seconds so far (user + system).

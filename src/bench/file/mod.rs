@@ -73,10 +73,14 @@ pub struct Transfer {
     pub seconds: f64,
     pub bytes_per_second: f64,
     /// The CPU the transfer's process used, in cores (1.0: one core busy
-    /// the whole time): the ssh client, or this thread for a mount (the
-    /// kernel's own nfs/cifs threads are not counted).
+    /// the whole time): the ssh client, or this thread for a mount.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_cores: Option<f64>,
+    /// Through a directory: the kernel's own threads busy meanwhile
+    /// (`cifsd`, the NFS client's kworkers), the busiest first
+    /// ([`crate::cpu::kthreads`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kernel_threads: Vec<crate::cpu::kthreads::KernelThreadUse>,
 }
 
 impl Transfer {
@@ -91,6 +95,7 @@ impl Transfer {
                 0.0
             },
             client_cores: None,
+            kernel_threads: Vec::new(),
         }
     }
 }
