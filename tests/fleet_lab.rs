@@ -636,6 +636,22 @@ fn three_hosts_matrix_in_prometheus_dashboard_panels_and_a_planted_regression() 
         }
     }
     assert!(exprs.len() >= 8, "{exprs:?}");
+    // The lab's one file figure is nas's local directory: no server, so no
+    // link end at all, and the file panel's share query (Prometheus runs
+    // it: a PromQL error fails here) must come back empty. The share's
+    // arithmetic is matrix's unit tests' (the CLI and the panel share it).
+    let (file_share, exprs): (Vec<_>, Vec<_>) = exprs.into_iter().partition(|(t, e)| {
+        t.starts_with("File transfers") && e.contains("hlctl_file_local_link_speed_bps")
+    });
+    assert_eq!(file_share.len(), 1, "{file_share:?}");
+    for (title, e) in &file_share {
+        let r = f.query(e);
+        assert!(
+            r.is_empty(),
+            "panel '{title}': {e} gave a share to a local directory: {r:?}"
+        );
+        println!("panel '{title}': {e} → empty, as a local directory has no link");
+    }
     for (title, e) in &exprs {
         let r = f.query_until(e, 15, |r| !r.is_empty());
         assert!(!r.is_empty(), "panel '{title}': {e} returned no data");

@@ -699,6 +699,13 @@ fn check_smb(out: &VmOutput) {
     ] {
         let s = &r["file"]["mount"]["smb"];
         assert_eq!(s["unc"], format!(r"\\10.0.0.1\{share}"), "{r}");
+        // The server's address and the client's interface toward it: the
+        // matrix's link share (vc is a veth: its speed is nominal).
+        assert_eq!(
+            (r["address"].as_str(), r["interface"].as_str()),
+            (Some("10.0.0.1"), Some("vc")),
+            "{share}"
+        );
         assert_eq!(s["dialect"], "3.1.1", "{s}");
         assert_eq!(s["encrypted"], encrypted, "{share}: {s}");
         assert_eq!(s["server_encrypts"], server, "{share}: {s}");

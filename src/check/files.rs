@@ -21,6 +21,12 @@ pub(crate) struct FileEntry {
     pub(crate) file: Option<FileReport>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) error: Option<String>,
+    /// The address the server resolved to and this host's interface
+    /// toward it (as `bench file`'s run has them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) address: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) interface: Option<String>,
 }
 
 /// Write and read back `size_mib` MiB through `target` (an SSH one with
@@ -32,10 +38,20 @@ pub(crate) fn measure(
     lock: &Path,
     cancel: &Cancel,
 ) -> FileEntry {
-    let entry = |r: Result<FileReport, String>| FileEntry {
-        target: target.to_string(),
-        error: r.as_ref().err().cloned(),
-        file: r.ok(),
+    let entry = |r: Result<FileReport, String>| {
+        let (address, interface) = r
+            .as_ref()
+            .ok()
+            .and_then(|f| f.server.as_deref())
+            .map(crate::path::route::toward)
+            .unwrap_or_default();
+        FileEntry {
+            target: target.to_string(),
+            error: r.as_ref().err().cloned(),
+            file: r.ok(),
+            address: address.map(|a| a.to_string()),
+            interface,
+        }
     };
     let with_config = |t: Target| match t {
         Target::Ssh(mut s) => {

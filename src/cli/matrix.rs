@@ -16,14 +16,15 @@ use crate::matrix::{Cell, Matrix, Server};
 /// and SMB figures (hlctl_file_transfer_bytes_per_second). node_exporter's
 /// textfile collector serves it and Prometheus scrapes every host; this
 /// command asks Prometheus's HTTP API (an instant query per series, plain
-/// HTTP) and joins the rows: a peer or SSH place whose address or name is
-/// one of the lab's hosts is shown as that host; anything else (a peer
-/// outside the lab, a mount's directory) as the row's host names it.
+/// HTTP) and joins the rows: a peer, SSH place or mount whose address or
+/// name (a mount: the address its server resolved to) is one of the lab's
+/// hosts is shown as that host; anything else (a peer outside the lab, a
+/// mount whose server did not resolve) as the row's host names it.
 ///
 /// "read" is toward the row's host (TCP: the peer sends; a file read),
-/// "write" away from it. A TCP figure's share of the slower end's
-/// physical link speed follows it in parentheses, as the shipped Grafana
-/// dashboard colours its matrix panel.
+/// "write" away from it. A figure's share of the slower end's physical
+/// link speed (a file's in bits) follows it in parentheses, as the shipped
+/// Grafana dashboard colours its matrix and file panels.
 ///
 /// Example: hlctl matrix --prometheus http://prometheus.lab:9090
 ///

@@ -23,6 +23,54 @@ pub(crate) struct Transfer {
     /// `bit/s` (TCP) or `B/s` (files), as stored.
     pub(crate) unit: String,
     pub(crate) ts: i64,
+    /// This host's interface toward the peer or server, and the address it
+    /// resolved to, as the row recorded them (rows stored before they were
+    /// recorded have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) interface: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) address: Option<String>,
+}
+
+impl Transfer {
+    /// The figure in bit/s.
+    pub(crate) fn bps(&self) -> f64 {
+        if self.unit == "B/s" {
+            self.value * 8.0
+        } else {
+            self.value
+        }
+    }
+}
+
+/// The interface and address a row recorded for `subject`: a check's peer
+/// (`peers`) or `[check] files` entry (`files`), or a `bench file` run's
+/// own; a `bench net` row's interface.
+fn path_of(r: &StoredResult, protocol: &str, subject: &str) -> (Option<String>, Option<String>) {
+    let s = |v: &serde_json::Value, k: &str| v[k].as_str().map(str::to_string);
+    let res = &r.result;
+    let found = if protocol == "tcp" {
+        res["peers"].as_array().and_then(|peers| {
+            peers.iter().find(|p| {
+                p["peer"].as_str().is_some_and(|x| {
+                    x == subject || crate::path::Peer::parse(x).is_ok_and(|p| p.host == subject)
+                })
+            })
+        })
+    } else if res["file"]["place"].as_str() == Some(subject) {
+        Some(res)
+    } else {
+        res["files"].as_array().and_then(|files| {
+            files
+                .iter()
+                .find(|e| e["file"]["place"].as_str() == Some(subject))
+        })
+    };
+    match found {
+        Some(v) => (s(v, "interface"), s(v, "address")),
+        None if protocol == "tcp" => (r.interface.clone(), None),
+        None => (None, None),
+    }
 }
 
 /// The protocol and direction a metric stands for in the matrix.
@@ -50,6 +98,7 @@ pub(crate) fn newest(rows: &[StoredResult]) -> Vec<Transfer> {
             {
                 continue;
             }
+            let (interface, address) = path_of(r, protocol, &m.subject);
             out.push(Transfer {
                 subject: m.subject.clone(),
                 protocol: protocol.to_string(),
@@ -57,6 +106,8 @@ pub(crate) fn newest(rows: &[StoredResult]) -> Vec<Transfer> {
                 value: m.value,
                 unit: m.unit.clone(),
                 ts: r.ts,
+                interface,
+                address,
             });
         }
     }
@@ -152,6 +203,36 @@ pub(crate) mod tests {
                 ],
             ),
         ]
+    }
+
+    /// Each kind of row names the interface toward the other end where it
+    /// recorded one: a check's peer (by its label or its host), a bench file
+    /// run, a check's `[check] files` entry, a bench net row's column.
+    #[test]
+    fn the_interface_and_address_each_row_recorded() {
+        let mut check = row(300, "check", vec![]);
+        check.result = serde_json::json!({
+            "peers": [{"peer": "nas:5201", "interface": "eth1", "address": "10.0.0.2"}],
+            "files": [{"target": "/mnt/media", "file": {"place": "/mnt/media"},
+                       "interface": "eth2", "address": "10.0.0.3"}]});
+        let pair = |i: &str, a: &str| (Some(i.to_string()), Some(a.to_string()));
+        assert_eq!(path_of(&check, "tcp", "nas"), pair("eth1", "10.0.0.2"));
+        assert_eq!(path_of(&check, "tcp", "nas:5201"), pair("eth1", "10.0.0.2"));
+        assert_eq!(
+            path_of(&check, "nfs4", "/mnt/media"),
+            pair("eth2", "10.0.0.3")
+        );
+        assert_eq!(path_of(&check, "nfs4", "/mnt/other"), (None, None));
+        let mut file = row(200, "file", vec![]);
+        file.result = serde_json::json!({"file": {"place": "me@nas:22:/srv"},
+            "interface": "eth1", "address": "10.0.0.2"});
+        assert_eq!(
+            path_of(&file, "ssh", "me@nas:22:/srv"),
+            pair("eth1", "10.0.0.2")
+        );
+        let mut net = row(100, "net", vec![]);
+        net.interface = Some("eth1".into());
+        assert_eq!(path_of(&net, "tcp", "nas"), (Some("eth1".into()), None));
     }
 
     #[test]

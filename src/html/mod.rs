@@ -53,6 +53,25 @@ pub(crate) struct Page {
     pub(crate) usage: Vec<LinkChart>,
     /// This host's row of the host × host × protocol matrix.
     pub(crate) transfers: Vec<crate::history::transfers::Transfer>,
+    /// This host's physical link speeds (bit/s) by interface: the
+    /// transfers' colours.
+    pub(crate) link_speeds: BTreeMap<String, f64>,
+}
+
+/// Each interface here with a physical speed (bit/s); a nominal speed
+/// (veth, bridge, virtio_net) caps nothing and is left out.
+fn physical_speeds() -> BTreeMap<String, f64> {
+    let Ok(mut nl) = crate::nic::netlink::Netlink::new() else {
+        return BTreeMap::new();
+    };
+    crate::nic::read::interfaces(&mut nl, &[])
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|i| {
+            let s = crate::nic::speed::link_speed(i).filter(|s| s.is_physical())?;
+            Some((i.name.clone(), s.bps()))
+        })
+        .collect()
 }
 
 /// One link's usage chart: its name, its speed (bit/s) and the highest
@@ -138,6 +157,7 @@ pub(crate) fn gather(
         last_check,
         usage: usage_charts(h)?,
         transfers: crate::history::transfers::newest(&rows),
+        link_speeds: physical_speeds(),
     })
 }
 
@@ -193,7 +213,8 @@ fn verdicts(c: &Comparison) -> String {
 /// The page.
 pub(crate) fn render(p: &Page) -> String {
     let mut s = format!(
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>hlctl report: {h}</title><style>{STYLE}</style></head><body><h1>hlctl report: {h}</h1><p>Generated {} UTC from the history database.{}</p>",
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>hlctl report: {h}</title><style>{STYLE}{}</style></head><body><h1>hlctl report: {h}</h1><p>Generated {} UTC from the history database.{}</p>",
+        transfers::STYLE,
         format_ts(p.generated),
         p.baseline_name.as_ref().map_or(String::new(), |b| format!(
             " Dashed red line: baseline '{}'.",
@@ -214,7 +235,7 @@ pub(crate) fn render(p: &Page) -> String {
         }
         None => s += "<h2>Last check</h2><p>No check stored yet (hlctl check).</p>",
     }
-    s += &transfers::section(&p.transfers);
+    s += &transfers::section(&p.transfers, &p.link_speeds);
     s += "<h2>Trends</h2>";
     if p.series.is_empty() {
         s += "<p>No results stored yet.</p>";
@@ -272,6 +293,7 @@ mod tests {
             last_check: None,
             usage: vec![("eth0".into(), 1e9, vec![(0, 2e8, 1e7), (3600, 9.9e8, 2e7)])],
             transfers: Vec::new(),
+            link_speeds: BTreeMap::new(),
         });
         assert_eq!(html.matches("<circle class=\"pt\"").count(), 3);
         assert_eq!(html.matches("class=\"baseline\"").count(), 1);

@@ -29,6 +29,12 @@ pub(crate) const THROUGHPUT: &str = "hlctl_net_throughput_bps";
 pub(crate) const SHARE: &str = "hlctl_net_throughput_bps / on(instance, peer) group_left() min by (instance, peer) (hlctl_net_local_link_speed_bps or (hlctl_net_peer_address * on(address) group_left() max by (address) (hlctl_address_link_speed_bps)))";
 /// `bench file`'s newest figure per place, protocol and direction.
 pub(crate) const FILES: &str = "hlctl_file_transfer_bytes_per_second";
+/// Each file figure (in bits) over the slower end's physical link speed:
+/// this host's link toward the server, or the server's own link through
+/// the address the place resolved to (the shipped dashboard's file colour).
+pub(crate) const FILE_SHARE: &str = "hlctl_file_transfer_bytes_per_second * 8 / on(instance, place, protocol) group_left() min by (instance, place, protocol) (hlctl_file_local_link_speed_bps or (hlctl_file_server_address * on(address) group_left() max by (address) (hlctl_address_link_speed_bps)))";
+/// The address each file place's server resolved to.
+pub(crate) const FILE_SERVER: &str = "hlctl_file_server_address";
 /// The address each peer resolved to.
 pub(crate) const PEER_ADDRESS: &str = "hlctl_net_peer_address";
 /// Each host's own addresses (those on physical links).
@@ -108,6 +114,8 @@ pub(crate) struct Series {
     pub(crate) throughput: Vec<Sample>,
     pub(crate) share: Vec<Sample>,
     pub(crate) files: Vec<Sample>,
+    pub(crate) file_share: Vec<Sample>,
+    pub(crate) file_server: Vec<Sample>,
     pub(crate) peer_address: Vec<Sample>,
     pub(crate) own_addresses: Vec<Sample>,
 }
@@ -118,6 +126,8 @@ pub(crate) fn read(server: &Server, host_label: &str) -> Result<Matrix, MatrixEr
         throughput: server.query(THROUGHPUT)?,
         share: server.query(SHARE)?,
         files: server.query(FILES)?,
+        file_share: server.query(FILE_SHARE)?,
+        file_server: server.query(FILE_SERVER)?,
         peer_address: server.query(PEER_ADDRESS)?,
         own_addresses: server.query(OWN_ADDRESSES)?,
     };
@@ -153,11 +163,17 @@ pub(crate) fn join(prometheus: &str, s: &Series, host_label: &str) -> Matrix {
             continue;
         };
         let from = lab.host(f);
+        let share = s
+            .file_share
+            .iter()
+            .find(|x| same(x, f, &["instance", "place", "protocol", "direction"]))
+            .map(|x| x.value)
+            .filter(|v| v.is_finite());
         let cell = cell(&mut cells, &lab, from, place, protocol, "B/s", f);
         if dir == "read" {
-            cell.read = Some(f.value);
+            (cell.read, cell.read_share) = (Some(f.value), share);
         } else {
-            cell.write = Some(f.value);
+            (cell.write, cell.write_share) = (Some(f.value), share);
         }
     }
     // A BTreeMap's keys: sorted already.
@@ -210,6 +226,7 @@ struct Lab<'a> {
     /// Host → its names and addresses.
     hosts: BTreeMap<String, BTreeSet<String>>,
     peer_address: &'a [Sample],
+    file_server: &'a [Sample],
 }
 
 impl<'a> Lab<'a> {
@@ -218,6 +235,7 @@ impl<'a> Lab<'a> {
             host_label,
             hosts: BTreeMap::new(),
             peer_address: &s.peer_address,
+            file_server: &s.file_server,
         };
         for x in s.throughput.iter().chain(&s.files).chain(&s.own_addresses) {
             let h = lab.host(x);
@@ -245,20 +263,28 @@ impl<'a> Lab<'a> {
     }
 
     /// The lab's host at the other end of `subject` (a peer `host:port`,
-    /// an SSH place `user@host:port:/dir`), if any.
+    /// an SSH place `user@host:port:/dir`, a mount's directory whose server
+    /// resolved to one of the lab's addresses), if any.
     fn end(&self, series: &Sample, subject: &str) -> Option<String> {
-        if subject.starts_with('/') {
-            return None;
+        let mut names = Vec::new();
+        if !subject.starts_with('/') {
+            names.push(end_host(subject).to_string());
         }
-        let mut names = vec![end_host(subject).to_string()];
+        let here = |p: &&Sample, key: &str| {
+            p.label(key) == Some(subject) && p.label("instance") == series.label("instance")
+        };
+        let address = |p: &Sample| p.label("address").map(str::to_string);
         names.extend(
             self.peer_address
                 .iter()
-                .filter(|p| {
-                    p.label("peer") == Some(subject)
-                        && p.label("instance") == series.label("instance")
-                })
-                .filter_map(|p| p.label("address").map(str::to_string)),
+                .filter(|p| here(p, "peer"))
+                .filter_map(address),
+        );
+        names.extend(
+            self.file_server
+                .iter()
+                .filter(|p| here(p, "place"))
+                .filter_map(address),
         );
         self.hosts
             .iter()

@@ -69,7 +69,38 @@ fn series() -> Series {
                 ],
                 95e6,
             ),
+            s(
+                &[
+                    ("host", "pve1"),
+                    ("instance", "10.71.0.2:9100"),
+                    ("place", "/mnt/backup"),
+                    ("protocol", "cifs"),
+                    ("direction", "read"),
+                ],
+                95e6,
+            ),
         ],
+        file_share: vec![s(
+            &[
+                ("host", "pve1"),
+                ("instance", "10.71.0.2:9100"),
+                ("place", "/mnt/backup"),
+                ("protocol", "cifs"),
+                ("direction", "read"),
+            ],
+            0.76,
+        )],
+        // The mount's server resolved to an address nas publishes.
+        file_server: vec![s(
+            &[
+                ("host", "pve1"),
+                ("instance", "10.71.0.2:9100"),
+                ("place", "/mnt/backup"),
+                ("protocol", "cifs"),
+                ("address", "192.168.1.10"),
+            ],
+            1.0,
+        )],
         peer_address: vec![s(
             &[
                 ("host", "pve1"),
@@ -127,7 +158,14 @@ fn ends_join_hosts_by_instance_address_published_address_and_resolved_address() 
     assert!(!c.to_is_host && c.write == Some(50e6));
     assert!(!find(&m, "pve1", "/mnt/media", "nfs").to_is_host);
     assert!(m.cells.iter().all(|c| c.to != "gone:5201"));
-    assert_eq!(m.cells.len(), 5);
+    // A mount whose server resolved to nas's address is nas's column, with
+    // its share of the link.
+    let c = find(&m, "pve1", "nas", "cifs");
+    assert_eq!(
+        (c.read, c.read_share, c.subject.as_str()),
+        (Some(95e6), Some(0.76), "/mnt/backup")
+    );
+    assert_eq!(m.cells.len(), 6);
 }
 
 #[test]
@@ -150,34 +188,41 @@ fn hosts_of_peers_and_places() {
     assert_eq!(end_host("fd00::2"), "fd00::2");
 }
 
-/// The colour of the shipped dashboard's matrix panel and the CLI's share
-/// are one expression (the panel's for uploads only).
-#[test]
-fn the_share_is_the_dashboards_matrix_colour() {
+/// The query B (the share) of the shipped dashboard's panel whose title
+/// starts with `title`.
+fn dashboard_share(title: &str) -> String {
     let d: serde_json::Value =
         serde_json::from_str(include_str!("../../packaging/fleet/hlctl-dashboard.json")).unwrap();
     let panel = d["panels"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|p| {
-            p["title"]
-                .as_str()
-                .unwrap_or("")
-                .starts_with("Lab transfer matrix")
-        })
-        .unwrap();
-    let b = panel["targets"]
+        .find(|p| p["title"].as_str().unwrap_or("").starts_with(title))
+        .unwrap_or_else(|| panic!("no panel {title}"));
+    panel["targets"]
         .as_array()
         .unwrap()
         .iter()
         .find(|t| t["refId"] == "B")
         .unwrap()["expr"]
         .as_str()
-        .unwrap();
+        .unwrap()
+        .to_string()
+}
+
+/// The colour of the shipped dashboard's matrix and file panels and the
+/// CLI's shares are one expression each (the matrix panel's for uploads
+/// only, the file panel's for the chosen instances).
+#[test]
+fn the_shares_are_the_dashboards_colours() {
     assert_eq!(
-        b.replacen("{direction=\"upload\"}", "", 1),
+        dashboard_share("Lab transfer matrix").replacen("{direction=\"upload\"}", "", 1),
         SHARE,
         "the dashboard's share and matrix::SHARE differ"
+    );
+    assert_eq!(
+        dashboard_share("File transfers").replacen("{instance=~\"$instance\"}", "", 1),
+        FILE_SHARE,
+        "the dashboard's file share and matrix::FILE_SHARE differ"
     );
 }

@@ -61,6 +61,14 @@ impl Families {
         }
     }
 
+    /// The families in Prometheus's text format.
+    fn text(&self) -> String {
+        let mut out = String::new();
+        // Writing into a String cannot fail.
+        let _ = prometheus_client::encoding::prometheus_text::encode(&mut out, &self.reg);
+        out
+    }
+
     /// Set `name{labels}` (registering the family the first time).
     fn set(&mut self, name: &'static str, help: &str, labels: &[(&str, &str)], v: f64) {
         let fam = match self.made.iter().find(|(n, _)| *n == name) {
@@ -446,14 +454,11 @@ pub(crate) fn encode(inp: &Inputs) -> String {
     if let Some(t) = &inp.tune {
         tune(&mut f, t);
     }
-    transfers::files(&mut f, &inp.files);
+    transfers::files(&mut f, &inp.files, &|i| physical_bps(&inp.links, &m, i));
     for (window, u) in &inp.usage {
         verdicts::usage(&mut f, u, window);
     }
-    let mut out = String::new();
-    // Writing into a String cannot fail.
-    let _ = prometheus_client::encoding::prometheus_text::encode(&mut out, &f.reg);
-    out
+    f.text()
 }
 
 /// Write `<dir>/hlctl.prom` atomically (node_exporter never reads half a file).

@@ -12,10 +12,39 @@ use crate::history::transfers::newest;
 /// How many `bench file` rows are read (newest first) for the gauges.
 pub(crate) const ROWS: u32 = 200;
 
+/// Help of `hlctl_file_local_link_speed_bps`.
+const LOCAL_SPEED_HELP: &str = "Physical speed (bit/s) of this host's link toward the file's server \
+     (none when the speed is nominal or the row did not record the interface)";
+/// Help of `hlctl_file_server_address`.
+const SERVER_ADDRESS_HELP: &str = "Always 1: the address the file's server resolved to, which \
+     joins the place to the server's own link (hlctl_address_link_speed_bps)";
+
 /// The newest figure of each (place, protocol, direction) in `rows`
-/// (`bench file` and check rows, newest first).
-pub(super) fn files(f: &mut Families, rows: &[StoredResult]) {
+/// (`bench file` and check rows, newest first), with the physical speed of
+/// this host's link toward the server (`link_bps` of an interface) and the
+/// server's address: the matrix's share of the slower end's link.
+pub(super) fn files(
+    f: &mut Families,
+    rows: &[StoredResult],
+    link_bps: &dyn Fn(&str) -> Option<f64>,
+) {
     for t in newest(rows).iter().filter(|t| t.protocol != "tcp") {
+        let at = [
+            ("place", t.subject.as_str()),
+            ("protocol", t.protocol.as_str()),
+        ];
+        if let Some(bps) = t.interface.as_deref().and_then(link_bps) {
+            f.set(
+                "hlctl_file_local_link_speed_bps",
+                LOCAL_SPEED_HELP,
+                &at,
+                bps,
+            );
+        }
+        if let Some(a) = &t.address {
+            let l = [at[0], at[1], ("address", a.as_str())];
+            f.set("hlctl_file_server_address", SERVER_ADDRESS_HELP, &l, 1.0);
+        }
         let l = [
             ("place", t.subject.as_str()),
             ("protocol", t.protocol.as_str()),
@@ -85,6 +114,41 @@ mod tests {
         assert!(text.contains(
             "hlctl_file_transfer_timestamp_seconds{place=\"me@nas:22:/srv\",protocol=\"ssh\",direction=\"read\"} 300.0"
         ));
+    }
+
+    /// A row that recorded its server's address and this host's interface
+    /// toward it gives the link's physical speed and the address; one
+    /// over a link with no physical speed gives the address only.
+    #[test]
+    fn a_files_link_speed_and_servers_address_beside_its_figures() {
+        let m = |name: String, place: &str| Metric::new(&name, place, 95e6, "B/s");
+        let mut cifs = row(300, vec![m(file_metric_name("cifs", "read"), "/mnt/media")]);
+        cifs.result = serde_json::json!({"file": {"place": "/mnt/media"},
+            "interface": "eth0", "address": "192.168.1.10"});
+        let mut ssh = row(
+            200,
+            vec![m(file_metric_name("ssh", "write"), "me@pve:22:/srv")],
+        );
+        ssh.result = serde_json::json!({"file": {"place": "me@pve:22:/srv"},
+            "interface": "veth0", "address": "10.0.0.2"});
+        let mut f = crate::metrics::Families::new();
+        super::files(&mut f, &[cifs, ssh], &|i| (i == "eth0").then_some(1e9));
+        let text = f.text();
+        assert!(
+            text.contains("hlctl_file_local_link_speed_bps{place=\"/mnt/media\",protocol=\"cifs\"} 1000000000.0"),
+            "{text}"
+        );
+        assert_eq!(
+            text.matches("hlctl_file_local_link_speed_bps{").count(),
+            1,
+            "{text}"
+        );
+        assert!(text.contains(
+            "hlctl_file_server_address{place=\"/mnt/media\",protocol=\"cifs\",address=\"192.168.1.10\"} 1.0"
+        ), "{text}");
+        assert!(text.contains(
+            "hlctl_file_server_address{place=\"me@pve:22:/srv\",protocol=\"ssh\",address=\"10.0.0.2\"} 1.0"
+        ), "{text}");
     }
 
     #[test]

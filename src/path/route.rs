@@ -124,6 +124,19 @@ pub(crate) fn egress_interface(dest: IpAddr) -> Option<String> {
     interface_with(src)
 }
 
+/// The first address `host` (a name or an address) resolves to, and the
+/// interface traffic to it leaves by: a file transfer's server, for the
+/// matrix's link shares.
+pub(crate) fn toward(host: &str) -> (Option<IpAddr>, Option<String>) {
+    use std::net::ToSocketAddrs;
+    let address = (host, 0)
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next())
+        .map(|a| a.ip());
+    (address, address.and_then(egress_interface))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -58,6 +58,14 @@ pub struct DiskFigures {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FileRun {
     pub file: FileReport,
+    /// The address the server resolved to, and this host's interface
+    /// toward it: what the matrix divides a figure by (that link's speed,
+    /// and the server's own link through its address). None for a local
+    /// directory, or a server that did not resolve.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface: Option<String>,
     pub network: Beside<NetFigures>,
     pub disk: Beside<DiskFigures>,
     /// This CPU's AEADs, one core each.
@@ -75,6 +83,8 @@ impl FileRun {
         crypto: Vec<CryptoFigure>,
     ) -> FileRun {
         let mut run = FileRun {
+            address: None,
+            interface: None,
             file,
             network,
             disk,
@@ -83,5 +93,16 @@ impl FileRun {
         };
         run.verdicts = verdict::judge(&run);
         run
+    }
+
+    /// The run with the address its server resolved to and this host's
+    /// interface toward it ([`crate::path::route::toward`]).
+    pub(crate) fn toward(mut self) -> FileRun {
+        if let Some(host) = &self.file.server {
+            let (address, interface) = crate::path::route::toward(host);
+            self.address = address.map(|a| a.to_string());
+            self.interface = interface;
+        }
+        self
     }
 }
