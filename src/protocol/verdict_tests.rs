@@ -244,35 +244,31 @@ fn a_signing_mount_is_named_with_its_mac_and_its_cost_per_core() {
         v.sentence
     );
     // The transfer faster than hlctl's figure of one core: said.
-    let v = read(90e6, &e, &[(Aead::Aes128Cmac, 0.4)]);
-    assert_eq!(v.limit, Limit::Encryption, "{}", v.sentence);
-    assert!(
-        v.sentence.contains(
-            "this CPU signs 400 Mbit/s per core, less than the transfer's 720 Mbit/s: \
-             the protocol's own signing code is faster or uses more cores;"
-        ),
-        "{}",
-        v.sentence
+    says(
+        &read(90e6, &e, &[(Aead::Aes128Cmac, 0.4)]),
+        Limit::Encryption,
+        "this CPU signs 400 Mbit/s per core, less than the transfer's 720 Mbit/s: \
+         the protocol's own signing code is faster or uses more cores;",
     );
     // A core that signs 9 Gbit/s does not hold 720 Mbit/s; its figure is
     // still given as evidence.
-    let v = read(90e6, &e, &[(Aead::Aes128Cmac, 9.0)]);
-    assert_eq!(v.limit, Limit::Elsewhere, "{}", v.sentence);
-    assert!(
-        v.sentence
-            .contains("AES-128-CMAC signing via sign, which this CPU signs at 9.0 Gbit/s per core"),
-        "{}",
-        v.sentence
+    says(
+        &read(90e6, &e, &[(Aead::Aes128Cmac, 9.0)]),
+        Limit::Elsewhere,
+        "AES-128-CMAC signing via sign, which this CPU signs at 9.0 Gbit/s per core",
     );
     // Unmeasured (HMAC-SHA256, or no figure): named, its cost not measured.
-    let v = read(90e6, &hmac, &[(Aead::Aes128Gcm, 1.0)]);
-    assert_eq!(v.limit, Limit::Elsewhere, "{}", v.sentence);
-    assert!(
-        v.sentence
-            .contains("HMAC-SHA256 signing via sign, whose cost is not measured here"),
-        "{}",
-        v.sentence
+    says(
+        &read(90e6, &hmac, &[(Aead::Aes128Gcm, 1.0)]),
+        Limit::Elsewhere,
+        "HMAC-SHA256 signing via sign, whose cost is not measured here",
     );
+}
+
+/// `v` names `limit` and its sentence says `text`.
+fn says(v: &Verdict, limit: Limit, text: &str) {
+    assert_eq!(v.limit, limit, "{}", v.sentence);
+    assert!(v.sentence.contains(text), "{}", v.sentence);
 }
 
 fn cifs(opts: &str) -> MountFacts {
