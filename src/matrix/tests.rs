@@ -10,9 +10,70 @@ fn s(labels: &[(&str, &str)], value: f64) -> Sample {
     }
 }
 
+/// The files' series of [`series`]: pve1's SSH read of nas, its NFS
+/// mount's write, its CIFS mount whose server resolved to nas's address,
+/// with that read's share.
+fn file_series() -> (Vec<Sample>, Vec<Sample>, Vec<Sample>) {
+    let files = vec![
+        s(
+            &[
+                ("host", "pve1"),
+                ("instance", "10.71.0.2:9100"),
+                ("place", "me@10.71.0.1:22:/srv"),
+                ("protocol", "ssh"),
+                ("direction", "read"),
+            ],
+            110e6,
+        ),
+        s(
+            &[
+                ("host", "pve1"),
+                ("instance", "10.71.0.2:9100"),
+                ("place", "/mnt/media"),
+                ("protocol", "nfs"),
+                ("direction", "write"),
+            ],
+            95e6,
+        ),
+        s(
+            &[
+                ("host", "pve1"),
+                ("instance", "10.71.0.2:9100"),
+                ("place", "/mnt/backup"),
+                ("protocol", "cifs"),
+                ("direction", "read"),
+            ],
+            95e6,
+        ),
+    ];
+    let file_share = vec![s(
+        &[
+            ("host", "pve1"),
+            ("instance", "10.71.0.2:9100"),
+            ("place", "/mnt/backup"),
+            ("protocol", "cifs"),
+            ("direction", "read"),
+        ],
+        0.76,
+    )];
+    // The mount's server resolved to an address nas publishes.
+    let file_server = vec![s(
+        &[
+            ("host", "pve1"),
+            ("instance", "10.71.0.2:9100"),
+            ("place", "/mnt/backup"),
+            ("protocol", "cifs"),
+            ("address", "192.168.1.10"),
+        ],
+        1.0,
+    )];
+    (files, file_share, file_server)
+}
+
 /// Two hosts of a lab measuring each other by address, one of them also a
 /// peer outside the lab by name, an SSH place and a mount.
 fn series() -> Series {
+    let (files, file_share, file_server) = file_series();
     let tp = |host: &str, inst: &str, peer: &str, dir: &str, v: f64| {
         s(
             &[
@@ -48,59 +109,9 @@ fn series() -> Series {
             ],
             0.198,
         )],
-        files: vec![
-            s(
-                &[
-                    ("host", "pve1"),
-                    ("instance", "10.71.0.2:9100"),
-                    ("place", "me@10.71.0.1:22:/srv"),
-                    ("protocol", "ssh"),
-                    ("direction", "read"),
-                ],
-                110e6,
-            ),
-            s(
-                &[
-                    ("host", "pve1"),
-                    ("instance", "10.71.0.2:9100"),
-                    ("place", "/mnt/media"),
-                    ("protocol", "nfs"),
-                    ("direction", "write"),
-                ],
-                95e6,
-            ),
-            s(
-                &[
-                    ("host", "pve1"),
-                    ("instance", "10.71.0.2:9100"),
-                    ("place", "/mnt/backup"),
-                    ("protocol", "cifs"),
-                    ("direction", "read"),
-                ],
-                95e6,
-            ),
-        ],
-        file_share: vec![s(
-            &[
-                ("host", "pve1"),
-                ("instance", "10.71.0.2:9100"),
-                ("place", "/mnt/backup"),
-                ("protocol", "cifs"),
-                ("direction", "read"),
-            ],
-            0.76,
-        )],
-        // The mount's server resolved to an address nas publishes.
-        file_server: vec![s(
-            &[
-                ("host", "pve1"),
-                ("instance", "10.71.0.2:9100"),
-                ("place", "/mnt/backup"),
-                ("protocol", "cifs"),
-                ("address", "192.168.1.10"),
-            ],
-            1.0,
-        )],
+        files,
+        file_share,
+        file_server,
         peer_address: vec![s(
             &[
                 ("host", "pve1"),
