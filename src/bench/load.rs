@@ -53,7 +53,7 @@ impl LoadWatch {
         if wall <= 0.0 {
             return None;
         }
-        let hz = clock_ticks();
+        let hz = crate::cpu::tasks::ticks_per_second();
         let busy = b.busy.saturating_sub(a.busy) as f64 / hz;
         let own = b.own.saturating_sub(a.own).as_secs_f64();
         let total = b.total.saturating_sub(a.total) as f64;
@@ -144,12 +144,6 @@ pub(crate) fn rusage_now() -> (Duration, Duration) {
         Ok(u) => (tv(u.user_time()), tv(u.system_time())),
         Err(_) => (Duration::ZERO, Duration::ZERO),
     }
-}
-
-fn clock_ticks() -> f64 {
-    // SAFETY: sysconf reads a constant of the running system; no memory is passed.
-    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if t > 0 { t as f64 } else { 100.0 }
 }
 
 #[cfg(test)]

@@ -162,12 +162,11 @@ fn vectors(a: &Snapshot, b: &Snapshot, dev: &DeviceIds, out: &mut [CoreUse]) -> 
 }
 
 fn own(a: &Snapshot, b: &Snapshot, secs: f64) -> Option<OwnUse> {
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if hz <= 0 || secs <= 0.0 {
+    if secs <= 0.0 {
         return None;
     }
-    let p = |ticks: u64| (ticks as f64 / hz as f64 / secs * 1000.0).round() / 10.0;
+    let hz = super::tasks::ticks_per_second();
+    let p = |ticks: u64| (ticks as f64 / hz / secs * 1000.0).round() / 10.0;
     let (x, y) = (a.own.as_ref()?, b.own.as_ref()?);
     let mut threads: Vec<ThreadUse> = b
         .threads

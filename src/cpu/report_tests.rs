@@ -82,8 +82,7 @@ fn the_deltas_land_on_their_cpus() {
     assert_eq!(r.queue_vectors.len(), 1);
     assert_eq!(r.queue_vectors[0].per_cpu, vec![(1, 800)]);
     let own = r.own.unwrap();
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let hz = tasks::ticks_per_second();
     assert_eq!(own.percent, (50.0 / hz * 1000.0).round() / 10.0);
     assert_eq!(own.threads.len(), 1);
 }

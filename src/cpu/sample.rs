@@ -67,8 +67,7 @@ mod tests {
             }
         }
         let r = s.finish();
-        // SAFETY: sysconf has no preconditions.
-        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+        let hz = tasks::ticks_per_second();
         let ticks = |percent: f64| percent / 100.0 * r.seconds * hz;
         // Shares are printed to 0.1 %: on a loaded machine, where the 20
         // ticks take many seconds, that rounding is worth several ticks.

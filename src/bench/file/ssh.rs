@@ -135,9 +135,8 @@ impl Session {
     fn cpu_now(&self) -> Option<Duration> {
         let text = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).ok()?;
         let s = crate::cpu::tasks::parse(&text).ok()?;
-        // SAFETY: sysconf has no preconditions.
-        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-        (hz > 0).then(|| Duration::from_secs_f64((s.utime + s.stime) as f64 / hz as f64))
+        let hz = crate::cpu::tasks::ticks_per_second();
+        Some(Duration::from_secs_f64((s.utime + s.stime) as f64 / hz))
     }
 
     /// Reap ssh: its exit status and the CPU time it used in all.
