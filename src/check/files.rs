@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::bench::exclusive::MeasureLock;
 use crate::bench::file::{FileConfig, FileReport, Target};
 use crate::bench::progress::{Cancel, NoProgress};
+use crate::path::route::Toward;
 
 /// One target's figures, or why there are none.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -22,11 +23,9 @@ pub(crate) struct FileEntry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) error: Option<String>,
     /// The address the server resolved to and this host's interface
-    /// toward it (as `bench file`'s run has them).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) address: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) interface: Option<String>,
+    /// toward it (`address`, `interface`, as `bench file`'s run has them).
+    #[serde(flatten)]
+    pub(crate) toward: Toward,
 }
 
 /// Write and read back `size_mib` MiB through `target` (an SSH one with
@@ -38,20 +37,11 @@ pub(crate) fn measure(
     lock: &Path,
     cancel: &Cancel,
 ) -> FileEntry {
-    let entry = |r: Result<FileReport, String>| {
-        let (address, interface) = r
-            .as_ref()
-            .ok()
-            .and_then(|f| f.server.as_deref())
-            .map(crate::path::route::toward)
-            .unwrap_or_default();
-        FileEntry {
-            target: target.to_string(),
-            error: r.as_ref().err().cloned(),
-            file: r.ok(),
-            address: address.map(|a| a.to_string()),
-            interface,
-        }
+    let entry = |r: Result<FileReport, String>| FileEntry {
+        target: target.to_string(),
+        error: r.as_ref().err().cloned(),
+        toward: Toward::server(r.as_ref().ok().and_then(|f| f.server.as_deref())),
+        file: r.ok(),
     };
     let with_config = |t: Target| match t {
         Target::Ssh(mut s) => {

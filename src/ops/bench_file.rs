@@ -60,7 +60,7 @@ pub(crate) fn run(
     if cancel.is_cancelled() {
         return Err(FileError::Cancelled);
     }
-    Ok(FileRun::judged(report, network, disk, crypto).toward())
+    Ok(FileRun::judged(report, network, disk, crypto).toward_server())
 }
 
 /// Raw TCP both ways to `--net-peer` or the transfer's host (port 5201).

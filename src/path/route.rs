@@ -4,7 +4,7 @@
 use std::io;
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One default route: `0.0.0.0/0` or `::/0` and the interface it leaves by.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -124,22 +124,55 @@ pub(crate) fn egress_interface(dest: IpAddr) -> Option<String> {
     interface_with(src)
 }
 
-/// The first address `host` (a name or an address) resolves to, and the
-/// interface traffic to it leaves by: a file transfer's server, for the
-/// matrix's link shares.
-pub(crate) fn toward(host: &str) -> (Option<IpAddr>, Option<String>) {
-    use std::net::ToSocketAddrs;
-    let address = (host, 0)
-        .to_socket_addrs()
-        .ok()
-        .and_then(|mut a| a.next())
-        .map(|a| a.ip());
-    (address, address.and_then(egress_interface))
+/// Where the other end of a transfer is: the first address its host (a
+/// name or an address) resolved to, and the interface traffic to it leaves
+/// by. A file transfer's server, for the matrix's link shares; each is
+/// None when it could not be found.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Toward {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface: Option<String>,
+}
+
+impl Toward {
+    /// Resolve `host` and find the interface toward it.
+    pub(crate) fn host(host: &str) -> Toward {
+        use std::net::ToSocketAddrs;
+        let address = (host, 0)
+            .to_socket_addrs()
+            .ok()
+            .and_then(|mut a| a.next())
+            .map(|a| a.ip());
+        Toward {
+            address: address.map(|a| a.to_string()),
+            interface: address.and_then(egress_interface),
+        }
+    }
+
+    /// Toward a transfer's server, if it has one.
+    pub(crate) fn server(server: Option<&str>) -> Toward {
+        server.map(Toward::host).unwrap_or_default()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn toward_loopback_is_lo_and_nothing_is_said_when_unknown() {
+        let t = Toward::host("127.0.0.1");
+        assert_eq!(
+            (t.address.as_deref(), t.interface.as_deref()),
+            (Some("127.0.0.1"), Some("lo"))
+        );
+        assert_eq!(serde_json::to_value(&t).unwrap()["interface"], "lo");
+        let none = Toward::server(None);
+        assert_eq!(none, Toward::default());
+        assert_eq!(serde_json::to_string(&none).unwrap(), "{}");
+    }
 
     #[test]
     fn default_routes_from_proc_text() {

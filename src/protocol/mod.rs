@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bench::crypto::CryptoFigure;
 use crate::bench::file::FileReport;
+use crate::path::route::Toward;
 pub(crate) use verdict::{Limit, Verdict};
 
 /// A layer measured beside the transfer, or why it was not.
@@ -59,13 +60,12 @@ pub struct DiskFigures {
 pub struct FileRun {
     pub file: FileReport,
     /// The address the server resolved to, and this host's interface
-    /// toward it: what the matrix divides a figure by (that link's speed,
-    /// and the server's own link through its address). None for a local
-    /// directory, or a server that did not resolve.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub address: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub interface: Option<String>,
+    /// toward it (`address`, `interface`): what the matrix divides a figure
+    /// by (that link's speed, and the server's own link through its
+    /// address). Neither for a local directory, or a server that did not
+    /// resolve.
+    #[serde(flatten)]
+    pub toward: Toward,
     pub network: Beside<NetFigures>,
     pub disk: Beside<DiskFigures>,
     /// This CPU's AEADs, one core each.
@@ -83,8 +83,7 @@ impl FileRun {
         crypto: Vec<CryptoFigure>,
     ) -> FileRun {
         let mut run = FileRun {
-            address: None,
-            interface: None,
+            toward: Toward::default(),
             file,
             network,
             disk,
@@ -96,13 +95,9 @@ impl FileRun {
     }
 
     /// The run with the address its server resolved to and this host's
-    /// interface toward it ([`crate::path::route::toward`]).
-    pub(crate) fn toward(mut self) -> FileRun {
-        if let Some(host) = &self.file.server {
-            let (address, interface) = crate::path::route::toward(host);
-            self.address = address.map(|a| a.to_string());
-            self.interface = interface;
-        }
+    /// interface toward it.
+    pub(crate) fn toward_server(mut self) -> FileRun {
+        self.toward = Toward::server(self.file.server.as_deref());
         self
     }
 }
