@@ -69,6 +69,11 @@ impl Aead {
     pub(crate) fn signs(self) -> bool {
         self == Aead::Aes128Cmac
     }
+
+    /// What one core does with it, as a sentence says it: `signs`, `seals`.
+    pub(crate) fn verb(self) -> &'static str {
+        if self.signs() { "signs" } else { "seals" }
+    }
 }
 
 /// One AEAD's speed on one core.

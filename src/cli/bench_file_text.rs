@@ -66,7 +66,7 @@ pub(crate) fn print(r: &FileRun) {
 /// Each direction's CPU in cores: the transfer's process, then the
 /// kernel's threads busy meanwhile (`cifsd 0.41`).
 fn print_cpu(f: &crate::bench::file::FileReport) {
-    let who = if f.ssh.is_some() { "ssh" } else { "hlctl" };
+    let who = f.process();
     for t in f.transfers() {
         let mut used: Vec<String> = t
             .client_cores

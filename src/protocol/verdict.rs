@@ -109,7 +109,7 @@ fn inputs(run: &FileRun, t: &Transfer) -> Inputs {
         };
         (bps, d.dir.clone())
     });
-    let process = if f.ssh.is_some() { "ssh" } else { "hlctl" };
+    let process = f.process();
     let room = net.is_some_and(|n| n > 2.0 * t.bytes_per_second * 8.0);
     Inputs {
         protocol: f.protocol.to_uppercase(),
@@ -263,11 +263,12 @@ fn encryption(i: &Inputs, bits: f64, net_said: Option<&str>) -> Option<String> {
     if share < 0.5 && !(busy && share >= 0.25) {
         return None;
     }
-    let (layer, verb) = if aead.signs() {
-        ("signing", "signs")
+    let layer = if aead.signs() {
+        "signing"
     } else {
-        ("encryption", "seals")
+        "encryption"
     };
+    let verb = aead.verb();
     // Clearly more than one core's figure (20 %) got through: the cipher
     // ran faster than hlctl's measure of it (the kernel's own code,
     // OpenSSL's) or on more than one core. It is still the costly layer;
@@ -364,7 +365,7 @@ fn elsewhere(i: &Inputs, net_said: Option<&str>) -> String {
                 Some((a, c)) => format!(
                     "{}, which this CPU {} at {} per core",
                     e.named,
-                    if a.signs() { "signs" } else { "seals" },
+                    a.verb(),
                     gbit(c)
                 ),
                 None => format!("{}, whose cost is not measured here", e.named),

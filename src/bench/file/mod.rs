@@ -144,6 +144,12 @@ impl FileReport {
     pub(crate) fn transfers(&self) -> [&Transfer; 2] {
         [&self.write, &self.read]
     }
+
+    /// The process whose CPU `client_cores` counts: the ssh client, or
+    /// hlctl's own thread through a directory.
+    pub(crate) fn process(&self) -> &'static str {
+        if self.ssh.is_some() { "ssh" } else { "hlctl" }
+    }
 }
 
 /// Write then read `cfg.size` bytes through `cfg.target`.
