@@ -143,12 +143,7 @@ pub(crate) fn join(prometheus: &str, s: &Series, host_label: &str) -> Matrix {
             continue;
         };
         let from = lab.host(t);
-        let share = s
-            .share
-            .iter()
-            .find(|x| same(x, t, &["instance", "peer", "direction"]))
-            .map(|x| x.value)
-            .filter(|v| v.is_finite());
+        let share = value_like(&s.share, t, &["instance", "peer", "direction"]);
         let cell = cell(&mut cells, &lab, from, peer, "tcp", "bit/s", t);
         if dir == "download" {
             (cell.read, cell.read_share) = (Some(t.value), share);
@@ -163,12 +158,11 @@ pub(crate) fn join(prometheus: &str, s: &Series, host_label: &str) -> Matrix {
             continue;
         };
         let from = lab.host(f);
-        let share = s
-            .file_share
-            .iter()
-            .find(|x| same(x, f, &["instance", "place", "protocol", "direction"]))
-            .map(|x| x.value)
-            .filter(|v| v.is_finite());
+        let share = value_like(
+            &s.file_share,
+            f,
+            &["instance", "place", "protocol", "direction"],
+        );
         let cell = cell(&mut cells, &lab, from, place, protocol, "B/s", f);
         if dir == "read" {
             (cell.read, cell.read_share) = (Some(f.value), share);
@@ -213,6 +207,16 @@ fn cell<'a>(
             read_share: None,
             write_share: None,
         })
+}
+
+/// The finite value of the sample of `samples` that agrees with `like` on
+/// every label of `names` (a figure's share, found by its labels).
+fn value_like(samples: &[Sample], like: &Sample, names: &[&str]) -> Option<f64> {
+    samples
+        .iter()
+        .find(|x| same(x, like, names))
+        .map(|x| x.value)
+        .filter(|v| v.is_finite())
 }
 
 /// Whether `a` and `b` agree on every label of `names`.
