@@ -309,3 +309,17 @@ pub fn rss_kib(pid: u32) -> u64 {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap()
 }
+
+/// `pid`'s resident memory once it is at most `limit` KiB, or its last
+/// reading when `within` passes first: hlctld gives a burst's memory back
+/// when the blocking threads that served it end, seconds after the burst.
+pub fn rss_settled_kib(pid: u32, limit: u64, within: std::time::Duration) -> u64 {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        let rss = rss_kib(pid);
+        if rss <= limit || std::time::Instant::now() >= deadline {
+            return rss;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
