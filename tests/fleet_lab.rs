@@ -663,7 +663,118 @@ fn three_hosts_matrix_in_prometheus_dashboard_panels_and_a_planted_regression() 
     }
 
     whole_matrix_from_prometheus(&f, &speeds, &files);
-    let _ = SERVE_PORT;
+    a_file_to_pve2_reads_its_own_figures_from_the_fleet(&f);
+}
+
+/// pve1 times a file over SSH to pve2 (a real sshd in pve2's namespace)
+/// with `--prometheus`: the run carries pve2's own disks and CPU exactly as
+/// Prometheus holds them from pve2's check (the one host whose last check
+/// measured its dir and CPU by now), the text prints them, and a
+/// verdict that reaches the server names pve2's figures, not the commands
+/// to run there.
+fn a_file_to_pve2_reads_its_own_figures_from_the_fleet(f: &Fleet) {
+    let (client, server) = (f.host("pve1"), f.host("pve2"));
+    let sshd = common::sshd::Sshd::start_on(Some(&server.ns), &server.ip, &[22]);
+    let remote = server.dir.join("ssh-files");
+    std::fs::create_dir_all(&remote).unwrap();
+    let url = format!("http://{}:9090", common::fleet::PROM_IP);
+    let target = format!("ssh://root@{}{}", server.ip, remote.display());
+    let cfg = sshd.config();
+    let net_peer = format!("{}:{SERVE_PORT}", server.ip);
+    let args = [
+        "bench",
+        "file",
+        &target,
+        "--ssh-config",
+        cfg.to_str().unwrap(),
+        "--size",
+        "4M",
+        "--net-peer",
+        &net_peer,
+        "--net-time",
+        "1",
+        "--no-disk",
+        "--no-crypto",
+        "--prometheus",
+        &url,
+    ];
+    let o = client.hlctl(&[&args[..], &["--json"]].concat());
+    assert!(o.status.success(), "{}", text(&o));
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let h = &r["fleet"]["measured"];
+    assert_eq!(h["host"], "pve2", "{}", r["fleet"]);
+    assert_eq!(h["prometheus"], url.as_str());
+    // Every sequential disk figure and the CPU figure of pve2, as
+    // Prometheus has them.
+    let want = |q: &str, key: &str| -> BTreeMap<String, f64> {
+        f.query(q)
+            .iter()
+            .map(|s| {
+                let v: f64 = s["value"][1].as_str().unwrap().parse().unwrap();
+                (s["metric"][key].as_str().unwrap().to_string(), v)
+            })
+            .collect()
+    };
+    let got = |list: &str, key: &str, value: &str| -> BTreeMap<String, f64> {
+        h[list]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| {
+                (
+                    d[key].to_string().trim_matches('"').to_string(),
+                    d[value].as_f64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let disks = want(
+        "hlctl_disk_bytes_per_second{host=\"pve2\",pattern=~\"seq-.*\"}",
+        "pattern",
+    );
+    assert_eq!(
+        disks.len(),
+        2,
+        "seq-read and seq-write of pve2's one dir: {disks:?}"
+    );
+    assert_eq!(got("disks", "pattern", "bytes_per_second"), disks, "{h}");
+    let cpu = want("hlctl_cpu_events_per_second{host=\"pve2\"}", "threads");
+    assert!(!cpu.is_empty(), "pve2's check measures its CPU");
+    assert_eq!(got("cpu", "threads", "events_per_second"), cpu, "{h}");
+    for v in r["verdicts"].as_array().unwrap() {
+        let sentence = v["sentence"].as_str().unwrap();
+        match v["limit"].as_str().unwrap() {
+            "server-disk" => assert!(sentence.contains("pve2's last check"), "{sentence}"),
+            "elsewhere" => assert!(
+                sentence.contains("pve2's own figures in the fleet's Prometheus")
+                    && !sentence.contains("hlctl bench disk"),
+                "{sentence}"
+            ),
+            _ => {}
+        }
+        println!("bench file to pve2: {sentence}");
+    }
+    assert_eq!(
+        std::fs::read_dir(&remote).unwrap().count(),
+        0,
+        "a remote file was left"
+    );
+    // The text: pve2's disk each way, from this Prometheus.
+    let o = client.hlctl(&args);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    for way in ["write", "read"] {
+        let line = t
+            .lines()
+            .find(|l| l.trim_start().starts_with("server disk") && l.contains(way))
+            .unwrap_or_else(|| panic!("no server disk {way} line: {t}"));
+        assert!(
+            line.contains(&format!("pve2's {}", server.dir.join("disk").display())),
+            "{line}"
+        );
+        assert!(line.contains(&url), "{line}");
+    }
+    assert!(t.contains("server CPU"), "{t}");
 }
 
 /// `hlctl matrix --prometheus`, run on pve2, prints every host's figures as

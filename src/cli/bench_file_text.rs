@@ -121,6 +121,43 @@ fn print_beside(r: &FileRun) {
         ),
         Beside::Skipped { why } => println!("  local disk: skipped: {why}"),
     }
+    print_fleet(r);
+}
+
+/// The server's own figures from the fleet's Prometheus, when asked for:
+/// its fastest directory each way, its CPU.
+fn print_fleet(r: &FileRun) {
+    let Some(fleet) = &r.fleet else { return };
+    let h = match fleet {
+        Beside::Measured(h) => h,
+        Beside::Skipped { why } => {
+            println!("  the server's own figures: skipped: {why}");
+            return;
+        }
+    };
+    for (pattern, direction) in [("seq-write", "write"), ("seq-read", "read")] {
+        if let Some(d) = h.fastest(pattern) {
+            println!(
+                "  {:<10} {:<9} {:>9.1} {:>8.2}    ({}'s {}, its last check, from {})",
+                "server disk",
+                direction,
+                d.bytes_per_second / 1e6,
+                d.bytes_per_second * 8.0 / 1e9,
+                h.host,
+                d.dir,
+                h.prometheus
+            );
+        }
+    }
+    for c in &h.cpu {
+        println!(
+            "  {:<10} {:.0} events/s on {} thread(s) ({}'s last check)",
+            "server CPU", c.events_per_second, c.threads, h.host
+        );
+    }
+    if h.disks.is_empty() && h.cpu.is_empty() {
+        println!("  the server's own figures: {} published none", h.host);
+    }
 }
 
 pub(crate) fn print_crypto(figures: &[CryptoFigure]) {
@@ -145,6 +182,7 @@ fn limit(v: &crate::protocol::Verdict) -> &'static str {
         Limit::Encryption => "encryption",
         Limit::ClientCpu => "client CPU",
         Limit::Settings => "protocol settings",
+        Limit::ServerDisk => "the server's disk",
         Limit::Elsewhere => "the server (not measured here)",
     }
 }

@@ -220,6 +220,7 @@ fn verdict(
             .map(|m| settings::costly(m, direction, room))
             .unwrap_or_default(),
         server: facts.as_ref().and_then(|m| m.server.clone()),
+        fleet: None,
         place: dir.to_string(),
         local: false,
     })
@@ -315,7 +316,7 @@ fn layer_words(l: Limit) -> &'static str {
         Limit::LocalDisk => "the local disk",
         Limit::Encryption => "its encryption",
         Limit::ClientCpu => "this host's CPU",
-        Limit::Elsewhere => {
+        Limit::ServerDisk | Limit::Elsewhere => {
             "the server (its disks, export or CPU), not the network, the options or the local disk"
         }
     }
@@ -343,7 +344,7 @@ fn advice(l: Limit, dir: &str, mount_point: Option<&str>) -> (String, Vec<String
             "this host's CPU, sealing or moving the data, is what the transfer waits for".into(),
             vec![format!("hlctl bench file --dir {dir}  # the per-core encryption figures beside the transfer")],
         ),
-        Limit::Elsewhere => (
+        Limit::ServerDisk | Limit::Elsewhere => (
             "the network (or, unmeasured, not excluded) and the mount options are not the limit: the server's disks, its export options (`sync` export) or its CPU are".into(),
             vec![
                 "# measure on the server itself: hlctl doctor --dir EXPORTED_PATH".into(),

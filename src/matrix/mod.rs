@@ -12,6 +12,7 @@
 //! `hlctl_net_peer_address`), otherwise as the row's host wrote it (a peer
 //! outside the lab, a mount's directory).
 
+pub(crate) mod host;
 pub(crate) mod prom;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -19,6 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::class::Class;
+pub(crate) use host::host_figures;
 use prom::Sample;
 pub(crate) use prom::Server;
 
@@ -235,13 +237,27 @@ struct Lab<'a> {
 
 impl<'a> Lab<'a> {
     fn of(s: &'a Series, host_label: &'a str) -> Lab<'a> {
+        let figures = s.throughput.iter().chain(&s.files);
+        let mut lab = Lab::named(figures, &s.own_addresses, host_label);
+        lab.peer_address = &s.peer_address;
+        lab.file_server = &s.file_server;
+        lab
+    }
+
+    /// The hosts that published `figures` or `own_addresses`, each known by
+    /// its name, its instance's address and the addresses it publishes.
+    fn named(
+        figures: impl Iterator<Item = &'a Sample>,
+        own_addresses: &'a [Sample],
+        host_label: &'a str,
+    ) -> Lab<'a> {
         let mut lab = Lab {
             host_label,
             hosts: BTreeMap::new(),
-            peer_address: &s.peer_address,
-            file_server: &s.file_server,
+            peer_address: &[],
+            file_server: &[],
         };
-        for x in s.throughput.iter().chain(&s.files).chain(&s.own_addresses) {
+        for x in figures.chain(own_addresses) {
             let h = lab.host(x);
             let names = lab.hosts.entry(h.clone()).or_default();
             names.insert(h);
@@ -249,13 +265,21 @@ impl<'a> Lab<'a> {
                 names.insert(host_part(i).to_string());
             }
         }
-        for a in &s.own_addresses {
+        for a in own_addresses {
             if let Some(addr) = a.label("address") {
                 let h = lab.host(a);
                 lab.hosts.entry(h).or_default().insert(addr.to_string());
             }
         }
         lab
+    }
+
+    /// The host known by any of `names` (a name or an address).
+    fn known_as(&self, names: &[String]) -> Option<String> {
+        self.hosts
+            .iter()
+            .find(|(_, known)| names.iter().any(|n| known.contains(n)))
+            .map(|(h, _)| h.clone())
     }
 
     /// The host a series came from.
@@ -290,10 +314,7 @@ impl<'a> Lab<'a> {
                 .filter(|p| here(p, "place"))
                 .filter_map(address),
         );
-        self.hosts
-            .iter()
-            .find(|(_, known)| names.iter().any(|n| known.contains(n)))
-            .map(|(h, _)| h.clone())
+        self.known_as(&names)
     }
 }
 

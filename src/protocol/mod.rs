@@ -8,6 +8,7 @@
 //! It reads the engines; no engine reads it.
 
 pub(crate) mod cipher;
+pub(crate) mod fleet;
 pub(crate) mod settings;
 pub(crate) mod verdict;
 
@@ -16,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::bench::crypto::CryptoFigure;
 use crate::bench::file::FileReport;
 use crate::path::route::Toward;
+use fleet::HostFigures;
 pub(crate) use verdict::{Limit, Verdict};
 
 /// A layer measured beside the transfer, or why it was not.
@@ -70,34 +72,35 @@ pub struct FileRun {
     pub disk: Beside<DiskFigures>,
     /// This CPU's AEADs, one core each.
     pub crypto: Vec<CryptoFigure>,
+    /// The server's own disks and CPU as the fleet's Prometheus holds them
+    /// (its last `hlctl check`), when `--prometheus` was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<Beside<HostFigures>>,
     /// One per direction, write first.
     pub verdicts: Vec<Verdict>,
 }
 
 impl FileRun {
-    /// The run with its verdicts judged.
+    /// The run with its verdicts judged: `toward` is where the server
+    /// resolved to ([`Toward::server`]), `fleet` the server's own figures.
     pub(crate) fn judged(
         file: FileReport,
+        toward: Toward,
         network: Beside<NetFigures>,
         disk: Beside<DiskFigures>,
         crypto: Vec<CryptoFigure>,
+        fleet: Option<Beside<HostFigures>>,
     ) -> FileRun {
         let mut run = FileRun {
-            toward: Toward::default(),
+            toward,
             file,
             network,
             disk,
             crypto,
+            fleet,
             verdicts: Vec::new(),
         };
         run.verdicts = verdict::judge(&run);
         run
-    }
-
-    /// The run with the address its server resolved to and this host's
-    /// interface toward it.
-    pub(crate) fn toward_server(mut self) -> FileRun {
-        self.toward = Toward::server(self.file.server.as_deref());
-        self
     }
 }

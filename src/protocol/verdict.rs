@@ -16,13 +16,18 @@
 //!    connection; the NFS client's kworkers), fills ~a core (85 %);
 //! 5. **settings**: NFS `sync`, `rsize`/`wsize` below 1 MiB, no `nconnect`
 //!    where the network has room, CIFS `cache=none` ([`super::settings`]);
-//! 6. else **elsewhere**: nothing measured here holds it, so the server's
-//!    disk or CPU, with the command to run there.
+//! 6. **server disk**: the server is a host of the fleet (`--prometheus`)
+//!    and none of the directories its last check measured reads (a read)
+//!    or writes (a write) faster than the transfer ([`crate::matrix::host`]);
+//! 7. else **elsewhere**: nothing measured holds it, so the server's CPU
+//!    under the protocol's load, or its disk when the fleet has no figure
+//!    of it, with the command to run there.
 
 use serde::{Deserialize, Serialize};
 
 use super::FileRun;
 use super::cipher::{self, Encryption};
+use super::fleet::HostFigures;
 use super::settings::{self, Setting};
 use crate::bench::crypto::{Aead, CryptoFigure};
 use crate::bench::file::{Direction, Transfer};
@@ -42,6 +47,8 @@ pub enum Limit {
     Encryption,
     ClientCpu,
     Settings,
+    /// The server's own disk, as the fleet's Prometheus has it.
+    ServerDisk,
     /// Not on this host: the server's disk or CPU.
     Elsewhere,
 }
@@ -81,6 +88,8 @@ pub(crate) struct Inputs {
     pub(crate) crypto: Vec<CryptoFigure>,
     pub(crate) settings: Vec<Setting>,
     pub(crate) server: Option<String>,
+    /// The server's own figures, from the fleet's Prometheus.
+    pub(crate) fleet: Option<HostFigures>,
     pub(crate) place: String,
     /// A local directory: no network in the path, the disk is the figure.
     pub(crate) local: bool,
@@ -127,6 +136,7 @@ fn inputs(run: &FileRun, t: &Transfer) -> Inputs {
             .map(|m| settings::costly(m, t.direction, room))
             .unwrap_or_default(),
         server: f.server.clone(),
+        fleet: run.fleet.as_ref().and_then(|b| b.measured()).cloned(),
         place: f.place.clone(),
         local: f.ssh.is_none() && f.mount.as_ref().is_some_and(|m| !m.is_network()),
     }
@@ -229,17 +239,10 @@ pub(crate) fn decide(i: &Inputs) -> Verdict {
                 net_said.map(|s| format!("; {s}")).unwrap_or_default()
             ),
         )
-    } else if !i.settings.is_empty() {
-        let said: Vec<_> = i.settings.iter().map(|s| s.said.as_str()).collect();
-        let advice: Vec<_> = i.settings.iter().map(|s| s.advice.as_str()).collect();
-        (
-            Limit::Settings,
-            format!(
-                "the protocol's settings hold it ({}): {}",
-                said.join("; "),
-                advice.join(", ")
-            ),
-        )
+    } else if let Some(why) = settings_said(&i.settings) {
+        (Limit::Settings, why)
+    } else if let Some(why) = server_disk(i, net_said.as_deref()) {
+        (Limit::ServerDisk, why)
     } else {
         (Limit::Elsewhere, elsewhere(i, net_said.as_deref()))
     };
@@ -251,6 +254,20 @@ pub(crate) fn decide(i: &Inputs) -> Verdict {
         sentence: format!("{head}: {why}"),
         encryption: i.encryption.as_ref().map(|e| e.named.clone()),
     }
+}
+
+/// Rule 5: the costly settings, each with its advice.
+fn settings_said(settings: &[Setting]) -> Option<String> {
+    if settings.is_empty() {
+        return None;
+    }
+    let said: Vec<_> = settings.iter().map(|s| s.said.as_str()).collect();
+    let advice: Vec<_> = settings.iter().map(|s| s.advice.as_str()).collect();
+    Some(format!(
+        "the protocol's settings hold it ({}): {}",
+        said.join("; "),
+        advice.join(", ")
+    ))
 }
 
 /// Rule 3: the encryption's share of one core, with a faster AEAD's advice.
@@ -346,7 +363,77 @@ fn unsigned(e: &Encryption) -> &'static str {
     }
 }
 
-/// Rule 6: nothing here holds it; what to run on the server.
+/// The server's disk pattern a direction needs: a read is the server
+/// reading its disk.
+fn server_pattern(d: Direction) -> (&'static str, &'static str) {
+    match d {
+        Direction::Read => ("seq-read", "reads"),
+        Direction::Write => ("seq-write", "writes"),
+    }
+}
+
+/// Rule 6: the fastest directory of the server's last check is no faster
+/// than the transfer (within the network's 15 %): a copy of a file the
+/// server does not hold in its page cache stops there, as a local disk's
+/// rule 2 says of this host's.
+fn server_disk(i: &Inputs, net_said: Option<&str>) -> Option<String> {
+    let f = i.fleet.as_ref()?;
+    let (pattern, way) = server_pattern(i.direction?);
+    let d = f
+        .fastest(pattern)
+        .filter(|d| d.bytes_per_second <= i.bytes_per_second / NETWORK_SHARE)?;
+    Some(format!(
+        "the server's disk holds a copy ({}'s last check, in the fleet's Prometheus: its fastest \
+         directory {} {way} {:.0} MB/s{}): a faster disk or pool on {}, or the file on one",
+        f.host,
+        d.dir,
+        d.bytes_per_second / 1e6,
+        net_said.map(|s| format!("; {s}")).unwrap_or_default(),
+        f.host
+    ))
+}
+
+/// What the fleet says of a server that does not hold it by its disk:
+/// "nas's own figures in the fleet's Prometheus do not hold it (its fastest
+/// directory /tank reads 400 MB/s; its CPU 1500 events/s on 1 thread, 5000 on 4 threads)".
+fn fleet_said(f: &HostFigures, d: Direction) -> String {
+    let (pattern, way) = server_pattern(d);
+    let mut said = Vec::new();
+    if let Some(disk) = f.fastest(pattern) {
+        said.push(format!(
+            "its fastest directory {} {way} {:.0} MB/s",
+            disk.dir,
+            disk.bytes_per_second / 1e6
+        ));
+    }
+    let threads = |n: u32| format!("{n} thread{}", if n == 1 { "" } else { "s" });
+    let cpu: Vec<String> = f
+        .cpu
+        .iter()
+        .enumerate()
+        .map(|(k, c)| match k {
+            0 => format!(
+                "its CPU {:.0} events/s on {}",
+                c.events_per_second,
+                threads(c.threads)
+            ),
+            _ => format!("{:.0} on {}", c.events_per_second, threads(c.threads)),
+        })
+        .collect();
+    if !cpu.is_empty() {
+        said.push(cpu.join(", "));
+    }
+    if said.is_empty() {
+        said.push("no disk or CPU figure published".into());
+    }
+    format!(
+        "{}'s own figures in the fleet's Prometheus do not hold it ({})",
+        f.host,
+        said.join("; ")
+    )
+}
+
+/// Rule 7: nothing here holds it; what to run on the server.
 fn elsewhere(i: &Inputs, net_said: Option<&str>) -> String {
     let mut evidence = Vec::new();
     if let Some(n) = net_said {
@@ -379,15 +466,24 @@ fn elsewhere(i: &Inputs, net_said: Option<&str>) -> String {
     } else {
         ""
     };
-    format!(
-        "nothing measured on this host holds it ({}): {not}the server's disk or CPU may; run \
-         `hlctl bench disk --dir {dir}` and `hlctl bench cpu` on {server}",
-        if evidence.is_empty() {
-            "no other layer measured".to_string()
-        } else {
-            evidence.join("; ")
-        }
-    )
+    let evidence = if evidence.is_empty() {
+        "no other layer measured".to_string()
+    } else {
+        evidence.join("; ")
+    };
+    match (&i.fleet, i.direction) {
+        (Some(f), Some(d)) => format!(
+            "nothing measured on this host holds it ({evidence}), and {}: {not}its CPU under \
+             the protocol's load (smbd, nfsd, sshd) or its share's settings may; watch `top` on {} \
+             during a copy",
+            fleet_said(f, d),
+            f.host
+        ),
+        _ => format!(
+            "nothing measured on this host holds it ({evidence}): {not}the server's disk or CPU \
+             may; run `hlctl bench disk --dir {dir}` and `hlctl bench cpu` on {server}"
+        ),
+    }
 }
 
 #[cfg(test)]

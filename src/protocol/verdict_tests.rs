@@ -366,6 +366,75 @@ fn nothing_here_holding_it_names_the_server_and_what_to_run_there() {
     assert!(decide(&i).sentence.contains("raw TCP was not measured"));
 }
 
+/// nas as the fleet has it: /srv reads 120 MB/s and writes 90 MB/s, /tank
+/// writes 600 MB/s; its CPU at 1500 events/s on 1 thread, 5000 on 4.
+fn nas_in_the_fleet() -> HostFigures {
+    use crate::protocol::fleet::{HostCpu, HostDisk};
+    let disk = |dir: &str, pattern: &str, mb: f64| HostDisk {
+        dir: dir.into(),
+        pattern: pattern.into(),
+        bytes_per_second: mb * 1e6,
+    };
+    HostFigures {
+        host: "nas".into(),
+        prometheus: "http://prometheus:9090".into(),
+        disks: vec![
+            disk("/srv", "seq-read", 120.0),
+            disk("/srv", "seq-write", 90.0),
+            disk("/tank", "seq-write", 600.0),
+        ],
+        cpu: vec![
+            HostCpu {
+                threads: 1,
+                events_per_second: 1500.0,
+            },
+            HostCpu {
+                threads: 4,
+                events_per_second: 5000.0,
+            },
+        ],
+    }
+}
+
+#[test]
+fn the_servers_own_disk_from_the_fleet_holds_a_read_it_cannot_outrun() {
+    // A read at 110 MB/s: nas's fastest read is 120 MB/s, within the 15 %.
+    let mut i = ssh(Direction::Read, 110.0);
+    i.network_bps = Some(10e9);
+    i.client = Some((0.3, "ssh"));
+    i.fleet = Some(nas_in_the_fleet());
+    says(
+        &decide(&i),
+        Limit::ServerDisk,
+        "the server's disk holds a copy (nas's last check, in the fleet's Prometheus: its fastest \
+         directory /srv reads 120 MB/s; the network carries 10.0 Gbit/s)",
+    );
+    // A write at 300 MB/s: /tank writes 600 MB/s, so not the disk; the
+    // sentence gives nas's figures instead of the commands to run there.
+    let mut w = ssh(Direction::Write, 300.0);
+    w.network_bps = Some(10e9);
+    w.fleet = Some(nas_in_the_fleet());
+    let v = decide(&w);
+    says(
+        &v,
+        Limit::Elsewhere,
+        "nas's own figures in the fleet's Prometheus do not hold it (its fastest directory \
+         /tank writes 600 MB/s; its CPU 1500 events/s on 1 thread, 5000 on 4 threads)",
+    );
+    assert!(!v.sentence.contains("hlctl bench disk"), "{}", v.sentence);
+    // A read well below what nas's disk reads: not its disk.
+    i.bytes_per_second = 90e6;
+    assert_eq!(decide(&i).limit, Limit::Elsewhere);
+    // Far above it (the server's page cache served this file): a real
+    // copy of a cold file stops at that disk, as a local disk's does.
+    i.bytes_per_second = 400e6;
+    says(
+        &decide(&i),
+        Limit::ServerDisk,
+        "the server's disk holds a copy",
+    );
+}
+
 #[test]
 fn a_local_directory_is_its_own_disk() {
     let i = Inputs {

@@ -21,7 +21,7 @@ use crate::bench::file::{FileConfig, Target};
 use crate::bench::net::{ClientConfig, KeepAlive, NetError, Protocol, TestDirection};
 use crate::bench::stress::{MemAmount, StressConfig};
 use crate::class::Class;
-use crate::ops::bench_file::FileRequest;
+use crate::ops::bench_file::{FileRequest, Fleet};
 use crate::path::Peer;
 use crate::path::peer::DEFAULT_PORT;
 
@@ -338,6 +338,12 @@ pub(crate) struct FileParams {
     pub(crate) no_disk: bool,
     #[serde(default)]
     pub(crate) no_crypto: bool,
+    /// The fleet's Prometheus, where the server's own figures are read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) prometheus: Option<String>,
+    /// The scrape label naming a host there (default `host`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) host_label: Option<String>,
 }
 
 impl FileParams {
@@ -369,9 +375,17 @@ impl FileParams {
         if let Some(d) = self.local_dir.as_ref().filter(|d| !d.starts_with('/')) {
             return Err(format!("invalid --local-dir {d:?}: give an absolute path"));
         }
+        let fleet = match &self.prometheus {
+            Some(url) => Some(Fleet {
+                prometheus: crate::matrix::Server::parse(url).map_err(|e| e.to_string())?,
+                host_label: self.host_label.clone().unwrap_or_else(|| "host".into()),
+            }),
+            None => None,
+        };
         Ok(FileRequest {
             cfg,
             net_peer,
+            fleet,
             net: !self.no_net,
             net_time_s,
             local_dir: self.local_dir.clone().map(Into::into),

@@ -66,6 +66,8 @@ pub(crate) const FILE_KEYS: &[Key] = &[
     Key::new("local_dir", "s", &["local_dir"]),
     Key::new("no_disk", "b", &["no_disk"]),
     Key::new("no_crypto", "b", &["no_crypto"]),
+    Key::new("prometheus", "s", &["prometheus"]),
+    Key::new("host_label", "s", &["host_label"]),
 ];
 
 impl NetParams {
@@ -160,6 +162,8 @@ impl FileParams {
             local_dir: Some("/srv".into()),
             no_disk: true,
             no_crypto: true,
+            prometheus: Some("http://prometheus.lab:9090".into()),
+            host_label: Some("node".into()),
         }
     }
 }
