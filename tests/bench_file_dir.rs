@@ -156,3 +156,54 @@ fn a_relative_or_missing_directory_is_refused_naming_it() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("whole number of MiB"), "{err}");
 }
+
+/// `--prometheus`: a URL hlctl cannot speak is refused before anything is
+/// written, naming what is allowed; a local directory has no server, so
+/// the fleet is not asked (nothing listens on 127.0.0.1:9) and the run
+/// says why.
+#[test]
+fn the_fleets_prometheus_is_checked_and_a_local_directory_asks_it_nothing() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let d = dir.path().to_str().unwrap();
+    let o = common::hlctl(&[
+        "--local",
+        "bench",
+        "file",
+        "--dir",
+        d,
+        "--size",
+        "1M",
+        "--prometheus",
+        "https://prom.lab",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--prometheus \"https://prom.lab\"") && err.contains("allowed: http://HOST"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_dir(d).unwrap().count(), 0);
+    let state = tempfile::tempdir().unwrap();
+    let o = Command::new(HLCTL)
+        .env("HLCTL_STATE_DIR", state.path())
+        .args([
+            "--local", "--json", "bench", "file", "--dir", d, "--size", "1M",
+        ])
+        .args([
+            "--no-net",
+            "--no-disk",
+            "--no-crypto",
+            "--prometheus",
+            "127.0.0.1:9",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", common::output_text(&o));
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        r["fleet"]["skipped"]["why"], "a local directory: no server",
+        "{r}"
+    );
+    assert_eq!(std::fs::read_dir(d).unwrap().count(), 0);
+}
