@@ -81,7 +81,7 @@ pub(crate) struct FileArgs {
     #[arg(
         long,
         value_name = "LABEL",
-        default_value = "host",
+        default_value = crate::matrix::HOST_LABEL,
         requires = "prometheus"
     )]
     pub(crate) host_label: String,

@@ -39,7 +39,7 @@ pub(crate) struct MatrixArgs {
 
     /// The scrape label that names a host (set in Prometheus's scrape
     /// configuration); series without it are named by their `instance`.
-    #[arg(long, value_name = "LABEL", default_value = "host")]
+    #[arg(long, value_name = "LABEL", default_value = crate::matrix::HOST_LABEL)]
     pub(crate) host_label: String,
 }
 

@@ -24,6 +24,9 @@ pub(crate) use host::host_figures;
 use prom::Sample;
 pub(crate) use prom::Server;
 
+/// The scrape label that names a host, unless told otherwise (the shipped
+/// dashboard's and the docs' scrape configurations set it).
+pub(crate) const HOST_LABEL: &str = "host";
 /// Raw TCP of the last check, both directions (`upload`: the row's host sends).
 pub(crate) const THROUGHPUT: &str = "hlctl_net_throughput_bps";
 /// Each TCP figure over the slower end's physical link speed: the shipped

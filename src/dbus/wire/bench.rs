@@ -378,7 +378,10 @@ impl FileParams {
         let fleet = match &self.prometheus {
             Some(url) => Some(Fleet {
                 prometheus: crate::matrix::Server::parse(url).map_err(|e| e.to_string())?,
-                host_label: self.host_label.clone().unwrap_or_else(|| "host".into()),
+                host_label: self
+                    .host_label
+                    .clone()
+                    .unwrap_or_else(|| crate::matrix::HOST_LABEL.into()),
             }),
             None => None,
         };
