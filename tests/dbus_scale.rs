@@ -73,8 +73,13 @@ fn six_hundred_links_show_for_an_unprivileged_user_and_the_memory_comes_back() {
     let del: String = (0..PAIRS).map(|i| format!("link del sa{i}\n")).collect();
     batch(&lab.ns.name, &del);
     wait_links(&lab, |n| n == before, "after deleting them");
-    std::thread::sleep(Duration::from_millis(500));
-    let after = common::rss_kib(lab.daemon.proc.pid());
+    // Once the blocking threads that served the burst have ended (5 s
+    // after their last task, each trims as it goes), as dbus_hostile reads it.
+    let after = common::rss_settled_kib(
+        lab.daemon.proc.pid(),
+        idle + 8 * 1024,
+        Duration::from_secs(15),
+    );
     println!(
         "{} links: hlctl show as nobody took {took:?}; hlctld RSS idle {idle} KiB, \
          with them {busy} KiB, after they went {after} KiB",
