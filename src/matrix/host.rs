@@ -74,13 +74,7 @@ mod tests {
     use super::*;
 
     fn s(labels: &[(&str, &str)], value: f64) -> Sample {
-        Sample {
-            labels: labels
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            value,
-        }
+        Sample::of(labels, value)
     }
 
     fn disk(host: &str, instance: &str, dir: &str, pattern: &str, v: f64) -> Sample {

@@ -30,6 +30,18 @@ impl Sample {
     pub(crate) fn label(&self, name: &str) -> Option<&str> {
         self.labels.get(name).map(String::as_str)
     }
+
+    /// A series of `labels` at `value`, as the tests write one.
+    #[cfg(test)]
+    pub(crate) fn of(labels: &[(&str, &str)], value: f64) -> Sample {
+        Sample {
+            labels: labels
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            value,
+        }
+    }
 }
 
 /// A Prometheus server named by its URL.

@@ -1,13 +1,7 @@
 use super::*;
 
 fn s(labels: &[(&str, &str)], value: f64) -> Sample {
-    Sample {
-        labels: labels
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        value,
-    }
+    Sample::of(labels, value)
 }
 
 /// The files' series of [`series`]: pve1's SSH read of nas, its NFS
