@@ -109,3 +109,46 @@ fn a_missing_dir_is_named_and_not_measured() {
         "{skipped:?}"
     );
 }
+
+/// `--prometheus`: a URL hlctl cannot speak is refused (exit 2) naming the
+/// flag and what is allowed; with local directories only, the fleet is
+/// asked nothing (a listener on 127.0.0.1 that this test holds gets no
+/// connection).
+#[test]
+fn the_fleets_prometheus_is_checked_and_local_directories_ask_it_nothing() {
+    let state = tempfile::tempdir().unwrap();
+    let run = |url: &str, dir: &str| {
+        Command::new(HLCTL)
+            .arg("--state-dir")
+            .arg(state.path())
+            .args(["--json", "doctor", "--stress", "0", "--disk-size", "8"])
+            .args(["--dir", dir, "--prometheus", url])
+            .output()
+            .unwrap()
+    };
+    let dir = disk_tempdir();
+    let d = dir.path().to_str().unwrap();
+    let o = run("https://prom.lab", d);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--prometheus \"https://prom.lab\"") && err.contains("allowed: http://HOST"),
+        "{err}"
+    );
+    assert!(
+        !state.path().join("history.db").exists(),
+        "a refused doctor stored a report"
+    );
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let o = run(&url, d);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(r.to_string().contains(d), "{r}");
+    let asked = listener.accept();
+    assert!(
+        matches!(&asked, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "the doctor asked Prometheus about a local directory: {asked:?}"
+    );
+}

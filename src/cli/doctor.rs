@@ -96,6 +96,17 @@ pub(crate) struct DoctorArgs {
     /// disk-randread=5000iops, cpu=3000 (sysbench events/s).
     #[arg(long = "need", value_name = "LAYER=VALUE,...", value_parser = need_spec)]
     pub(crate) needs: Vec<String>,
+
+    /// The fleet's Prometheus (http://[USER:PASSWORD@]HOST[:PORT][/PATH], or
+    /// HOST[:PORT]): a network --dir's server, when it is a host of the
+    /// fleet, is judged with its own disk and CPU figures from its last
+    /// `hlctl check`, as `hlctl bench file --prometheus` does.
+    #[arg(long, value_name = "URL", env = "HLCTL_PROMETHEUS")]
+    pub(crate) prometheus: Option<String>,
+
+    /// The scrape label that names a host in that Prometheus.
+    #[arg(long, value_name = "LABEL", default_value = crate::matrix::HOST_LABEL, requires = "prometheus")]
+    pub(crate) host_label: String,
 }
 
 fn workload_spec(s: &str) -> Result<String, String> {
@@ -121,13 +132,15 @@ impl DoctorArgs {
             // The workloads as the bus carries them (`plex-4k:3`, `need:…`).
             workloads: self.workloads.iter().chain(&self.needs).cloned().collect(),
             workload_runs: true,
+            prometheus: self.prometheus.clone(),
+            host_label: self.prometheus.as_ref().map(|_| self.host_label.clone()),
         }
     }
 }
 
 pub(crate) fn run(global: &Global, args: DoctorArgs) -> i32 {
     let request = args.request();
-    if let Err(e) = request.peer() {
+    if let Err(e) = request.options() {
         eprintln!("hlctl doctor: {e}");
         return exit::INVALID;
     }

@@ -254,16 +254,7 @@ pub(crate) fn gather(
     };
     inp.guests = guest_links(&mut nl, paths);
     inp.cpu = Some(cpu_under_stress(opts, progress, cancel));
-    inp.mounts = opts.dirs.iter().map(|d| mounts::lookup(d)).collect();
-    inp.storage = storage::measure_dirs(&opts.dirs, opts.disk_size, progress, cancel);
-    if storage::any_sealed(&inp) {
-        step(
-            progress,
-            0.1,
-            "this CPU's encryption and signing per core (a sealed or signed SMB mount)",
-        );
-        inp.crypto = crate::bench::crypto::measure_all(crate::bench::crypto::PER_AEAD, cancel);
-    }
+    storage_layers(&mut inp, opts, progress, cancel);
 
     // Second snapshot at least one interval after the first.
     let wait = opts.sample_interval.saturating_sub(t0.elapsed());
@@ -304,6 +295,29 @@ pub(crate) fn gather(
 /// On a Proxmox node, every VM's link with its MTU and its bridge's (the
 /// links read once more, all of them: a tap is rarely among those doctor
 /// looks at); nothing elsewhere or when the links cannot be read.
+/// The `--dir`s: their mounts, their disk figures, a network mount's
+/// server's own figures in the fleet, this CPU's AEADs for a sealed mount.
+fn storage_layers(inp: &mut Inputs, opts: &Options, progress: &dyn Progress, cancel: &Cancel) {
+    inp.mounts = opts.dirs.iter().map(|d| mounts::lookup(d)).collect();
+    inp.storage = storage::measure_dirs(&opts.dirs, opts.disk_size, progress, cancel);
+    if let Some(fleet) = &opts.fleet {
+        step(
+            progress,
+            0.1,
+            "the mounts' servers' own figures in the fleet's Prometheus",
+        );
+        inp.fleet = storage::servers_in_fleet(inp, fleet);
+    }
+    if storage::any_sealed(inp) {
+        step(
+            progress,
+            0.1,
+            "this CPU's encryption and signing per core (a sealed or signed SMB mount)",
+        );
+        inp.crypto = crate::bench::crypto::measure_all(crate::bench::crypto::PER_AEAD, cancel);
+    }
+}
+
 fn guest_links(nl: &mut Netlink, paths: &Paths) -> Vec<super::inputs::GuestLink> {
     if !crate::pve::config_dir(&paths.root).is_dir() {
         return Vec::new();

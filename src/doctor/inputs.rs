@@ -9,6 +9,8 @@ use crate::nic::model::Interface;
 use crate::path::Peer;
 use crate::path::pmtu::PathMtu;
 use crate::path::throughput::Series;
+use crate::protocol::Beside;
+use crate::protocol::fleet::HostFigures;
 
 /// Two snapshots of one interface, `interval_s` apart (counters are compared).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -91,6 +93,9 @@ pub(crate) struct Inputs {
     /// SMB mount (the encryption layer's evidence).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) crypto: Vec<crate::bench::crypto::CryptoFigure>,
+    /// Each network mount's server's own figures from the fleet's
+    /// Prometheus (`--prometheus`), by the server as the mount names it.
+    pub(crate) fleet: BTreeMap<String, Beside<HostFigures>>,
     /// The persisted (set --persist or tuned) settings of each interface.
     #[serde(default)]
     pub(crate) persisted: BTreeMap<String, crate::nic::model::ChangeSet>,

@@ -86,6 +86,8 @@ pub(crate) struct Options {
     /// Whether a workload that needs the CPU or random reads may run them
     /// (not in a read-only doctor).
     pub(crate) workload_runs: bool,
+    /// The fleet's Prometheus: a network mount's server's own disk and CPU.
+    pub(crate) fleet: Option<crate::matrix::Fleet>,
 }
 
 impl Default for Options {
@@ -100,6 +102,7 @@ impl Default for Options {
             disk_size: storage::DEFAULT_SIZE,
             workloads: Vec::new(),
             workload_runs: true,
+            fleet: None,
         }
     }
 }

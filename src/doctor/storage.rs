@@ -11,17 +11,19 @@
 //! network has room, CIFS `cache=none`), else elsewhere (the server's disks,
 //! its export, its CPU). The finding's `limit` is the verdict's.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use super::finding::{Finding, Outcome, Severity};
 use super::inputs::{DdFigures, DirResult, Inputs, MountData};
 use super::mounts;
-use crate::bench::crypto::CryptoFigure;
 use crate::bench::disk::{SeqDdConfig, run_seq_dd};
 use crate::bench::file::{Direction, MountFacts};
 use crate::bench::progress::{Cancel, Progress, ProgressEvent};
+use crate::path::route::Toward;
+use crate::protocol::fleet::HostFigures;
 use crate::protocol::verdict::{Inputs as VerdictInputs, Limit, Verdict, decide};
-use crate::protocol::{cipher, settings};
+use crate::protocol::{Beside, cipher, settings};
 
 /// Bytes written and read per `--dir` by default.
 pub(crate) const DEFAULT_SIZE: u64 = 256 << 20;
@@ -92,6 +94,32 @@ pub(crate) fn any_sealed(inp: &Inputs) -> bool {
         .any(|m| cipher::of_mount(&MountFacts::of(m)).is_some_and(|e| e.aead.is_some()))
 }
 
+/// Each measured network mount's server's own figures from `fleet`, by the
+/// server as the mount names it (one query per server). Only measured
+/// mounts: a doctor that may not measure (no run-benchmark) asks nothing
+/// of the network either.
+pub(crate) fn servers_in_fleet(
+    inp: &Inputs,
+    fleet: &crate::matrix::Fleet,
+) -> BTreeMap<String, Beside<HostFigures>> {
+    let servers: BTreeSet<String> = inp
+        .storage
+        .iter()
+        .filter(|r| r.measured.is_ok())
+        .filter_map(|r| mount_of(inp, &r.dir))
+        .filter(|m| is_network_fs(&m.fs_type))
+        .filter_map(|m| MountFacts::of(m).server)
+        .collect();
+    servers
+        .into_iter()
+        .map(|s| {
+            let address = Toward::server(Some(&s)).address;
+            let figures = fleet.server(Some(&s), address.as_deref());
+            (s, figures)
+        })
+        .collect()
+}
+
 /// The peer's measured throughput, bit/s: (upload, download) medians.
 fn network_bps(inp: &Inputs) -> Option<(f64, f64)> {
     let t = inp.peer.as_ref()?.throughput.as_ref().ok()?;
@@ -122,12 +150,11 @@ pub(crate) fn check(inp: &Inputs, out: &mut Outcome) {
         );
     }
     let local = reference(&figures);
-    let network = network_bps(inp);
     for (dir, f, m) in figures
         .iter()
         .filter(|(_, f, m)| is_network_fs(&fs_of(*m, f)))
     {
-        out.find(layer_finding((dir, f, *m), local, network, &inp.crypto));
+        out.find(layer_finding((dir, f, *m), local, inp));
     }
 }
 
@@ -177,13 +204,15 @@ fn reference<'f, 'a>(figures: &'f [Measured<'a>]) -> Option<&'f Measured<'a>> {
 /// The verdict on a network filesystem's slower direction: the same
 /// inputs a `bench file` transfer gives, from the dd figures, the fastest
 /// local directory, the peer's raw TCP and the mount's options.
-fn verdict(
-    (dir, f, m): Measured<'_>,
-    local: Option<&Measured<'_>>,
-    network: Option<(f64, f64)>,
-    crypto: &[CryptoFigure],
-) -> Verdict {
+fn verdict((dir, f, m): Measured<'_>, local: Option<&Measured<'_>>, inp: &Inputs) -> Verdict {
+    let network = network_bps(inp);
     let facts = m.map(MountFacts::of);
+    let server = facts.as_ref().and_then(|m| m.server.clone());
+    let fleet = server
+        .as_ref()
+        .and_then(|s| inp.fleet.get(s))
+        .and_then(|b| b.measured())
+        .cloned();
     let direction = if f.write_mb_s <= f.read_mb_s {
         Direction::Write
     } else {
@@ -214,28 +243,23 @@ fn verdict(
         client: None,
         kernel: Vec::new(),
         encryption: facts.as_ref().and_then(cipher::of_mount),
-        crypto: crypto.to_vec(),
+        crypto: inp.crypto.clone(),
         settings: facts
             .as_ref()
             .map(|m| settings::costly(m, direction, room))
             .unwrap_or_default(),
-        server: facts.as_ref().and_then(|m| m.server.clone()),
-        fleet: None,
+        server,
+        fleet,
         place: dir.to_string(),
         local: false,
     })
 }
 
 /// Which layer limits a network filesystem, with the figures that say so.
-fn layer_finding(
-    (dir, f, m): Measured<'_>,
-    local: Option<&Measured<'_>>,
-    network: Option<(f64, f64)>,
-    crypto: &[CryptoFigure],
-) -> Finding {
+fn layer_finding((dir, f, m): Measured<'_>, local: Option<&Measured<'_>>, inp: &Inputs) -> Finding {
     let fs = fs_of(m, f);
     let problems = m.map(mounts::option_problems).unwrap_or_default();
-    let v = verdict((dir, f, m), local, network, crypto);
+    let v = verdict((dir, f, m), local, inp);
     let local_v = local.map(|(_, l, _)| speed(l));
     let mut fnd = Finding::new(
         "storage-layer",
@@ -254,7 +278,7 @@ fn layer_finding(
     if let Some((ldir, l, _)) = local {
         fnd = local_evidence(fnd, f, ldir, l);
     }
-    match network {
+    match network_bps(inp) {
         Some((up, down)) => {
             let measured = [up, down].into_iter().filter(|v| *v > 0.0);
             let slower = measured.reduce(f64::min).unwrap_or(0.0);
@@ -316,7 +340,8 @@ fn layer_words(l: Limit) -> &'static str {
         Limit::LocalDisk => "the local disk",
         Limit::Encryption => "its encryption",
         Limit::ClientCpu => "this host's CPU",
-        Limit::ServerDisk | Limit::Elsewhere => {
+        Limit::ServerDisk => "the server's disk, as its own last check measured it",
+        Limit::Elsewhere => {
             "the server (its disks, export or CPU), not the network, the options or the local disk"
         }
     }
@@ -344,7 +369,11 @@ fn advice(l: Limit, dir: &str, mount_point: Option<&str>) -> (String, Vec<String
             "this host's CPU, sealing or moving the data, is what the transfer waits for".into(),
             vec![format!("hlctl bench file --dir {dir}  # the per-core encryption figures beside the transfer")],
         ),
-        Limit::ServerDisk | Limit::Elsewhere => (
+        Limit::ServerDisk => (
+            "the server's own disk, as the fleet has it from its last check, is no faster than what the mount delivers: a copy of a file the server does not hold in memory stops there".into(),
+            vec!["# a faster disk or pool on the server, or the files on one (the verdict names the server and its directory)".into()],
+        ),
+        Limit::Elsewhere => (
             "the network (or, unmeasured, not excluded) and the mount options are not the limit: the server's disks, its export options (`sync` export) or its CPU are".into(),
             vec![
                 "# measure on the server itself: hlctl doctor --dir EXPORTED_PATH".into(),
@@ -357,6 +386,7 @@ fn advice(l: Limit, dir: &str, mount_point: Option<&str>) -> (String, Vec<String
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::crypto::CryptoFigure;
     use crate::doctor::inputs::{PeerData, Throughput};
     use crate::path::Peer;
     use crate::path::throughput::Series;
@@ -465,6 +495,53 @@ mod tests {
         // 60 % of a slow network is not the network's figure any more.
         let inp = with_network(inputs(&nconnect, (6.0, 7.0), (400.0, 500.0)), 80.0);
         assert_eq!(layer(&inp).0, "elsewhere");
+    }
+
+    /// The mount's server (`nas`) as the fleet has it: its disk writes no
+    /// faster than the mount does, so the server's disk is named, with its
+    /// own figures; a server the fleet skipped leaves the verdict as it was.
+    #[test]
+    fn the_servers_disk_from_the_fleet_is_named_for_a_mount() {
+        use crate::protocol::fleet::HostDisk;
+        let nconnect = format!("{GOOD},nconnect=4");
+        let mut inp = with_network(inputs(&nconnect, (40.0, 60.0), (400.0, 500.0)), 940.0);
+        let nas = HostFigures {
+            host: "nas".into(),
+            prometheus: "http://prometheus:9090".into(),
+            disks: vec![HostDisk {
+                dir: "/tank".into(),
+                pattern: "seq-write".into(),
+                bytes_per_second: 42e6,
+            }],
+            cpu: Vec::new(),
+        };
+        inp.fleet.insert(
+            "nas".into(),
+            Beside::Skipped {
+                why: "no host known by nas".into(),
+            },
+        );
+        assert_eq!(layer(&inp).0, "elsewhere");
+        inp.fleet.insert("nas".into(), Beside::Measured(nas));
+        let (l, _, title) = layer(&inp);
+        assert_eq!(l, "server-disk", "{title}");
+        assert!(
+            title.contains("the server's disk, as its own last check measured it"),
+            "{title}"
+        );
+        let mut out = Outcome::default();
+        check(&inp, &mut out);
+        let f = out
+            .findings
+            .iter()
+            .find(|f| f.id == "storage-layer")
+            .unwrap();
+        let said = f.evidence.iter().find(|e| e.name == "verdict").unwrap();
+        assert!(
+            said.value.contains("nas's last check, in the fleet's Prometheus: its fastest directory /tank writes 42 MB/s"),
+            "{}",
+            said.value
+        );
     }
 
     /// A direction the peer could not measure (0) names nothing: with the

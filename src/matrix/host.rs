@@ -5,13 +5,57 @@
 //! the client, measured on the server by the server itself.
 
 use super::prom::Sample;
-use super::{Lab, MatrixError, OWN_ADDRESSES, Server};
+use super::{HOST_LABEL, Lab, MatrixError, OWN_ADDRESSES, Server};
+use crate::protocol::Beside;
 use crate::protocol::fleet::{HostCpu, HostDisk, HostFigures};
 
 /// Each directory's disk figures, by pattern (`seq-read`, `seq-write`, ...).
 pub(crate) const DISK: &str = "hlctl_disk_bytes_per_second";
 /// The CPU's events per second, by threads.
 pub(crate) const CPU: &str = "hlctl_cpu_events_per_second";
+
+/// The fleet's Prometheus and the label that names its hosts: where a
+/// file transfer's server is looked up (`bench file`, doctor's mounts).
+#[derive(Clone, Debug)]
+pub(crate) struct Fleet {
+    pub(crate) prometheus: Server,
+    pub(crate) host_label: String,
+}
+
+impl Fleet {
+    /// `--prometheus URL` and `--host-label` (None: [`HOST_LABEL`]).
+    pub(crate) fn parse(url: &str, host_label: Option<&str>) -> Result<Fleet, MatrixError> {
+        Ok(Fleet {
+            prometheus: Server::parse(url)?,
+            host_label: host_label.unwrap_or(HOST_LABEL).to_string(),
+        })
+    }
+
+    /// The server's own figures, found by its name and the address it
+    /// resolved to, or why there are none (no server: a local directory).
+    pub(crate) fn server(
+        &self,
+        server: Option<&str>,
+        address: Option<&str>,
+    ) -> Beside<HostFigures> {
+        let skipped = |why: String| Beside::Skipped { why };
+        let Some(server) = server else {
+            return skipped("a local directory: no server".into());
+        };
+        let mut names = vec![server.to_string()];
+        names.extend(address.filter(|a| *a != server).map(str::to_string));
+        match host_figures(&self.prometheus, &self.host_label, &names) {
+            Ok(Some(h)) => Beside::Measured(h),
+            Ok(None) => skipped(format!(
+                "no host known by {} has published disk or CPU figures to {} (its `hlctl check` \
+                 with [check] dirs and cpu, through its node_exporter)",
+                names.join(" or "),
+                self.prometheus.shown()
+            )),
+            Err(e) => skipped(e.to_string()),
+        }
+    }
+}
 
 /// The figures of the lab's host known by any of `names` (the server's
 /// name, the address it resolved to), rows named by `host_label`; None when

@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::class::Class;
-pub(crate) use host::host_figures;
+pub(crate) use host::Fleet;
 use prom::Sample;
 pub(crate) use prom::Server;
 

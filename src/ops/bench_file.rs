@@ -13,7 +13,6 @@ use crate::bench::net::{self, ClientConfig, TestDirection};
 use crate::bench::progress::{Cancel, NoProgress, Progress, ProgressEvent};
 use crate::path::Peer;
 use crate::path::route::Toward;
-use crate::protocol::fleet::HostFigures;
 use crate::protocol::{Beside, DiskFigures, FileRun, NetFigures};
 
 /// How long a busy iperf3 server is tried again.
@@ -35,14 +34,7 @@ pub(crate) struct FileRequest {
     pub(crate) disk: bool,
     pub(crate) crypto: bool,
     /// Where the server's own figures are read, when it is asked.
-    pub(crate) fleet: Option<Fleet>,
-}
-
-/// The fleet's Prometheus and the label that names its hosts.
-#[derive(Clone, Debug)]
-pub(crate) struct Fleet {
-    pub(crate) prometheus: crate::matrix::Server,
-    pub(crate) host_label: String,
+    pub(crate) fleet: Option<crate::matrix::Fleet>,
 }
 
 /// Every step of the run, each said through `progress`.
@@ -74,31 +66,11 @@ pub(crate) fn run(
     let toward = Toward::server(report.server.as_deref());
     let fleet = req.fleet.as_ref().map(|f| {
         say(1.0, "the server's own figures in the fleet's Prometheus");
-        server_figures(f, &report, &toward)
+        f.server(report.server.as_deref(), toward.address.as_deref())
     });
     Ok(FileRun::judged(
         report, toward, network, disk, crypto, fleet,
     ))
-}
-
-/// The server's disks and CPU as its last check published them, found by
-/// its name and the address it resolved to.
-fn server_figures(fleet: &Fleet, f: &FileReport, toward: &Toward) -> Beside<HostFigures> {
-    let Some(server) = &f.server else {
-        return skipped("a local directory: no server");
-    };
-    let mut names = vec![server.clone()];
-    names.extend(toward.address.clone().filter(|a| a != server));
-    match crate::matrix::host_figures(&fleet.prometheus, &fleet.host_label, &names) {
-        Ok(Some(h)) => Beside::Measured(h),
-        Ok(None) => skipped(&format!(
-            "no host known by {} has published disk or CPU figures to {} (its `hlctl check` \
-             with [check] dirs and cpu, through its node_exporter)",
-            names.join(" or "),
-            fleet.prometheus.shown()
-        )),
-        Err(e) => skipped(&e.to_string()),
-    }
 }
 
 /// Raw TCP both ways to `--net-peer` or the transfer's host (port 5201).

@@ -29,6 +29,10 @@ pub(crate) struct DoctorRequest {
     pub(crate) workloads: Vec<String>,
     /// False in a read-only doctor (no CPU or disk runs for the workloads).
     pub(crate) workload_runs: bool,
+    /// The fleet's Prometheus, where a mount's server's own figures are read.
+    pub(crate) prometheus: Option<String>,
+    /// The scrape label naming a host there (None: `host`).
+    pub(crate) host_label: Option<String>,
 }
 
 impl Default for DoctorRequest {
@@ -43,6 +47,8 @@ impl Default for DoctorRequest {
             time_s: 2,
             workloads: Vec::new(),
             workload_runs: true,
+            prometheus: None,
+            host_label: None,
         }
     }
 }
@@ -64,6 +70,12 @@ impl DoctorRequest {
             .iter()
             .map(|w| Workload::parse_spec(w).map_err(DoctorError::Invalid))
             .collect::<Result<Vec<_>, _>>()?;
+        let fleet = self
+            .prometheus
+            .as_deref()
+            .map(|url| crate::matrix::Fleet::parse(url, self.host_label.as_deref()))
+            .transpose()
+            .map_err(|e| DoctorError::Invalid(e.to_string()))?;
         Ok(Options {
             interfaces: self.interfaces.clone(),
             peer: self.peer()?,
@@ -73,6 +85,7 @@ impl DoctorRequest {
             disk_size: u64::from(self.disk_size_mib) << 20,
             workloads,
             workload_runs: self.workload_runs,
+            fleet,
             ..Default::default()
         })
     }

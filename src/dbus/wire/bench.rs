@@ -21,7 +21,7 @@ use crate::bench::file::{FileConfig, Target};
 use crate::bench::net::{ClientConfig, KeepAlive, NetError, Protocol, TestDirection};
 use crate::bench::stress::{MemAmount, StressConfig};
 use crate::class::Class;
-use crate::ops::bench_file::{FileRequest, Fleet};
+use crate::ops::bench_file::FileRequest;
 use crate::path::Peer;
 use crate::path::peer::DEFAULT_PORT;
 
@@ -376,13 +376,10 @@ impl FileParams {
             return Err(format!("invalid --local-dir {d:?}: give an absolute path"));
         }
         let fleet = match &self.prometheus {
-            Some(url) => Some(Fleet {
-                prometheus: crate::matrix::Server::parse(url).map_err(|e| e.to_string())?,
-                host_label: self
-                    .host_label
-                    .clone()
-                    .unwrap_or_else(|| crate::matrix::HOST_LABEL.into()),
-            }),
+            Some(url) => Some(
+                crate::matrix::Fleet::parse(url, self.host_label.as_deref())
+                    .map_err(|e| e.to_string())?,
+            ),
             None => None,
         };
         Ok(FileRequest {

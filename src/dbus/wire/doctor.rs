@@ -75,6 +75,16 @@ pub(crate) const FIELDS: &[Field<DoctorParams>] = &[
         },
         set: |p, k, v| settings::as_string_list(k, v).map(|x| p.request.workloads = x),
     },
+    Field {
+        key: Key::new("prometheus", "s", &["prometheus"]),
+        get: |p| p.request.prometheus.clone().map(Variant::from),
+        set: |p, k, v| settings::as_str(k, v).map(|x| p.request.prometheus = Some(x)),
+    },
+    Field {
+        key: Key::new("host_label", "s", &["host_label"]),
+        get: |p| p.request.host_label.clone().map(Variant::from),
+        set: |p, k, v| settings::as_str(k, v).map(|x| p.request.host_label = Some(x)),
+    },
 ];
 
 impl DoctorParams {
@@ -124,6 +134,8 @@ impl DoctorParams {
                 time_s: 4,
                 workloads: vec!["plex-4k:2".into(), "need:net=400M".into()],
                 workload_runs: true,
+                prometheus: Some("http://prometheus.lab:9090".into()),
+                host_label: Some("node".into()),
             },
             detached: true,
         }
