@@ -8,8 +8,10 @@
 //! network (raw TCP to the peer carries at most ~15 % more), the local disk
 //! (the fastest local `--dir`: a copy stops there), the encryption, the
 //! mount's settings (NFS `sync`, blocks below 1 MiB, no `nconnect` where the
-//! network has room, CIFS `cache=none`), else elsewhere (the server's disks,
-//! its export, its CPU). The finding's `limit` is the verdict's.
+//! network has room, CIFS `cache=none`), the server's own disk when
+//! `--prometheus` has its last check's figures, else elsewhere (the
+//! server's disks, its export, its CPU). The finding's `limit` is the
+//! verdict's.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
