@@ -529,8 +529,8 @@ fn oversized_and_ill_typed_arguments_get_typed_errors_and_the_daemon_stays_small
     // Every read still answers, and once the threads that served the burst
     // have ended (hlctld's blocking threads live 5 s after their last task)
     // the daemon holds no more than it did plus 8 MiB (each refused call
-    // carried up to 1 MiB). Read at once, the RSS still held the burst: a
-    // clean machine saw 18.0 -> 23.1 MiB, CI 17.0 -> 25.0 MiB.
+    // carried up to 1 MiB). Read at once, the RSS still held the burst:
+    // here 18036 -> 23168 KiB, CI 16996 -> 25564 KiB.
     assert_eq!(
         nobody(&lab.rig, &format!("get_link {}", lab.a)).as_deref(),
         Ok(link.as_str())
