@@ -449,20 +449,31 @@ mod tests {
         inp
     }
 
-    fn layer(inp: &Inputs) -> (String, Severity, String) {
+    /// The storage-layer finding `check` makes of `inp` (both dirs passed).
+    fn storage_layer(inp: &Inputs) -> Finding {
         let mut out = Outcome::default();
         check(inp, &mut out);
         assert_eq!(
             out.passed.iter().filter(|c| c.check == "storage").count(),
             2
         );
-        let f = out
-            .findings
-            .iter()
+        out.findings
+            .into_iter()
             .find(|f| f.id == "storage-layer")
-            .expect("a storage-layer finding");
-        let limit = f.evidence.iter().find(|e| e.name == "limit").unwrap();
-        (limit.value.clone(), f.severity, f.title.clone())
+            .expect("a storage-layer finding")
+    }
+
+    /// The value of the finding's evidence `name`.
+    fn evidence(f: &Finding, name: &str) -> String {
+        let e = f.evidence.iter().find(|e| e.name == name);
+        e.unwrap_or_else(|| panic!("no {name} in {f:?}"))
+            .value
+            .clone()
+    }
+
+    fn layer(inp: &Inputs) -> (String, Severity, String) {
+        let f = storage_layer(inp);
+        (evidence(&f, "limit"), f.severity, f.title.clone())
     }
 
     const GOOD: &str = "rw,vers=4.2,rsize=1048576,wsize=1048576,proto=tcp";
@@ -531,18 +542,10 @@ mod tests {
             title.contains("the server's disk, as its own last check measured it"),
             "{title}"
         );
-        let mut out = Outcome::default();
-        check(&inp, &mut out);
-        let f = out
-            .findings
-            .iter()
-            .find(|f| f.id == "storage-layer")
-            .unwrap();
-        let said = f.evidence.iter().find(|e| e.name == "verdict").unwrap();
+        let said = evidence(&storage_layer(&inp), "verdict");
         assert!(
-            said.value.contains("nas's last check, in the fleet's Prometheus: its fastest directory /tank writes 42 MB/s"),
-            "{}",
-            said.value
+            said.contains("nas's last check, in the fleet's Prometheus: its fastest directory /tank writes 42 MB/s"),
+            "{said}"
         );
     }
 
@@ -565,20 +568,12 @@ mod tests {
     #[test]
     fn the_finding_says_the_verdicts_sentence() {
         let inp = with_network(inputs(GOOD, (11.0, 11.5), (400.0, 500.0)), 94.0);
-        let mut out = Outcome::default();
-        check(&inp, &mut out);
-        let f = out
-            .findings
-            .iter()
-            .find(|f| f.id == "storage-layer")
-            .unwrap();
-        let v = f.evidence.iter().find(|e| e.name == "verdict").unwrap();
+        let v = evidence(&storage_layer(&inp), "verdict");
         assert!(
-            v.value.starts_with(
+            v.starts_with(
                 "NFS4 write 11 MB/s: the network holds it (raw TCP to the same host carries"
             ),
-            "{}",
-            v.value
+            "{v}"
         );
     }
 
