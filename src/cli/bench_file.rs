@@ -71,20 +71,8 @@ pub(crate) struct FileArgs {
     /// Skip this CPU's encryption figures.
     #[arg(long)]
     pub(crate) no_crypto: bool,
-    /// The fleet's Prometheus (http://[USER:PASSWORD@]HOST[:PORT][/PATH], or
-    /// HOST[:PORT]): when the server is a host of the fleet, its own disk
-    /// and CPU figures from its last `hlctl check` are read there, and a
-    /// server disk no faster than the transfer is named the limit.
-    #[arg(long, value_name = "URL", env = "HLCTL_PROMETHEUS")]
-    pub(crate) prometheus: Option<String>,
-    /// The scrape label that names a host in that Prometheus.
-    #[arg(
-        long,
-        value_name = "LABEL",
-        default_value = crate::matrix::HOST_LABEL,
-        requires = "prometheus"
-    )]
-    pub(crate) host_label: String,
+    #[command(flatten)]
+    pub(crate) fleet: super::fleet::FleetArgs,
     /// Only this CPU's encryption figures (no transfer).
     #[arg(long, conflicts_with_all = ["target", "dir", "no_crypto"])]
     pub(crate) crypto_only: bool,
@@ -124,6 +112,7 @@ fn params(args: &FileArgs) -> FileParams {
             .display()
             .to_string()
     };
+    let (prometheus, host_label) = args.fleet.wire();
     FileParams {
         dir: args.dir.as_ref().map(abs).unwrap_or_default(),
         size: Some(args.size),
@@ -133,8 +122,8 @@ fn params(args: &FileArgs) -> FileParams {
         local_dir: args.local_dir.as_ref().map(abs),
         no_disk: args.no_disk,
         no_crypto: args.no_crypto,
-        prometheus: args.prometheus.clone(),
-        host_label: args.prometheus.as_ref().map(|_| args.host_label.clone()),
+        prometheus,
+        host_label,
     }
 }
 

@@ -97,16 +97,8 @@ pub(crate) struct DoctorArgs {
     #[arg(long = "need", value_name = "LAYER=VALUE,...", value_parser = need_spec)]
     pub(crate) needs: Vec<String>,
 
-    /// The fleet's Prometheus (http://[USER:PASSWORD@]HOST[:PORT][/PATH], or
-    /// HOST[:PORT]): a network --dir's server, when it is a host of the
-    /// fleet, is judged with its own disk and CPU figures from its last
-    /// `hlctl check`, as `hlctl bench file --prometheus` does.
-    #[arg(long, value_name = "URL", env = "HLCTL_PROMETHEUS")]
-    pub(crate) prometheus: Option<String>,
-
-    /// The scrape label that names a host in that Prometheus.
-    #[arg(long, value_name = "LABEL", default_value = crate::matrix::HOST_LABEL, requires = "prometheus")]
-    pub(crate) host_label: String,
+    #[command(flatten)]
+    pub(crate) fleet: super::fleet::FleetArgs,
 }
 
 fn workload_spec(s: &str) -> Result<String, String> {
@@ -121,6 +113,7 @@ impl DoctorArgs {
     /// What the flags ask for: the one request both paths run
     /// (`Manager.Doctor`'s options are its wire form).
     fn request(&self) -> DoctorRequest {
+        let (prometheus, host_label) = self.fleet.wire();
         DoctorRequest {
             interfaces: self.interfaces.clone(),
             peer: self.peer.clone(),
@@ -132,8 +125,8 @@ impl DoctorArgs {
             // The workloads as the bus carries them (`plex-4k:3`, `need:…`).
             workloads: self.workloads.iter().chain(&self.needs).cloned().collect(),
             workload_runs: true,
-            prometheus: self.prometheus.clone(),
-            host_label: self.prometheus.as_ref().map(|_| self.host_label.clone()),
+            prometheus,
+            host_label,
         }
     }
 }

@@ -21,6 +21,7 @@ pub(crate) mod config;
 pub(crate) mod doctor;
 pub(crate) mod error;
 pub(crate) mod export;
+pub(crate) mod fleet;
 pub(crate) mod global;
 pub(crate) mod history;
 pub(crate) mod interrupt;
