@@ -22,7 +22,6 @@ use super::mounts;
 use crate::bench::disk::{SeqDdConfig, run_seq_dd};
 use crate::bench::file::{Direction, MountFacts};
 use crate::bench::progress::{Cancel, Progress, ProgressEvent};
-use crate::path::route::Toward;
 use crate::protocol::fleet::HostFigures;
 use crate::protocol::verdict::{Inputs as VerdictInputs, Limit, Verdict, decide};
 use crate::protocol::{Beside, cipher, settings};
@@ -115,7 +114,7 @@ pub(crate) fn servers_in_fleet(
     servers
         .into_iter()
         .map(|s| {
-            let address = Toward::server(Some(&s)).address;
+            let address = crate::path::route::resolve(&s).map(|a| a.to_string());
             let figures = fleet.server(Some(&s), address.as_deref());
             (s, figures)
         })

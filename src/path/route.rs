@@ -136,15 +136,20 @@ pub struct Toward {
     pub interface: Option<String>,
 }
 
+/// The first address `host` (a name or an address) resolves to.
+pub(crate) fn resolve(host: &str) -> Option<IpAddr> {
+    use std::net::ToSocketAddrs;
+    (host, 0)
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next())
+        .map(|a| a.ip())
+}
+
 impl Toward {
     /// Resolve `host` and find the interface toward it.
     pub(crate) fn host(host: &str) -> Toward {
-        use std::net::ToSocketAddrs;
-        let address = (host, 0)
-            .to_socket_addrs()
-            .ok()
-            .and_then(|mut a| a.next())
-            .map(|a| a.ip());
+        let address = resolve(host);
         Toward {
             address: address.map(|a| a.to_string()),
             interface: address.and_then(egress_interface),
