@@ -9,7 +9,7 @@ use crate::history::store::{Metric, format_ts, format_value};
 use crate::history::transfers::{Transfer, lines};
 use crate::host::HostInfo;
 use crate::path::Peer;
-use crate::path::throughput::{self, Measure, format_bps};
+use crate::path::throughput::{self, Direction, Measure, format_bps};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct NetEntry {
@@ -129,7 +129,14 @@ pub(crate) fn run(
             download_bps: None,
             error: None,
         };
-        match throughput::series((b.net)(p).as_ref(), 1, progress, cancel, |_, _| {}) {
+        match throughput::series(
+            (b.net)(p).as_ref(),
+            1,
+            &Direction::BOTH,
+            progress,
+            cancel,
+            |_, _| {},
+        ) {
             Ok((u, d)) => {
                 e.upload_bps = Some(u.median());
                 e.download_bps = Some(d.median());

@@ -23,8 +23,9 @@ use crate::tune::{self, checkpoint, rollback};
 /// reason and exit code 1 before changing or measuring anything.
 ///
 /// 1. Baseline: the network benchmark to the peer (which runs `hlctl serve`
-///    or `iperf3 -s`) in both directions, --runs minus one times each from
-///    three runs up (all --runs with --dry-run), plus the doctor's findings.
+///    or `iperf3 -s`) in both directions (or the one --direction names),
+///    --runs minus one times each from three runs up (all --runs with
+///    --dry-run), plus the doctor's findings.
 /// 2. Plan: candidate changes in order, each with its reason: ring buffers
 ///    to their maximum, TCP buffers from the bandwidth-delay product,
 ///    offloads back on, flow control, MTU 9000 (kept only if a don't-fragment
@@ -116,6 +117,15 @@ pub(crate) struct TuneArgs {
     /// 'feature gro off') or one sysctl ('net.ipv4.tcp_wmem=4096 16384 65536'). Repeatable.
     #[arg(long = "try", value_name = "CHANGE")]
     pub(crate) tries: Vec<String>,
+
+    /// Measure and decide on one direction only: `download` (the peer sends
+    /// to this host: a media player's box, a backup target) or `upload`
+    /// (this host sends: a NAS serving reads). A change is then kept for a
+    /// gain in that direction, whatever it does to the other, which is
+    /// never measured. `both` (the default) keeps nothing that makes
+    /// either direction worse.
+    #[arg(long, value_name = "WAY", default_value = "both", value_parser = ["both", "upload", "download"])]
+    pub(crate) direction: String,
 }
 
 pub(crate) fn run(global: &Global, args: TuneArgs) -> i32 {
@@ -130,6 +140,7 @@ pub(crate) fn run(global: &Global, args: TuneArgs) -> i32 {
         no_persist: args.no_persist,
         no_mtu: args.no_mtu,
         tries: args.tries.clone(),
+        direction: (args.direction != "both").then(|| args.direction.clone()),
     };
     // Invalid parameters stop here; the peer is checked where the tune runs
     // (ops::tune: this process or hlctld, which may be in another namespace).

@@ -26,12 +26,26 @@ pub(crate) fn render(r: &TuneReport) -> String {
     s
 }
 
+/// "each way", or the one direction measured (`--direction`).
+fn ways(r: &TuneReport) -> String {
+    let dirs: Vec<Direction> = r
+        .baseline
+        .iter()
+        .flat_map(|b| b.each().map(|(d, _)| d))
+        .collect();
+    match dirs[..] {
+        [d] => format!("{d} only"),
+        _ => "each way".into(),
+    }
+}
+
 fn header(r: &TuneReport) -> String {
     format!(
-        "hlctl tune {} → {} ({} runs each way, {}; min gain {}%){}\n\n",
+        "hlctl tune {} → {} ({} runs {}, {}; min gain {}%){}\n\n",
         r.interface,
         r.peer,
         r.runs,
+        ways(r),
         r.method,
         r.min_gain_percent,
         r.rtt_ms
@@ -55,13 +69,21 @@ fn baseline(r: &TuneReport) -> String {
     let Some(b) = &r.baseline else {
         return String::new();
     };
+    let runs = b.each().map(|(_, s)| s.runs_bps.len()).max().unwrap_or(0);
+    let each: Vec<String> = b
+        .each()
+        .map(|(d, s)| {
+            format!(
+                "{d} {} (spread {:.0}%)",
+                format_bps(s.median_bps),
+                s.spread_percent
+            )
+        })
+        .collect();
     format!(
-        "Baseline ({} runs each way): upload {} (spread {:.0}%), download {} (spread {:.0}%)\n\n",
-        b.upload.runs_bps.len(),
-        format_bps(b.upload.median_bps),
-        b.upload.spread_percent,
-        format_bps(b.download.median_bps),
-        b.download.spread_percent
+        "Baseline ({runs} runs {}): {}\n\n",
+        ways(r),
+        each.join(", ")
     )
 }
 
@@ -166,15 +188,19 @@ fn step_rows(st: &Step, budget: u32) -> Vec<Vec<String>> {
 fn result(r: &TuneReport) -> String {
     let mut s = String::new();
     if let (Some(b), Some(a)) = (&r.baseline, &r.after) {
-        s += &format!(
-            "Result: upload {} → {} ({}), download {} → {} ({})\n",
-            format_bps(b.upload.median_bps),
-            format_bps(a.upload.median_bps),
-            pct(b.upload.median_bps, a.upload.median_bps),
-            format_bps(b.download.median_bps),
-            format_bps(a.download.median_bps),
-            pct(b.download.median_bps, a.download.median_bps)
-        );
+        let each: Vec<String> = b
+            .each()
+            .zip(a.each())
+            .map(|((d, b), (_, a))| {
+                format!(
+                    "{d} {} → {} ({})",
+                    format_bps(b.median_bps),
+                    format_bps(a.median_bps),
+                    pct(b.median_bps, a.median_bps)
+                )
+            })
+            .collect();
+        s += &format!("Result: {}\n", each.join(", "));
     }
     let kept: Vec<&str> = r.kept_steps().map(|s| s.title.as_str()).collect();
     let kept = if kept.is_empty() {
@@ -198,4 +224,59 @@ fn result(r: &TuneReport) -> String {
         s += &format!("Note: {n}\n");
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tune::outcome::{Both, Outcome, Summary};
+
+    fn summary(runs: &[f64]) -> Summary {
+        Summary {
+            median_bps: runs[runs.len() / 2],
+            spread_percent: 5.0,
+            runs_bps: runs.to_vec(),
+            rtt_loaded_ms: None,
+        }
+    }
+
+    #[test]
+    fn a_one_direction_tune_names_only_that_direction() {
+        let down = |runs: &[f64]| Both {
+            upload: None,
+            download: Some(summary(runs)),
+        };
+        let r = TuneReport {
+            host: Default::default(),
+            timestamp: 0,
+            interface: "eth2".into(),
+            peer: "nas:5201".into(),
+            method: "hlctl".into(),
+            runs: 3,
+            min_gain_percent: 3.0,
+            rtt_ms: None,
+            findings: Vec::new(),
+            plan: Vec::new(),
+            plan_notes: Vec::new(),
+            baseline: Some(down(&[9.0e9, 9.4e9])),
+            steps: Vec::new(),
+            after: Some(down(&[9.9e9, 9.9e9, 9.9e9])),
+            limits: Vec::new(),
+            kept: Default::default(),
+            persisted: None,
+            outcome: Outcome::Done,
+            notes: Vec::new(),
+        };
+        let text = render(&r);
+        assert!(text.contains("(3 runs download only,"), "{text}");
+        assert!(
+            text.contains("Baseline (2 runs download only): download 9.40 Gbit/s"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Result: download 9.40 Gbit/s → 9.90 Gbit/s (+5%)"),
+            "{text}"
+        );
+        assert!(!text.contains("upload"), "{text}");
+    }
 }

@@ -12,7 +12,7 @@ use crate::nic::model::Interface;
 use crate::nic::netlink::Netlink;
 use crate::nic::read;
 use crate::path::icmp::Pinger;
-use crate::path::throughput::{self, Measure};
+use crate::path::throughput::{self, Direction, Measure};
 use crate::path::{Peer, pmtu, route, rtt};
 use crate::paths::Paths;
 use crate::sysctl::{keys, procfs};
@@ -125,7 +125,7 @@ fn peer_data(
                     0.5,
                     &format!("throughput to {} ({})", peer.label(), m.describe()),
                 );
-                throughput::series(m, opts.runs, progress, cancel, |d, i| {
+                throughput::series(m, opts.runs, &Direction::BOTH, progress, cancel, |d, i| {
                     step(
                         progress,
                         0.5 + 0.4 * (i as f64 / opts.runs.max(1) as f64),

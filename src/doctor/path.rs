@@ -7,7 +7,7 @@ use super::tcp::peer_link_speed;
 use crate::path::limit::{self, Limit, LimitNote};
 use crate::path::throughput::{Direction, format_bps};
 
-/// Classify each direction from the doctor's measurements.
+/// Classify each measured direction from the doctor's measurements.
 pub(crate) fn limits(inp: &Inputs) -> Vec<LimitNote> {
     let Some(p) = &inp.peer else {
         return Vec::new();
@@ -18,11 +18,14 @@ pub(crate) fn limits(inp: &Inputs) -> Vec<LimitNote> {
     let rtt = p.rtt.as_ref().ok().map(|r| r.ms);
     Direction::BOTH
         .iter()
-        .map(|d| {
-            let s = match d {
-                Direction::Upload => &t.upload,
-                Direction::Download => &t.download,
-            };
+        .map(|d| match d {
+            Direction::Upload => (d, &t.upload),
+            Direction::Download => (d, &t.download),
+        })
+        // A tune that measures one direction (`--direction`) hands the
+        // doctor an empty series for the other.
+        .filter(|(_, s)| !s.samples.is_empty())
+        .map(|(d, s)| {
             let (key, _) = limit::keys(*d);
             let input = limit::Input {
                 bps: s.median(),

@@ -85,19 +85,14 @@ pub(crate) fn parse_file_metric(name: &str) -> Option<(&str, &str)> {
 /// The two throughput metrics of a path to `peer` (upload, download).
 pub(crate) fn net_metrics(peer: &str, upload_bps: f64, download_bps: f64) -> Vec<Metric> {
     vec![
-        Metric::new(
-            &format!("net {}", Direction::Upload),
-            peer,
-            upload_bps,
-            "bit/s",
-        ),
-        Metric::new(
-            &format!("net {}", Direction::Download),
-            peer,
-            download_bps,
-            "bit/s",
-        ),
+        net_metric(peer, Direction::Upload, upload_bps),
+        net_metric(peer, Direction::Download, download_bps),
     ]
+}
+
+/// One direction's network figure to `peer`.
+pub(crate) fn net_metric(peer: &str, dir: Direction, bps: f64) -> Metric {
+    Metric::new(&format!("net {dir}"), peer, bps, "bit/s")
 }
 
 /// A result to store.

@@ -6,7 +6,7 @@
 use crate::doctor::{Inputs, Report as DoctorReport};
 use crate::history::Kind;
 use crate::history::settings::{self, Snapshot};
-use crate::history::store::{Metric, NewResult, net_metrics};
+use crate::history::store::{Metric, NewResult, net_metric, net_metrics};
 use crate::paths::Paths;
 
 /// The settings snapshot of the doctor's inputs.
@@ -101,7 +101,11 @@ pub(crate) fn tune(r: &crate::tune::TuneReport, settings: Snapshot) -> NewResult
     let metrics = r
         .after
         .as_ref()
-        .map(|a| net_metrics(&r.peer, a.upload.median_bps, a.download.median_bps))
+        .map(|a| {
+            a.each()
+                .map(|(d, s)| net_metric(&r.peer, d, s.median_bps))
+                .collect()
+        })
         .unwrap_or_default();
     NewResult {
         kind: Kind::Tune,

@@ -18,6 +18,19 @@ pub(crate) enum Direction {
 
 impl Direction {
     pub(crate) const BOTH: [Direction; 2] = [Direction::Upload, Direction::Download];
+
+    /// The directions `word` names: "both", "upload" or "download"; the
+    /// message names the word and what is allowed.
+    pub(crate) fn parse_set(word: &str) -> Result<&'static [Direction], String> {
+        match word {
+            "both" => Ok(&Direction::BOTH),
+            "upload" => Ok(&Direction::BOTH[..1]),
+            "download" => Ok(&Direction::BOTH[1..]),
+            _ => Err(format!(
+                "invalid direction {word:?}: allowed both, upload, download"
+            )),
+        }
+    }
 }
 
 impl std::fmt::Display for Direction {
@@ -133,18 +146,20 @@ pub(crate) fn median(sorted: &[f64]) -> f64 {
     }
 }
 
-/// Take `runs` samples of each direction (upload first, alternating); the
+/// Take `runs` samples of each direction of `dirs` (upload first,
+/// alternating; a direction not in `dirs` stays an empty series); the
 /// measure says its waits (a busy peer) through `progress`.
 pub(crate) fn series(
     m: &dyn Measure,
     runs: u32,
+    dirs: &[Direction],
     progress: &dyn Progress,
     cancel: &Cancel,
     mut each: impl FnMut(Direction, u32),
 ) -> Result<(Series, Series), MeasureError> {
     let (mut up, mut down) = (Series::default(), Series::default());
     for i in 0..runs.max(1) {
-        for dir in Direction::BOTH {
+        for &dir in dirs {
             if cancel.is_cancelled() {
                 return Err(MeasureError::Cancelled);
             }
@@ -176,6 +191,21 @@ mod tests {
                 })
                 .collect(),
         }
+    }
+
+    #[test]
+    fn direction_sets_parse_and_refuse_with_the_allowed_words() {
+        assert_eq!(Direction::parse_set("both").unwrap(), Direction::BOTH);
+        assert_eq!(Direction::parse_set("upload").unwrap(), [Direction::Upload]);
+        assert_eq!(
+            Direction::parse_set("download").unwrap(),
+            [Direction::Download]
+        );
+        let e = Direction::parse_set("down").unwrap_err();
+        assert!(
+            e.contains("\"down\"") && e.contains("both, upload, download"),
+            "{e}"
+        );
     }
 
     #[test]

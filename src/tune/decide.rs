@@ -81,7 +81,9 @@ pub(crate) enum Decision {
 
 /// What the rule compares: the current state's series, the trial's series
 /// (complete or so far), the baseline (for the run-to-run spread), the
-/// smallest gain asked for and the full number of runs per direction.
+/// smallest gain asked for and the full number of runs per direction. A
+/// direction the tune does not measure (`--direction`) has an empty
+/// baseline and takes no part.
 #[derive(Clone, Copy)]
 pub(crate) struct Evidence<'a> {
     pub(crate) reference: [&'a Series; 2],
@@ -259,11 +261,22 @@ fn dir_evidence(ev: &Evidence, i: usize, dir: Direction, gain_threshold: f64) ->
     }
 }
 
+/// The indices of the measured directions.
+fn measured<'e>(ev: &'e Evidence) -> impl Iterator<Item = usize> + 'e {
+    (0..2).filter(|&i| !ev.baseline[i].samples.is_empty())
+}
+
+/// The fewest runs a measured direction of `series` holds.
+fn fewest(ev: &Evidence, series: [&Series; 2]) -> usize {
+    measured(ev)
+        .map(|i| series[i].samples.len())
+        .min()
+        .unwrap_or(0)
+}
+
 fn all_dirs(ev: &Evidence) -> Vec<DirEvidence> {
-    Direction::BOTH
-        .iter()
-        .enumerate()
-        .map(|(i, d)| dir_evidence(ev, i, *d, gain_threshold(ev)))
+    measured(ev)
+        .map(|i| dir_evidence(ev, i, Direction::BOTH[i], gain_threshold(ev)))
         .collect()
 }
 
@@ -331,10 +344,7 @@ pub(crate) fn decide(ev: &Evidence) -> (Decision, Vec<DirDelta>) {
 /// takes the missing reference runs and decides again (applying it again
 /// and measuring on while the runs do not decide it yet).
 pub(crate) fn keep_needs_full_reference(ev: &Evidence) -> bool {
-    let reference_runs = ev.reference[0]
-        .samples
-        .len()
-        .min(ev.reference[1].samples.len());
+    let reference_runs = fewest(ev, ev.reference);
     let dirs = all_dirs(ev);
     // A factor over one reference run proves little: it needs two.
     let beyond_doubt = reference_runs >= 2
@@ -347,7 +357,7 @@ pub(crate) fn keep_needs_full_reference(ev: &Evidence) -> bool {
 /// spent; before that, with `early`, [`decide_early`]; `None` while more
 /// runs are needed.
 pub(crate) fn verdict_so_far(ev: &Evidence, early: bool) -> Option<(Decision, Vec<DirDelta>)> {
-    let taken = ev.trial[0].samples.len().min(ev.trial[1].samples.len());
+    let taken = fewest(ev, ev.trial);
     if taken >= ev.runs as usize {
         Some(decide(ev))
     } else if early {
@@ -361,7 +371,7 @@ pub(crate) fn verdict_so_far(ev: &Evidence, early: bool) -> Option<(Decision, Ve
 /// while more runs are needed (and always once the budget is spent: then
 /// [`decide`] gives it).
 pub(crate) fn decide_early(ev: &Evidence) -> Option<(Decision, Vec<DirDelta>)> {
-    let taken = ev.trial[0].samples.len().min(ev.trial[1].samples.len());
+    let taken = fewest(ev, ev.trial);
     if taken == 0 || taken >= ev.runs as usize {
         return None;
     }
@@ -448,6 +458,37 @@ mod tests {
             assert!(why.contains(&shown), "{why}\nmissing: {shown}");
             assert!(why.contains("not counted as a loss"), "{why}");
         }
+    }
+
+    #[test]
+    fn one_measured_direction_decides_alone() {
+        // `--direction download`: the upload is never measured (empty
+        // series); the download's runs alone keep or revert, and the
+        // verdict and deltas name only it.
+        let none = s(&[]);
+        let down = s(&[10.0, 10.2]);
+        let base = [&none, &down];
+        let gain = s(&[12.0, 12.1, 12.2]);
+        let (r, d) = decide(&ev(base, [&none, &gain], base));
+        assert!(
+            matches!(&r, Decision::Keep(w) if !w.contains("upload")),
+            "{r:?}"
+        );
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].direction, Direction::Download);
+        // Two runs of three taken: not decided yet (a keep needs two
+        // times the threshold early); one run below is a revert at once.
+        let two = s(&[10.9, 11.0]);
+        assert!(decide_early(&ev(base, [&none, &two], base)).is_none());
+        let low = s(&[9.2]);
+        let (r, d) = decide_early(&ev(base, [&none, &low], base)).expect("decided");
+        assert!(
+            matches!(&r, Decision::Revert(w) if w.starts_with("worse: download")),
+            "{r:?}"
+        );
+        assert_eq!(d.len(), 1);
+        assert!(verdict_so_far(&ev(base, [&none, &gain], base), true).is_some());
+        assert!(keep_needs_full_reference(&ev(base, [&none, &gain], base)));
     }
 
     #[test]

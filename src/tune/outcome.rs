@@ -8,7 +8,7 @@ use super::plan::Candidate;
 use crate::doctor::Finding;
 use crate::host::HostInfo;
 pub(crate) use crate::path::limit::LimitNote;
-use crate::path::throughput::Series;
+use crate::path::throughput::{Direction, Series};
 
 /// The median and spread of one direction's runs.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -30,10 +30,26 @@ impl From<&Series> for Summary {
     }
 }
 
+/// Each direction's summary; a direction the tune did not measure
+/// (`--direction`) is absent.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Both {
-    pub(crate) upload: Summary,
-    pub(crate) download: Summary,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) upload: Option<Summary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) download: Option<Summary>,
+}
+
+impl Both {
+    /// The measured directions' summaries, upload first.
+    pub(crate) fn each(&self) -> impl Iterator<Item = (Direction, &Summary)> {
+        [
+            (Direction::Upload, self.upload.as_ref()),
+            (Direction::Download, self.download.as_ref()),
+        ]
+        .into_iter()
+        .filter_map(|(d, s)| Some((d, s?)))
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

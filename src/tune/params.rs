@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::plan;
 use super::run::Options;
 use crate::path::Peer;
+use crate::path::throughput::Direction;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -29,6 +30,9 @@ pub(crate) struct TuneParams {
     /// `--try` candidates.
     #[serde(default)]
     pub(crate) tries: Vec<String>,
+    /// `--direction`: "both" (the default), "upload" or "download".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) direction: Option<String>,
 }
 
 impl TuneParams {
@@ -77,6 +81,8 @@ impl TuneParams {
             .enumerate()
             .map(|(i, t)| plan::user_candidate(i + 1, t))
             .collect::<Result<Vec<_>, _>>()?;
+        let directions = Direction::parse_set(self.direction.as_deref().unwrap_or("both"))
+            .map_err(|e| format!("--direction: {e}"))?;
         Ok(Options {
             interface: self.interface.clone(),
             mac,
@@ -89,6 +95,7 @@ impl TuneParams {
             persist: !self.no_persist,
             mtu: !self.no_mtu,
             extra,
+            directions,
         })
     }
 }
@@ -106,6 +113,15 @@ mod tests {
         };
         let o = ok.options(None).unwrap();
         assert_eq!((o.runs, o.persist, o.mtu), (3, true, true));
+        assert_eq!(o.directions, Direction::BOTH);
+        let down = TuneParams {
+            direction: Some("download".into()),
+            ..ok.clone()
+        };
+        assert_eq!(
+            down.options(None).unwrap().directions,
+            [Direction::Download]
+        );
         for bad in [
             TuneParams {
                 interface: "".into(),
@@ -125,6 +141,10 @@ mod tests {
             },
             TuneParams {
                 tries: vec!["link speed 10".into()],
+                ..ok.clone()
+            },
+            TuneParams {
+                direction: Some("sideways".into()),
                 ..ok.clone()
             },
         ] {

@@ -17,7 +17,7 @@ use crate::bench::progress::{Cancel, Progress};
 use crate::doctor::{Finding, Inputs};
 use crate::host::HostInfo;
 use crate::path::Peer;
-use crate::path::throughput::Measure;
+use crate::path::throughput::{Direction, Measure, Series};
 use crate::paths::Paths;
 
 /// What `hlctl tune` was asked.
@@ -40,6 +40,9 @@ pub(crate) struct Options {
     pub(crate) mtu: bool,
     /// `--try` candidates.
     pub(crate) extra: Vec<Candidate>,
+    /// The directions measured and decided on (`--direction`): both, or
+    /// the one the box's work goes (a NAS that serves reads: upload).
+    pub(crate) directions: &'static [Direction],
 }
 
 /// Everything the loop works with.
@@ -56,10 +59,12 @@ pub(crate) struct Context<'a> {
     pub(crate) confirm: &'a mut dyn FnMut(&TuneReport) -> bool,
 }
 
+/// The summaries of a pair's measured directions.
 fn both(p: &Pair) -> Both {
+    let summary = |s: &Series| (!s.samples.is_empty()).then(|| s.into());
     Both {
-        upload: (&p.0).into(),
-        download: (&p.1).into(),
+        upload: summary(&p.0),
+        download: summary(&p.1),
     }
 }
 
@@ -314,6 +319,7 @@ pub(crate) fn run(opts: &Options, cx: Context) -> Result<TuneReport, TuneError> 
         measure,
         progress,
         cancel,
+        directions: opts.directions,
     };
     let baseline = measure_baseline(opts, &bench)?;
     let (measured, mut report, cands) = measured_plan(opts, measure, inputs, findings, &baseline);

@@ -13,8 +13,15 @@ use crate::doctor::Inputs;
 use crate::path::limit::{self, LimitNote};
 use crate::path::throughput::{self, Direction, Measure, MeasureError, Series};
 
-/// Both directions' runs.
+/// Both directions' runs (upload, download); a direction the tune does not
+/// measure (`--direction`) stays empty.
 pub(crate) type Pair = (Series, Series);
+
+/// The runs a pair holds: those of its measured directions, which take their
+/// runs together.
+pub(crate) fn taken(p: &Pair) -> u32 {
+    p.0.samples.len().max(p.1.samples.len()) as u32
+}
 
 pub(crate) fn say(p: &dyn Progress, fraction: f64, msg: String) {
     p.report(ProgressEvent {
@@ -28,6 +35,8 @@ pub(crate) struct Bench<'a> {
     pub(crate) measure: &'a dyn Measure,
     pub(crate) progress: &'a dyn Progress,
     pub(crate) cancel: &'a Cancel,
+    /// The directions measured (`--direction`).
+    pub(crate) directions: &'a [Direction],
 }
 
 /// What a span of runs is for, in the progress messages.
@@ -49,24 +58,31 @@ impl Bench<'_> {
         span: &Span,
         mut cp: Option<&mut Checkpoint>,
     ) -> Result<(), TuneError> {
-        let total = f64::from(span.of.max(1) * 2);
+        let total = f64::from(span.of.max(1)) * self.directions.len().max(1) as f64;
         for run in span.runs.clone() {
             let mut renew_err = None;
-            let mut k = f64::from(run * 2);
-            let r = throughput::series(self.measure, 1, self.progress, self.cancel, |d, _| {
-                if let Some(c) = cp.as_deref_mut()
-                    && let Err(e) = c.renew()
-                {
-                    renew_err = Some(e);
-                    self.cancel.cancel();
-                }
-                say(
-                    self.progress,
-                    span.frac.0 + (span.frac.1 - span.frac.0) * k / total,
-                    format!("{}: {d} run {}/{}", span.label, run + 1, span.of),
-                );
-                k += 1.0;
-            });
+            let mut k = f64::from(run) * self.directions.len() as f64;
+            let r = throughput::series(
+                self.measure,
+                1,
+                self.directions,
+                self.progress,
+                self.cancel,
+                |d, _| {
+                    if let Some(c) = cp.as_deref_mut()
+                        && let Err(e) = c.renew()
+                    {
+                        renew_err = Some(e);
+                        self.cancel.cancel();
+                    }
+                    say(
+                        self.progress,
+                        span.frac.0 + (span.frac.1 - span.frac.0) * k / total,
+                        format!("{}: {d} run {}/{}", span.label, run + 1, span.of),
+                    );
+                    k += 1.0;
+                },
+            );
             if let Some(e) = renew_err {
                 return Err(e);
             }
@@ -81,7 +97,7 @@ impl Bench<'_> {
     }
 }
 
-/// What limits each direction with the settings as they are now.
+/// What limits each measured direction with the settings as they are now.
 pub(crate) fn limits(target: &mut dyn Target, inp: &Inputs, after: &Pair) -> Vec<LimitNote> {
     let rtt = inp
         .peer
@@ -91,11 +107,12 @@ pub(crate) fn limits(target: &mut dyn Target, inp: &Inputs, after: &Pair) -> Vec
     let link = link_speed_now(target, inp);
     Direction::BOTH
         .iter()
-        .map(|d| {
-            let s = match d {
-                Direction::Upload => &after.0,
-                Direction::Download => &after.1,
-            };
+        .map(|d| match d {
+            Direction::Upload => (d, &after.0),
+            Direction::Download => (d, &after.1),
+        })
+        .filter(|(_, s)| !s.samples.is_empty())
+        .map(|(d, s)| {
             let (key, _) = limit::keys(*d);
             let buf = target
                 .sysctl(key)

@@ -204,6 +204,7 @@ fn opts(extra: Vec<plan::Candidate>) -> Options {
         persist: true,
         mtu: true,
         extra,
+        directions: &Direction::BOTH,
     }
 }
 
@@ -278,7 +279,10 @@ fn buffers_kept_worse_candidate_and_jumbo_reverted_then_persisted() {
     assert!(s["net.ipv4.tcp_rmem"].ends_with("16777216"), "{s:?}");
     let after = r.after.as_ref().unwrap();
     let before = r.baseline.as_ref().unwrap();
-    assert!(after.upload.median_bps >= 3.0 * before.upload.median_bps);
+    assert!(
+        after.upload.as_ref().unwrap().median_bps
+            >= 3.0 * before.upload.as_ref().unwrap().median_bps
+    );
     // Persisted, recorded for rollback, journal closed.
     let text = std::fs::read_to_string(paths.sysctl_file()).unwrap();
     assert!(
@@ -287,6 +291,46 @@ fn buffers_kept_worse_candidate_and_jumbo_reverted_then_persisted() {
     );
     assert!(persist::load_last(&paths, "eth0").unwrap().is_some());
     assert!(checkpoint::all(&paths).is_empty());
+}
+
+#[test]
+fn one_direction_is_measured_and_decided_alone() {
+    // `--direction download`: no upload run is taken, every verdict and
+    // figure is the download's, and the report leaves the upload out.
+    let d = tempfile::tempdir().unwrap();
+    let (paths, state, inp) = setup(d.path());
+    let worse = plan::user_candidate(1, "net.ipv4.tcp_congestion_control=slow").unwrap();
+    let mut o = opts(vec![worse]);
+    o.directions = &Direction::BOTH[1..];
+    let r = tune(&paths, &state, &inp, &o, true, None);
+    let st: Vec<(&str, StepStatus)> = r
+        .steps
+        .iter()
+        .map(|s| (s.candidate.as_str(), s.status))
+        .collect();
+    assert_eq!(st[0], ("tcp-buffers", StepStatus::Kept), "{st:?}");
+    let worse = r.steps.iter().find(|s| s.candidate == "try-1").unwrap();
+    assert!(
+        worse.reason.starts_with("worse: download"),
+        "{}",
+        worse.reason
+    );
+    for s in r.steps.iter().filter(|s| !s.deltas.is_empty()) {
+        let dirs: Vec<Direction> = s.deltas.iter().map(|d| d.direction).collect();
+        assert_eq!(dirs, [Direction::Download], "{s:?}");
+        assert!(!s.reason.contains("upload"), "{}", s.reason);
+    }
+    let (b, a) = (r.baseline.as_ref().unwrap(), r.after.as_ref().unwrap());
+    assert!(b.upload.is_none() && a.upload.is_none(), "{b:?} {a:?}");
+    assert_eq!(b.download.as_ref().unwrap().runs_bps.len(), 2);
+    let json = serde_json::to_value(&r).unwrap();
+    assert!(
+        json["baseline"].get("upload").is_none(),
+        "{}",
+        json["baseline"]
+    );
+    let limits: Vec<Direction> = r.limits.iter().map(|l| l.direction).collect();
+    assert_eq!(limits, [Direction::Download]);
 }
 
 #[test]
@@ -403,7 +447,11 @@ fn a_moderate_gain_over_the_short_baseline_is_kept_only_after_the_baseline_gets_
     );
     // The baseline started with 2 runs each way and got its third before the keep.
     let baseline = r.baseline.as_ref().unwrap();
-    assert_eq!(baseline.upload.runs_bps.len(), 3, "{baseline:?}");
+    assert_eq!(
+        baseline.upload.as_ref().unwrap().runs_bps.len(),
+        3,
+        "{baseline:?}"
+    );
     assert_ne!(
         state.lock().unwrap()["net.ipv4.tcp_congestion_control"],
         "slow"

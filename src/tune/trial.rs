@@ -8,7 +8,7 @@ use super::checkpoint::Checkpoint;
 use super::decide::{Decision, DirDelta, Evidence, keep_needs_full_reference, verdict_so_far};
 use super::link;
 use super::outcome::{SettingRow, Step, StepStatus};
-use super::runs::{Bench, Pair, Span, say};
+use super::runs::{Bench, Pair, Span, say, taken};
 use super::target::Target;
 use crate::nic::model::LinkModes;
 
@@ -133,7 +133,7 @@ impl Tuner<'_> {
             _ => verdict.decision,
         };
         step.deltas = verdict.deltas;
-        step.runs = verdict.runs.0.samples.len() as u32;
+        step.runs = taken(&verdict.runs);
         match decision {
             Decision::Keep(_)
                 if !applied.renegotiates
@@ -189,7 +189,7 @@ impl Tuner<'_> {
             Err(e) => return self.measuring_failed(step, &applied, e),
         };
         step.deltas = verdict.deltas;
-        step.runs = verdict.runs.0.samples.len() as u32;
+        step.runs = taken(&verdict.runs);
         match verdict.decision {
             Decision::Keep(why) => {
                 let why = format!(
@@ -206,12 +206,7 @@ impl Tuner<'_> {
     /// baseline grows with them while nothing is kept (it is the same state).
     fn complete_reference(&mut self, frac: (f64, f64)) -> Result<(), TuneError> {
         let runs = self.budget.runs.max(1);
-        let have = self
-            .reference
-            .0
-            .samples
-            .len()
-            .min(self.reference.1.samples.len()) as u32;
+        let have = taken(&self.reference);
         let span = Span {
             label: "current settings, measured again",
             runs: have..runs,
@@ -299,7 +294,7 @@ impl Tuner<'_> {
                     deltas,
                 });
             }
-            let taken = trial.0.samples.len() as u32;
+            let taken = taken(&trial);
             let span = Span {
                 label: &cand.title,
                 runs: taken..taken + 1,

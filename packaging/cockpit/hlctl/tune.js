@@ -66,6 +66,10 @@ export function startTune(client, links) {
             no_mtu: { t: "b", v: v("tune-no-mtu").checked },
             dry_run: { t: "b", v: v("tune-dry").checked },
         };
+        // Only one way measured and decided on (`hlctl tune --direction`).
+        if (v("tune-direction").value !== "both") {
+            options.direction = { t: "s", v: v("tune-direction").value };
+        }
         // The job's message, and apart from it (not redrawn with every
         // message) the question while kept changes await confirmation.
         if (!options.dry_run.v && !(await askFirst(

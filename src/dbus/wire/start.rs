@@ -135,6 +135,11 @@ pub(crate) const TUNE_FIELDS: &[Field<TuneOptions>] = &[
         set: |o, k, v| settings::as_string_list(k, v).map(|x| o.params.tries = x),
     },
     Field {
+        key: Key::new("direction", "s", &["direction"]),
+        get: |o| o.params.direction.clone().map(Variant::from),
+        set: |o, k, v| settings::as_str(k, v).map(|x| o.params.direction = Some(x)),
+    },
+    Field {
         key: Key::new("detached", "b", &[]),
         get: |o| Some(Variant::Bool(o.detached)),
         set: |o, k, v| settings::as_bool(k, v).map(|b| o.detached = b),
@@ -167,6 +172,7 @@ impl TuneOptions {
                 no_persist: true,
                 no_mtu: true,
                 tries: vec!["ring rx 4096".into()],
+                direction: Some("download".into()),
             },
             detached: true,
         }
