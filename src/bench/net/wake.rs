@@ -18,12 +18,22 @@
 //! read that has waited `WORKER_POLL` returns what it has, so a slower
 //! stream never stalls on the mark. A paced test (`-b`) keeps the kernel's
 //! default: its slow stream is counted as it arrives.
+//!
+//! Only while the test's threads fit on the cores: a sender and a receiver
+//! per stream (both ends' on loopback), at most one per core. With more
+//! there is no idle core to wake (the wake-up is cheap), and a receiver
+//! that sleeps for its mark leaves its sender blocked on a full window and
+//! reads into a buffer the cache no longer holds: on 2 cores, against
+//! iperf3 3.21 in the same run (`benches/compare_net.sh`, 5–7 rounds),
+//! `-P 4` went from 0.905× with a mark of 512 KiB per stream to 1.126×
+//! with the kernel's, `--bidir -P 2` from 0.916× to 1.049×, while a single
+//! stream fell from 1.707× to 0.941× without its mark.
 
 use std::net::TcpStream;
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
-use super::params::{Protocol, TestParams};
+use super::params::{Protocol, TestDirection, TestParams};
 use crate::sockopt;
 
 /// The most bytes queued before a receiver wakes.
@@ -50,9 +60,24 @@ pub(crate) struct LowWater {
 }
 
 impl LowWater {
-    /// The marks for one receiving stream of `params`.
+    /// The marks for one receiving stream of `params` on this machine.
     pub(crate) fn of(params: &TestParams) -> LowWater {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        LowWater::on_cores(params, cores)
+    }
+
+    /// The marks for one receiving stream of `params` on `cores` cores.
+    pub(crate) fn on_cores(params: &TestParams, cores: usize) -> LowWater {
         if params.protocol != Protocol::Tcp || params.bandwidth_bps > 0 {
+            return LowWater::default();
+        }
+        let ways = if params.direction == TestDirection::Bidir {
+            2
+        } else {
+            1
+        };
+        let threads = 2 * ways * params.parallel.max(1) as usize;
+        if threads > cores {
             return LowWater::default();
         }
         let half_window = params.window.map_or(usize::MAX, |w| w as usize / 2);

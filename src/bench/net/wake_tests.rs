@@ -9,7 +9,7 @@ fn params(json: &str) -> TestParams {
 
 #[test]
 fn an_unpaced_tcp_receiver_starts_at_one_block_and_may_rise_to_2_mib() {
-    let lw = LowWater::of(&params(r#"{"tcp":true,"time":1,"len":131072}"#));
+    let lw = LowWater::on_cores(&params(r#"{"tcp":true,"time":1,"len":131072}"#), 2);
     assert_eq!(
         lw,
         LowWater {
@@ -17,7 +17,7 @@ fn an_unpaced_tcp_receiver_starts_at_one_block_and_may_rise_to_2_mib() {
             most: 2 << 20
         }
     );
-    let small = LowWater::of(&params(r#"{"tcp":true,"time":1,"len":8192}"#));
+    let small = LowWater::on_cores(&params(r#"{"tcp":true,"time":1,"len":8192}"#), 2);
     assert_eq!(small.base, 8192);
     // A read asks for the highest mark, never less than a block.
     assert_eq!(lw.read_size(131072), 2 << 20);
@@ -28,32 +28,48 @@ fn an_unpaced_tcp_receiver_starts_at_one_block_and_may_rise_to_2_mib() {
 fn a_fixed_window_caps_both_marks_at_half_of_it() {
     let p = params(r#"{"tcp":true,"time":1,"len":131072,"window":65536}"#);
     assert_eq!(
-        LowWater::of(&p),
+        LowWater::on_cores(&p, 2),
         LowWater {
             base: 32768,
             most: 32768
         }
     );
     let p = params(r#"{"tcp":true,"time":1,"len":131072,"window":1048576}"#);
-    assert_eq!(LowWater::of(&p).most, 524288);
+    assert_eq!(LowWater::on_cores(&p, 2).most, 524288);
 }
 
 #[test]
 fn many_streams_share_2_mib_and_never_go_below_a_block() {
     let p4 = params(r#"{"tcp":true,"time":1,"len":131072,"parallel":4}"#);
-    assert_eq!(LowWater::of(&p4).most, 512 << 10);
+    assert_eq!(LowWater::on_cores(&p4, 8).most, 512 << 10);
     let p2 = params(r#"{"tcp":true,"time":1,"len":131072,"parallel":2}"#);
-    assert_eq!(LowWater::of(&p2).most, 1 << 20);
+    assert_eq!(LowWater::on_cores(&p2, 4).most, 1 << 20);
     let p32 = params(r#"{"tcp":true,"time":1,"len":131072,"parallel":32}"#);
-    assert_eq!(LowWater::of(&p32).most, 131072);
+    assert_eq!(LowWater::on_cores(&p32, 64).most, 131072);
+}
+
+#[test]
+fn more_threads_than_cores_keep_the_kernel_default() {
+    // A sender and a receiver per stream, each way: -P 1 fits on 2 cores,
+    // -P 2, -P 4 and --bidir (2 streams) do not.
+    let p = |json: &str| params(json);
+    let one = p(r#"{"tcp":true,"time":1,"len":131072}"#);
+    assert_eq!(LowWater::on_cores(&one, 2).base, 131072);
+    assert_eq!(LowWater::on_cores(&one, 1), LowWater::default());
+    let p2 = p(r#"{"tcp":true,"time":1,"len":131072,"parallel":2}"#);
+    assert_eq!(LowWater::on_cores(&p2, 2), LowWater::default());
+    assert_eq!(LowWater::on_cores(&p2, 4).base, 131072);
+    let bidir = p(r#"{"tcp":true,"time":1,"len":131072,"bidirectional":true}"#);
+    assert_eq!(LowWater::on_cores(&bidir, 2), LowWater::default());
+    assert_eq!(LowWater::on_cores(&bidir, 4).most, 2 << 20);
 }
 
 #[test]
 fn paced_tcp_and_udp_keep_the_kernel_default() {
     let paced = params(r#"{"tcp":true,"time":1,"len":131072,"bandwidth":1000000}"#);
-    assert_eq!(LowWater::of(&paced), LowWater::default());
+    assert_eq!(LowWater::on_cores(&paced, 64), LowWater::default());
     assert_eq!(
-        LowWater::of(&params(r#"{"udp":true,"time":1}"#)),
+        LowWater::on_cores(&params(r#"{"udp":true,"time":1}"#), 64),
         LowWater::default()
     );
 }
