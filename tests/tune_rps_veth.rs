@@ -93,20 +93,8 @@ fn hlctl_in(lab: &Lab, args: &[&str]) -> Output {
 
 fn tune(lab: &Lab, srv: &Server, extra: &[&str]) -> Value {
     let peer = lab.peer_arg(srv);
-    let mut args = vec![
-        "tune",
-        &lab.a,
-        "--peer",
-        &peer,
-        "--yes",
-        "--runs",
-        "3",
-        "--time",
-        "3",
-        "--no-mtu",
-        "--direction",
-        "download",
-    ];
+    let mut args = vec!["tune", &lab.a, "--peer", &peer, "--yes", "--runs", "3"];
+    args.extend(["--time", "3", "--no-mtu", "--direction", "download"]);
     args.extend_from_slice(extra);
     let args = with_json(&args);
     json_of(&args, hlctl_in(lab, &args))

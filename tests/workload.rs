@@ -261,7 +261,9 @@ fn check_reports_a_workload_below_its_need() {
 fn a_figure_from_the_history_is_used_with_its_age_and_flagged_when_stale() {
     let _serial = serial();
     let lab = Lab::new();
-    lab.shape_both("120mbit");
+    // Twice plex-4k's 100 Mbit/s: a 2 s run on a 120 Mbit/s path measured
+    // 89 Mbit/s once beside the suite's VMs, and the verdict below is "ok".
+    lab.shape_both("200mbit");
     let srv = lab.iperf3_server();
     let out = lab.hlctl(&[
         "bench",
@@ -285,7 +287,7 @@ fn a_figure_from_the_history_is_used_with_its_age_and_flagged_when_stale() {
         "{net}"
     );
     let measured = net["measured"].as_f64().unwrap();
-    assert!((90e6..=125e6).contains(&measured), "{net}");
+    assert!((100e6..=210e6).contains(&measured), "{net}");
     assert_eq!(net["verdict"], "ok", "{net}");
 
     let db = lab.state_dir().join("history.db");
