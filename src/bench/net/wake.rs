@@ -20,14 +20,15 @@
 //! default: its slow stream is counted as it arrives.
 //!
 //! Only while the test's threads fit on the cores: a sender and a receiver
-//! per stream (both ends' on loopback), at most one per core. With more
-//! there is no idle core to wake (the wake-up is cheap), and a receiver
-//! that sleeps for its mark leaves its sender blocked on a full window and
-//! reads into a buffer the cache no longer holds: on 2 cores, against
-//! iperf3 3.21 in the same run (`benches/compare_net.sh`, 5–7 rounds),
-//! `-P 4` went from 0.905× with a mark of 512 KiB per stream to 1.126×
-//! with the kernel's, `--bidir -P 2` from 0.916× to 1.049×, while a single
-//! stream fell from 1.707× to 0.941× without its mark.
+//! per stream (both ends' on loopback), at most one per core. With more,
+//! there is no idle core for the wake-up to reach, and the marks measured
+//! worse: on 2 cores, against iperf3 3.21 in the same run
+//! (`benches/compare_net.sh`, 5–7 rounds), `-P 4` went from 0.905× with a
+//! mark of 512 KiB per stream to 1.126× with the kernel's, and `--bidir
+//! -P 2` from 0.916× to 1.049×; the CPU per Gbit/s of `-P 4` from 1.076×
+//! to 0.982× of 3.21's (larger reads into larger buffers per stream are
+//! the likely cost; not profiled). A single stream fell from 1.707× to
+//! 0.941× without its mark, so it keeps it.
 
 use std::net::TcpStream;
 use std::os::fd::AsFd;
