@@ -5,7 +5,7 @@ use super::finding::{Finding, Outcome, Severity};
 use super::inputs::Inputs;
 use super::tcp::peer_link_speed;
 use crate::path::limit::{self, Limit, LimitNote};
-use crate::path::throughput::{Direction, format_bps};
+use crate::path::throughput::{self, format_bps};
 
 /// Classify each measured direction from the doctor's measurements.
 pub(crate) fn limits(inp: &Inputs) -> Vec<LimitNote> {
@@ -16,17 +16,11 @@ pub(crate) fn limits(inp: &Inputs) -> Vec<LimitNote> {
         return Vec::new();
     };
     let rtt = p.rtt.as_ref().ok().map(|r| r.ms);
-    Direction::BOTH
-        .iter()
-        .map(|d| match d {
-            Direction::Upload => (d, &t.upload),
-            Direction::Download => (d, &t.download),
-        })
-        // A tune that measures one direction (`--direction`) hands the
-        // doctor an empty series for the other.
-        .filter(|(_, s)| !s.samples.is_empty())
+    // A tune that measures one direction (`--direction`) hands the doctor
+    // an empty series for the other.
+    throughput::measured(&t.upload, &t.download)
         .map(|(d, s)| {
-            let (key, _) = limit::keys(*d);
+            let (key, _) = limit::keys(d);
             let input = limit::Input {
                 bps: s.median(),
                 rtt_idle_ms: rtt,
@@ -35,8 +29,8 @@ pub(crate) fn limits(inp: &Inputs) -> Vec<LimitNote> {
                 local_buffer_max: inp.triplet_max(key),
                 cpu_max_percent: s.max_cpu_percent(),
             };
-            let mut note = limit::assess(*d, &input);
-            note.cores = s.cores_line(*d);
+            let mut note = limit::assess(d, &input);
+            note.cores = s.cores_line(d);
             note
         })
         .collect()

@@ -146,6 +146,18 @@ pub(crate) fn median(sorted: &[f64]) -> f64 {
     }
 }
 
+/// The measured directions of an (upload, download) pair of series,
+/// upload first: a direction without a run (not measured, as by a tune's
+/// `--direction`) is left out.
+pub(crate) fn measured<'a>(
+    upload: &'a Series,
+    download: &'a Series,
+) -> impl Iterator<Item = (Direction, &'a Series)> {
+    [(Direction::Upload, upload), (Direction::Download, download)]
+        .into_iter()
+        .filter(|(_, s)| !s.samples.is_empty())
+}
+
 /// Take `runs` samples of each direction of `dirs` (upload first,
 /// alternating; a direction not in `dirs` stays an empty series); the
 /// measure says its waits (a busy peer) through `progress`.

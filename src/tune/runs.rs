@@ -105,20 +105,14 @@ pub(crate) fn limits(target: &mut dyn Target, inp: &Inputs, after: &Pair) -> Vec
         .and_then(|p| p.rtt.as_ref().ok())
         .map(|r| r.ms);
     let link = link_speed_now(target, inp);
-    Direction::BOTH
-        .iter()
-        .map(|d| match d {
-            Direction::Upload => (d, &after.0),
-            Direction::Download => (d, &after.1),
-        })
-        .filter(|(_, s)| !s.samples.is_empty())
+    throughput::measured(&after.0, &after.1)
         .map(|(d, s)| {
-            let (key, _) = limit::keys(*d);
+            let (key, _) = limit::keys(d);
             let buf = target
                 .sysctl(key)
                 .and_then(|v| v.split_whitespace().nth(2).and_then(|x| x.parse().ok()));
             let mut note = limit::assess(
-                *d,
+                d,
                 &limit::Input {
                     bps: s.median(),
                     rtt_idle_ms: rtt,
@@ -128,7 +122,7 @@ pub(crate) fn limits(target: &mut dyn Target, inp: &Inputs, after: &Pair) -> Vec
                     cpu_max_percent: s.max_cpu_percent(),
                 },
             );
-            note.cores = s.cores_line(*d);
+            note.cores = s.cores_line(d);
             note
         })
         .collect()
