@@ -68,6 +68,53 @@ fn nothing_left(remote: &Path, local: &Path) {
     assert_eq!(names(local), Vec::<String>::new(), "a local file was left");
 }
 
+/// A server slow to start the command (here a key whose `command=` sleeps
+/// 1 s before it runs what was asked) does not count in the read's figure:
+/// its clock starts at the first byte. 64 MiB over loopback take well
+/// under the second the server waits; the whole run takes the waits (the
+/// write's, the read's and the removal's).
+#[test]
+fn a_server_slow_to_start_cat_is_not_in_the_read_figure() {
+    let _one = serial();
+    let sshd = Sshd::start();
+    let keys = sshd.dir.path().join("authorized_keys");
+    let key = std::fs::read_to_string(&keys).unwrap();
+    let slow = format!("command=\"sleep 1; exec sh -c \\\"$SSH_ORIGINAL_COMMAND\\\"\" {key}");
+    std::fs::write(&keys, slow).unwrap();
+    let remote = disk_tempdir();
+    let state = tempfile::tempdir().unwrap();
+    let target = format!(
+        "ssh://root@127.0.0.1:{}{}",
+        sshd.port,
+        remote.path().display()
+    );
+    let cfg = sshd.config();
+    let began = Instant::now();
+    let r = json(&hlctl_file(
+        state.path(),
+        &target,
+        &[
+            "--ssh-config",
+            cfg.to_str().unwrap(),
+            "--size",
+            &format!("{SIZE_MIB}M"),
+            "--no-net",
+            "--no-disk",
+            "--no-crypto",
+        ],
+    ));
+    let took = began.elapsed().as_secs_f64();
+    assert!(took >= 3.0, "the server's waits did not happen: {took} s");
+    let read = &r["file"]["read"];
+    let seconds = read["seconds"].as_f64().unwrap();
+    assert!(seconds < 1.0, "the server's 1 s start counted: {read}");
+    assert_eq!(
+        names(remote.path()),
+        Vec::<String>::new(),
+        "a remote file was left"
+    );
+}
+
 #[test]
 fn the_forced_cipher_is_named_the_figures_add_up_and_nothing_is_left() {
     let _one = serial();
