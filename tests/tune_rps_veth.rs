@@ -22,7 +22,6 @@
 mod common;
 
 use std::process::{Command, Output, Stdio};
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -133,10 +132,10 @@ fn arithmetic(mut x: u64, rounds: u32) -> u64 {
     x
 }
 
-/// CPU0's own speed beside the busy CPU1, as a share of its speed beside
-/// an idle one, for the record of a failed attempt: near 1 on this
-/// machine; hyperthreads of one physical core on the host would show far
-/// less.
+/// The busy thread `start_busy` starts, and CPU0's own speed beside it as
+/// a share of its speed beside an idle CPU1, for the record: 0.95-1.16 on
+/// this machine; hyperthreads of one physical core on the host would show
+/// far less.
 fn sibling_speed(start_busy: impl FnOnce() -> Busy) -> (Busy, f64) {
     let idle = cpu0_work();
     let busy = start_busy();

@@ -6,11 +6,12 @@
 //! lines) to ssh's exit: the connection's key exchange and login are left
 //! out, as a throughput's figure should, and so is the server's start of
 //! `cat` for a read (0.17 s from the command to the first byte on an idle
-//! 2-core machine: 5 % of an 8 MiB read at 20 Mbit/s). A write's first byte is ssh
-//! reading its input, which it does at once, a channel window ahead of the
-//! server: its figure still holds the server's start. A plain exec channel rather than sftp: any server with a
-//! shell answers it, and it measures what scp and sftp ride on (the cipher,
-//! the channel window) without sftp's own request pipelining on top.
+//! 2-core machine: 5 % of an 8 MiB read at 20 Mbit/s). A write's first
+//! byte is ssh reading its input, which it does at once, a channel window
+//! ahead of the server: its figure still holds the server's start. A plain
+//! exec channel rather than sftp: any server with a shell answers it, and
+//! it measures what scp and sftp ride on (the cipher, the channel window)
+//! without sftp's own request pipelining on top.
 //!
 //! The remote file is removed at the end, also on error or cancel
 //! ([`RemoteFile`]).
