@@ -26,14 +26,24 @@ pub(crate) fn render(r: &TuneReport) -> String {
     s
 }
 
-/// "each way", or the one direction measured (`--direction`).
-fn ways(r: &TuneReport) -> String {
+/// The directions the baseline measured (`--direction`); both when there
+/// is none (a dry run, a tune stopped before it).
+fn measured(r: &TuneReport) -> Vec<Direction> {
     let dirs: Vec<Direction> = r
         .baseline
         .iter()
         .flat_map(|b| b.each().map(|(d, _)| d))
         .collect();
-    match dirs[..] {
+    if dirs.is_empty() {
+        Direction::BOTH.to_vec()
+    } else {
+        dirs
+    }
+}
+
+/// "each way", or the one direction measured.
+fn ways(r: &TuneReport) -> String {
+    match measured(r)[..] {
         [d] => format!("{d} only"),
         _ => "each way".into(),
     }
@@ -92,23 +102,17 @@ fn steps(r: &TuneReport) -> String {
     if r.steps.is_empty() {
         return "No candidates: nothing on this host to try.\n".into();
     }
-    let mut rows = vec![
-        [
-            "candidate",
-            "setting",
-            "before",
-            "tried",
-            "upload",
-            "Δ",
-            "download",
-            "Δ",
-            "result",
-        ]
+    let dirs = measured(r);
+    let mut head: Vec<String> = ["candidate", "setting", "before", "tried"]
         .map(String::from)
-        .to_vec(),
-    ];
+        .to_vec();
+    for d in &dirs {
+        head.extend([d.to_string(), "Δ".into()]);
+    }
+    head.push("result".into());
+    let mut rows = vec![head];
     for st in &r.steps {
-        rows.extend(step_rows(st, r.runs));
+        rows.extend(step_rows(st, r.runs, &dirs));
     }
     let mut s = table(&rows) + "\n";
     for st in &r.steps {
@@ -143,10 +147,15 @@ fn status(st: &Step, budget: u32) -> String {
     }
 }
 
-/// A step's rows: one per setting it changed; the figures on the first.
-fn step_rows(st: &Step, budget: u32) -> Vec<Vec<String>> {
-    let (u, ud) = delta_cells(st, Direction::Upload);
-    let (dn, dd) = delta_cells(st, Direction::Download);
+/// A step's rows: one per setting it changed; the title and the figures
+/// of `dirs` on the first.
+fn step_rows(st: &Step, budget: u32, dirs: &[Direction]) -> Vec<Vec<String>> {
+    let mut figures = Vec::new();
+    for &d in dirs {
+        let (cell, change) = delta_cells(st, d);
+        figures.extend([cell, change]);
+    }
+    figures.push(status(st, budget));
     let none = [SettingRow {
         setting: "-".into(),
         before: "-".into(),
@@ -157,29 +166,19 @@ fn step_rows(st: &Step, budget: u32) -> Vec<Vec<String>> {
     } else {
         &st.settings
     };
-    let figures = [st.title.clone(), u, ud, dn, dd, status(st, budget)];
     settings
         .iter()
         .enumerate()
         .map(|(i, set)| {
-            let f = |k: usize| {
-                if i == 0 {
-                    figures[k].clone()
-                } else {
-                    String::new()
-                }
-            };
-            vec![
-                f(0),
+            let first = |cell: &String| if i == 0 { cell.clone() } else { String::new() };
+            let mut row = vec![
+                first(&st.title),
                 set.setting.clone(),
                 set.before.clone(),
                 set.tried.clone(),
-                f(1),
-                f(2),
-                f(3),
-                f(4),
-                f(5),
-            ]
+            ];
+            row.extend(figures.iter().map(first));
+            row
         })
         .collect()
 }
@@ -259,7 +258,25 @@ mod tests {
             plan: Vec::new(),
             plan_notes: Vec::new(),
             baseline: Some(down(&[9.0e9, 9.4e9])),
-            steps: Vec::new(),
+            steps: vec![Step {
+                candidate: "rps".into(),
+                title: "receive packet steering to CPUs 0".into(),
+                settings: vec![SettingRow {
+                    setting: "rps cpus".into(),
+                    before: "1".into(),
+                    tried: "0".into(),
+                }],
+                status: StepStatus::Kept,
+                reason: "better".into(),
+                deltas: vec![DirDelta {
+                    direction: Direction::Download,
+                    before_bps: 9.4e9,
+                    after_bps: 9.9e9,
+                    change_percent: 5.3,
+                    threshold_percent: 3.0,
+                }],
+                runs: 3,
+            }],
             after: Some(down(&[9.9e9, 9.9e9, 9.9e9])),
             limits: Vec::new(),
             kept: Default::default(),
@@ -277,6 +294,27 @@ mod tests {
             text.contains("Result: download 9.40 Gbit/s → 9.90 Gbit/s (+5%)"),
             "{text}"
         );
+        let head = text
+            .lines()
+            .find(|l| l.starts_with("candidate"))
+            .unwrap_or_else(|| panic!("no table: {text}"));
+        let cols: Vec<&str> = head.split_whitespace().collect();
+        assert_eq!(
+            cols,
+            [
+                "candidate",
+                "setting",
+                "before",
+                "tried",
+                "download",
+                "Δ",
+                "result"
+            ],
+            "{text}"
+        );
+        let row = text.lines().find(|l| l.starts_with("receive")).unwrap();
+        assert!(row.contains("9.40 Gbit/s → 9.90 Gbit/s  +5%"), "{row}");
+        assert!(row.trim_end().ends_with("KEPT (3/3 runs)"), "{row}");
         assert!(!text.contains("upload"), "{text}");
     }
 }
