@@ -61,8 +61,9 @@ fn pin(pid: u32, cpu: u32) {
 /// softirq time, as steadily as under a busy process that outranks it.
 /// It does arithmetic: spinning on the CPU's pause hint instead (lighter
 /// on a hyperthread sibling's execution units) kept the move in 5 of 15
-/// tunes here against 7 of 10, as this VM's host seems to deschedule a vCPU
-/// that pauses and the IPIs of RPS then wait for it. [`sibling_speed`]
+/// tunes here against 5 of 5, five tests of each alternating (8 of 11 in
+/// all), as this VM's host seems to deschedule a vCPU that pauses and the
+/// IPIs of RPS then wait for it. [`sibling_speed`]
 /// prints how much the busy CPU1 slows CPU0.
 struct Busy {
     stop: Arc<AtomicBool>,
