@@ -50,6 +50,22 @@ fn json(o: &std::process::Output) -> Value {
     serde_json::from_slice(&o.stdout).expect("hlctl --json prints JSON")
 }
 
+/// The `ssh://` target of `dir` on the test's sshd on 127.0.0.1.
+fn loopback_target(sshd: &Sshd, dir: &Path) -> String {
+    format!("ssh://root@127.0.0.1:{}{}", sshd.port, dir.display())
+}
+
+/// `hlctl --json bench file` over SSH alone (no raw TCP, disk or crypto
+/// figures) with the test's sshd config, `SIZE_MIB` and `extra`.
+fn ssh_alone(state: &Path, sshd: &Sshd, target: &str, extra: &[&str]) -> Value {
+    let cfg = sshd.config();
+    let size = format!("{SIZE_MIB}M");
+    let mut args = vec!["--ssh-config", cfg.to_str().unwrap(), "--size", &size];
+    args.extend(["--no-net", "--no-disk", "--no-crypto"]);
+    args.extend_from_slice(extra);
+    json(&hlctl_file(state, target, &args))
+}
+
 fn names(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
         .unwrap()
@@ -83,26 +99,9 @@ fn a_server_slow_to_start_cat_is_not_in_the_read_figure() {
     std::fs::write(&keys, slow).unwrap();
     let remote = disk_tempdir();
     let state = tempfile::tempdir().unwrap();
-    let target = format!(
-        "ssh://root@127.0.0.1:{}{}",
-        sshd.port,
-        remote.path().display()
-    );
-    let cfg = sshd.config();
+    let target = loopback_target(&sshd, remote.path());
     let began = Instant::now();
-    let r = json(&hlctl_file(
-        state.path(),
-        &target,
-        &[
-            "--ssh-config",
-            cfg.to_str().unwrap(),
-            "--size",
-            &format!("{SIZE_MIB}M"),
-            "--no-net",
-            "--no-disk",
-            "--no-crypto",
-        ],
-    ));
+    let r = ssh_alone(state.path(), &sshd, &target, &[]);
     let took = began.elapsed().as_secs_f64();
     assert!(took >= 3.0, "the server's waits did not happen: {took} s");
     let read = &r["file"]["read"];
@@ -121,27 +120,8 @@ fn the_forced_cipher_is_named_the_figures_add_up_and_nothing_is_left() {
     let sshd = Sshd::start();
     let remote = disk_tempdir();
     let state = tempfile::tempdir().unwrap();
-    let target = format!(
-        "ssh://root@127.0.0.1:{}{}",
-        sshd.port,
-        remote.path().display()
-    );
-    let cfg = sshd.config();
-    let r = json(&hlctl_file(
-        state.path(),
-        &target,
-        &[
-            "--ssh-config",
-            cfg.to_str().unwrap(),
-            "--cipher",
-            CIPHER,
-            "--size",
-            &format!("{SIZE_MIB}M"),
-            "--no-net",
-            "--no-disk",
-            "--no-crypto",
-        ],
-    ));
+    let target = loopback_target(&sshd, remote.path());
+    let r = ssh_alone(state.path(), &sshd, &target, &["--cipher", CIPHER]);
     let f = &r["file"];
     assert_eq!(f["protocol"], "ssh");
     assert_eq!(
@@ -205,11 +185,7 @@ fn beside_the_transfer_raw_tcp_and_the_local_disk_run_and_a_verdict_is_said() {
         .expect("iperf3 (scripts/setup.sh installs it)"),
     );
     common::net::wait_listening(port, Duration::from_secs(10));
-    let target = format!(
-        "ssh://root@127.0.0.1:{}{}",
-        sshd.port,
-        remote.path().display()
-    );
+    let target = loopback_target(&sshd, remote.path());
     let peer = format!("127.0.0.1:{port}");
     let o = hlctl_file(
         state.path(),
@@ -283,11 +259,7 @@ fn a_refused_key_is_a_clear_error_and_nothing_is_left() {
     let sshd = Sshd::start();
     let remote = disk_tempdir();
     let state = tempfile::tempdir().unwrap();
-    let target = format!(
-        "ssh://root@127.0.0.1:{}{}",
-        sshd.port,
-        remote.path().display()
-    );
+    let target = loopback_target(&sshd, remote.path());
     let start = Instant::now();
     let o = hlctl_file(
         state.path(),
@@ -320,11 +292,7 @@ fn ctrl_c_mid_write_removes_the_remote_file() {
     let sshd = Sshd::start();
     let remote = disk_tempdir();
     let state = tempfile::tempdir().unwrap();
-    let target = format!(
-        "ssh://root@127.0.0.1:{}{}",
-        sshd.port,
-        remote.path().display()
-    );
+    let target = loopback_target(&sshd, remote.path());
     let child = Command::new(HLCTL)
         .env("HLCTL_STATE_DIR", state.path())
         .args([
@@ -380,11 +348,7 @@ fn a_check_measures_its_file_targets_stores_and_publishes_them() {
     let local = disk_tempdir();
     let state = tempfile::tempdir().unwrap();
     let prom = tempfile::tempdir().unwrap();
-    let target = format!(
-        "ssh://root@127.0.0.1:{}{}",
-        sshd.port,
-        remote.path().display()
-    );
+    let target = loopback_target(&sshd, remote.path());
     let write_config = |ssh_config: &Path| {
         let conf = state.path().join("hlctl.toml");
         std::fs::write(
