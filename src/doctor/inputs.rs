@@ -135,7 +135,7 @@ impl Inputs {
 
     /// The maximum (third field) of a triplet such as tcp_rmem.
     pub(crate) fn triplet_max(&self, key: &str) -> Option<u64> {
-        self.sysctl(key)?.split_whitespace().nth(2)?.parse().ok()
+        crate::sysctl::keys::triplet_max(self.sysctl(key)?)
     }
 
     pub(crate) fn iface(&self, name: &str) -> Option<&IfaceSample> {

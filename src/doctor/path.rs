@@ -21,17 +21,7 @@ pub(crate) fn limits(inp: &Inputs) -> Vec<LimitNote> {
     throughput::measured(&t.upload, &t.download)
         .map(|(d, s)| {
             let (key, _) = limit::keys(d);
-            let input = limit::Input {
-                bps: s.median(),
-                rtt_idle_ms: rtt,
-                rtt_loaded_ms: s.rtt_loaded_ms(),
-                link: peer_link_speed(inp),
-                local_buffer_max: inp.triplet_max(key),
-                cpu_max_percent: s.max_cpu_percent(),
-            };
-            let mut note = limit::assess(d, &input);
-            note.cores = s.cores_line(d);
-            note
+            limit::of_series(d, s, rtt, peer_link_speed(inp), inp.triplet_max(key))
         })
         .collect()
 }

@@ -14,7 +14,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::throughput::{Direction, format_bps};
+use super::throughput::{Direction, Series, format_bps};
 use crate::nic::speed::LinkSpeed;
 use crate::sysctl::tcp_mem::{self, TcpMemory};
 
@@ -97,6 +97,30 @@ pub(crate) struct LimitNote {
     /// (`crate::cpu::text::line`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) cores: Option<String>,
+}
+
+/// The limit of direction `dir` as series `s` measured it (its median, its
+/// loaded RTT, its busiest CPU and its cores' line), against the path's
+/// idle RTT, the link towards the peer and this host's buffer maximum for
+/// the direction: what the doctor and the tune report alike.
+pub(crate) fn of_series(
+    dir: Direction,
+    s: &Series,
+    rtt_idle_ms: Option<f64>,
+    link: Option<LinkSpeed>,
+    local_buffer_max: Option<u64>,
+) -> LimitNote {
+    let input = Input {
+        bps: s.median(),
+        rtt_idle_ms,
+        rtt_loaded_ms: s.rtt_loaded_ms(),
+        link,
+        local_buffer_max,
+        cpu_max_percent: s.max_cpu_percent(),
+    };
+    let mut note = assess(dir, &input);
+    note.cores = s.cores_line(dir);
+    note
 }
 
 /// Classify one direction and say it in a sentence.

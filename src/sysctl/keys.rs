@@ -231,6 +231,12 @@ pub(crate) fn closest(name: &str) -> Vec<&'static str> {
 }
 
 /// The same value written with any whitespace: `4096\t131072` → `4096 131072`.
+/// The third number of a triplet's value (`tcp_rmem`'s max: "4096 131072
+/// 6291456" → 6291456); None when it has no third number.
+pub(crate) fn triplet_max(value: &str) -> Option<u64> {
+    value.split_whitespace().nth(2)?.parse().ok()
+}
+
 pub(crate) fn normalise(value: &str) -> String {
     value.split_whitespace().collect::<Vec<_>>().join(" ")
 }
@@ -301,6 +307,13 @@ mod tests {
 
     fn key(name: &str) -> &'static Key {
         lookup(name).unwrap()
+    }
+
+    #[test]
+    fn a_triplets_max_is_its_third_number() {
+        assert_eq!(triplet_max("4096\t131072  6291456\n"), Some(6291456));
+        assert_eq!(triplet_max("4096 131072"), None);
+        assert_eq!(triplet_max("4096 131072 lots"), None);
     }
 
     #[test]

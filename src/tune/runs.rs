@@ -12,6 +12,7 @@ use crate::bench::progress::{Cancel, Progress, ProgressEvent};
 use crate::doctor::Inputs;
 use crate::path::limit::{self, LimitNote};
 use crate::path::throughput::{self, Direction, Measure, MeasureError, Series};
+use crate::sysctl::keys::triplet_max;
 
 /// Both directions' runs (upload, download); a direction the tune does not
 /// measure (`--direction`) stays empty.
@@ -108,22 +109,8 @@ pub(crate) fn limits(target: &mut dyn Target, inp: &Inputs, after: &Pair) -> Vec
     throughput::measured(&after.0, &after.1)
         .map(|(d, s)| {
             let (key, _) = limit::keys(d);
-            let buf = target
-                .sysctl(key)
-                .and_then(|v| v.split_whitespace().nth(2).and_then(|x| x.parse().ok()));
-            let mut note = limit::assess(
-                d,
-                &limit::Input {
-                    bps: s.median(),
-                    rtt_idle_ms: rtt,
-                    rtt_loaded_ms: s.rtt_loaded_ms(),
-                    link: link.clone(),
-                    local_buffer_max: buf,
-                    cpu_max_percent: s.max_cpu_percent(),
-                },
-            );
-            note.cores = s.cores_line(d);
-            note
+            let buf = target.sysctl(key).as_deref().and_then(triplet_max);
+            limit::of_series(d, s, rtt, link.clone(), buf)
         })
         .collect()
 }
