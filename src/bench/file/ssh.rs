@@ -330,7 +330,8 @@ fn follow(
 ) -> Option<(i32, Duration, Instant)> {
     const STEP: u64 = 64 << 20;
     let quiet = s.moved(direction) + CHATTER;
-    let (first, mut still) = (Instant::now(), Instant::now());
+    let first = Instant::now();
+    let mut still = first;
     let mut start = None;
     let mut told = 0u64;
     loop {

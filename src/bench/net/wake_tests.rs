@@ -52,14 +52,13 @@ fn many_streams_share_2_mib_and_never_go_below_a_block() {
 fn more_threads_than_cores_keep_the_kernel_default() {
     // A sender and a receiver per stream, each way: -P 1 fits on 2 cores,
     // -P 2, -P 4 and --bidir (2 streams) do not.
-    let p = |json: &str| params(json);
-    let one = p(r#"{"tcp":true,"time":1,"len":131072}"#);
+    let one = params(r#"{"tcp":true,"time":1,"len":131072}"#);
     assert_eq!(LowWater::on_cores(&one, 2).base, 131072);
     assert_eq!(LowWater::on_cores(&one, 1), LowWater::default());
-    let p2 = p(r#"{"tcp":true,"time":1,"len":131072,"parallel":2}"#);
+    let p2 = params(r#"{"tcp":true,"time":1,"len":131072,"parallel":2}"#);
     assert_eq!(LowWater::on_cores(&p2, 2), LowWater::default());
     assert_eq!(LowWater::on_cores(&p2, 4).base, 131072);
-    let bidir = p(r#"{"tcp":true,"time":1,"len":131072,"bidirectional":true}"#);
+    let bidir = params(r#"{"tcp":true,"time":1,"len":131072,"bidirectional":true}"#);
     assert_eq!(LowWater::on_cores(&bidir, 2), LowWater::default());
     assert_eq!(LowWater::on_cores(&bidir, 4).most, 2 << 20);
 }
