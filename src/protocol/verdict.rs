@@ -14,8 +14,9 @@
 //! 4. **client CPU**: the transfer's process, or one of the kernel's
 //!    threads busy meanwhile (`cifsd`, which receives and decrypts an SMB
 //!    connection; the NFS client's kworkers), fills ~a core (85 %);
-//! 5. **settings**: NFS `sync`, `rsize`/`wsize` below 1 MiB, no `nconnect`
-//!    where the network has room, CIFS `cache=none` ([`super::settings`]);
+//! 5. **settings**: NFS `sync` (the mount's, or the server's export, from
+//!    the write's RPCs), `rsize`/`wsize` below 1 MiB, no `nconnect` where
+//!    the network has room, CIFS `cache=none` ([`super::settings`]);
 //! 6. **server disk**: the server is a host of the fleet (`--prometheus`)
 //!    and none of the directories its last check measured reads (a read)
 //!    or writes (a write) faster than the transfer ([`crate::matrix::host`]);
@@ -130,11 +131,7 @@ fn inputs(run: &FileRun, t: &Transfer) -> Inputs {
         kernel: t.kernel_threads.clone(),
         encryption: cipher::of(f, t.direction),
         crypto: run.crypto.clone(),
-        settings: f
-            .mount
-            .as_ref()
-            .map(|m| settings::costly(m, t.direction, room))
-            .unwrap_or_default(),
+        settings: settings::of_report(f, t.direction, room),
         server: f.server.clone(),
         fleet: run.fleet.as_ref().and_then(|b| b.measured()).cloned(),
         place: f.place.clone(),

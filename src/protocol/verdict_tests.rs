@@ -328,6 +328,69 @@ fn an_nfs_sync_mount_with_small_wsize_is_held_by_its_settings() {
     assert!(v.sentence.contains("mount without sync"), "{}", v.sentence);
 }
 
+/// A 32 MiB transfer through NFS whose RPCs waited `ms` in all
+/// (`commit_ms` of them COMMITs) over `seconds`.
+fn nfs_transfer(direction: Direction, seconds: f64, ms: u64, commit_ms: u64) -> Transfer {
+    let mut t = Transfer::new(direction, 32 << 20, seconds);
+    t.nfs_rpcs = Some(crate::bench::file::nfs_rpc::NfsRpcs {
+        ops: 32,
+        rtt_ms: ms - commit_ms,
+        commits: u64::from(commit_ms > 0),
+        commit_rtt_ms: commit_ms,
+    });
+    t
+}
+
+#[test]
+fn writes_far_slower_per_byte_than_reads_name_the_servers_sync_export() {
+    // 32 MiB written in 1.9 s, 1.7 s of it in WRITE round trips (53 ms per
+    // MiB), read back in 0.3 s at 6 ms per MiB: the server's disk, per WRITE.
+    let w = nfs_transfer(Direction::Write, 1.9, 1700, 0);
+    let r = nfs_transfer(Direction::Read, 0.3, 190, 0);
+    let s = settings::server_sync(&w, &r).expect("a sync export");
+    assert!(
+        s.said
+            .contains("53.1 ms per MiB written against 5.9 ms per MiB read"),
+        "{}",
+        s.said
+    );
+    assert!(s.said.contains("`sync` export"), "{}", s.said);
+    assert!(s.advice.contains("`async`"), "{}", s.advice);
+    // COMMITs count with the WRITEs, and are named.
+    let s = settings::server_sync(&nfs_transfer(Direction::Write, 1.9, 1700, 1200), &r).unwrap();
+    assert!(s.said.contains("WRITE and COMMIT"), "{}", s.said);
+    let i = Inputs {
+        protocol: "NFS4".into(),
+        direction: Some(Direction::Write),
+        bytes_per_second: 17.7e6,
+        network_bps: Some(2.0e9),
+        client: Some((0.05, "hlctl")),
+        settings: vec![s],
+        ..Inputs::default()
+    };
+    let v = decide(&i);
+    assert_eq!(v.limit, Limit::Settings, "{}", v.sentence);
+    assert!(v.sentence.contains("sync"), "{}", v.sentence);
+}
+
+#[test]
+fn an_async_export_a_fast_server_or_no_rpc_figures_name_no_sync() {
+    let r = nfs_transfer(Direction::Read, 0.3, 190, 0);
+    // As slow per byte as the read (an async export answering from memory).
+    let w = nfs_transfer(Direction::Write, 0.4, 250, 0);
+    assert!(settings::server_sync(&w, &r).is_none());
+    // Four times the read, but at a copy's cost (1.5 ms per MiB).
+    let fast_read = nfs_transfer(Direction::Read, 0.02, 10, 0);
+    let w = nfs_transfer(Direction::Write, 0.06, 48, 0);
+    assert!(settings::server_sync(&w, &fast_read).is_none());
+    // Slow round trips that held the client for only a third of the write.
+    let w = nfs_transfer(Direction::Write, 6.0, 1700, 0);
+    assert!(settings::server_sync(&w, &r).is_none());
+    // Not NFS (no mountstats): nothing to say.
+    let plain = Transfer::new(Direction::Write, 32 << 20, 1.9);
+    assert!(settings::server_sync(&plain, &r).is_none());
+}
+
 #[test]
 fn a_disk_slower_than_the_protocol_holds_a_real_copy() {
     let mut i = ssh(Direction::Write, 300.0);

@@ -13,6 +13,7 @@ use std::time::Instant;
 
 use nix::sys::resource::{UsageWho, getrusage};
 
+use super::nfs_rpc::Snapshot;
 use super::{
     CHUNK, Direction, FileError, FileReport, IoMode, MountFacts, Transfer, mount_facts, tick,
 };
@@ -39,11 +40,12 @@ pub(crate) fn run(
     let direct = file.reopen(true).map_err(|e| disk_err(dir, e))?;
     let mut buf = AlignedBuf::new(CHUNK).map_err(|source| io(dir, source))?;
     buf.fill_random(0xd1 ^ size);
-    let write = write(&file, size, &buf, direct, progress, cancel)?;
+    let nfs = mount_facts::is_nfs(&facts.fs_type).then_some(facts.mount_point.as_str());
+    let write = write(&file, size, &buf, direct, nfs, progress, cancel)?;
     if !direct {
         drop_cache(&file);
     }
-    let read = read(&file, size, &mut buf, direct, progress, cancel)?;
+    let read = read(&file, size, &mut buf, direct, nfs, progress, cancel)?;
     let protocol = if facts.is_network() {
         facts.fs_type.clone()
     } else {
@@ -87,11 +89,12 @@ fn write(
     size: u64,
     buf: &AlignedBuf,
     direct: bool,
+    nfs: Option<&str>,
     progress: &dyn Progress,
     cancel: &Cancel,
 ) -> Result<Transfer, FileError> {
     let mut f = file.file();
-    let watch = Stopwatch::start();
+    let watch = Stopwatch::start(nfs);
     let mut done = 0u64;
     while done < size {
         if cancel.is_cancelled() {
@@ -113,6 +116,7 @@ fn read(
     size: u64,
     buf: &mut AlignedBuf,
     direct: bool,
+    nfs: Option<&str>,
     progress: &dyn Progress,
     cancel: &Cancel,
 ) -> Result<Transfer, FileError> {
@@ -125,7 +129,7 @@ fn read(
             .open(file.path())
             .map_err(|source| io(file.path(), source))?
     };
-    let watch = Stopwatch::start();
+    let watch = Stopwatch::start(nfs);
     let mut done = 0u64;
     while done < size {
         if cancel.is_cancelled() {
@@ -144,21 +148,25 @@ fn read(
     Ok(watch.stop(Direction::Read, done))
 }
 
-/// A direction's time, this thread's CPU and the kernel's threads', from
-/// its start.
+/// A direction's time, this thread's CPU, the kernel's threads' and an
+/// NFS mount's RPCs, from its start.
 struct Stopwatch {
     start: Instant,
     cpu0: f64,
     kernel0: KernelThreads,
+    nfs0: Option<(String, Snapshot)>,
 }
 
 impl Stopwatch {
-    fn start() -> Stopwatch {
+    /// Started before a transfer, through the NFS mount at `nfs` if any.
+    fn start(nfs: Option<&str>) -> Stopwatch {
         let kernel0 = KernelThreads::take();
+        let nfs0 = nfs.and_then(|p| Some((p.to_string(), Snapshot::take(p)?)));
         Stopwatch {
             cpu0: thread_cpu(),
             start: Instant::now(),
             kernel0,
+            nfs0,
         }
     }
 
@@ -171,6 +179,10 @@ impl Stopwatch {
             t.client_cores = Some((cpu - self.cpu0).max(0.0) / seconds);
             t.kernel_threads = kernel.busy_since(&self.kernel0, seconds);
         }
+        t.nfs_rpcs = self.nfs0.as_ref().and_then(|(point, before)| {
+            let after = Snapshot::take(point)?;
+            Some(before.until(&after, direction == Direction::Write))
+        });
         t
     }
 }

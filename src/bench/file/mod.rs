@@ -9,6 +9,7 @@ pub(crate) mod dir;
 pub(crate) mod error;
 pub(crate) mod kex;
 pub(crate) mod mount_facts;
+pub(crate) mod nfs_rpc;
 pub(crate) mod smb_debug;
 pub(crate) mod ssh;
 pub(crate) mod target;
@@ -81,6 +82,10 @@ pub struct Transfer {
     /// ([`crate::cpu::kthreads`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub kernel_threads: Vec<crate::cpu::kthreads::KernelThreadUse>,
+    /// Through an NFS mount: the RPCs the transfer waited on
+    /// (`/proc/self/mountstats`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nfs_rpcs: Option<nfs_rpc::NfsRpcs>,
 }
 
 impl Transfer {
@@ -96,6 +101,7 @@ impl Transfer {
             },
             client_cores: None,
             kernel_threads: Vec::new(),
+            nfs_rpcs: None,
         }
     }
 }
