@@ -13,7 +13,10 @@
 //!   the mount and on a local directory and names the mount options as the
 //!   limit (with the option findings read from the real mountinfo); mounted
 //!   well over a link shaped to 20 Mbit/s, with `--peer` measuring that
-//!   link, it names the network;
+//!   link, it names the network; an export on a disk slow to write
+//!   (ext4 under dm-delay), exported `sync` and then `async`: `bench file`
+//!   names the sync export from its WRITEs' round trips
+//!   (`/proc/self/mountstats`) against its reads', and not the async one;
 //! - SMB3 against a real server: Samba's smbd (Debian 12's 4.17, unpacked,
 //!   never installed on the host; ksmbd cannot serve on this kernel, see
 //!   tests/vm/README.md) serves three tmpfs shares to the kernel's cifs
@@ -214,6 +217,35 @@ tc qdisc add dev vs root tbf rate 20mbit burst 32kbit latency 50ms
 section client2 ip netns exec cli sh /tmp/client2.sh
 tc qdisc del dev vs root
 section client3 ip netns exec cli sh /tmp/client3.sh
+# The server's disk slow to write: ext4 on a loop device under dm-delay
+# (each write and flush waits 20 ms, reads none), exported `sync`, then
+# the same export `async`; the client writes and reads 16 MiB on each
+# (and 4 MiB for the text); ext4's lost+found is the disk's own.
+dd if=/dev/zero of=/tmp/nfsdisk.img bs=1M count=64 2>/dev/null
+losetup /dev/loop1 /tmp/nfsdisk.img
+section dmsetup dmsetup create nfsslow --noudevsync --table '0 131072 delay /dev/loop1 0 0 /dev/loop1 0 20'
+dmsetup mknodes nfsslow
+section mkfs_export /opt/bin/mkfs.ext4 -q -E lazy_itable_init=1,lazy_journal_init=1 /dev/mapper/nfsslow
+mkdir -p /export/slow
+mount -t ext4 /dev/mapper/nfsslow /export/slow
+cat > /tmp/client4.sh <<'X'
+mkdir -p /mnt/slow
+/opt/bin/mount.nfs4 10.0.0.1:/slow /mnt/slow -o vers=4.2,rsize=1048576,wsize=1048576 || exit 23
+/opt/bin/hlctl --json bench file --dir /mnt/slow --size 16M --no-net --no-disk --no-crypto > /tmp/export_$1.json || exit 24
+/opt/bin/hlctl bench file --dir /mnt/slow --size 4M --no-net --no-disk --no-crypto > /tmp/export_$1.txt 2>&1 || exit 25
+ls -A /mnt/slow | grep -vx lost+found > /tmp/export_left_$1.txt
+umount /mnt/slow
+X
+for how in sync async; do
+    section exportfs_$how exportfs -o rw,insecure,no_subtree_check,$how,no_root_squash,fsid=1 10.0.0.0/24:/export/slow
+    section client4_$how ip netns exec cli sh /tmp/client4.sh $how
+    exportfs -u 10.0.0.0/24:/export/slow
+done
+for how in sync async; do
+    section export_$how cat /tmp/export_$how.json
+    section export_text_$how cat /tmp/export_$how.txt
+    section export_left_$how cat /tmp/export_left_$how.txt
+done
 section side_dd cat /tmp/side_dd.txt
 section side_left cat /tmp/side_left.txt
 for i in 1 2 3; do section side_hlctl$i cat /tmp/side_hlctl$i.json; done
@@ -363,6 +395,7 @@ fn boot() -> VmOutput {
         .binary("/usr/sbin/ethtool")
         .binary("/usr/bin/iperf3")
         .binary("/usr/bin/dd")
+        .binary("/usr/sbin/dmsetup")
         .binary(env!("CARGO_BIN_EXE_hlctl"))
         .binary(sbin("rpc.nfsd"))
         .binary(sbin("rpc.mountd"))
@@ -374,6 +407,7 @@ fn boot() -> VmOutput {
         .module("sch_tbf")
         .module("nfsd")
         .module("nfsv4")
+        .module("dm_delay")
         .memory_mb(768)
         .script(BOND)
         .script(NFS)
@@ -646,6 +680,60 @@ fn check_nfs(out: &VmOutput) {
     assert_eq!(row["measured"].as_f64(), Some(read), "{row}");
 }
 
+/// The export on a disk slow to write, `sync` then `async`: the sync
+/// export's write verdict names it, from the WRITEs' round trips against
+/// the reads'; the async export's does not, and writes faster.
+fn check_sync_export(out: &VmOutput) {
+    let mut write_mb = Vec::new();
+    for how in ["sync", "async"] {
+        let c = out.section(&format!("client4_{how}"));
+        assert_eq!(
+            c.rc,
+            0,
+            "{how} export: {:?}; exportfs: {:?}; dmsetup: {:?}",
+            out.try_section(&format!("client4_{how}.stderr"))
+                .map(|s| s.text),
+            out.try_section(&format!("exportfs_{how}.stderr"))
+                .map(|s| s.text),
+            out.try_section("dmsetup.stderr").map(|s| s.text),
+        );
+        let r = out.json(&format!("export_{how}"));
+        let write = &r["file"]["write"];
+        let rpcs = &write["nfs_rpcs"];
+        assert!(
+            rpcs["ops"].as_u64().unwrap_or(0) > 0,
+            "{how}: no WRITE counted: {write}"
+        );
+        assert!(
+            r["file"]["read"]["nfs_rpcs"]["ops"].as_u64().unwrap_or(0) > 0,
+            "{how}: {r}"
+        );
+        let v = r["verdicts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["direction"] == "write")
+            .unwrap_or_else(|| panic!("no write verdict: {r}"));
+        let sentence = v["sentence"].as_str().unwrap();
+        eprintln!("{how} export: {sentence}; write RPCs {rpcs}");
+        let names_sync = sentence.contains("a `sync` export");
+        assert_eq!(names_sync, how == "sync", "{how} export: {sentence}");
+        if how == "sync" {
+            assert_eq!(v["limit"], "settings", "{v}");
+            let text = out.section("export_text_sync").text;
+            assert!(text.contains("a `sync` export"), "{text}");
+        }
+        assert_eq!(
+            out.section(&format!("export_left_{how}")).text.trim(),
+            "",
+            "left behind"
+        );
+        write_mb.push(write["bytes_per_second"].as_f64().unwrap() / 1e6);
+    }
+    // Its cost, as the verdict says it: the async export writes faster.
+    assert!(write_mb[1] > write_mb[0], "sync {write_mb:?} async MB/s");
+}
+
 /// The three SMB shares through `bench file`: what the kernel's client
 /// says of each, the encryption named, and its cost.
 fn check_smb(out: &VmOutput) {
@@ -862,6 +950,7 @@ fn bond_stack_and_nfs_and_smb_playbooks_in_one_boot() {
     out.report_and_assert_success(&[]);
     check_bond(&out);
     check_nfs(&out);
+    check_sync_export(&out);
     check_side_by_side(&out);
     check_smb(&out);
     check_smb_disk_and_side_by_side(&out);
