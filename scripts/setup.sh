@@ -20,6 +20,7 @@ PKGS=(iproute2 ethtool iperf3 fio sysbench strace procps iputils-ping
       runc  # tests/container.rs: crun cannot start containers where CI is itself a container
       docker.io  # tests/container.rs: docker load/run (its own dockerd in a test namespace)
       openssh-server  # tests/bench_file_ssh.rs: its own sshd on 127.0.0.1 (policy-rc.d keeps the system one stopped)
+      dmsetup  # tests/vm_stacks_nfs.rs: the NFS export's slow disk (dm-delay) in the guest
       libwrap0  # libwrap0: rpc.mountd (nfs-kernel-server, unpacked for the NFS VM test) links it
       # The host's libraries that Samba's smbd, smbclient and mount.cifs (unpacked for
       # the SMB part of tests/vm_stacks_nfs.rs, never installed) link:
