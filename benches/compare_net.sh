@@ -9,7 +9,8 @@
 #   - TCP --bidir -P 2 (both directions summed), and -Z --skip-rx-copy (the
 #     sender's sendfile, the receiver's MSG_TRUNC; an iperf3 without
 #     --skip-rx-copy, before 3.19, runs -Z alone, and the row says so);
-#   - mixed pairs: hlctl→iperf3 and iperf3→hlctl vs iperf3→iperf3;
+#   - mixed pairs: hlctl→iperf3 and iperf3→hlctl vs iperf3→iperf3, throughput
+#     and the pair's CPU per Gbit/s;
 #   - UDP at -b 1G, without and with --gsro: achieved rate vs the target, and
 #     loss, vs iperf3 (an iperf3 without --gsro, before 3.21, runs without it);
 #   - UDP's highest rate without loss, without and with --gsro, found by a
@@ -242,12 +243,19 @@ tcp_rows "TCP -P 1" tcp1 ">= 1.05" "<= 0.90"
 tcp_rows "TCP -P 4" tcp4 ">= 1.00" "<= 1.00"
 tcp_rows "TCP --bidir -P 2" bidir ">= 1.00" "<= 1.00"
 tcp_rows "$zc_label" zc ">= 1.00" "<= 1.00"
+# The mixed pairs against iperf3→iperf3: throughput, and the pair's CPU
+# (client + server) per Gbit/s.
 if ran mixed; then
     med base 1 mixed.2 "iperf3→iperf3 Gbit/s"
-    med a 1 mixed.0 "hlctl→iperf3 Gbit/s"
-    row "hlctl→iperf3 vs iperf3→iperf3 Gbit/s" "$a" "$base" "$(ratio "$a" "$base")" ">= 1.05"
-    med a 1 mixed.1 "iperf3→hlctl Gbit/s"
-    row "iperf3→hlctl vs iperf3→iperf3 Gbit/s" "$a" "$base" "$(ratio "$a" "$base")" ">= 1.05"
+    med cbase 4 mixed.2 "iperf3→iperf3 CPU per Gbit/s"
+    for v in 0 1; do
+        pair="hlctl→iperf3"
+        [ "$v" = 1 ] && pair="iperf3→hlctl"
+        med a 1 "mixed.$v" "$pair Gbit/s"
+        row "$pair vs iperf3→iperf3 Gbit/s" "$a" "$base" "$(ratio "$a" "$base")" ">= 1.05"
+        med a 4 "mixed.$v" "$pair CPU per Gbit/s"
+        row "$pair CPU % per Gbit/s" "$a" "$cbase" "$(ratio "$a" "$cbase")" "<= 0.90"
+    done
 fi
 # udp_rows LABEL SCENARIO: sent, received and loss at 1 Gbit/s.
 udp_rows() {
