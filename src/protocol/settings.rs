@@ -49,7 +49,7 @@ pub(crate) fn of_report(f: &FileReport, direction: Direction, network_room: bool
 pub(crate) fn server_sync(write: &Transfer, read: &Transfer) -> Option<Setting> {
     let (w, r) = (write.nfs_rpcs?, read.nfs_rpcs?);
     let mib = |bytes: u64| bytes as f64 / ONE_MIB as f64;
-    if w.ops == 0 || r.ops == 0 || write.bytes == 0 || read.bytes == 0 {
+    if w.ops == 0 || r.ops == 0 || write.bytes == 0 || read.bytes == 0 || write.seconds <= 0.0 {
         return None;
     }
     let w_ms = w.waited_ms() as f64 / mib(write.bytes);
@@ -63,7 +63,8 @@ pub(crate) fn server_sync(write: &Transfer, read: &Transfer) -> Option<Setting> 
         said: format!(
             "the server writes to its disk before it answers: its WRITE{commits} round trips \
              took {w_ms:.1} ms per MiB written against {r_ms:.1} ms per MiB read \
-             (mountstats), {:.0} % of the write: a `sync` export (exportfs's default)",
+             (mountstats), holding the client for {:.0} % of the write: a `sync` export \
+             (exportfs's default)",
             100.0 * waited.min(1.0)
         ),
         advice: "on the server, export it `async` (writes answered from memory; the last \

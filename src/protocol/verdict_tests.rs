@@ -386,6 +386,10 @@ fn an_async_export_a_fast_server_or_no_rpc_figures_name_no_sync() {
     // Slow round trips that held the client for only a third of the write.
     let w = nfs_transfer(Direction::Write, 6.0, 1700, 0);
     assert!(settings::server_sync(&w, &r).is_none());
+    // No time measured: no share of it.
+    let mut instant = nfs_transfer(Direction::Write, 1.9, 1700, 0);
+    instant.seconds = 0.0;
+    assert!(settings::server_sync(&instant, &r).is_none());
     // Not NFS (no mountstats): nothing to say.
     let plain = Transfer::new(Direction::Write, 32 << 20, 1.9);
     assert!(settings::server_sync(&plain, &r).is_none());
