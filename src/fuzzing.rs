@@ -361,10 +361,20 @@ pub fn sysctl_d(data: &[u8]) {
     }
 }
 
-/// `/proc/self/mountinfo`, and the doctor's checks of each mount.
+/// `/proc/self/mountinfo`, and the doctor's checks of each mount; the
+/// same bytes as `/proc/self/mountstats`, read for each device line's
+/// mount point as `bench file` reads an NFS mount's RPCs.
 pub fn mountinfo(data: &[u8]) {
+    use crate::bench::file::nfs_rpc;
     use crate::doctor::mounts;
     let t = text(data);
+    for line in t.lines().filter(|l| l.starts_with("device ")) {
+        let point = line.split(" mounted on ").nth(1).unwrap_or("");
+        let point = crate::mounted::unescape(point.split(" with fstype ").next().unwrap_or(""));
+        if let Some(s) = nfs_rpc::parse(&t, &point) {
+            assert_eq!(s.until(&s, true), nfs_rpc::NfsRpcs::default());
+        }
+    }
     let all = crate::mounted::parse(&t);
     for m in &all {
         let mut out = crate::doctor::finding::Outcome::default();

@@ -77,7 +77,7 @@ impl Snapshot {
 /// text: its `device … mounted on POINT with fstype nfs…` block, whose
 /// per-op lines read `NAME: ops transmissions timeouts bytes_sent
 /// bytes_received queue rtt execute [errors]` (times in ms, cumulative).
-fn parse(text: &str, mount_point: &str) -> Option<Snapshot> {
+pub(crate) fn parse(text: &str, mount_point: &str) -> Option<Snapshot> {
     let mut lines = text.lines().skip_while(|l| !is_header_of(l, mount_point));
     lines.next()?;
     let mut snap = Snapshot::default();
