@@ -368,9 +368,7 @@ pub fn mountinfo(data: &[u8]) {
     use crate::bench::file::nfs_rpc;
     use crate::doctor::mounts;
     let t = text(data);
-    for line in t.lines().filter(|l| l.starts_with("device ")) {
-        let point = line.split(" mounted on ").nth(1).unwrap_or("");
-        let point = crate::mounted::unescape(point.split(" with fstype ").next().unwrap_or(""));
+    for (point, _) in t.lines().filter_map(nfs_rpc::device_line) {
         if let Some(s) = nfs_rpc::parse(&t, &point) {
             assert_eq!(s.until(&s, true), nfs_rpc::NfsRpcs::default());
         }

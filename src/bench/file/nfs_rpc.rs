@@ -106,16 +106,15 @@ pub(crate) fn parse(text: &str, mount_point: &str) -> Option<Snapshot> {
 }
 
 fn is_header_of(line: &str, mount_point: &str) -> bool {
-    let Some(rest) = line.strip_prefix("device ") else {
-        return false;
-    };
-    let Some((_, after)) = rest.split_once(" mounted on ") else {
-        return false;
-    };
-    let Some((point, fs)) = after.split_once(" with fstype ") else {
-        return false;
-    };
-    unescape(point) == mount_point && fs.starts_with("nfs")
+    device_line(line).is_some_and(|(point, fs)| point == mount_point && fs.starts_with("nfs"))
+}
+
+/// A `device SOURCE mounted on POINT with fstype FS …` line's mount point
+/// (unescaped) and the rest from its filesystem type on.
+pub(crate) fn device_line(line: &str) -> Option<(String, &str)> {
+    let (_, after) = line.strip_prefix("device ")?.split_once(" mounted on ")?;
+    let (point, fs) = after.split_once(" with fstype ")?;
+    Some((unescape(point), fs))
 }
 
 #[cfg(test)]
