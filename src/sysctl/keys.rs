@@ -230,13 +230,13 @@ pub(crate) fn closest(name: &str) -> Vec<&'static str> {
     near.into_iter().take(3).map(|(_, k)| k).collect()
 }
 
-/// The same value written with any whitespace: `4096\t131072` → `4096 131072`.
 /// The third number of a triplet's value (`tcp_rmem`'s max: "4096 131072
 /// 6291456" → 6291456); None when it has no third number.
 pub(crate) fn triplet_max(value: &str) -> Option<u64> {
     value.split_whitespace().nth(2)?.parse().ok()
 }
 
+/// The same value written with any whitespace: `4096\t131072` → `4096 131072`.
 pub(crate) fn normalise(value: &str) -> String {
     value.split_whitespace().collect::<Vec<_>>().join(" ")
 }
